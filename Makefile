@@ -1,0 +1,43 @@
+# pool-export: `make help` lists the targets.
+SHELL := /bin/bash
+NODE_MODULES := node_modules/.package-lock.json
+DEMO_PORT ?= 0
+
+.DEFAULT_GOAL := help
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+$(NODE_MODULES): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(NODE_MODULES) ## Install dependencies (npm ci)
+
+typecheck: $(NODE_MODULES) ## Type-check with the strict compiler
+	npx tsc --noEmit -p .
+
+demo: $(NODE_MODULES) ## Start the sandbox and run the documented queries against it
+	npx tsx scripts/demo.ts
+
+test: $(NODE_MODULES) typecheck test-unit test-integration test-containers ## Type-check, then every test tier
+
+test-unit: $(NODE_MODULES) ## Unit tests (pure code, no processes)
+	TEST_TIER=unit npx vitest run
+
+test-integration: $(NODE_MODULES) ## Integration tests against the sandbox as a real process
+	TEST_TIER=integration npx vitest run
+
+test-containers: $(NODE_MODULES) ## Container tests (skipped, and said so, when no Docker engine runs)
+	@if docker info >/dev/null 2>&1; then \
+	  if ls test/containers/*.ctr.test.ts >/dev/null 2>&1; then TEST_TIER=containers npx vitest run; \
+	  else echo "containers tier: no container tests yet"; fi; \
+	else echo "containers tier: SKIPPED (no Docker engine is running; .ci/run installs and starts one)"; fi
+
+sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
+	./bin/pool-export.js sandbox --port 8545
+
+clean: ## Remove generated data
+	rm -rf data
+
+.PHONY: help install typecheck demo test test-unit test-integration test-containers sandbox clean

@@ -1,0 +1,23 @@
+/** The `pool-export` command line. Exit codes: 0 success, 1 runtime failure, 2 bad usage. */
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { sandboxCommand } from './sandbox-command.ts';
+
+/** Exit code for bad usage (unknown flag, invalid value). */
+export const EXIT_USAGE = 2;
+
+await yargs(hideBin(process.argv))
+  .scriptName('pool-export')
+  .command(sandboxCommand)
+  .demandCommand(1, 'Name a command; `pool-export --help` lists them.')
+  .strict()
+  .help()
+  .fail((msg, err, y) => {
+    if (err) {
+      process.stderr.write(`pool-export: ${err.message}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`${y.help() && ''}pool-export: ${msg}\nRun \`pool-export --help\` for usage.\n`);
+    process.exit(EXIT_USAGE);
+  })
+  .parseAsync();

@@ -1,0 +1,121 @@
+/** Builds the GraphQL API schema that graph-node generates from an entity schema: filters, orderBy enums, root fields, `_meta`. */
+import { buildSchema, type GraphQLSchema } from 'graphql';
+import type { EntityModel, FieldModel, SchemaModel } from './entity-model.ts';
+
+const EQ = ['', '_not'];
+const ORD = ['_gt', '_lt', '_gte', '_lte', '_in', '_not_in'];
+const STR = [
+  '_contains', '_contains_nocase', '_not_contains', '_not_contains_nocase', '_starts_with', '_starts_with_nocase',
+  '_not_starts_with', '_not_starts_with_nocase', '_ends_with', '_ends_with_nocase', '_not_ends_with', '_not_ends_with_nocase',
+];
+
+/** Filter suffixes per scalar type, as graph-node's `field_filter_ops` generates them. */
+export const SUFFIXES: Readonly<Record<string, readonly string[]>> = {
+  Boolean: [...EQ, '_in', '_not_in'],
+  ID: [...EQ, ...ORD],
+  Int: [...EQ, ...ORD],
+  Int8: [...EQ, ...ORD],
+  BigInt: [...EQ, ...ORD],
+  BigDecimal: [...EQ, ...ORD],
+  Timestamp: [...EQ, ...ORD],
+  Bytes: [...EQ, ...ORD, '_contains', '_not_contains'],
+  String: [...EQ, ...ORD, ...STR],
+};
+
+const LIST_SUFFIXES = ['', '_not', '_contains', '_not_contains'];
+const LIST_NOCASE = ['_contains_nocase', '_not_contains_nocase'];
+
+const PRELUDE = `
+scalar BigDecimal
+scalar BigInt
+scalar Bytes
+scalar Int8
+scalar Timestamp
+enum OrderDirection { asc desc }
+enum _SubgraphErrorPolicy_ { allow deny }
+input BlockChangedFilter { number_gte: Int! }
+input Block_height { hash: Bytes number: Int number_gte: Int }
+type _Block_ { hash: Bytes number: Int! timestamp: Int parentHash: Bytes }
+type _Meta_ { block: _Block_! deployment: String! hasIndexingErrors: Boolean! }
+`;
+
+function typeRef(f: FieldModel): string {
+  const inner = f.list ? `[${f.type}!]` : f.type;
+  return f.nonNull ? `${inner}!` : inner;
+}
+
+function collectionArgs(entity: string): string {
+  return `skip: Int = 0, first: Int = 100, orderBy: ${entity}_orderBy, orderDirection: OrderDirection, where: ${entity}_filter`;
+}
+
+function objectType(e: EntityModel): string {
+  const lines = e.fields.map((f) => {
+    const args = f.ref && f.list ? `(${collectionArgs(f.type)})` : '';
+    return `  ${f.name}${args}: ${typeRef(f)}`;
+  });
+  return `type ${e.name} {\n${lines.join('\n')}\n}`;
+}
+
+function filterFields(f: FieldModel, model: SchemaModel): string[] {
+  const out: string[] = [];
+  if (f.derivedFrom) return [`${f.name}_: ${f.type}_filter`];
+  if (f.list) {
+    const el = f.ref ? 'String' : f.type;
+    const sfx = [...LIST_SUFFIXES, ...(el === 'String' ? LIST_NOCASE : [])];
+    for (const s of sfx) out.push(`${f.name}${s}: [${el}!]`);
+    if (f.ref) out.push(`${f.name}_: ${f.type}_filter`);
+    return out;
+  }
+  if (f.ref) {
+    if (!model.byName.has(f.type)) throw new Error(`field ${f.name} references unknown entity ${f.type}`);
+    for (const s of SUFFIXES.String!) out.push(`${f.name}${s}: ${s.endsWith('_in') ? '[String!]' : 'String'}`);
+    out.push(`${f.name}_: ${f.type}_filter`);
+    return out;
+  }
+  const sfx = SUFFIXES[f.type] ?? EQ;
+  for (const s of sfx) out.push(`${f.name}${s}: ${s.endsWith('_in') ? `[${f.type}!]` : f.type}`);
+  return out;
+}
+
+function filterType(e: EntityModel, model: SchemaModel): string {
+  const lines = e.fields.flatMap((f) => filterFields(f, model));
+  lines.push('_change_block: BlockChangedFilter', `and: [${e.name}_filter]`, `or: [${e.name}_filter]`);
+  return `input ${e.name}_filter {\n  ${lines.join('\n  ')}\n}`;
+}
+
+/** Enum values of `<Entity>_orderBy`: every field, plus `parent__child` for non-list references and scalar children. */
+export function orderByValues(e: EntityModel, model: SchemaModel): string[] {
+  const values: string[] = [];
+  for (const f of e.fields) {
+    values.push(f.name);
+    if (!f.ref || f.list || f.derivedFrom) continue;
+    const child = model.byName.get(f.type);
+    for (const c of child?.fields ?? []) if (!c.ref && !c.list) values.push(`${f.name}__${c.name}`);
+  }
+  return values;
+}
+
+function queryFields(e: EntityModel): string[] {
+  const block = 'block: Block_height, subgraphError: _SubgraphErrorPolicy_! = deny';
+  return [
+    `  ${e.single}(id: ID!, ${block}): ${e.name}`,
+    `  ${e.plural}(${collectionArgs(e.name)}, ${block}): [${e.name}!]!`,
+  ];
+}
+
+/** The SDL of the graph-node API schema for an entity schema. */
+export function apiSdl(model: SchemaModel): string {
+  const parts = [PRELUDE];
+  for (const e of model.entities) {
+    parts.push(objectType(e), filterType(e, model), `enum ${e.name}_orderBy { ${orderByValues(e, model).join(' ')} }`);
+  }
+  const query = model.entities.flatMap(queryFields);
+  query.push('  _meta(block: Block_height): _Meta_');
+  parts.push(`type Query {\n${query.join('\n')}\n}`);
+  return parts.join('\n\n');
+}
+
+/** The executable API schema (used for validation and introspection). */
+export function buildApiSchema(model: SchemaModel): GraphQLSchema {
+  return buildSchema(apiSdl(model));
+}

@@ -1,0 +1,261 @@
+/** The sandbox's HTTP server: the liquidity list, the self-hosted subgraph route, the gateway route, and a control API. */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FaultPlan, RateLimiter, parseFaults, type FaultKind, type FaultRates } from './faults.ts';
+import { executeLiquidityList } from './liquidity-list.ts';
+import { canonicalSchema, SandboxService } from './sandbox-service.ts';
+import { executeSubgraph, indexedHeader, type Deployment, type GraphQLRequest, type GraphQLResult } from './subgraph-executor.ts';
+
+/** Largest request body accepted. */
+const MAX_BODY_BYTES = 1 << 20;
+/** How long a `timeout` fault holds a request before dropping it. */
+const TIMEOUT_HOLD_MS = 120_000;
+/** The indexer address the gateway names in `bad indexers` errors. */
+const INDEXER = '0x' + 'ab'.repeat(20);
+
+/** Server settings. */
+export interface ServerOptions {
+  readonly apiKey: string;
+  readonly maxFirst: number;
+  readonly maxSkip: number;
+  readonly latencyMs: number;
+  readonly rateLimit: number;
+  readonly faults: FaultRates;
+  readonly faultSeed: number;
+  /** Milliseconds per new block on every chain; 0 keeps the head still. */
+  readonly blockTimeMs: number;
+}
+
+/** Counters the control API reports. */
+interface Stats {
+  requests: number;
+  byRoute: Record<string, number>;
+  byStatus: Record<string, number>;
+  faults: Record<string, number>;
+  rateLimited: number;
+  userAgents: Record<string, number>;
+  inFlight: number;
+  maxInFlight: number;
+}
+
+const newStats = (): Stats => ({ requests: 0, byRoute: {}, byStatus: {}, faults: {}, rateLimited: 0, userAgents: {}, inFlight: 0, maxInFlight: 0 });
+const bump = (rec: Record<string, number>, key: string) => (rec[key] = (rec[key] ?? 0) + 1);
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new Error('body too large');
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A running sandbox server. */
+export class SandboxServer {
+  readonly stats: Stats = newStats();
+  private readonly faults: FaultPlan;
+  private readonly limiter: RateLimiter;
+  private latencyMs: number;
+  private server: Server | undefined;
+  private ticker: NodeJS.Timeout | undefined;
+  private readonly held = new Set<ServerResponse>();
+
+  constructor(readonly service: SandboxService, readonly opts: ServerOptions) {
+    this.faults = new FaultPlan(opts.faults, opts.faultSeed);
+    this.limiter = new RateLimiter(opts.rateLimit);
+    this.latencyMs = opts.latencyMs;
+  }
+
+  /** Starts listening; resolves with the base URL. */
+  async listen(port: number, host: string): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 30_000;
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, host, resolve);
+    });
+    if (this.opts.blockTimeMs > 0) {
+      this.ticker = setInterval(() => this.service.worldsInUse().forEach((w) => w.tl.advance(1)), this.opts.blockTimeMs);
+      this.ticker.unref();
+    }
+    const addr = this.server.address() as AddressInfo;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
+  }
+
+  /** Stops the server and drops held requests. */
+  async close(): Promise<void> {
+    if (this.ticker) clearInterval(this.ticker);
+    for (const r of this.held) r.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server?.closeAllConnections();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sandbox');
+    try {
+      if (url.pathname.startsWith('/_sandbox/')) return await this.control(url, req, res);
+      this.stats.requests++;
+      this.stats.inFlight++;
+      this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.stats.inFlight);
+      res.on('close', () => this.stats.inFlight--);
+      res.on('finish', () => bump(this.stats.byStatus, String(res.statusCode)));
+      await this.data(url, req, res);
+    } catch (e) {
+      if (!res.headersSent) send(res, 500, { error: (e as Error).message });
+    }
+  }
+
+  private async data(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const route = url.pathname === '/graphql' ? 'list' : url.pathname === '/subgraph/graphql' ? 'subgraph' : /^\/api\/[^/]*\/subgraphs\/id\/[^/]+$/.test(url.pathname) ? 'gateway' : undefined;
+    if (!route) return send(res, 200, { message: 'Not found' });
+    bump(this.stats.byRoute, route);
+    bump(this.stats.userAgents, req.headers['user-agent'] ?? '');
+    if (req.method !== 'POST') return send(res, 405, { message: 'Method Not Allowed' });
+    const body = await readBody(req);
+    if (route !== 'gateway') {
+      const key = url.searchParams.get('apikey');
+      if (!key) return send(res, 401, { message: 'Missing API key in request' });
+      if (key !== this.opts.apiKey) return send(res, 401, { message: 'Invalid API key in request' });
+    }
+    const wait = this.limiter.take();
+    if (wait > 0) {
+      this.stats.rateLimited++;
+      return send(res, 429, { message: 'API rate limit exceeded' }, { 'retry-after': String(Math.max(1, Math.ceil(wait))) });
+    }
+    if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
+    const fault = this.faults.draw();
+    if (fault) bump(this.stats.faults, fault);
+    if (fault && this.transportFault(fault, res)) return;
+    if (route === 'gateway') return this.gateway(url, body, res, fault);
+    if (!req.headers['content-type']?.includes('application/json')) return send(res, 400, { error: 'Content-Type header is required' });
+    let parsed: GraphQLRequest;
+    try {
+      parsed = JSON.parse(body) as GraphQLRequest;
+    } catch {
+      return send(res, 400, { error: 'GraphQL server error (client error): The "query" field is missing in request data' });
+    }
+    if (route === 'list') return this.reply(res, executeLiquidityList(parsed, this.service.listChains()), fault);
+    const chainId = Number(url.searchParams.get('chainId'));
+    const schema = canonicalSchema(url.searchParams.get('schemaName') ?? '');
+    if (!Number.isInteger(chainId) || chainId <= 0 || !schema) {
+      const name = `${url.searchParams.get('chainId')}/${url.searchParams.get('schemaName')}`;
+      return send(res, 200, { errors: [{ message: `deployment \`${name}\` does not exist` }] });
+    }
+    this.subgraph(this.service.deployment(chainId, schema), parsed, res, fault);
+  }
+
+  /** Faults that break the transport; true when the response is taken care of. */
+  private transportFault(fault: FaultKind, res: ServerResponse): boolean {
+    if (fault === 'reset') {
+      res.socket?.resetAndDestroy();
+      return true;
+    }
+    if (fault === 'timeout') {
+      this.held.add(res);
+      setTimeout(() => { this.held.delete(res); res.destroy(); }, TIMEOUT_HOLD_MS).unref();
+      return true;
+    }
+    if (fault === 'http500') {
+      send(res, 500, 'Internal Server Error', { 'content-type': 'text/html' });
+      return true;
+    }
+    if (fault === 'burst429') {
+      send(res, 429, { message: 'API rate limit exceeded' }, { 'retry-after': '1' });
+      return true;
+    }
+    return false;
+  }
+
+  private reply(res: ServerResponse, result: GraphQLResult, fault: FaultKind | undefined, headers: Record<string, string> = {}): void {
+    if (fault === 'graphql') result = { errors: [{ message: 'Store error: database unavailable' }] };
+    const text = JSON.stringify(result);
+    if (fault === 'truncate') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+      res.write(text.slice(0, Math.floor(text.length / 2)));
+      res.socket?.destroy();
+      return;
+    }
+    send(res, 200, text, headers);
+  }
+
+  private subgraph(dep: Deployment, req: GraphQLRequest, res: ServerResponse, fault: FaultKind | undefined): void {
+    const result = executeSubgraph(dep, req, { limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip }, indexingError: fault === 'indexing' });
+    this.reply(res, result, fault, { 'graph-indexed': indexedHeader(dep.tl), 'graph-attestable': String(!result.errors) });
+  }
+
+  private gateway(url: URL, body: string, res: ServerResponse, fault: FaultKind | undefined): void {
+    const [, , key = '', , , id = ''] = url.pathname.split('/');
+    const err = (message: string) => send(res, 200, { errors: [{ message }] });
+    if (!key) return err('auth error: missing API key');
+    if (!/^[0-9a-f]{32}$/i.test(key)) return err('auth error: malformed API key');
+    if (key !== this.opts.apiKey) return err('auth error: API key not found');
+    const dep = this.service.bySubgraphId(id);
+    if (!dep) return err(`subgraph not found: ${id}`);
+    let parsed: GraphQLRequest;
+    try {
+      parsed = JSON.parse(body) as GraphQLRequest;
+    } catch (e) {
+      return err(`bad query: ${(e as Error).message}`);
+    }
+    const result = executeSubgraph(dep, parsed, { limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip }, indexingError: fault === 'indexing' });
+    const first = result.errors?.[0]?.message ?? '';
+    const block = /has only indexed up to block number (\d+) and data for block number (\d+)/.exec(first);
+    if (block) return err(`bad indexers: {${INDEXER}: Unavailable(missing block: ${block[2]}, latest: ${block[1]})}`);
+    if (/argument must be between 0 and|Query timed out|Store error:/.test(first)) return err(`bad indexers: {${INDEXER}: BadResponse(unattestable response: ${first.slice(0, 256)})}`);
+    this.reply(res, result, fault);
+  }
+
+  private async control(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = req.method === 'POST' ? (JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>) : {};
+    const chainId = body.chainId === undefined ? undefined : Number(body.chainId);
+    const heads = () => this.service.worldsInUse().map((w) => ({ chainId: w.chainId, name: w.tl.spec.name, head: w.tl.head, hash: w.tl.hash(w.tl.head), timestamp: w.tl.ts(w.tl.head) }));
+    switch (url.pathname) {
+      case '/_sandbox/info':
+        return send(res, 200, { chains: heads(), subgraphs: this.service.subgraphs(), maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip });
+      case '/_sandbox/advance': {
+        const blocks = Number(body.blocks ?? 1);
+        this.service.worldsInUse(chainId).forEach((w) => w.tl.advance(blocks));
+        return send(res, 200, { chains: heads() });
+      }
+      case '/_sandbox/reorg': {
+        const depth = Number(body.depth ?? 1);
+        const from = this.service.worldsInUse(chainId).map((w) => ({ chainId: w.chainId, fromBlock: w.tl.reorg(depth) }));
+        return send(res, 200, { reorged: from, chains: heads() });
+      }
+      case '/_sandbox/faults':
+        if (req.method === 'POST') {
+          if (typeof body.faults === 'string') this.faults.rates = parseFaults(body.faults);
+          if (body.rateLimit !== undefined) this.limiter.rate = Number(body.rateLimit);
+          if (body.latencyMs !== undefined) this.latencyMs = Number(body.latencyMs);
+        }
+        return send(res, 200, { faults: this.faults.rates, rateLimit: this.limiter.rate, latencyMs: this.latencyMs });
+      case '/_sandbox/stats':
+        if (req.method === 'POST') Object.assign(this.stats, newStats(), { inFlight: this.stats.inFlight });
+        return send(res, 200, this.stats);
+      case '/_sandbox/rows':
+        return this.rows(url, res);
+      default:
+        return send(res, 404, { error: `unknown control path ${url.pathname}` });
+    }
+  }
+
+  /** Every row of one entity at the head, as NDJSON, for tests that compare an export with its source. */
+  private rows(url: URL, res: ServerResponse): void {
+    const schema = canonicalSchema(url.searchParams.get('schema') ?? 'dodoex');
+    const dep = this.service.deployment(Number(url.searchParams.get('chainId')), schema ?? 'dodoex');
+    const table = dep.tables.get(url.searchParams.get('entity') ?? '');
+    if (!table) return send(res, 404, { error: 'unknown entity' });
+    const view = { at: Number(url.searchParams.get('block') ?? dep.tl.head), epoch: dep.tl.epoch };
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    for (const g of table.groups(view, 'asc')) for (const r of g) res.write(`${JSON.stringify(r)}\n`);
+    res.end();
+  }
+}

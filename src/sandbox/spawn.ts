@@ -1,0 +1,61 @@
+/** Starts `pool-export sandbox` as a child process and waits for its URL; used by the demo and the tests. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The CLI entry point. */
+export const BIN = fileURLToPath(new URL('../../bin/pool-export.js', import.meta.url));
+
+/** A sandbox process. */
+export interface SandboxProcess {
+  readonly url: string;
+  readonly apiKey: string;
+  readonly child: ChildProcess;
+  /** Stops the process (SIGTERM, then SIGKILL after 5 s). */
+  stop(): Promise<void>;
+  /** Calls the control API. */
+  control<T = Record<string, unknown>>(path: string, body?: unknown): Promise<T>;
+}
+
+/** How long the sandbox may take to print its URL. */
+const START_TIMEOUT_MS = 30_000;
+
+/** Starts a sandbox with the given extra flags (`--api-key` is always set). */
+export async function startSandbox(flags: string[] = [], apiKey = '5a4db0c5e1f0d1e2a3b4c5d6e7f80912'): Promise<SandboxProcess> {
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--api-key', apiKey, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`sandbox did not start within ${START_TIMEOUT_MS} ms: ${stderr}`)), START_TIMEOUT_MS);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /^ready (\S+)$/m.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`sandbox exited with code ${code}: ${stderr}`));
+    });
+  });
+  child.stdout!.resume();
+  return {
+    url,
+    apiKey,
+    child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(kill);
+    },
+    async control<T>(path: string, body?: unknown): Promise<T> {
+      const res = await fetch(`${url}/_sandbox/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      return (await res.json()) as T;
+    },
+  };
+}

@@ -1,0 +1,256 @@
+/** Executes subgraph queries with graph-node's semantics: validated by graphql-js, resolved by a direct walk of the selections. */
+import {
+  executeSync, Kind, parse, validate, GraphQLError, GraphQLObjectType, type DocumentNode, type FieldNode, type FragmentDefinitionNode,
+  type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode,
+} from 'graphql';
+import { getArgumentValues, getVariableValues } from 'graphql/execution/values.js';
+import { runCollection, type CollectionArgs, type Limits } from './collection.ts';
+import type { EntityModel, SchemaModel } from './entity-model.ts';
+import type { FilterContext } from './filter.ts';
+import { blockAheadError, blockBeforeError, decodeError, QueryError } from './graph-errors.ts';
+import type { Row, Table, View } from './table.ts';
+import type { Timeline } from './timeline.ts';
+
+/** Parsed and validated documents kept by query text; exporters send the same text with new variables. */
+const DOC_CACHE_SIZE = 512;
+
+/** One deployment: a schema served for one chain. */
+export interface Deployment {
+  readonly id: string;
+  readonly model: SchemaModel;
+  readonly api: GraphQLSchema;
+  readonly tables: ReadonlyMap<string, Table>;
+  readonly tl: Timeline;
+}
+
+/** A GraphQL request body. */
+export interface GraphQLRequest {
+  query?: unknown;
+  variables?: unknown;
+  operationName?: unknown;
+}
+
+/** Per-request switches set by fault injection. */
+export interface ExecOptions {
+  readonly limits: Limits;
+  readonly indexingError?: boolean;
+}
+
+/** The JSON result of a query. */
+export interface GraphQLResult {
+  data?: Record<string, unknown>;
+  errors?: { message: string; locations?: readonly { line: number; column: number }[] }[];
+}
+
+type Block = { number?: number; hash?: string; number_gte?: number } | undefined;
+
+const docs = new Map<string, { doc?: DocumentNode; errors?: GraphQLResult['errors'] }>();
+
+function translate(e: GraphQLError): { message: string; locations?: readonly { line: number; column: number }[] } {
+  const m = /^Cannot query field "(.+)" on type "(.+)"\./.exec(e.message);
+  const message = m ? `Type \`${m[2]}\` has no field \`${m[1]}\`` : e.message;
+  return e.locations ? { message, locations: e.locations } : { message };
+}
+
+function load(api: GraphQLSchema, text: string): { doc?: DocumentNode; errors?: GraphQLResult['errors'] } {
+  const key = text;
+  const hit = docs.get(key);
+  if (hit) return hit;
+  let entry: { doc?: DocumentNode; errors?: GraphQLResult['errors'] };
+  try {
+    const doc = parse(text);
+    const errs = validate(api, doc);
+    entry = errs.length ? { errors: errs.map(translate) } : { doc };
+  } catch (e) {
+    entry = { errors: [translate(e as GraphQLError)] };
+  }
+  if (docs.size >= DOC_CACHE_SIZE) docs.delete(docs.keys().next().value!);
+  docs.set(key, entry);
+  return entry;
+}
+
+/** Resolves a `block` argument to a view, with graph-node's errors for blocks that cannot be served. */
+export function resolveBlock(dep: Deployment, block: Block): { view: View; hashKnown: boolean } {
+  const tl = dep.tl;
+  const view = (at: number) => ({ at, epoch: tl.epoch });
+  if (!block) return { view: view(tl.head), hashKnown: true };
+  if (block.hash !== undefined && block.hash !== null) {
+    const at = tl.blockOfHash(String(block.hash));
+    if (at === undefined) throw decodeError('block.hash', 'no block with that hash found');
+    return { view: view(at), hashKnown: true };
+  }
+  if (block.number_gte !== undefined && block.number_gte !== null) {
+    if (block.number_gte > tl.head) throw blockAheadError('number_gte', dep.id, tl.head, block.number_gte);
+    return { view: view(tl.head), hashKnown: true };
+  }
+  if (block.number !== undefined && block.number !== null) {
+    if (block.number > tl.head) throw blockAheadError('number', dep.id, tl.head, block.number);
+    if (block.number < tl.spec.startBlock) throw blockBeforeError(dep.id, tl.spec.startBlock, block.number);
+    return { view: view(block.number), hashKnown: false };
+  }
+  return { view: view(tl.head), hashKnown: true };
+}
+
+/** The `graph-indexed` header value: the latest indexed block. */
+export function indexedHeader(tl: Timeline): string {
+  return JSON.stringify({ hash: tl.hash(tl.head), number: tl.head, timestamp: tl.ts(tl.head) });
+}
+
+class Walker {
+  constructor(
+    readonly dep: Deployment,
+    readonly fragments: Record<string, FragmentDefinitionNode>,
+    readonly variables: Record<string, unknown>,
+    readonly limits: Limits,
+    readonly indexingError = false,
+  ) {}
+
+  /** Field nodes of a selection set, fragments flattened for the given type. */
+  fields(set: SelectionSetNode, typeName: string): FieldNode[] {
+    const out: FieldNode[] = [];
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) out.push(s);
+      else if (s.kind === Kind.INLINE_FRAGMENT) {
+        if (!s.typeCondition || s.typeCondition.name.value === typeName) out.push(...this.fields(s.selectionSet, typeName));
+      } else {
+        const f = this.fragments[s.name.value];
+        if (f && f.typeCondition.name.value === typeName) out.push(...this.fields(f.selectionSet, typeName));
+      }
+    }
+    return out;
+  }
+
+  args(typeName: string, node: FieldNode): Record<string, unknown> {
+    const type = this.dep.api.getType(typeName) as GraphQLObjectType;
+    const def = type.getFields()[node.name.value]!;
+    return getArgumentValues(def, node, this.variables) as Record<string, unknown>;
+  }
+
+  ctx(view: View): FilterContext {
+    const dep = this.dep;
+    const table = (name: string) => dep.tables.get(name)!;
+    return {
+      view,
+      entity: (name) => dep.model.byName.get(name)!,
+      lookup: (entity, id) => table(entity).get(id, view),
+      referencing: (entity, field, id) => [...table(entity).groups(view, 'asc')].flat().filter((r) => r[field] === id),
+    };
+  }
+
+  row(entity: EntityModel, row: Row, set: SelectionSetNode, view: View): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const node of this.fields(set, entity.name)) {
+      const key = node.alias?.value ?? node.name.value;
+      const name = node.name.value;
+      if (name === '__typename') {
+        out[key] = entity.name;
+        continue;
+      }
+      const f = entity.field.get(name)!;
+      if (!f.ref) {
+        out[key] = row[name] ?? null;
+        continue;
+      }
+      const target = this.dep.model.byName.get(f.type)!;
+      const table = this.dep.tables.get(f.type)!;
+      if (!f.list && !f.derivedFrom) {
+        const id = row[name];
+        const child = typeof id === 'string' ? table.get(id, view) : undefined;
+        out[key] = child && node.selectionSet ? this.row(target, child, node.selectionSet, view) : null;
+        continue;
+      }
+      const restrict = f.derivedFrom
+        ? (r: Row) => r[f.derivedFrom!] === row.id
+        : (r: Row) => Array.isArray(row[name]) && (row[name] as string[]).includes(r.id);
+      if (!f.derivedFrom && !Array.isArray(row[name])) {
+        out[key] = null;
+        continue;
+      }
+      const rows = runCollection(table, this.args(entity.name, node) as CollectionArgs, this.ctx(view), this.limits, restrict);
+      out[key] = rows.map((r) => this.row(target, r, node.selectionSet!, view));
+    }
+    return out;
+  }
+
+  meta(node: FieldNode, block: Block): Record<string, unknown> {
+    const { view, hashKnown } = resolveBlock(this.dep, block);
+    const tl = this.dep.tl;
+    const blockObj = { number: view.at, hash: hashKnown ? tl.hash(view.at) : null, timestamp: tl.ts(view.at), parentHash: hashKnown ? tl.hash(view.at - 1) : null };
+    const value: Record<string, unknown> = { block: blockObj, deployment: this.dep.id, hasIndexingErrors: this.indexingError };
+    return this.plain(value, node.selectionSet!, '_Meta_');
+  }
+
+  plain(value: Record<string, unknown>, set: SelectionSetNode, typeName: string): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const node of this.fields(set, typeName)) {
+      const key = node.alias?.value ?? node.name.value;
+      const v = node.name.value === '__typename' ? typeName : value[node.name.value];
+      out[key] = node.selectionSet && v && typeof v === 'object' ? this.plain(v as Record<string, unknown>, node.selectionSet, '_Block_') : (v ?? null);
+    }
+    return out;
+  }
+}
+
+function introspectionOnly(doc: DocumentNode, op: OperationDefinitionNode, keep: FieldNode[]): DocumentNode {
+  const only: OperationDefinitionNode = { ...op, selectionSet: { kind: Kind.SELECTION_SET, selections: keep } };
+  return { kind: Kind.DOCUMENT, definitions: doc.definitions.map((d) => (d === op ? only : d)) };
+}
+
+/** Executes one request against a deployment. Errors answer with `errors` and no `data`, as graph-node does. */
+export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: ExecOptions): GraphQLResult {
+  if (typeof req.query !== 'string') return { errors: [{ message: 'The "query" field is missing in request data' }] };
+  const { doc, errors } = load(dep.api, req.query);
+  if (!doc) return { errors: errors! };
+  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const op = typeof req.operationName === 'string' ? ops.find((o) => o.name?.value === req.operationName) : ops[0];
+  if (!op) return { errors: [{ message: `Operation ${String(req.operationName)} not found` }] };
+  const coerced = getVariableValues(dep.api, op.variableDefinitions ?? [], (req.variables as Record<string, unknown>) ?? {});
+  if (coerced.errors) return { errors: coerced.errors.map(translate) };
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
+  const walker = new Walker(dep, fragments, coerced.coerced, opts.limits, opts.indexingError ?? false);
+  const data: Record<string, unknown> = {};
+  const roots = walker.fields(op.selectionSet, 'Query');
+  const intro = roots.filter((n) => n.name.value === '__schema' || n.name.value === '__type');
+  try {
+    if (intro.length) {
+      const r = executeSync({ schema: dep.api, document: introspectionOnly(doc, op, intro), variableValues: coerced.coerced });
+      Object.assign(data, r.data ?? {});
+    }
+    for (const node of roots) {
+      const key = node.alias?.value ?? node.name.value;
+      const name = node.name.value;
+      if (name === '__schema' || name === '__type') continue;
+      if (name === '__typename') {
+        data[key] = 'Query';
+        continue;
+      }
+      const args = walker.args('Query', node);
+      if (name === '_meta') {
+        data[key] = walker.meta(node, args.block as Block);
+        continue;
+      }
+      const root = dep.model.byRoot.get(name)!;
+      const table = dep.tables.get(root.entity.name)!;
+      const { view } = resolveBlock(dep, args.block as Block);
+      if (!root.many) {
+        const row = table.get(String(args.id), view);
+        data[key] = row ? walker.row(root.entity, row, node.selectionSet!, view) : null;
+        continue;
+      }
+      const rows = runCollection(table, args as CollectionArgs, walker.ctx(view), opts.limits);
+      data[key] = rows.map((r) => walker.row(root.entity, r, node.selectionSet!, view));
+    }
+  } catch (e) {
+    if (e instanceof QueryError) return { errors: [e.locations ? { message: e.message, locations: e.locations } : { message: e.message }] };
+    throw e;
+  }
+  if (opts.indexingError) {
+    const policy = roots.map((n) => walker.args('Query', n).subgraphError).find((p) => p !== undefined);
+    const kept: Record<string, unknown> = {};
+    if (policy === 'allow') Object.assign(kept, data);
+    else for (const n of roots) if (['_meta', '__schema', '__type'].includes(n.name.value)) kept[n.alias?.value ?? n.name.value] = data[n.alias?.value ?? n.name.value];
+    return { data: kept, errors: [{ message: 'indexing_error' }] };
+  }
+  return { data };
+}

@@ -1,0 +1,260 @@
+/** The shared state of one chain's generated world: sizes, streams and the versioned mutable entities every schema reads. */
+import * as X from '../util/exact.ts';
+import { hexOf, pick } from '../util/hash.ts';
+import { EventStream, Timeline, chainSpec } from './timeline.ts';
+
+/** Stream tags, mixed into every hash so that streams never share values. */
+export const TAG = { swap: 1, order: 2, lp: 3, bid: 4, mtfee: 5, slip: 6, reward: 7, token: 10, pair: 11, user: 12, cp: 13, mine: 14, erc20: 15 } as const;
+
+/** Options that size a chain's world. */
+export interface WorldOptions {
+  readonly seed: number;
+  /** Swaps in the pre-generated history; other entities scale from it. */
+  readonly swaps: number;
+  /** Extra swaps packed into one block (one timestamp) somewhere in history. */
+  readonly burst: number;
+  readonly historyDays: number;
+}
+
+/** Fixed facts of the special tokens: stable, wrapped native, and hostile values. */
+const SPECIAL_TOKENS: readonly { symbol: string; name: string; decimals: number; price: X.Dec }[] = [
+  { symbol: 'USDT', name: 'Tether USD', decimals: 6, price: X.dec(1) },
+  { symbol: 'WETH', name: 'Wrapped Ether', decimals: 18, price: X.dec(2000) },
+  { symbol: `O'Reilly"; DROP TABLE tokens;--`, name: `Robert'); DROP TABLE swaps;-- "quoted" \\ back`, decimals: 18, price: X.dec(5, 1) },
+  { symbol: '🦄UNI🚀', name: 'Unicorn 🦄 «Ünïcödé»', decimals: 18, price: X.dec(725, 2) },
+  { symbol: 'DUST', name: 'Dust token', decimals: 18, price: X.dec(1, 18) },
+  { symbol: 'BIG', name: 'Big supply', decimals: 0, price: X.parse('1234.567890123456789012345678901234') },
+  { symbol: 'unknown', name: 'Nameless', decimals: 8, price: X.dec(30_000) },
+];
+
+const POOL_TYPES = ['DVM', 'DVM', 'DVM', 'DPP', 'DPP', 'DSP', 'DSP', 'CLASSICAL', 'GSP'] as const;
+const FEE_RATES = [X.dec(3, 3), X.dec(1, 3), X.dec(1, 4), X.dec(1, 2)];
+const TOKEN_DECIMALS = [18, 6, 8, 18, 9, 18];
+
+/** A token's state at a block. */
+export interface TokenState {
+  readonly index: number;
+  readonly id: string;
+  readonly symbol: string;
+  readonly name: string;
+  readonly decimals: number;
+  readonly created: number;
+  readonly updated: number;
+  readonly version: number;
+  readonly price: X.Dec;
+}
+
+/** A pool's state at a block. */
+export interface PairState {
+  readonly index: number;
+  readonly id: string;
+  readonly type: string;
+  readonly base: TokenState;
+  readonly quote: TokenState;
+  readonly created: number;
+  readonly updated: number;
+  readonly version: number;
+  readonly baseReserve: X.Dec;
+  readonly quoteReserve: X.Dec;
+  readonly lastTradePrice: X.Dec;
+  readonly lpFeeRate: X.Dec;
+  readonly creator: string;
+  /** Powers of ten by which this pool's amounts are scaled (whale and dust pools). */
+  readonly magnitude: number;
+}
+
+/** One chain's world. */
+export class World {
+  readonly tl: Timeline;
+  readonly chainId: number;
+  readonly swaps: EventStream;
+  readonly orders: EventStream;
+  readonly lps: EventStream;
+  readonly bids: EventStream;
+  readonly mtfees: EventStream;
+  readonly slips: EventStream;
+  readonly rewards: EventStream;
+  /** Swaps between the creations of two consecutive pairs, tokens, users, crowd pools, mining pools. */
+  readonly every: { pair: number; token: number; user: number; cp: number; mine: number };
+  readonly router: string;
+
+  constructor(readonly opts: WorldOptions, chainId: number) {
+    this.chainId = chainId;
+    this.tl = new Timeline(opts.seed, chainSpec(chainId), opts.historyDays);
+    const n = Math.max(10, opts.swaps);
+    const per = (k: number, min: number) => Math.max(min, Math.floor(n / k));
+    this.swaps = new EventStream(this.tl, n, opts.burst);
+    this.orders = new EventStream(this.tl, per(2, 10));
+    this.lps = new EventStream(this.tl, per(10, 20));
+    this.bids = new EventStream(this.tl, per(50, 10));
+    this.mtfees = new EventStream(this.tl, per(100, 5));
+    this.slips = new EventStream(this.tl, per(200, 5));
+    this.rewards = new EventStream(this.tl, per(100, 5));
+    const every = (count: number) => Math.max(1, Math.floor(n / count));
+    this.every = {
+      pair: every(clamp(n / 400, 10, 5000)),
+      token: every(clamp(n / 600, 8, 3000)),
+      user: every(clamp(n / 50, 12, 100_000)),
+      cp: every(clamp(n / 5000, 3, 500)),
+      mine: every(clamp(n / 2000, 3, 1000)),
+    };
+    this.router = hexOf(5, opts.seed, chainId, 99);
+  }
+
+  /** Salt of a block, for mixing into derived values. */
+  salt(block: number): number {
+    return this.tl.salt(block);
+  }
+
+  /** Number of items created every `every` swaps, as of block `at`. */
+  createdCount(every: number, at: number, extra = 1): number {
+    const n = this.swaps.count(at);
+    return n === 0 ? 0 : Math.ceil(n / every) + extra - 1;
+  }
+
+  /** Creation block of item `k` created every `every` swaps (the first `extra` items at the first swap). */
+  createdBlock(every: number, k: number, extra = 1): number {
+    return this.swaps.blockOf(Math.max(0, k - extra + 1) * every);
+  }
+
+  /** The version of a mutable item at block `at`: how many times it changed since creation, and the block of its last change. */
+  version(created: number, period: number, at: number): { version: number; updated: number } {
+    const version = Math.max(0, Math.floor((at - created) / period));
+    return { version, updated: created + version * period };
+  }
+
+  /** Tokens existing at block `at` (tokens 0 and 1 exist from the start). */
+  tokenCount(at: number): number {
+    return this.createdCount(this.every.token, at, 2);
+  }
+
+  /** A token's state at block `at`. */
+  token(k: number, at: number): TokenState {
+    const created = this.createdBlock(this.every.token, k, 2);
+    const period = [600, 3000, 40][k % 3]!;
+    const { version, updated } = this.version(created, period, at);
+    const special = SPECIAL_TOKENS[k];
+    const seed = this.opts.seed;
+    const id = k === 0 ? '0xdac17f958d2ee523a2206206994597c13d831ec7' : hexOf(5, seed, this.chainId, TAG.token, k);
+    const base = special?.price ?? X.dec(1 + pick(1_000_000, seed, this.chainId, TAG.token, k, 7), 3);
+    // The stable token keeps its price; the others drift by up to ±1% per version.
+    const drift = k === 0 ? X.dec(1) : X.dec(100_000 + pick(2001, seed, this.chainId, TAG.token, k, version, this.salt(updated)) - 1000, 5);
+    return {
+      index: k,
+      id,
+      symbol: special?.symbol ?? `TK${k}`,
+      name: special?.name ?? `Token ${k}`,
+      decimals: special?.decimals ?? TOKEN_DECIMALS[k % TOKEN_DECIMALS.length]!,
+      created,
+      updated,
+      version,
+      price: X.normalize(X.mul(base, drift)),
+    };
+  }
+
+  /** Pools existing at block `at`. */
+  pairCount(at: number): number {
+    return this.createdCount(this.every.pair, at);
+  }
+
+  /** Every tenth pool is a statistics-only VIRTUAL pair of the smart router. */
+  isVirtual(k: number): boolean {
+    return k % 10 === 9;
+  }
+
+  /** A real (non-virtual) pool index for a random draw among the pools existing at `at`. */
+  realPair(at: number, ...parts: number[]): number {
+    const k = pick(this.pairCount(at), ...parts);
+    return this.isVirtual(k) ? k - 1 : k;
+  }
+
+  /** A pool's state at block `at`. */
+  pair(k: number, at: number): PairState {
+    const seed = this.opts.seed;
+    const c = this.chainId;
+    const created = this.createdBlock(this.every.pair, k);
+    const period = [7, 50, 400, 5000][k % 4]!;
+    const { version, updated } = this.version(created, period, at);
+    const tokens = this.tokenCount(created);
+    const baseIdx = 1 + pick(tokens - 1, seed, c, TAG.pair, k, 1);
+    let quoteIdx = pick(3, seed, c, TAG.pair, k, 2) === 0 ? pick(tokens, seed, c, TAG.pair, k, 3) : 0;
+    if (quoteIdx === baseIdx) quoteIdx = 0;
+    const base = this.token(baseIdx, at);
+    const quote = this.token(quoteIdx, at);
+    const virtual = this.isVirtual(k);
+    const type = virtual ? 'VIRTUAL' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!;
+    const magnitude = k === 3 ? 24 : k === 5 ? -12 : 0;
+    const s = this.salt(updated);
+    const reserve = (w: number) => X.dec(1 + pick(1_000_000_000, seed, c, TAG.pair, k, version, s, w), 3 - magnitude);
+    return {
+      index: k,
+      id: virtual ? `${base.id}-${quote.id}` : hexOf(5, seed, c, TAG.pair, k),
+      type,
+      base,
+      quote,
+      created,
+      updated,
+      version,
+      baseReserve: virtual ? X.dec(0) : reserve(1),
+      quoteReserve: virtual ? X.dec(0) : reserve(2),
+      lastTradePrice: X.normalize(X.div(base.price, quote.price, 30)),
+      lpFeeRate: virtual ? X.dec(0) : FEE_RATES[pick(FEE_RATES.length, seed, c, TAG.pair, k, 5)]!,
+      creator: virtual ? '0x0000000000000000000000000000000000000000' : this.userId(pick(this.userCount(created), seed, c, TAG.pair, k, 6)),
+      magnitude,
+    };
+  }
+
+  /** Users existing at block `at`. */
+  userCount(at: number): number {
+    return Math.max(1, this.createdCount(this.every.user, at));
+  }
+
+  /** A user's address. */
+  userId(k: number): string {
+    return hexOf(5, this.opts.seed, this.chainId, TAG.user, k);
+  }
+
+  /** The block a user first appears. */
+  userCreated(k: number): number {
+    return this.createdBlock(this.every.user, k);
+  }
+
+  /** Crowd pools existing at block `at`. */
+  cpCount(at: number): number {
+    return this.createdCount(this.every.cp, at);
+  }
+
+  /** A crowd pool's address. */
+  cpId(k: number): string {
+    return hexOf(5, this.opts.seed, this.chainId, TAG.cp, k);
+  }
+
+  /** Mining pools existing at block `at`. */
+  mineCount(at: number): number {
+    return this.createdCount(this.every.mine, at);
+  }
+}
+
+function clamp(v: number, lo: number, hi: number): number {
+  return Math.max(lo, Math.min(hi, Math.floor(v)));
+}
+
+/** A world per chain id, created when first asked. */
+export class Worlds {
+  private readonly byChain = new Map<number, World>();
+
+  constructor(readonly opts: WorldOptions) {}
+
+  /** The world of a chain. */
+  get(chainId: number): World {
+    let w = this.byChain.get(chainId);
+    if (!w) this.byChain.set(chainId, (w = new World(this.opts, chainId)));
+    return w;
+  }
+
+  /** Worlds created so far. */
+  all(): World[] {
+    return [...this.byChain.values()];
+  }
+
+}

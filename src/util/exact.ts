@@ -1,0 +1,96 @@
+/** Exact decimal values as a scaled integer (`m × 10^-s`), formatted the way graph-node prints BigDecimal. */
+
+/** graph-node normalizes BigDecimal to at most this many significant digits. */
+export const MAX_SIGNIFICANT_DIGITS = 34;
+
+/** An exact decimal: mantissa `m` times ten to the power `-s`. */
+export interface Dec {
+  readonly m: bigint;
+  readonly s: number;
+}
+
+const TEN = 10n;
+const POW10: bigint[] = [1n];
+function pow10(n: number): bigint {
+  while (POW10.length <= n) POW10.push(POW10[POW10.length - 1]! * TEN);
+  return POW10[n]!;
+}
+
+/** A decimal from a mantissa and a scale. */
+export function dec(m: bigint | number, s = 0): Dec {
+  return { m: BigInt(m), s };
+}
+
+/** Exact sum. */
+export function add(a: Dec, b: Dec): Dec {
+  if (a.s === b.s) return { m: a.m + b.m, s: a.s };
+  return a.s > b.s ? { m: a.m + b.m * pow10(a.s - b.s), s: a.s } : { m: a.m * pow10(b.s - a.s) + b.m, s: b.s };
+}
+
+/** Exact difference. */
+export function sub(a: Dec, b: Dec): Dec {
+  return add(a, { m: -b.m, s: b.s });
+}
+
+/** Exact product. */
+export function mul(a: Dec, b: Dec): Dec {
+  return { m: a.m * b.m, s: a.s + b.s };
+}
+
+/** Quotient with `digits` fractional digits, truncated toward zero. */
+export function div(a: Dec, b: Dec, digits = 40): Dec {
+  if (b.m === 0n) return { m: 0n, s: 0 };
+  // a/b = (a.m / b.m) * 10^(b.s - a.s); scale the numerator so the result has `digits` fractional digits.
+  const shift = digits + b.s - a.s;
+  const num = shift >= 0 ? a.m * pow10(shift) : a.m / pow10(-shift);
+  return { m: num / b.m, s: digits };
+}
+
+/** Rounds half away from zero to at most 34 significant digits and strips trailing zeros. */
+export function normalize(d: Dec): Dec {
+  let { m, s } = d;
+  if (m === 0n) return { m: 0n, s: 0 };
+  const neg = m < 0n;
+  let abs = neg ? -m : m;
+  const digits = abs.toString().length;
+  if (digits > MAX_SIGNIFICANT_DIGITS) {
+    const drop = digits - MAX_SIGNIFICANT_DIGITS;
+    const p = pow10(drop);
+    const q = abs / p;
+    abs = abs % p >= p / 2n ? q + 1n : q;
+    s -= drop;
+  }
+  while (abs % TEN === 0n && abs !== 0n) {
+    abs /= TEN;
+    s -= 1;
+  }
+  return { m: neg ? -abs : abs, s };
+}
+
+/** The graph-node wire text of a BigDecimal: normalized, plain notation, no exponent. */
+export function format(d: Dec): string {
+  const { m, s } = normalize(d);
+  if (m === 0n) return '0';
+  const neg = m < 0n;
+  const digits = (neg ? -m : m).toString();
+  let out: string;
+  if (s <= 0) out = digits + '0'.repeat(-s);
+  else if (digits.length > s) out = `${digits.slice(0, digits.length - s)}.${digits.slice(digits.length - s)}`;
+  else out = `0.${'0'.repeat(s - digits.length)}${digits}`;
+  return neg ? `-${out}` : out;
+}
+
+/** Parses a plain decimal text (optionally signed, optional exponent) exactly. */
+export function parse(text: string): Dec {
+  const match = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text.trim());
+  if (!match || (match[2] === '' && (match[3] ?? '') === '')) throw new Error(`not a decimal number: ${text}`);
+  const [, sign, int = '', frac = '', exp = '0'] = match;
+  const m = BigInt((int + frac) || '0');
+  return { m: sign === '-' ? -m : m, s: frac.length - Number(exp) };
+}
+
+/** Compares two decimals: -1, 0 or 1. */
+export function compare(a: Dec, b: Dec): number {
+  const d = sub(a, b).m;
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+}

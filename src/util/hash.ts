@@ -1,0 +1,46 @@
+/** Deterministic integer hashing for data that is derived from its index instead of being stored. */
+
+/** Mixes any number of 32-bit integers into one unsigned 32-bit value (murmur3 finalizer per step). */
+export function mix(...parts: number[]): number {
+  let h = 0x9e3779b9;
+  for (const p of parts) {
+    h = Math.imul(h ^ (p | 0), 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+    // Fold the high part of values above 2^32 so that large indexes stay distinct.
+    if (p > 0xffffffff || p < -0x80000000) h = mix(h, Math.floor(p / 0x100000000));
+  }
+  return h >>> 0;
+}
+
+/** A float in [0, 1) from the hash of the parts. */
+export function unit(...parts: number[]): number {
+  return mix(...parts) / 0x100000000;
+}
+
+/** An integer in [0, n) from the hash of the parts. */
+export function pick(n: number, ...parts: number[]): number {
+  return Math.floor(unit(...parts) * n);
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** Eight lowercase hex characters of a 32-bit value. */
+export function hex32(v: number): string {
+  return HEX[(v >>> 24) & 255]! + HEX[(v >>> 16) & 255]! + HEX[(v >>> 8) & 255]! + HEX[v & 255]!;
+}
+
+/** A `0x`-prefixed lowercase hex string of `words` 32-bit words derived from the parts. */
+export function hexOf(words: number, ...parts: number[]): string {
+  let s = '0x';
+  for (let w = 0; w < words; w++) s += hex32(mix(...parts, w));
+  return s;
+}
+
+/** FNV-1a of a string, for seeding from names. */
+export function hashString(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}

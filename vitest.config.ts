@@ -1,0 +1,20 @@
+import { defineConfig } from 'vitest/config';
+
+/** Test tiers by file name: `*.test.ts` unit, `*.int.test.ts` integration (real processes), `*.ctr.test.ts` containers. */
+const TIER = process.env.TEST_TIER ?? 'unit';
+
+const INCLUDE: Record<string, string[]> = {
+  unit: ['test/unit/**/*.test.ts'],
+  integration: ['test/integration/**/*.int.test.ts'],
+  containers: ['test/containers/**/*.ctr.test.ts'],
+};
+
+export default defineConfig({
+  test: {
+    include: INCLUDE[TIER] ?? [],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    reporters: ['default'],
+  },
+});
