@@ -103,6 +103,14 @@ function stringOp(suffix: string, want: string): ((s: string) => boolean) | unde
   return (s) => test(nocase ? s.toLowerCase() : s) !== neg;
 }
 
+/** Byte-aligned containment of one hex byte string in another (bytea `position`). */
+function containsBytes(hay: string, needle: string): boolean {
+  const h = hay.slice(2);
+  const n = needle.slice(2);
+  for (let at = h.indexOf(n); at >= 0; at = h.indexOf(n, at + 1)) if (at % 2 === 0) return true;
+  return false;
+}
+
 function scalarPredicate(name: string, type: string, suffix: string, raw: unknown): Predicate {
   const { cmp, norm } = scalarOps(type);
   if (raw === null) {
@@ -117,6 +125,10 @@ function scalarPredicate(name: string, type: string, suffix: string, raw: unknow
     return suffix === '_in' ? (r) => r[name] != null && has(r[name]) : (r) => r[name] != null && !has(r[name]);
   }
   const want = norm(raw);
+  if (type === 'Bytes' && (suffix === '_contains' || suffix === '_not_contains')) {
+    const neg = suffix === '_not_contains';
+    return (r) => r[name] != null && containsBytes(String(r[name]), String(want)) !== neg;
+  }
   const str = stringOp(suffix, String(want));
   if (str) return (r) => r[name] != null && str(String(r[name]));
   const test: Record<string, (c: number) => boolean> = {

@@ -183,7 +183,7 @@ export class World {
     const quote = this.token(quoteIdx, at);
     const virtual = this.isVirtual(k);
     const type = virtual ? 'VIRTUAL' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!;
-    const magnitude = k === 3 ? 24 : k === 5 ? -12 : 0;
+    const magnitude = k === 3 ? 30 : k === 5 ? -12 : 0;
     const s = this.salt(updated);
     const reserve = (w: number) => X.dec(1 + pick(1_000_000_000, seed, c, TAG.pair, k, version, s, w), 3 - magnitude);
     return {
