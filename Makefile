@@ -34,10 +34,13 @@ test-containers: $(NODE_MODULES) ## Container tests (skipped, and said so, when 
 	  else echo "containers tier: no container tests yet"; fi; \
 	else echo "containers tier: SKIPPED (no Docker engine is running; .ci/run installs and starts one)"; fi
 
+bench-sandbox: $(NODE_MODULES) ## Measure the sandbox at 10 million swaps: memory and 1000-row page latency
+	npx tsx bench/sandbox-scale.ts 10000000
+
 sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
 	./bin/pool-export.js sandbox --port 8545
 
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install typecheck demo test test-unit test-integration test-containers sandbox clean
+.PHONY: help install typecheck demo test test-unit test-integration test-containers bench-sandbox sandbox clean

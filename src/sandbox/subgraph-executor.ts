@@ -105,8 +105,18 @@ class Walker {
     readonly indexingError = false,
   ) {}
 
-  /** Field nodes of a selection set, fragments flattened for the given type. */
+  private readonly flat = new WeakMap<SelectionSetNode, Map<string, FieldNode[]>>();
+
+  /** Field nodes of a selection set, fragments flattened for the given type (computed once per set and type). */
   fields(set: SelectionSetNode, typeName: string): FieldNode[] {
+    let byType = this.flat.get(set);
+    if (!byType) this.flat.set(set, (byType = new Map()));
+    let out = byType.get(typeName);
+    if (!out) byType.set(typeName, (out = this.flatten(set, typeName)));
+    return out;
+  }
+
+  private flatten(set: SelectionSetNode, typeName: string): FieldNode[] {
     const out: FieldNode[] = [];
     for (const s of set.selections) {
       if (s.kind === Kind.FIELD) out.push(s);

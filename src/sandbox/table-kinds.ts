@@ -12,7 +12,8 @@ const BUCKET_CACHE_SIZE = 64;
  * so that a row can be found by id without an index.
  */
 export function eventHash(tl: Timeline, tag: number, i: number, salt: number): string {
-  const w = (k: number) => mix(tl.seed, tl.spec.chainId, tag, i, salt, k);
+  const h = mix(tl.seed, tl.spec.chainId, tag, i, salt);
+  const w = (k: number) => mix(h, k);
   let out = '0x';
   for (let k = 0; k < 6; k++) out += hex32(w(k));
   return out + hex32((Math.floor(i / 0x100000000) ^ mix(w(0), w(5))) >>> 0) + hex32((i ^ mix(w(1), w(4))) >>> 0);

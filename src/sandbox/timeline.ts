@@ -79,7 +79,8 @@ export class Timeline {
   /** The block hash: random-looking, but its last two words encode the number so a hash can be looked up. */
   hash(block: number): string {
     const s = this.salt(block);
-    const w = (i: number) => mix(this.seed, this.spec.chainId, block, s, i);
+    const h = mix(this.seed, this.spec.chainId, block, s);
+    const w = (i: number) => mix(h, i);
     let out = '0x';
     for (let i = 0; i < 6; i++) out += hex32(w(i));
     return out + hex32((Math.floor(block / 0x100000000) ^ mix(w(0), w(5))) >>> 0) + hex32((block ^ mix(w(1), w(4))) >>> 0);

@@ -63,8 +63,41 @@ export interface PairState {
   readonly magnitude: number;
 }
 
+/** Entries kept by each memo before it is cleared; bounds memory at any scale. */
+const MEMO_LIMIT = 50_000;
+
+/** Caches a pure function's results by key, clearing itself when full. */
+function memo<T>(): (key: string | number, make: () => T) => T {
+  const cache = new Map<string | number, T>();
+  return (key, make) => {
+    let v = cache.get(key);
+    if (v === undefined) {
+      if (cache.size >= MEMO_LIMIT) cache.clear();
+      cache.set(key, (v = make()));
+    }
+    return v;
+  };
+}
+
+/** The parts of a pool that never change: chosen once at creation, independent of reorgs. */
+interface PairStatic {
+  readonly created: number;
+  readonly period: number;
+  readonly baseIdx: number;
+  readonly quoteIdx: number;
+  readonly type: string;
+  readonly magnitude: number;
+  readonly lpFeeRate: X.Dec;
+  readonly creator: string;
+  readonly id: string | undefined;
+}
+
 /** One chain's world. */
 export class World {
+  private readonly tokenMemo = memo<TokenState>();
+  private readonly pairMemo = memo<PairStatic>();
+  private readonly priceMemo = memo<X.Dec>();
+  private readonly userMemo = memo<string>();
   readonly tl: Timeline;
   readonly chainId: number;
   readonly swaps: EventStream;
@@ -133,23 +166,26 @@ export class World {
     const created = this.createdBlock(this.every.token, k, 2);
     const period = [600, 3000, 40][k % 3]!;
     const { version, updated } = this.version(created, period, at);
-    const special = SPECIAL_TOKENS[k];
-    const seed = this.opts.seed;
-    const id = k === 0 ? '0xdac17f958d2ee523a2206206994597c13d831ec7' : hexOf(5, seed, this.chainId, TAG.token, k);
-    const base = special?.price ?? X.dec(1 + pick(1_000_000, seed, this.chainId, TAG.token, k, 7), 3);
-    // The stable token keeps its price; the others drift by up to ±1% per version.
-    const drift = k === 0 ? X.dec(1) : X.dec(100_000 + pick(2001, seed, this.chainId, TAG.token, k, version, this.salt(updated)) - 1000, 5);
-    return {
-      index: k,
-      id,
-      symbol: special?.symbol ?? `TK${k}`,
-      name: special?.name ?? `Token ${k}`,
-      decimals: special?.decimals ?? TOKEN_DECIMALS[k % TOKEN_DECIMALS.length]!,
-      created,
-      updated,
-      version,
-      price: X.normalize(X.mul(base, drift)),
-    };
+    const salt = this.salt(updated);
+    return this.tokenMemo(`${k}:${version}:${salt}`, () => {
+      const special = SPECIAL_TOKENS[k];
+      const seed = this.opts.seed;
+      const id = k === 0 ? '0xdac17f958d2ee523a2206206994597c13d831ec7' : hexOf(5, seed, this.chainId, TAG.token, k);
+      const base = special?.price ?? X.dec(1 + pick(1_000_000, seed, this.chainId, TAG.token, k, 7), 3);
+      // The stable token keeps its price; the others drift by up to ±1% per version.
+      const drift = k === 0 ? X.dec(1) : X.dec(100_000 + pick(2001, seed, this.chainId, TAG.token, k, version, salt) - 1000, 5);
+      return {
+        index: k,
+        id,
+        symbol: special?.symbol ?? `TK${k}`,
+        name: special?.name ?? `Token ${k}`,
+        decimals: special?.decimals ?? TOKEN_DECIMALS[k % TOKEN_DECIMALS.length]!,
+        created,
+        updated,
+        version,
+        price: X.normalize(X.mul(base, drift)),
+      };
+    });
   }
 
   /** Pools existing at block `at`. */
@@ -168,39 +204,56 @@ export class World {
     return this.isVirtual(k) ? k - 1 : k;
   }
 
+  private pairStatic(k: number): PairStatic {
+    return this.pairMemo(k, () => {
+      const seed = this.opts.seed;
+      const c = this.chainId;
+      const created = this.createdBlock(this.every.pair, k);
+      const tokens = this.tokenCount(created);
+      const baseIdx = 1 + pick(tokens - 1, seed, c, TAG.pair, k, 1);
+      let quoteIdx = pick(3, seed, c, TAG.pair, k, 2) === 0 ? pick(tokens, seed, c, TAG.pair, k, 3) : 0;
+      if (quoteIdx === baseIdx) quoteIdx = 0;
+      const virtual = this.isVirtual(k);
+      return {
+        created,
+        period: [7, 50, 400, 5000][k % 4]!,
+        baseIdx,
+        quoteIdx,
+        type: virtual ? 'VIRTUAL' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!,
+        magnitude: k === 3 ? 30 : k === 5 ? -12 : 0,
+        lpFeeRate: virtual ? X.dec(0) : FEE_RATES[pick(FEE_RATES.length, seed, c, TAG.pair, k, 5)]!,
+        creator: virtual ? '0x0000000000000000000000000000000000000000' : this.userId(pick(this.userCount(created), seed, c, TAG.pair, k, 6)),
+        id: virtual ? undefined : hexOf(5, seed, c, TAG.pair, k),
+      };
+    });
+  }
+
   /** A pool's state at block `at`. */
   pair(k: number, at: number): PairState {
-    const seed = this.opts.seed;
-    const c = this.chainId;
-    const created = this.createdBlock(this.every.pair, k);
-    const period = [7, 50, 400, 5000][k % 4]!;
-    const { version, updated } = this.version(created, period, at);
-    const tokens = this.tokenCount(created);
-    const baseIdx = 1 + pick(tokens - 1, seed, c, TAG.pair, k, 1);
-    let quoteIdx = pick(3, seed, c, TAG.pair, k, 2) === 0 ? pick(tokens, seed, c, TAG.pair, k, 3) : 0;
-    if (quoteIdx === baseIdx) quoteIdx = 0;
-    const base = this.token(baseIdx, at);
-    const quote = this.token(quoteIdx, at);
-    const virtual = this.isVirtual(k);
-    const type = virtual ? 'VIRTUAL' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!;
-    const magnitude = k === 3 ? 30 : k === 5 ? -12 : 0;
+    const st = this.pairStatic(k);
+    const { version, updated } = this.version(st.created, st.period, at);
+    const base = this.token(st.baseIdx, at);
+    const quote = this.token(st.quoteIdx, at);
+    const virtual = st.type === 'VIRTUAL';
     const s = this.salt(updated);
-    const reserve = (w: number) => X.dec(1 + pick(1_000_000_000, seed, c, TAG.pair, k, version, s, w), 3 - magnitude);
+    const seed = this.opts.seed;
+    const reserve = (w: number) => X.dec(1 + pick(1_000_000_000, seed, this.chainId, TAG.pair, k, version, s, w), 3 - st.magnitude);
+    const priceKey = `${base.index}:${base.version}:${this.salt(base.updated)}/${quote.index}:${quote.version}:${this.salt(quote.updated)}`;
     return {
       index: k,
-      id: virtual ? `${base.id}-${quote.id}` : hexOf(5, seed, c, TAG.pair, k),
-      type,
+      id: st.id ?? `${base.id}-${quote.id}`,
+      type: st.type,
       base,
       quote,
-      created,
+      created: st.created,
       updated,
       version,
       baseReserve: virtual ? X.dec(0) : reserve(1),
       quoteReserve: virtual ? X.dec(0) : reserve(2),
-      lastTradePrice: X.normalize(X.div(base.price, quote.price, 30)),
-      lpFeeRate: virtual ? X.dec(0) : FEE_RATES[pick(FEE_RATES.length, seed, c, TAG.pair, k, 5)]!,
-      creator: virtual ? '0x0000000000000000000000000000000000000000' : this.userId(pick(this.userCount(created), seed, c, TAG.pair, k, 6)),
-      magnitude,
+      lastTradePrice: this.priceMemo(priceKey, () => X.normalize(X.div(base.price, quote.price, 30))),
+      lpFeeRate: st.lpFeeRate,
+      creator: st.creator,
+      magnitude: st.magnitude,
     };
   }
 
@@ -211,7 +264,7 @@ export class World {
 
   /** A user's address. */
   userId(k: number): string {
-    return hexOf(5, this.opts.seed, this.chainId, TAG.user, k);
+    return this.userMemo(k, () => hexOf(5, this.opts.seed, this.chainId, TAG.user, k));
   }
 
   /** The block a user first appears. */

@@ -48,31 +48,36 @@ export function div(a: Dec, b: Dec, digits = 40): Dec {
 
 /** Rounds half away from zero to at most 34 significant digits and strips trailing zeros. */
 export function normalize(d: Dec): Dec {
-  let { m, s } = d;
-  if (m === 0n) return { m: 0n, s: 0 };
-  const neg = m < 0n;
-  let abs = neg ? -m : m;
-  const digits = abs.toString().length;
-  if (digits > MAX_SIGNIFICANT_DIGITS) {
-    const drop = digits - MAX_SIGNIFICANT_DIGITS;
-    const p = pow10(drop);
-    const q = abs / p;
-    abs = abs % p >= p / 2n ? q + 1n : q;
+  const { digits, s, neg } = normalDigits(d);
+  if (digits === '0') return { m: 0n, s: 0 };
+  const m = BigInt(digits);
+  return { m: neg ? -m : m, s };
+}
+
+/** The normalized digit string of a decimal, computed on text (no BigInt division in the common case). */
+function normalDigits(d: Dec): { digits: string; s: number; neg: boolean } {
+  const neg = d.m < 0n;
+  let digits = (neg ? -d.m : d.m).toString();
+  let s = d.s;
+  if (digits === '0') return { digits, s: 0, neg: false };
+  if (digits.length > MAX_SIGNIFICANT_DIGITS) {
+    const drop = digits.length - MAX_SIGNIFICANT_DIGITS;
+    const roundUp = digits.charCodeAt(MAX_SIGNIFICANT_DIGITS) >= 53; // '5'
+    let kept = BigInt(digits.slice(0, MAX_SIGNIFICANT_DIGITS));
+    if (roundUp) kept += 1n;
+    digits = kept.toString();
     s -= drop;
   }
-  while (abs % TEN === 0n && abs !== 0n) {
-    abs /= TEN;
-    s -= 1;
-  }
-  return { m: neg ? -abs : abs, s };
+  let end = digits.length;
+  while (end > 1 && digits.charCodeAt(end - 1) === 48) end--;
+  s -= digits.length - end;
+  return { digits: digits.slice(0, end), s, neg };
 }
 
 /** The graph-node wire text of a BigDecimal: normalized, plain notation, no exponent. */
 export function format(d: Dec): string {
-  const { m, s } = normalize(d);
-  if (m === 0n) return '0';
-  const neg = m < 0n;
-  const digits = (neg ? -m : m).toString();
+  const { digits, s, neg } = normalDigits(d);
+  if (digits === '0') return '0';
   let out: string;
   if (s <= 0) out = digits + '0'.repeat(-s);
   else if (digits.length > s) out = `${digits.slice(0, digits.length - s)}.${digits.slice(digits.length - s)}`;
