@@ -1,6 +1,9 @@
 /** The `pool-export` command line. Exit codes: 0 success, 1 runtime failure, 2 bad usage. */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { UsageError } from '../config/chains.ts';
+import { datasetsCommand, jobsCommand } from './datasets-command.ts';
+import { runCommand } from './run-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
 
 /** Exit code for bad usage (unknown flag, invalid value). */
@@ -8,6 +11,9 @@ export const EXIT_USAGE = 2;
 
 await yargs(hideBin(process.argv))
   .scriptName('pool-export')
+  .command(runCommand)
+  .command(datasetsCommand)
+  .command(jobsCommand)
   .command(sandboxCommand)
   .demandCommand(1, 'Name a command; `pool-export --help` lists them.')
   .strict()
@@ -15,7 +21,7 @@ await yargs(hideBin(process.argv))
   .fail((msg, err, y) => {
     if (err) {
       process.stderr.write(`pool-export: ${err.message}\n`);
-      process.exit(1);
+      process.exit(err instanceof UsageError || (err as { usage?: boolean }).usage ? EXIT_USAGE : 1);
     }
     process.stderr.write(`${y.help() && ''}pool-export: ${msg}\nRun \`pool-export --help\` for usage.\n`);
     process.exit(EXIT_USAGE);

@@ -1,6 +1,6 @@
 /** Builds the GraphQL API schema that graph-node generates from an entity schema: filters, orderBy enums, root fields, `_meta`. */
 import { buildSchema, type GraphQLSchema } from 'graphql';
-import type { EntityModel, FieldModel, SchemaModel } from './entity-model.ts';
+import type { EntityModel, FieldModel, SchemaModel } from '../schemas/entity-model.ts';
 
 const EQ = ['', '_not'];
 const ORD = ['_gt', '_lt', '_gte', '_lte', '_in', '_not_in'];

@@ -1,5 +1,5 @@
 /** Runs one collection query (`where`, `orderBy`, `orderDirection`, `skip`, `first`) over a table, with a keyset fast path. */
-import type { EntityModel } from './entity-model.ts';
+import type { EntityModel } from '../schemas/entity-model.ts';
 import { compileWhere, compareBytes, scalarOps, type FilterContext } from './filter.ts';
 import { QueryError, rangeError } from './graph-errors.ts';
 import type { Direction, Row, Table } from './table.ts';

@@ -1,7 +1,7 @@
 /** Generated tables of the `dodoex` schema for one chain: every entity, related like the real subgraph. */
 import * as X from '../util/exact.ts';
 import { hexOf, pick } from '../util/hash.ts';
-import type { SchemaModel } from './entity-model.ts';
+import type { SchemaModel } from '../schemas/entity-model.ts';
 import { bucketTable, emptyTable, eventHash, eventTable } from './table-kinds.ts';
 import { materializedTable, type Row, type Table } from './table.ts';
 import { TAG, type PairState, type World } from './world.ts';
@@ -101,7 +101,12 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
   }));
 
   // Liquidity: users whose index is a multiple of 3 hold one position each, in a pool chosen when they appear.
-  const positionPair = (u: number) => w.realPair(w.userCreated(u), seed, c, TAG.user, u, 9);
+  // Positions are held in pools with an LP token (private DPP pools have none); pool 0 always has one.
+  const positionPair = (u: number) => {
+    let k = w.realPair(w.userCreated(u), seed, c, TAG.user, u, 9);
+    while (k > 0 && ['DPP', 'VIRTUAL'].includes(w.pair(k, w.userCreated(u)).type)) k--;
+    return k;
+  };
   const lpTokenOf = (p: PairState, side: 'base' | 'quote') =>
     p.type === 'DPP' || p.type === 'VIRTUAL' ? null : p.type === 'CLASSICAL' ? hexOf(5, seed, c, TAG.pair, p.index, side === 'base' ? 21 : 22) : p.id;
   put(eventTable(E('LiquidityHistory'), w.lps, 'timestamp', (i) => {
@@ -262,7 +267,7 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
 
   put(materializedTable(E('MaintainerEarnings'), (v) => realPairs(v.at).filter((p) => p.index % 3 === 0).map((p) => ({
     id: `${hexOf(5, seed, c, TAG.pair, p.index, 30)}-${p.base.id}`, maintainer: hexOf(5, seed, c, TAG.pair, p.index, 30), token: p.base.id,
-    amount: fmt(X.dec(p.version * 13, 2)), amountUSD: fmt(X.normalize(X.mul(X.dec(p.version * 13, 2), p.base.price))), updatedAt: ts(p.updated), __block: p.updated,
+    amount: fmt(X.dec(p.version * 13, 2)), amountUSD: fmt(X.normalize(X.mul(X.dec(p.version * 13, 2), w.token(p.base.index, p.updated).price))), updatedAt: ts(p.updated), __block: p.updated,
   }))));
 
   const cpRow = (k: number, at: number): Row => {
@@ -287,7 +292,7 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
   put(materializedTable(E('BidPosition'), (v) => range(w.userCount(v.at)).filter((u) => u % 5 === 1).map((u) => {
     const created = w.userCreated(u);
     const { version, updated } = w.version(created, 1100, v.at);
-    const cp = pick(Math.max(1, w.cpCount(v.at)), seed, c, TAG.user, u, 13);
+    const cp = pick(Math.max(1, w.cpCount(created)), seed, c, TAG.user, u, 13);
     return {
       id: `${w.userId(u)}-${w.cpId(cp)}`, user: w.userId(u), cp: w.cpId(cp), shares: fmt(X.dec(version * 10, 0)), investedQuote: fmt(X.dec(version * 25, 1)),
       lastTxTime: ts(updated), claimed: version > 5, updatedAt: ts(updated), __block: updated,

@@ -1,6 +1,6 @@
 /** Compiles a graph-node `where` object into a row predicate with graph-node's semantics (SQL NULL rules, byte-wise strings). */
 import * as exact from '../util/exact.ts';
-import type { EntityModel, FieldModel } from './entity-model.ts';
+import type { EntityModel, FieldModel } from '../schemas/entity-model.ts';
 import { decodeError, mixedOrError, QueryError } from './graph-errors.ts';
 import type { Row, View } from './table.ts';
 

@@ -3,7 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { mix } from '../util/hash.ts';
 import { buildApiSchema } from './api-schema.ts';
 import { dodoexTables } from './dodoex-data.ts';
-import { loadSchemaModel, type SchemaModel } from './entity-model.ts';
+import { loadSchemaModel, type SchemaModel } from '../schemas/entity-model.ts';
 import type { ChainSource } from './liquidity-list.ts';
 import type { Deployment } from './subgraph-executor.ts';
 import type { Table } from './table.ts';

@@ -5,7 +5,7 @@ import {
 } from 'graphql';
 import { getArgumentValues, getVariableValues } from 'graphql/execution/values.js';
 import { runCollection, type CollectionArgs, type Limits } from './collection.ts';
-import type { EntityModel, SchemaModel } from './entity-model.ts';
+import type { EntityModel, SchemaModel } from '../schemas/entity-model.ts';
 import type { FilterContext } from './filter.ts';
 import { blockAheadError, blockBeforeError, decodeError, QueryError } from './graph-errors.ts';
 import type { Row, Table, View } from './table.ts';

@@ -1,6 +1,6 @@
 /** Table builders for the three shapes of generated data: event streams, time buckets summed from events, and small tables. */
 import { hex32, mix } from '../util/hash.ts';
-import type { EntityModel } from './entity-model.ts';
+import type { EntityModel } from '../schemas/entity-model.ts';
 import type { Direction, Row, Table, View } from './table.ts';
 import type { EventStream, Timeline } from './timeline.ts';
 

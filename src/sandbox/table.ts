@@ -1,5 +1,5 @@
 /** The seam between the query engine and the generated data: a table of rows as of one block. */
-import type { EntityModel } from './entity-model.ts';
+import type { EntityModel } from '../schemas/entity-model.ts';
 
 /** A row in wire encoding: scalars as graph-node prints them, references as ids, `__block` = block of its last change. */
 export type Row = Record<string, unknown> & { id: string; __block: number };

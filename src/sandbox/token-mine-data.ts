@@ -1,6 +1,6 @@
 /** Generated tables of the `token` and `mine-v3` schemas for one chain. */
 import { hexOf, pick } from '../util/hash.ts';
-import type { SchemaModel } from './entity-model.ts';
+import type { SchemaModel } from '../schemas/entity-model.ts';
 import { emptyTable } from './table-kinds.ts';
 import { materializedTable, type Row, type Table } from './table.ts';
 import { TAG, type World } from './world.ts';
@@ -56,8 +56,11 @@ export function mineTables(model: SchemaModel, w: World): Map<string, Table> {
   })));
   put(materializedTable(E('RewardDetail'), (v) => pools(v.at).flatMap((k) => {
     const { version, updated } = w.version(created(k), 2500, v.at);
-    return Array.from({ length: 1 + (k % 2) }, (_, r): Row => {
-      const token = w.token(pick(w.tokenCount(created(k)), seed, c, TAG.mine, k, 3, r), v.at).id;
+    // A pool rewards in one or two distinct tokens.
+    const first = pick(w.tokenCount(created(k)), seed, c, TAG.mine, k, 3);
+    const tokens = k % 2 === 1 && w.tokenCount(created(k)) > 1 ? [first, (first + 1) % w.tokenCount(created(k))] : [first];
+    return tokens.map((t, r): Row => {
+      const token = w.token(t, v.at).id;
       return {
         id: `${mineId(k)}-${token}`, minePool: mineId(k), token, rewardPerBlock: (BigInt(1 + pick(1e6, seed, c, TAG.mine, k, r, version)) * 10n ** 12n).toString(),
         startBlock: String(created(k)), endBlock: String(created(k) + 500_000), updatedAt: ts(updated), __block: updated,

@@ -219,7 +219,7 @@ export class World {
         period: [7, 50, 400, 5000][k % 4]!,
         baseIdx,
         quoteIdx,
-        type: virtual ? 'VIRTUAL' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!,
+        type: virtual ? 'VIRTUAL' : k === 0 ? 'DVM' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!,
         magnitude: k === 3 ? 30 : k === 5 ? -12 : 0,
         lpFeeRate: virtual ? X.dec(0) : FEE_RATES[pick(FEE_RATES.length, seed, c, TAG.pair, k, 5)]!,
         creator: virtual ? '0x0000000000000000000000000000000000000000' : this.userId(pick(this.userCount(created), seed, c, TAG.pair, k, 6)),
@@ -238,7 +238,10 @@ export class World {
     const s = this.salt(updated);
     const seed = this.opts.seed;
     const reserve = (w: number) => X.dec(1 + pick(1_000_000_000, seed, this.chainId, TAG.pair, k, version, s, w), 3 - st.magnitude);
-    const priceKey = `${base.index}:${base.version}:${this.salt(base.updated)}/${quote.index}:${quote.version}:${this.salt(quote.updated)}`;
+    // A pool's own fields change only when the pool is saved, so they use token prices as of its last update.
+    const pb = this.token(st.baseIdx, updated);
+    const pq = this.token(st.quoteIdx, updated);
+    const priceKey = `${pb.index}:${pb.version}:${this.salt(pb.updated)}/${pq.index}:${pq.version}:${this.salt(pq.updated)}`;
     return {
       index: k,
       id: st.id ?? `${base.id}-${quote.id}`,
@@ -250,7 +253,7 @@ export class World {
       version,
       baseReserve: virtual ? X.dec(0) : reserve(1),
       quoteReserve: virtual ? X.dec(0) : reserve(2),
-      lastTradePrice: this.priceMemo(priceKey, () => X.normalize(X.div(base.price, quote.price, 30))),
+      lastTradePrice: this.priceMemo(priceKey, () => X.normalize(X.div(pb.price, pq.price, 30))),
       lpFeeRate: st.lpFeeRate,
       creator: st.creator,
       magnitude: st.magnitude,

@@ -1,7 +1,7 @@
 /** Conformance of the sandbox with graph-node and the service, against the sandbox started as a real process. */
 import { gql, GraphQLClient } from 'graphql-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSchemaModel, type EntityModel } from '../../src/sandbox/entity-model.ts';
+import { loadSchemaModel, type EntityModel } from '../../src/schemas/entity-model.ts';
 import { LIQUIDITY_LIST_BODY, SEED_QUERIES } from '../../src/sandbox/seed-queries.ts';
 import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
@@ -48,12 +48,51 @@ describe.each(SCHEMAS)('schema %s', (schema) => {
       expect(data._meta.deployment).toMatch(/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/);
     });
 
+    it('has unique ids in every entity, and every non-null reference resolves', async () => {
+      const ids = new Map<string, Set<string>>();
+      const rows = new Map<string, Record<string, any>[]>();
+      for (const e of model.entities) {
+        const all = await allRows(sb, chainId, schema, e.name);
+        rows.set(e.name, all);
+        ids.set(e.name, new Set(all.map((r) => r.id)));
+        expect(ids.get(e.name)!.size, `${e.name} ids`).toBe(all.length);
+      }
+      for (const e of model.entities) {
+        for (const f of e.fields.filter((x) => x.ref && !x.list && !x.derivedFrom)) {
+          for (const r of rows.get(e.name)!) {
+            if (r[f.name] === null) expect(f.nonNull, `${e.name}.${f.name} is null`).toBe(false);
+            else expect(ids.get(f.type)!.has(r[f.name]), `${e.name}.${f.name} -> ${f.type} ${r[f.name]}`).toBe(true);
+          }
+        }
+      }
+    });
+
     it('orders by id ascending when no orderBy is given, and ignores orderDirection alone', async () => {
       const e = model.entities.find((x) => x.name === 'Token' || x.name === 'MinePool')!;
       const a = (await query(sb, chainId, schema, `{ ${e.plural}(first: 50, orderDirection: desc) { id } }`))[e.plural].map((r: { id: string }) => r.id);
       expect(a.length).toBeGreaterThan(1);
       expect(a).toEqual([...a].sort((x: string, y: string) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
     });
+  });
+});
+
+describe.each(SCHEMAS)('updatedAt of schema %s', (schema) => {
+  it('changes whenever a row changes (rows with the same updatedAt at two blocks are identical)', async () => {
+    const model = loadSchemaModel(schema);
+    const head = (await query(sb, 1, schema, '{ _meta { block { number } } }'))._meta.block.number;
+    let compared = 0;
+    for (const e of model.entities.filter((x) => x.field.has('updatedAt') && !['DodoZoo', 'TradingIncentive', 'DodoToken'].includes(x.name))) {
+      const before = new Map((await allRows(sb, 1, schema, e.name, head - 200)).map((r) => [r.id, r]));
+      for (const r of await allRows(sb, 1, schema, e.name, head)) {
+        const old = before.get(r.id);
+        if (!old || old.updatedAt !== r.updatedAt) continue;
+        const { __block: _a, ...now } = r;
+        const { __block: _b, ...then } = old;
+        expect(now, `${e.name} ${r.id} changed without a new updatedAt`).toEqual(then);
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(0);
   });
 });
 

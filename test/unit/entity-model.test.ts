@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { apiSdl } from '../../src/sandbox/api-schema.ts';
-import { loadSchemaModel, lowerCamel } from '../../src/sandbox/entity-model.ts';
+import { loadSchemaModel, lowerCamel } from '../../src/schemas/entity-model.ts';
 
 describe('entity model', () => {
   it('has every entity of the three schemas', () => {

@@ -102,5 +102,5 @@ export const SCHEMA_FILES: Readonly<Record<string, string>> = { dodoex: 'dodoex.
 export function loadSchemaModel(schema: string): SchemaModel {
   const file = SCHEMA_FILES[schema];
   if (!file) throw new Error(`unknown schema ${schema}`);
-  return parseSchemaModel(schema, readFileSync(new URL(`./schemas/${file}`, import.meta.url), 'utf8'));
+  return parseSchemaModel(schema, readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'));
 }

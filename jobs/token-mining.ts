@@ -1,0 +1,10 @@
+import { DATASETS } from '../src/catalog/catalog.ts';
+import type { Job } from './job.ts';
+
+/** The token-factory and mining schemas. */
+export const tokenMining: Job = {
+  name: 'token-mining',
+  schedule: '23 3 * * *',
+  description: 'tokens created on the exchange and mining pools, rewards and stakes once a day',
+  datasets: DATASETS.filter((d) => d.schema === 'token' || d.schema === 'mine-v3').map((d) => d.name),
+};

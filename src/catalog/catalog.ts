@@ -1,0 +1,119 @@
+/**
+ * The catalog of datasets: every entity of the three subgraph schemas plus the liquidity list. Each dataset declares its
+ * root field, columns and types, key, cursor kind and table once; queries, DDL and row mapping derive from it.
+ */
+import { loadSchemaModel, type EntityModel, type FieldModel } from '../schemas/entity-model.ts';
+
+/** How a dataset is paged (see DESIGN.md, cursor rules). */
+export type CursorKind = 'event' | 'bucket' | 'mutable' | 'snapshot' | 'list';
+
+/** Storage class of a column: decides its SQL type, JSON check and conversion. */
+export type ColumnClass = 'text' | 'int' | 'int8' | 'bool' | 'bigint' | 'decimal' | 'ref' | 'list';
+
+/** One stored column. Numeric upstream values (`bigint`, `decimal`) also keep their exact text in `<column>_text`. */
+export interface Column {
+  /** Upstream field name. */
+  readonly field: string;
+  /** Column name in the warehouse (snake case; references end in `_id`). */
+  readonly column: string;
+  readonly cls: ColumnClass;
+  readonly nullable: boolean;
+  /** The GraphQL selection that fetches it. */
+  readonly select: string;
+}
+
+/** A dataset to export. */
+export interface Dataset {
+  /** `<warehouse schema>.<table>`, e.g. `dodoex.swaps`. */
+  readonly name: string;
+  /** Upstream schema: `dodoex`, `token`, `mine-v3`, or `list`. */
+  readonly schema: string;
+  readonly entity: string;
+  /** Root collection field, e.g. `swaps`. */
+  readonly root: string;
+  readonly kind: CursorKind;
+  /** The ordered field of the keyset besides `id`: `timestamp`, `date`, `hour`, `updatedAt`; none for id-only paging. */
+  readonly seq?: string;
+  /** GraphQL type of `seq`, for query variables. */
+  readonly seqType?: 'BigInt' | 'Int';
+  /** Warehouse table (schema-qualified). */
+  readonly table: string;
+  readonly columns: readonly Column[];
+}
+
+/** Warehouse schema per upstream schema. */
+export const WAREHOUSE_SCHEMA: Readonly<Record<string, string>> = { dodoex: 'dodoex', token: 'token', 'mine-v3': 'mine', list: 'list' };
+
+/** Immutable event entities: paged by `(timestamp, id)`. */
+const EVENTS = new Set(['Swap', 'OrderHistory', 'LiquidityHistory', 'BidHistory', 'PositiveSlippage', 'IncentiveRewardHistory', 'Transaction', 'FlashLoan']);
+/** Entities with a single global row: a full snapshot each run, kept as a time series. */
+const SNAPSHOTS = new Set(['DodoZoo', 'DodoToken', 'TradingIncentive']);
+
+/** snake_case of a camelCase name (`DIP3MaintainerFeeUSD` → `dip3_maintainer_fee_usd`). */
+export function snake(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .toLowerCase();
+}
+
+const CLASS: Readonly<Record<string, ColumnClass>> = {
+  ID: 'text', String: 'text', Bytes: 'text', Int: 'int', Int8: 'int8', Timestamp: 'int8', Boolean: 'bool', BigInt: 'bigint', BigDecimal: 'decimal',
+};
+
+function column(f: FieldModel): Column | undefined {
+  if (f.derivedFrom) return undefined;
+  if (f.list) return { field: f.name, column: snake(f.name), cls: 'list', nullable: !f.nonNull, select: f.ref ? `${f.name} { id }` : f.name };
+  if (f.ref) return { field: f.name, column: `${snake(f.name)}_id`, cls: 'ref', nullable: !f.nonNull, select: `${f.name} { id }` };
+  return { field: f.name, column: snake(f.name), cls: CLASS[f.type] ?? 'text', nullable: !f.nonNull, select: f.name };
+}
+
+function kindOf(e: EntityModel): { kind: CursorKind; seq?: string; seqType?: 'BigInt' | 'Int' } {
+  if (SNAPSHOTS.has(e.name)) return { kind: 'snapshot' };
+  if (EVENTS.has(e.name) && e.field.get('timestamp')) return { kind: 'event', seq: 'timestamp', seqType: 'BigInt' };
+  for (const b of ['date', 'hour']) if (e.field.get(b)?.type === 'Int') return { kind: 'bucket', seq: b, seqType: 'Int' };
+  if (e.field.get('updatedAt')) return { kind: 'mutable', seq: 'updatedAt', seqType: 'BigInt' };
+  return { kind: 'snapshot' };
+}
+
+function subgraphDatasets(schema: string): Dataset[] {
+  const model = loadSchemaModel(schema);
+  return model.entities.map((e) => {
+    const table = snake(e.plural.replace(/_collection$/, ''));
+    const columns = e.fields.map(column).filter((c): c is Column => c !== undefined);
+    const name = `${WAREHOUSE_SCHEMA[schema]}.${table}`;
+    return { name, schema, entity: e.name, root: e.plural, table: name, columns, ...kindOf(e) };
+  });
+}
+
+/** Columns of one liquidity-list snapshot row, flattened from `lqList[].pair`. */
+const LIST_COLUMNS: readonly Column[] = [
+  ['id', 'text', 'id'], ['isPrivatePool', 'bool', 'isPrivatePool'], ['isMyLiquidity', 'bool', 'isMyLiquidity'], ['type', 'text', 'pair.type'],
+  ['baseReserve', 'decimal', 'pair.baseReserve'], ['quoteReserve', 'decimal', 'pair.quoteReserve'], ['lastTradePrice', 'decimal', 'pair.lastTradePrice'],
+  ['lpFeeRate', 'decimal', 'pair.lpFeeRate'], ['i', 'bigint', 'pair.i'], ['creator', 'text', 'pair.creator'],
+  ['baseLpToken', 'ref', 'pair.baseLpToken.id'], ['quoteLpToken', 'ref', 'pair.quoteLpToken.id'],
+  ['baseToken', 'ref', 'pair.baseToken.id'], ['baseTokenSymbol', 'text', 'pair.baseToken.symbol'], ['baseTokenName', 'text', 'pair.baseToken.name'],
+  ['baseTokenDecimals', 'bigint', 'pair.baseToken.decimals'], ['baseTokenUsdPrice', 'decimal', 'pair.baseToken.usdPrice'],
+  ['quoteToken', 'ref', 'pair.quoteToken.id'], ['quoteTokenSymbol', 'text', 'pair.quoteToken.symbol'], ['quoteTokenName', 'text', 'pair.quoteToken.name'],
+  ['quoteTokenDecimals', 'bigint', 'pair.quoteToken.decimals'], ['quoteTokenUsdPrice', 'decimal', 'pair.quoteToken.usdPrice'],
+  ['tvl', 'decimal', 'pair.tvl'], ['miningBaseApy', 'decimal', 'pair.apy.miningBaseApy'], ['miningQuoteApy', 'decimal', 'pair.apy.miningQuoteApy'],
+  ['transactionBaseApy', 'decimal', 'pair.apy.transactionBaseApy'], ['transactionQuoteApy', 'decimal', 'pair.apy.transactionQuoteApy'],
+  ['miningAddress', 'list', 'pair.miningAddress'],
+].map(([field, cls, select]) => ({ field: field!, column: cls === 'ref' ? `${snake(field!)}_id` : snake(field!), cls: cls as ColumnClass, nullable: field !== 'id', select: select! }));
+
+/** The liquidity-list dataset: one snapshot of every pool per run. */
+export const LIQUIDITY_DATASET: Dataset = {
+  name: 'list.liquidity', schema: 'list', entity: 'LiquidityLqList', root: 'liquidity_list', kind: 'list', table: 'list.liquidity', columns: LIST_COLUMNS,
+};
+
+/** Every dataset, in a stable order. */
+export const DATASETS: readonly Dataset[] = [LIQUIDITY_DATASET, ...subgraphDatasets('dodoex'), ...subgraphDatasets('token'), ...subgraphDatasets('mine-v3')];
+
+const BY_NAME = new Map(DATASETS.map((d) => [d.name, d]));
+
+/** Looks a dataset up by name; `mine-v3.x` and `exchange.x` are accepted for `mine.x` and `dodoex.x`. */
+export function findDataset(name: string): Dataset | undefined {
+  const [schema = '', table = ''] = name.split('.');
+  const alias: Record<string, string> = { 'mine-v3': 'mine', exchange: 'dodoex' };
+  return BY_NAME.get(`${alias[schema] ?? schema}.${table}`);
+}

@@ -1,0 +1,22 @@
+/** `pool-export datasets` and `pool-export jobs`: what can be exported, and how it is grouped. */
+import type { CommandModule } from 'yargs';
+import { JOBS } from '../../jobs/index.ts';
+import { DATASETS } from '../catalog/catalog.ts';
+
+/** Lists every dataset with its cursor kind, root field and table. */
+export const datasetsCommand: CommandModule = {
+  command: 'datasets',
+  describe: 'List every dataset: cursor kind, upstream root field, warehouse table',
+  handler: () => {
+    for (const d of DATASETS) process.stdout.write(`${d.name.padEnd(35)} ${d.kind.padEnd(9)} ${(d.seq ?? 'id').padEnd(10)} ${d.root}\n`);
+  },
+};
+
+/** Lists the jobs with their schedules. */
+export const jobsCommand: CommandModule = {
+  command: 'jobs',
+  describe: 'List the jobs: schedule, description, datasets',
+  handler: () => {
+    for (const j of JOBS) process.stdout.write(`${j.name.padEnd(14)} ${j.schedule.padEnd(14)} ${j.description} (${j.datasets.length} datasets)\n`);
+  },
+};

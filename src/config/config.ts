@@ -1,0 +1,141 @@
+/** Configuration: defaults, then the config file, then environment variables; validated once and frozen. */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { CHAINS, parseChain, UsageError } from './chains.ts';
+
+/** How one chain and schema is reached. */
+export type Route = { readonly kind: 'self' } | { readonly kind: 'gateway'; readonly subgraphId: string };
+
+/** The validated, frozen configuration. */
+export interface Config {
+  /** Folder of the warehouse, the Parquet lake and the lock. */
+  readonly dataDir: string;
+  /** Base URL of the service (`/graphql` and `/subgraph/graphql` below it). */
+  readonly baseUrl: string;
+  /** Base URL of the indexing gateway (`/api/<key>/subgraphs/id/<id>` below it). */
+  readonly gatewayUrl: string;
+  /** The API key; never logged or stored. */
+  readonly apiKey: string;
+  /** Developer id for the `User-Agent: <prefix>-<id>` header. */
+  readonly developerId: string;
+  readonly userAgentPrefix: string;
+  /** Chains exported when a command names none. */
+  readonly chains: readonly number[];
+  /** Routes by `<chainId>/<schema>`; the self-hosted route otherwise. */
+  readonly routes: Readonly<Record<string, Route>>;
+  /** Tasks fetched at once. */
+  readonly concurrency: number;
+  /** Requests in flight per endpoint host. */
+  readonly perEndpointConcurrency: number;
+  /** Rows per page (graph-node's maximum is 1000). */
+  readonly pageSize: number;
+  /** Per-request time-out. */
+  readonly timeoutMs: number;
+  /** Attempts per request before the task fails. */
+  readonly maxAttempts: number;
+  /** Blocks to stay behind the head. */
+  readonly confirmations: number;
+  /** Seconds of history re-read by incremental runs, so that reorganized rows are corrected. */
+  readonly reorgWindowSecs: number;
+  /** Rows buffered before one transaction commits them with the checkpoint. */
+  readonly batchRows: number;
+}
+
+/** The real service's published addresses; the sandbox or another deployment is set by env or file. */
+export const DEFAULTS = {
+  dataDir: './data',
+  baseUrl: 'https://api.dodoex.io',
+  gatewayUrl: 'https://gateway.thegraph.com',
+  apiKey: '',
+  developerId: '',
+  userAgentPrefix: 'dodoex',
+  chains: Object.values(CHAINS),
+  routes: {},
+  concurrency: 4,
+  perEndpointConcurrency: 4,
+  pageSize: 1000,
+  timeoutMs: 30_000,
+  maxAttempts: 8,
+  confirmations: 0,
+  reorgWindowSecs: 3_600,
+  batchRows: 50_000,
+} satisfies Omit<Config, 'chains' | 'routes'> & { chains: number[]; routes: Record<string, Route> };
+
+/** Environment variables and the keys they set. */
+const ENV: Readonly<Record<string, keyof Config>> = {
+  POOL_EXPORT_API_KEY: 'apiKey',
+  POOL_EXPORT_BASE_URL: 'baseUrl',
+  POOL_EXPORT_DEVELOPER_ID: 'developerId',
+  POOL_EXPORT_GATEWAY_URL: 'gatewayUrl',
+  POOL_EXPORT_DATA_DIR: 'dataDir',
+};
+
+const INT_KEYS = ['concurrency', 'perEndpointConcurrency', 'pageSize', 'timeoutMs', 'maxAttempts', 'confirmations', 'reorgWindowSecs', 'batchRows'] as const;
+const STRING_KEYS = ['dataDir', 'baseUrl', 'gatewayUrl', 'apiKey', 'developerId', 'userAgentPrefix'] as const;
+
+function checkUrl(key: string, v: string): string {
+  try {
+    const u = new URL(v);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+    return v.replace(/\/+$/, '');
+  } catch {
+    throw new UsageError(`${key} must be an http(s) URL such as https://api.dodoex.io, not "${v}"`);
+  }
+}
+
+function checkRoutes(raw: unknown): Record<string, Route> {
+  if (raw === undefined) return {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError('config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}');
+  const out: Record<string, Route> = {};
+  for (const [key, r] of Object.entries(raw as Record<string, { kind?: string; subgraphId?: string }>)) {
+    if (!/^\d+\/(dodoex|token|mine-v3)$/.test(key)) throw new UsageError(`config route key "${key}" must be <chainId>/<schema> with schema dodoex, token or mine-v3`);
+    if (r.kind === 'self') out[key] = { kind: 'self' };
+    else if (r.kind === 'gateway' && typeof r.subgraphId === 'string' && r.subgraphId) out[key] = { kind: 'gateway', subgraphId: r.subgraphId };
+    else throw new UsageError(`config route "${key}" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}`);
+  }
+  return out;
+}
+
+/** Reads the optional config file (JSON); unknown keys are errors that list the valid ones. */
+function readFile(path: string | undefined): Record<string, unknown> {
+  const file = path ?? (existsSync('pool-export.config.json') ? 'pool-export.config.json' : undefined);
+  if (!file) return {};
+  if (!existsSync(file)) throw new UsageError(`config file ${file} does not exist; pass --config with a JSON file, or leave it out`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`config file ${file} is not valid JSON (${(e as Error).message}); fix it or pass another --config`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError(`config file ${file} must hold a JSON object`);
+  const valid = Object.keys(DEFAULTS);
+  for (const k of Object.keys(raw)) if (!valid.includes(k)) throw new UsageError(`config file ${file}: unknown key "${k}"; valid keys: ${valid.join(', ')}`);
+  return raw as Record<string, unknown>;
+}
+
+/** Loads and validates the configuration. */
+export function loadConfig(opts: { configFile?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<Record<keyof Config, unknown>> } = {}): Config {
+  const env = opts.env ?? process.env;
+  const merged: Record<string, unknown> = { ...DEFAULTS, ...readFile(opts.configFile) };
+  for (const [name, key] of Object.entries(ENV)) if (env[name] !== undefined && env[name] !== '') merged[key] = env[name];
+  for (const [k, v] of Object.entries(opts.overrides ?? {})) if (v !== undefined) merged[k] = v;
+  for (const k of STRING_KEYS) if (typeof merged[k] !== 'string') throw new UsageError(`${k} must be a string`);
+  for (const k of INT_KEYS) {
+    const v = Number(merged[k]);
+    if (!Number.isInteger(v) || v < (k === 'confirmations' || k === 'reorgWindowSecs' ? 0 : 1)) throw new UsageError(`${k} must be a whole number${k === 'confirmations' ? '' : ' of at least 1'}, not ${JSON.stringify(merged[k])}`);
+    merged[k] = v;
+  }
+  if ((merged.pageSize as number) > 1000) throw new UsageError(`pageSize must be at most 1000 (graph-node's limit), not ${merged.pageSize}`);
+  const chains = merged.chains;
+  if (!Array.isArray(chains) || chains.length === 0) throw new UsageError('chains must be a non-empty list of chain names or ids');
+  const apiKey = merged.apiKey as string;
+  if (apiKey && !/^[\x21-\x7e]+$/.test(apiKey)) throw new UsageError('POOL_EXPORT_API_KEY holds spaces or control characters; copy the key again from the developer platform');
+  return Object.freeze({
+    ...(merged as unknown as Config),
+    dataDir: resolve(merged.dataDir as string),
+    baseUrl: checkUrl('baseUrl (POOL_EXPORT_BASE_URL)', merged.baseUrl as string),
+    gatewayUrl: checkUrl('gatewayUrl (POOL_EXPORT_GATEWAY_URL)', merged.gatewayUrl as string),
+    chains: Object.freeze(chains.map((c) => parseChain(String(c)))),
+    routes: Object.freeze(checkRoutes(merged.routes)),
+  });
+}

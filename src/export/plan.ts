@@ -1,0 +1,53 @@
+/** Resolves jobs, chains and datasets against the config into a frozen plan of tasks with their endpoints. */
+import { DATASETS, findDataset, type Dataset } from '../catalog/catalog.ts';
+import { UsageError } from '../config/chains.ts';
+import type { Config } from '../config/config.ts';
+import type { Endpoint } from '../upstream/client.ts';
+import type { Job } from '../../jobs/job.ts';
+import type { Task } from './task.ts';
+
+/** The endpoint of a dataset on a chain: the liquidity list, the self-hosted subgraph route, or the gateway. */
+export function endpointFor(config: Config, ds: Dataset, chainId: number): Endpoint {
+  const key = encodeURIComponent(config.apiKey);
+  const host = (u: string) => new URL(u).host;
+  if (ds.schema === 'list') {
+    const base = `${config.baseUrl}/graphql?opname=FetchLiquidityList`;
+    return { url: `${base}&apikey=${key}`, label: `${base}&apikey=***`, host: host(base) };
+  }
+  const route = config.routes[`${chainId}/${ds.schema}`];
+  if (route?.kind === 'gateway') {
+    return { url: `${config.gatewayUrl}/api/${key}/subgraphs/id/${route.subgraphId}`, label: `${config.gatewayUrl}/api/***/subgraphs/id/${route.subgraphId}`, host: host(config.gatewayUrl) };
+  }
+  const base = `${config.baseUrl}/subgraph/graphql?chainId=${chainId}&schemaName=${ds.schema}`;
+  return { url: `${base}&apikey=${key}`, label: `${base}&apikey=***`, host: host(base) };
+}
+
+/** What the user asked for. */
+export interface PlanRequest {
+  readonly jobs: readonly Job[];
+  /** Chains to run (default: the config's). */
+  readonly chains?: readonly number[];
+  /** Dataset names that restrict the jobs' datasets. */
+  readonly datasets?: readonly string[];
+}
+
+/** The tasks of a run, deduplicated across jobs, in catalog order per chain. */
+export function buildPlan(config: Config, req: PlanRequest): readonly Task[] {
+  const wanted = new Set(req.jobs.flatMap((j) => j.datasets));
+  if (req.datasets?.length) {
+    const named = req.datasets.map((n) => {
+      const d = findDataset(n);
+      if (!d) throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\` to list them (e.g. dodoex.swaps, list.liquidity)`);
+      return d.name;
+    });
+    for (const n of [...wanted]) if (!named.includes(n)) wanted.delete(n);
+    if (req.jobs.length === 0) named.forEach((n) => wanted.add(n));
+  }
+  const chains = req.chains?.length ? req.chains : config.chains;
+  const tasks: Task[] = [];
+  for (const chainId of chains) {
+    for (const ds of DATASETS) if (wanted.has(ds.name)) tasks.push(Object.freeze({ chainId, ds, endpoint: endpointFor(config, ds, chainId) }));
+  }
+  if (tasks.length === 0) throw new UsageError('the plan has no task: the selected jobs and --datasets have no dataset in common');
+  return Object.freeze(tasks);
+}

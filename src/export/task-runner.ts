@@ -1,0 +1,224 @@
+/** Runs one task: pages a dataset from its checkpoint to the pinned block and commits batches with their checkpoint. */
+import type { Dataset } from '../catalog/catalog.ts';
+import type { Config } from '../config/config.ts';
+import type { CheckpointStore } from '../store/checkpoint-store.ts';
+import type { DuckDBSink, Replace } from '../store/sink.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { withRetries } from '../upstream/retry.ts';
+import { UpstreamError } from '../upstream/upstream-error.ts';
+import { mapPage } from './mapper.ts';
+import { LIST_QUERY, pageQuery, type PageShape } from './queries.ts';
+import type { PinnedBlock, Task, TaskStats } from './task.ts';
+
+/** Smallest page size reached by halving after time-outs. */
+const MIN_PAGE_SIZE = 50;
+/** Pools per liquidity-list page. */
+const LIST_PAGE_SIZE = 100;
+
+/** Everything a task needs, passed explicitly. */
+export interface TaskDeps {
+  readonly config: Config;
+  readonly client: UpstreamClient;
+  readonly sink: DuckDBSink;
+  readonly checkpoints: CheckpointStore;
+  readonly runId: string;
+  readonly signal: AbortSignal;
+  readonly log: (event: string, fields: Record<string, unknown>) => void;
+}
+
+/** The cursor stored in a checkpoint. */
+interface Cursor {
+  mode?: 'full' | 'incremental';
+  seq?: string;
+  id?: string;
+  block?: number;
+}
+
+/** A stop requested by the user (SIGINT/SIGTERM): the current batch is committed or rolled back, then the task ends. */
+export class StopRequested extends Error {
+  constructor() {
+    super('stopped on request');
+    this.name = 'StopRequested';
+  }
+}
+
+class TaskRun {
+  readonly stats: TaskStats = { pages: 0, rows: 0, requests: 0, retries: 0, bytes: 0, outOfRange: {}, truncated: {} };
+  private pageSize: number;
+  private buffer: Record<string, unknown>[] = [];
+  cursor: string | null;
+
+  constructor(readonly task: Task, readonly deps: TaskDeps, readonly block: PinnedBlock, prev: string | null) {
+    this.pageSize = deps.config.pageSize;
+    this.cursor = prev;
+  }
+
+  get ds(): Dataset {
+    return this.task.ds;
+  }
+
+  /** Fetches one page with retries; halves the page size after a time-out. */
+  async fetch<T>(query: string, vars: Record<string, unknown>): Promise<T> {
+    if (this.deps.signal.aborted) throw new StopRequested();
+    return withRetries(async () => {
+      this.stats.requests++;
+      try {
+        const r = await this.deps.client.request<T>(this.task.endpoint, query, { ...vars, first: this.pageSize });
+        this.stats.bytes += r.bytes;
+        return r.data;
+      } catch (e) {
+        if (e instanceof UpstreamError && e.kind === 'timeout') this.pageSize = Math.max(MIN_PAGE_SIZE, Math.floor(this.pageSize / 2));
+        throw e;
+      }
+    }, {
+      maxAttempts: this.deps.config.maxAttempts,
+      onRetry: (err, attempt, delayMs) => {
+        this.stats.retries++;
+        this.deps.log('retry', { dataset: this.ds.name, chainId: this.task.chainId, attempt, delayMs, kind: err.kind, error: err.message });
+      },
+    });
+  }
+
+  get size(): number {
+    return this.pageSize;
+  }
+
+  /** Adds mapped rows to the buffer. */
+  take(items: unknown[]): void {
+    const page = mapPage(this.ds, this.task.chainId, items);
+    for (const [k, n] of Object.entries(page.outOfRange)) this.stats.outOfRange[k] = (this.stats.outOfRange[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(page.truncated)) this.stats.truncated[k] = (this.stats.truncated[k] ?? 0) + n;
+    this.buffer.push(...page.rows);
+    this.stats.pages++;
+  }
+
+  get buffered(): number {
+    return this.buffer.length;
+  }
+
+  /** Commits the buffer and moves the checkpoint to `next`. */
+  async flush(next: Cursor, replace: Replace, takenAt?: string): Promise<void> {
+    const nextText = JSON.stringify(next);
+    const rows = this.buffer;
+    this.buffer = [];
+    await this.deps.sink.write({
+      ds: this.ds, chainId: this.task.chainId, runId: this.deps.runId, block: this.ds.kind === 'list' ? null : this.block.number, rows, replace,
+      checkpoint: { prev: this.cursor, next: nextText }, ...(takenAt ? { takenAt } : {}),
+    });
+    this.cursor = nextText;
+    this.stats.rows += rows.length;
+  }
+}
+
+type Row = Record<string, unknown> & { id: string };
+
+/** Keyset pages on (seq, id) from `from` (inclusive); the first batch replaces every stored row from `from` on. */
+async function pageSeq(run: TaskRun, from: number, cursorAfter: (last: Row | undefined, done: boolean) => Cursor): Promise<void> {
+  const ds = run.ds;
+  const seqColumn = ds.columns.find((c) => c.field === ds.seq)!.column;
+  let shape: PageShape = 'seq-first';
+  let vars: Record<string, unknown> = { block: run.block.number, from: ds.seqType === 'Int' ? from : String(from) };
+  let replace: Replace = ds.kind === 'mutable' ? { kind: 'ids' } : { kind: 'from', column: seqColumn, from };
+  let last: Row | undefined;
+  for (;;) {
+    const data = await run.fetch<{ rows: Row[] }>(pageQuery(ds, shape), vars);
+    const rows = data.rows;
+    run.take(rows);
+    if (rows.length) last = rows[rows.length - 1]!;
+    const done = rows.length < run.size;
+    if (done || run.buffered >= run.deps.config.batchRows) {
+      await run.flush({ ...cursorAfter(last, done), block: run.block.number }, replace);
+      replace = ds.kind === 'mutable' ? { kind: 'ids' } : { kind: 'none' };
+    }
+    if (done) return;
+    shape = 'seq-next';
+    vars = { block: run.block.number, seq: ds.seqType === 'Int' ? last![ds.seq!] : String(last![ds.seq!]), id: last!.id };
+  }
+}
+
+/** Full pass by `id_gt` from `startId`; `finish` gives the checkpoint after the last page. */
+async function pageIds(run: TaskRun, startId: string, replace: Replace, finish: Cursor, progress?: (id: string) => Cursor): Promise<void> {
+  let id = startId;
+  for (;;) {
+    const data = await run.fetch<{ rows: Row[] }>(pageQuery(run.ds, 'id'), { block: run.block.number, id });
+    run.take(data.rows);
+    if (data.rows.length) id = data.rows[data.rows.length - 1]!.id;
+    const done = data.rows.length < run.size;
+    if (done) return run.flush({ ...finish, block: run.block.number }, replace);
+    if (progress && run.buffered >= run.deps.config.batchRows) await run.flush({ ...progress(id), block: run.block.number }, replace);
+  }
+}
+
+/** One liquidity-list snapshot of a chain, checked against `totalCount`. */
+async function pageList(run: TaskRun): Promise<void> {
+  type ListPage = { liquidity_list: { totalCount: number; currentPage: number; lqList: (Row | null)[] } };
+  const items = new Map<string, Row>();
+  let total = 0;
+  for (let page = 1; ; page++) {
+    const where = { chainIds: [run.task.chainId], currentPage: page, pageSize: LIST_PAGE_SIZE, refreshNow: false, filterState: { address: '', viewOnlyOwn: false }, order: { orderBy: 'updatedAt', orderDirection: 'asc' } };
+    const data = await run.fetch<ListPage>(LIST_QUERY, { where });
+    const info = data.liquidity_list;
+    total = info.totalCount;
+    for (const it of info.lqList) if (it) items.set(it.id, it);
+    if (info.lqList.length < LIST_PAGE_SIZE || page * LIST_PAGE_SIZE >= total) break;
+  }
+  if (items.size !== total) {
+    throw new UpstreamError(`liquidity list of chain ${run.task.chainId} returned ${items.size} distinct pools but totalCount ${total} (the list changed while paging)`, 'garbage', true);
+  }
+  run.take([...items.values()]);
+  await run.flush({ block: run.block.number }, { kind: 'snapshot' }, new Date(run.block.timestamp * 1000).toISOString());
+}
+
+/** Runs a task from its checkpoint; returns the run with its stats and final cursor. */
+export async function runTask(task: Task, deps: TaskDeps, block: PinnedBlock): Promise<{ run: TaskRun; before: string | null }> {
+  const cp = await deps.checkpoints.get(task.chainId, task.ds.name);
+  const before = cp?.cursor ?? null;
+  const run = new TaskRun(task, deps, block, before);
+  try {
+    await page(run, before, block);
+  } catch (e) {
+    throw new TaskError(e, run.stats, before);
+  }
+  return { run, before };
+}
+
+/** A task failure that carries what the task did before it failed. */
+export class TaskError extends Error {
+  constructor(override readonly cause: unknown, readonly taskStats: TaskStats, readonly cursorBefore: string | null) {
+    super((cause as Error)?.message ?? String(cause), { cause });
+    this.name = (cause as Error)?.name ?? 'Error';
+  }
+}
+
+async function page(run: TaskRun, before: string | null, block: PinnedBlock): Promise<void> {
+  const { task, deps } = run;
+  const cursor: Cursor = before ? (JSON.parse(before) as Cursor) : {};
+  const window = deps.config.reorgWindowSecs;
+  const ds = task.ds;
+  switch (ds.kind) {
+    case 'list':
+      await pageList(run);
+      break;
+    case 'snapshot':
+      await pageIds(run, '', { kind: 'snapshot' }, {});
+      break;
+    case 'event':
+    case 'bucket': {
+      // Re-read a window before the checkpoint so that reorganized rows are replaced; buckets re-read the open bucket.
+      const from = cursor.seq === undefined ? 0 : Math.max(0, Number(cursor.seq) - window);
+      await pageSeq(run, from, (last) => (last ? { seq: String(last[ds.seq!]), id: last.id } : { seq: String(from), id: '' }));
+      break;
+    }
+    case 'mutable': {
+      const watermark = { mode: 'incremental' as const, seq: String(block.timestamp) };
+      if (cursor.mode !== 'incremental') {
+        // First run (or an interrupted one): a full pass by id, resumable from the last committed id.
+        await pageIds(run, cursor.id ?? '', { kind: 'ids' }, watermark, (id) => ({ mode: 'full', id }));
+      } else {
+        // Upserts are idempotent: intermediate batches keep the old watermark, so a crash re-reads rather than skips.
+        await pageSeq(run, Math.max(0, Number(cursor.seq) - window), (_last, done) => (done ? watermark : cursor));
+      }
+      break;
+    }
+  }
+}

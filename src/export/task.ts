@@ -1,0 +1,47 @@
+/** What a task is and what it reports: one dataset on one chain, pinned to one block. */
+import type { Dataset } from '../catalog/catalog.ts';
+import type { Endpoint } from '../upstream/client.ts';
+
+/** One unit of work of a plan. */
+export interface Task {
+  readonly chainId: number;
+  readonly ds: Dataset;
+  readonly endpoint: Endpoint;
+}
+
+/** The pinned block of an endpoint for this run. */
+export interface PinnedBlock {
+  readonly number: number;
+  readonly timestamp: number;
+}
+
+/** Counters of one task, for the summary and the run ledger. */
+export interface TaskStats {
+  pages: number;
+  rows: number;
+  requests: number;
+  retries: number;
+  bytes: number;
+  /** Values per column beyond the numeric column's range (numeric NULL, exact `_text`). */
+  outOfRange: Record<string, number>;
+  /** Values per column with more than 18 fractional digits (numeric cut to 18, exact `_text`). */
+  truncated: Record<string, number>;
+}
+
+/** The outcome of one task. */
+export interface TaskResult {
+  readonly task: Task;
+  readonly status: 'ok' | 'failed';
+  readonly stats: TaskStats;
+  readonly block: number | null;
+  readonly cursorBefore: string | null;
+  readonly cursorAfter: string | null;
+  readonly startedAt: Date;
+  readonly endedAt: Date;
+  readonly error?: { readonly cls: string; readonly message: string };
+}
+
+/** A short label for logs and errors: `dodoex.swaps@bsc`. */
+export function taskLabel(t: Task, chainName: (id: number) => string): string {
+  return `${t.ds.name}@${chainName(t.chainId)}`;
+}

@@ -1,0 +1,33 @@
+/** The run ledger: one row per run and one per task, so that `status` can tell what happened and when. */
+import type { TaskResult } from '../export/task.ts';
+import type { Warehouse } from './warehouse.ts';
+
+/** Writes the ledger. */
+export class RunLedger {
+  constructor(private readonly w: Warehouse) {}
+
+  /** Records the start of a run. */
+  async start(runId: string, jobs: readonly string[]): Promise<void> {
+    await this.w.exec("INSERT INTO _pool_export.runs (run_id, jobs, started_at, status) VALUES ($1, $2, now(), 'running')", [runId, jobs.join(',')]);
+  }
+
+  /** Records one finished task. */
+  async task(runId: string, r: TaskResult): Promise<void> {
+    await this.w.exec(
+      `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, out_of_range, error_class, error)
+       VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+      [runId, r.task.chainId, r.task.ds.name, r.startedAt.toISOString(), r.endedAt.toISOString(), r.status, r.stats.pages, r.stats.rows, r.stats.requests,
+        r.stats.retries, r.block, r.cursorBefore, r.cursorAfter, JSON.stringify({ outOfRange: r.stats.outOfRange, truncated: r.stats.truncated }), r.error?.cls ?? null, r.error?.message ?? null],
+    );
+  }
+
+  /** Closes a run. */
+  async finish(runId: string, results: readonly TaskResult[], error?: string): Promise<void> {
+    const sum = (k: 'rows' | 'requests' | 'retries') => results.reduce((a, r) => a + r.stats[k], 0);
+    const failed = results.filter((r) => r.status === 'failed').length;
+    await this.w.exec(
+      'UPDATE _pool_export.runs SET ended_at = now(), status = $2, tasks = $3, failed = $4, rows = $5, requests = $6, retries = $7, error = $8 WHERE run_id = $1',
+      [runId, failed || error ? 'failed' : 'ok', results.length, failed, sum('rows'), sum('requests'), sum('retries'), error ?? null],
+    );
+  }
+}

@@ -1,0 +1,68 @@
+/** Writes batches of mapped rows into their table and moves the checkpoint in the same transaction. */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Dataset } from '../catalog/catalog.ts';
+import { ConcurrentWriterError, checkpointStatements } from './checkpoint-store.ts';
+import { insertParts, jsonColumns, lit, q, qt } from './ddl.ts';
+import type { Warehouse } from './warehouse.ts';
+
+/** What a batch replaces before it is inserted, so that re-reads never duplicate a row. */
+export type Replace =
+  /** Rows of the chain from `from` on in the keyset column (re-read window of events and buckets). */
+  | { readonly kind: 'from'; readonly column: string; readonly from: string | number }
+  /** Rows of the chain with the same ids (upsert of mutable entities). */
+  | { readonly kind: 'ids' }
+  /** Rows of the chain written at the same block or run (snapshots re-taken). */
+  | { readonly kind: 'snapshot' }
+  | { readonly kind: 'none' };
+
+/** One batch: rows of one dataset and chain, and the checkpoint move that commits with them. */
+export interface Batch {
+  readonly ds: Dataset;
+  readonly chainId: number;
+  readonly runId: string;
+  readonly block: number | null;
+  readonly takenAt?: string;
+  readonly rows: readonly Record<string, unknown>[];
+  readonly replace: Replace;
+  readonly checkpoint: { readonly prev: string | null; readonly next: string };
+}
+
+/** The DuckDB sink: NDJSON batch file, then one `INSERT … SELECT … FROM read_json` in a transaction with the checkpoint. */
+export class DuckDBSink {
+  private readonly tmpDir: string;
+
+  constructor(private readonly w: Warehouse, dataDir: string) {
+    this.tmpDir = join(dataDir, '.tmp');
+    mkdirSync(this.tmpDir, { recursive: true });
+  }
+
+  /** Commits a batch; returns the rows inserted. */
+  async write(b: Batch): Promise<number> {
+    const file = join(this.tmpDir, `${randomUUID()}.ndjson`);
+    writeFileSync(file, b.rows.map((r) => JSON.stringify(r)).join('\n') + (b.rows.length ? '\n' : ''));
+    try {
+      const source = `read_json(${lit(file)}, format = 'newline_delimited', columns = ${jsonColumns(b.ds)})`;
+      const { target, select } = insertParts(b.ds);
+      const table = qt(b.ds.table);
+      const cp = checkpointStatements(b.chainId, b.ds.name, b.checkpoint.prev, b.checkpoint.next, b.block, b.runId);
+      return await this.w.transaction(async (tx) => {
+        if (b.replace.kind === 'from') await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [b.chainId, b.replace.from]);
+        if (b.replace.kind === 'ids' && b.rows.length) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
+        // A snapshot replaces one taken at the same block (or, for the block-less list, by the same run).
+        if (b.replace.kind === 'snapshot' && b.block !== null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
+        if (b.replace.kind === 'snapshot' && b.block === null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
+        const inserted = b.rows.length
+          ? await tx.exec(`INSERT INTO ${table} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${source}`, [b.chainId, b.block, b.runId, b.takenAt ?? null])
+          : 0;
+        if (inserted !== b.rows.length) throw new Error(`inserted ${inserted} of ${b.rows.length} rows into ${b.ds.table}`);
+        const moved = await tx.exec(cp.sql, cp.params);
+        if (moved !== 1) throw new ConcurrentWriterError(b.ds.name, b.chainId);
+        return inserted;
+      });
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+}

@@ -1,0 +1,91 @@
+/** The DuckDB warehouse file: opening, schema creation, transactions. */
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue, type Json } from '@duckdb/node-api';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WAREHOUSE_SCHEMA, type Dataset } from '../catalog/catalog.ts';
+import { createTable, q } from './ddl.ts';
+
+/** File name of the warehouse inside the data folder. */
+export const WAREHOUSE_FILE = 'warehouse.duckdb';
+
+const INTERNAL_SQL = readFileSync(new URL('../../sql/internal.sql', import.meta.url), 'utf8');
+
+/** Parameters of a statement. */
+export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
+
+/** An open warehouse. */
+export class Warehouse {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(readonly path: string, private readonly instance: DuckDBInstance, private readonly conn: DuckDBConnection) {}
+
+  /** Opens (creating if needed) the warehouse of a data folder, with the exporter's tables and macros. */
+  static async open(dataDir: string, opts: { readOnly?: boolean } = {}): Promise<Warehouse> {
+    mkdirSync(dataDir, { recursive: true });
+    const path = join(dataDir, WAREHOUSE_FILE);
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(path, opts.readOnly ? { access_mode: 'READ_ONLY' } : {});
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (/lock/i.test(msg)) throw new Error(`the warehouse ${path} is in use by another process (${msg.split('\n')[0]}); wait for it to finish or stop it`, { cause: e });
+      throw new Error(`cannot open the warehouse ${path}: ${msg}`, { cause: e });
+    }
+    const conn = await instance.connect();
+    const w = new Warehouse(path, instance, conn);
+    if (!opts.readOnly) await w.exec(INTERNAL_SQL);
+    return w;
+  }
+
+  /** Creates the schemas and tables of the given datasets. */
+  async ensureTables(datasets: readonly Dataset[]): Promise<void> {
+    for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!))) await this.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
+    for (const d of datasets) await this.exec(createTable(d));
+  }
+
+  /** Runs one statement (serialized with every other statement of this process). */
+  async exec(sql: string, params?: Params): Promise<number> {
+    return this.serial(async () => (await this.conn.run(sql, params)).rowsChanged);
+  }
+
+  /** Runs a query and returns rows as JSON-compatible objects. */
+  async all(sql: string, params?: Params): Promise<Record<string, Json>[]> {
+    return this.serial(async () => (await this.conn.runAndReadAll(sql, params)).getRowObjectsJson());
+  }
+
+  /** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */
+  async transaction<T>(fn: (tx: { exec: (sql: string, params?: Params) => Promise<number>; all: (sql: string, params?: Params) => Promise<Record<string, Json>[]> }) => Promise<T>): Promise<T> {
+    return this.serial(async () => {
+      await this.conn.run('BEGIN TRANSACTION');
+      try {
+        const result = await fn({
+          exec: async (sql, params) => (await this.conn.run(sql, params)).rowsChanged,
+          all: async (sql, params) => (await this.conn.runAndReadAll(sql, params)).getRowObjectsJson(),
+        });
+        await this.conn.run('COMMIT');
+        return result;
+      } catch (e) {
+        await this.conn.run('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+    });
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Flushes and closes the file. */
+  async close(): Promise<void> {
+    await this.queue;
+    try {
+      await this.conn.run('CHECKPOINT');
+    } catch {
+      // A read-only or already failed connection has nothing to flush.
+    }
+    this.conn.closeSync();
+    this.instance.closeSync();
+  }
+}

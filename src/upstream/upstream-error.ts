@@ -1,0 +1,51 @@
+/** Errors from the upstream, classified by what the runner should do with them. */
+
+/** What went wrong, in terms a user can act on. */
+export type UpstreamErrorKind = 'network' | 'timeout' | 'http' | 'rate-limit' | 'graphql' | 'auth' | 'garbage';
+
+/** An upstream failure: retryable ones are retried with backoff; the others stop the task. */
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly kind: UpstreamErrorKind,
+    readonly retryable: boolean,
+    readonly extra: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = 'UpstreamError';
+  }
+}
+
+/** graph-node and gateway messages that mean "try again": transient store, indexer or block-availability conditions. */
+const RETRYABLE_GRAPHQL = [
+  /^Store error/, /^indexing_error$/, /^bad indexers/, /Query timed out/, /service is overloaded/, /query is too expensive/, /is therefore not yet available/,
+  /no block with that hash found/, /the chain was reorganized/, /Too many requests/i, /no indexers found/, /database unavailable/,
+];
+
+/** Classifies GraphQL `errors` of an otherwise well-formed answer. */
+export function graphqlError(messages: string[], status: number): UpstreamError {
+  const msg = messages.join('; ');
+  if (messages.some((m) => m.startsWith('auth error:'))) {
+    return new UpstreamError(`the gateway refused the API key (${msg}); set POOL_EXPORT_API_KEY to a valid gateway key (32 hex characters)`, 'auth', false, { status });
+  }
+  const retryable = messages.every((m) => RETRYABLE_GRAPHQL.some((re) => re.test(m)));
+  return new UpstreamError(`upstream answered with GraphQL errors: ${msg}`, 'graphql', retryable, { status });
+}
+
+/** Classifies an HTTP status that is not 200. */
+export function httpError(status: number, bodyText: string, retryAfter: string | null): UpstreamError {
+  const snippet = bodyText.replace(/\s+/g, ' ').slice(0, 200);
+  if (status === 401 || status === 403) {
+    return new UpstreamError(`the service refused the API key (HTTP ${status}: ${snippet}); set POOL_EXPORT_API_KEY to a valid key`, 'auth', false, { status });
+  }
+  if (status === 429) {
+    const secs = Number(retryAfter);
+    return new UpstreamError(`rate limited (HTTP 429)`, 'rate-limit', true, { status, ...(Number.isFinite(secs) && secs >= 0 ? { retryAfterMs: secs * 1000 } : {}) });
+  }
+  return new UpstreamError(`HTTP ${status}: ${snippet}`, 'http', status >= 500 || status === 408, { status });
+}
+
+/** Removes the API key from any text before it is logged, stored or shown. */
+export function redact(text: string, secret: string): string {
+  return secret ? text.split(secret).join('***') : text;
+}

@@ -1,0 +1,74 @@
+/** The export core against the sandbox as a real process: exact copies after backfill, new blocks, reorgs and kills. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
+import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+
+const CHAINS = KNOWN_CHAINS.map((c) => c.chainId);
+let sb: SandboxProcess;
+let dir: string;
+
+beforeAll(async () => {
+  sb = await startSandbox(['--scale', '1200', '--burst', '1100']);
+  dir = mkdtempSync(join(tmpdir(), 'pool-export-'));
+});
+afterAll(async () => {
+  await sb?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('export core', () => {
+  it('copies every dataset of every chain exactly, then stays exact through new blocks and a reorg', async () => {
+    const data = join(dir, 'main');
+    const env = sandboxEnv(sb, data);
+    const first = await cli(['run'], env);
+    expect(first.code, first.stderr + first.stdout).toBe(0);
+    let cmp = await compareWithSandbox(sb, data, CHAINS);
+    expect(cmp.mismatches).toEqual([]);
+    expect(cmp.checked).toBe(40 * CHAINS.length);
+
+    await sb.control('advance', { blocks: 700 });
+    const second = await cli(['run'], env);
+    expect(second.code, second.stderr).toBe(0);
+    cmp = await compareWithSandbox(sb, data, CHAINS);
+    expect(cmp.mismatches).toEqual([]);
+
+    await sb.control('advance', { blocks: 40 });
+    await sb.control('reorg', { depth: 60 });
+    const third = await cli(['run'], env);
+    expect(third.code, third.stderr).toBe(0);
+    cmp = await compareWithSandbox(sb, data, CHAINS);
+    expect(cmp.mismatches).toEqual([]);
+  }, 300_000);
+
+  it('makes at most one data request per task, plus one block lookup per endpoint, when nothing is new', async () => {
+    const data = join(dir, 'noop');
+    const env = sandboxEnv(sb, data);
+    expect((await cli(['run', '--chains', 'ethereum,bsc'], env)).code).toBe(0);
+    await sb.control('stats', {});
+    const again = await cli(['run', '--chains', 'ethereum,bsc'], env);
+    expect(again.code).toBe(0);
+    const stats = await sb.control<{ requests: number; userAgents: Record<string, number> }>('stats');
+    const tasks = 41 * 2;
+    const endpoints = 3 * 2;
+    expect(stats.requests).toBeLessThanOrEqual(tasks + endpoints);
+    expect(stats.userAgents['dodoex-dev42']).toBe(stats.requests);
+  }, 120_000);
+
+  it('ends exact with no duplicates after being killed with SIGKILL at random points', async () => {
+    const data = join(dir, 'kill');
+    const env = sandboxEnv(sb, data);
+    const chains = ['--chains', 'polygon,arbitrum'];
+    for (const ms of [400, 900, 1500, 2200]) {
+      const r = await cli(['run', ...chains], env, { killAfterMs: ms + Math.floor(Math.random() * 300) });
+      expect(r.signal === 'SIGKILL' || r.code === 0).toBe(true);
+    }
+    const final = await cli(['run', ...chains], env);
+    expect(final.code, final.stderr).toBe(0);
+    const cmp = await compareWithSandbox(sb, data, [137, 42161]);
+    expect(cmp.mismatches).toEqual([]);
+  }, 180_000);
+});

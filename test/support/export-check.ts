@@ -1,0 +1,83 @@
+/** Compares an exported warehouse with the sandbox's own rows: counts, duplicates and a content hash per dataset and chain. */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
+import { hasText, q, qt } from '../../src/store/ddl.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { BIN, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { allRows } from './sandbox-client.ts';
+
+/** Runs the CLI as a child process; resolves with its exit code and output. */
+export function cli(args: string[], env: Record<string, string>, opts: { killAfterMs?: number } = {}): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = opts.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
+    child.on('exit', (code, signal) => {
+      if (timer) clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** The environment that points the CLI at a sandbox and a data folder. */
+export function sandboxEnv(sb: SandboxProcess, dataDir: string): Record<string, string> {
+  return { POOL_EXPORT_API_KEY: sb.apiKey, POOL_EXPORT_BASE_URL: sb.url, POOL_EXPORT_DATA_DIR: dataDir, POOL_EXPORT_DEVELOPER_ID: 'dev42' };
+}
+
+/** Canonical text of a row: lists sorted, since graph-node serves entity lists in id order, not storage order. */
+const canon = (v: unknown[]) => JSON.stringify(v.map((x) => (Array.isArray(x) ? [...x].sort() : (x ?? null))));
+
+/** The upstream text of each column, as the exported table recovers it. */
+function exportSelect(ds: Dataset): string {
+  return ds.columns.map((c) => (hasText(c) ? q(`${c.column}_text`) : c.cls === 'int8' ? `CAST(${q(c.column)} AS VARCHAR)` : q(c.column))).join(', ');
+}
+
+/** Count and hash of canonical rows. */
+function digest(lines: string[]): { count: number; hash: string } {
+  const h = createHash('sha256');
+  for (const l of [...lines].sort()) h.update(`${l}\n`);
+  return { count: lines.length, hash: h.digest('hex') };
+}
+
+/** One mismatch between the export and the sandbox. */
+export interface Mismatch {
+  readonly dataset: string;
+  readonly chainId: number;
+  readonly detail: string;
+}
+
+/** Compares every subgraph dataset of the given chains with the sandbox at each task's checkpointed block. */
+export async function compareWithSandbox(sb: SandboxProcess, dataDir: string, chains: readonly number[]): Promise<{ mismatches: Mismatch[]; checked: number; rows: number }> {
+  const w = await Warehouse.open(dataDir, { readOnly: true });
+  const mismatches: Mismatch[] = [];
+  let checked = 0;
+  let rows = 0;
+  try {
+    for (const ds of DATASETS.filter((d) => d.kind !== 'list')) {
+      for (const chainId of chains) {
+        const cp = (await w.all('SELECT block FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2', [chainId, ds.name]))[0];
+        if (!cp) {
+          mismatches.push({ dataset: ds.name, chainId, detail: 'no checkpoint' });
+          continue;
+        }
+        const block = Number(cp.block);
+        const exported = await w.all(`SELECT ${exportSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = $1 ${ds.kind === 'snapshot' ? `AND _block = ${block}` : ''}`, [chainId]);
+        const dup = await w.all(`SELECT count(*) - count(DISTINCT id) AS d FROM ${qt(ds.table)} WHERE chain_id = $1 ${ds.kind === 'snapshot' ? `AND _block = ${block}` : ''}`, [chainId]);
+        if (Number(dup[0]!.d) !== 0) mismatches.push({ dataset: ds.name, chainId, detail: `${dup[0]!.d} duplicate ids` });
+        const source = await allRows(sb, chainId, ds.schema, ds.entity, block);
+        const mine = digest(exported.map((r) => canon(ds.columns.map((c) => r[hasText(c) ? `${c.column}_text` : c.column]))));
+        const theirs = digest(source.map((r) => canon(ds.columns.map((c) => r[c.field]))));
+        checked++;
+        rows += mine.count;
+        if (mine.count !== theirs.count || mine.hash !== theirs.hash) mismatches.push({ dataset: ds.name, chainId, detail: `exported ${mine.count} rows (${mine.hash.slice(0, 8)}), sandbox ${theirs.count} (${theirs.hash.slice(0, 8)}) at block ${block}` });
+      }
+    }
+  } finally {
+    await w.close();
+  }
+  return { mismatches, checked, rows };
+}
