@@ -32,7 +32,7 @@ test-containers: $(NODE_MODULES) ## Container tests (skipped, and said so, when 
 	@if docker info >/dev/null 2>&1; then \
 	  if ls test/containers/*.ctr.test.ts >/dev/null 2>&1; then TEST_TIER=containers npx vitest run; \
 	  else echo "containers tier: no container tests yet"; fi; \
-	else echo "containers tier: SKIPPED (no Docker engine is running; .ci/run installs and starts one)"; fi
+	else echo "containers tier: SKIPPED (no Docker engine is running here)"; fi
 
 bench-sandbox: $(NODE_MODULES) ## Measure the sandbox at 10 million swaps: memory and 1000-row page latency
 	npx tsx bench/sandbox-scale.ts 10000000

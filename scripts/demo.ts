@@ -1,30 +1,36 @@
-/** `make demo`: starts the sandbox, sends the service document's liquidity-list request and its eight query shapes, prints a summary. */
-import { LIQUIDITY_LIST_BODY, SEED_QUERIES } from '../src/sandbox/seed-queries.ts';
-import { startSandbox } from '../src/sandbox/spawn.ts';
+/**
+ * `make demo`: starts the sandbox, exports every job for every chain into ./data/demo, runs again (only new data is
+ * fetched), stops the sandbox and prints a summary of rows per dataset and chain.
+ */
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { BIN, startSandbox } from '../src/sandbox/spawn.ts';
 
-const sandbox = await startSandbox(['--scale', '20000']);
-console.log(`sandbox: ${sandbox.url}`);
+/** Swaps per chain in the demo's generated history. */
+const DEMO_SCALE = '5000';
+const dataDir = resolve('data/demo');
+
+const sandbox = await startSandbox(['--scale', DEMO_SCALE]);
+console.log(`sandbox upstream: ${sandbox.url} (scale ${DEMO_SCALE} swaps per chain, 8 chains)`);
+const env = { ...process.env, POOL_EXPORT_API_KEY: sandbox.apiKey, POOL_EXPORT_BASE_URL: sandbox.url, POOL_EXPORT_DATA_DIR: dataDir, POOL_EXPORT_DEVELOPER_ID: 'demo' };
+let status = 0;
 try {
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${sandbox.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'dodo-demo' }, body: JSON.stringify(body) });
-    return (await res.json()) as { data?: Record<string, unknown>; errors?: { message: string }[] };
-  };
-  const list = await post(`/graphql?opname=FetchLiquidityList&apikey=${sandbox.apiKey}`, LIQUIDITY_LIST_BODY);
-  const info = list.data?.liquidity_list as { totalCount: number; lqList: { id: string; pair: { type: string; tvl: string } }[] };
-  console.log(`\nFetchLiquidityList (bsc, CLASSICAL/DVM/DSP): ${info.totalCount} pools; first page:`);
-  for (const p of info.lqList) console.log(`  ${p.id} ${p.pair.type.padEnd(9)} tvl ${p.pair.tvl}`);
-  const sub = `/subgraph/graphql?chainId=56&schemaName=dodoex&apikey=${sandbox.apiKey}`;
-  const pair = info.lqList[0]!.id;
-  const users = (await post(sub, { query: '{ users(first: 1) { id } }' })).data!.users as { id: string }[];
-  console.log('\nThe eight query shapes of the exchange schema (bsc):');
-  for (const [purpose, q] of Object.entries(SEED_QUERIES)) {
-    const query = q.replace('$PAIR', pair).replace('$USER', users[0]!.id).replace('$SINCE', String(1_767_225_600 - 7 * 86_400));
-    const r = await post(sub, { query });
-    if (r.errors) throw new Error(`${purpose}: ${r.errors[0]!.message}`);
-    const [root, value] = Object.entries(r.data!)[0]!;
-    const n = Array.isArray(value) ? `${value.length} rows` : value ? '1 row' : 'null';
-    console.log(`  ${purpose.padEnd(45)} ${root.padEnd(22)} ${n}`);
+  rmSync(dataDir, { recursive: true, force: true });
+  for (const [label, before] of [['first run: full history', undefined], ['second run, after 50 new blocks: only new data', 50]] as const) {
+    if (before) await sandbox.control('advance', { blocks: before });
+    await sandbox.control('stats', {});
+    const t = performance.now();
+    const r = spawnSync(process.execPath, [BIN, 'run'], { env, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+    const secs = ((performance.now() - t) / 1000).toFixed(1);
+    const served = (await sandbox.control<{ requests: number }>('stats')).requests;
+    const lines = r.stdout.trim().split('\n');
+    console.log(`\n== ${label} (${secs} s, ${served} requests served by the sandbox)`);
+    console.log(before ? lines.slice(-4).join('\n') : lines.join('\n'));
+    if (r.status !== 0) status = r.status ?? 1;
   }
+  console.log(`\nwarehouse: ${dataDir}/warehouse.duckdb`);
 } finally {
   await sandbox.stop();
 }
+process.exit(status);

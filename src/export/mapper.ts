@@ -38,10 +38,10 @@ function pathValue(obj: unknown, path: string): unknown {
   return v;
 }
 
-/** Where a column's value sits in an upstream row. */
+/** Where a column's value sits in an upstream row; references point at the object, whose `id` is checked. */
 function valuePath(c: Column, list: boolean): string {
-  if (list) return c.select;
-  return c.cls === 'ref' ? `${c.field}.id` : c.field;
+  const path = list ? c.select : c.field;
+  return c.cls === 'ref' ? path.replace(/\.id$/, '') : path;
 }
 
 /** How a numeric text fits its column: exactly, cut to 18 fractional digits, or not at all. */
@@ -66,9 +66,11 @@ function check(ds: Dataset, chainId: number, c: Column, v: unknown): unknown {
     case 'text':
       if (typeof v !== 'string') throw bad('a string');
       return v;
-    case 'ref':
-      if (typeof v !== 'string') throw bad('an entity id');
-      return v;
+    case 'ref': {
+      const id = typeof v === 'object' ? (v as { id?: unknown }).id : undefined;
+      if (typeof id !== 'string') throw bad('an entity reference { id }');
+      return id;
+    }
     case 'int':
       if (typeof v !== 'number' || !Number.isInteger(v)) throw bad('an integer');
       return v;

@@ -105,7 +105,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   const hostLimit = (h: string) => hosts.get(h) ?? hosts.set(h, pLimit(args.config.perEndpointConcurrency)).get(h)!;
   const results = await Promise.all(args.tasks.map((t) => limit(() => hostLimit(t.endpoint.host)(() => runOne(args, sink, checkpoints, t, pinned.get(t.endpoint.url)!)))));
   // 5. Each task and the run close in the ledger.
-  for (const r of results) await ledger.task(args.runId, r);
+  await ledger.tasks(args.runId, results);
   await ledger.finish(args.runId, results, args.signal.aborted ? 'stopped on request' : undefined);
   return results;
 }

@@ -11,9 +11,15 @@ export class RunLedger {
     await this.w.exec("INSERT INTO _pool_export.runs (run_id, jobs, started_at, status) VALUES ($1, $2, now(), 'running')", [runId, jobs.join(',')]);
   }
 
-  /** Records one finished task. */
-  async task(runId: string, r: TaskResult): Promise<void> {
-    await this.w.exec(
+  /** Records the finished tasks of a run, in one transaction. */
+  async tasks(runId: string, results: readonly TaskResult[]): Promise<void> {
+    await this.w.transaction(async (tx) => {
+      for (const r of results) await this.task(tx.exec, runId, r);
+    });
+  }
+
+  private async task(exec: Warehouse['exec'], runId: string, r: TaskResult): Promise<void> {
+    await exec(
       `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, out_of_range, error_class, error)
        VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
       [runId, r.task.chainId, r.task.ds.name, r.startedAt.toISOString(), r.endedAt.toISOString(), r.status, r.stats.pages, r.stats.rows, r.stats.requests,

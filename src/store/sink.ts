@@ -29,40 +29,97 @@ export interface Batch {
   readonly checkpoint: { readonly prev: string | null; readonly next: string };
 }
 
-/** The DuckDB sink: NDJSON batch file, then one `INSERT … SELECT … FROM read_json` in a transaction with the checkpoint. */
+/** A batch waiting for its commit. */
+interface Pending {
+  readonly batch: Batch;
+  readonly resolve: (rows: number) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+/** Most batches merged into one transaction by group commit. */
+const GROUP_LIMIT = 64;
+
+/**
+ * The DuckDB sink: each batch goes to an NDJSON file, then one `INSERT … SELECT … FROM read_json` in a transaction with
+ * its checkpoint. Batches that arrive while a transaction runs are committed together in the next one (group commit),
+ * since the commit itself costs far more than a small batch; a failing group is retried batch by batch.
+ */
 export class DuckDBSink {
   private readonly tmpDir: string;
+  private readonly queue: Pending[] = [];
+  private draining = false;
 
   constructor(private readonly w: Warehouse, dataDir: string) {
     this.tmpDir = join(dataDir, '.tmp');
     mkdirSync(this.tmpDir, { recursive: true });
   }
 
-  /** Commits a batch; returns the rows inserted. */
-  async write(b: Batch): Promise<number> {
-    const file = join(this.tmpDir, `${randomUUID()}.ndjson`);
-    writeFileSync(file, b.rows.map((r) => JSON.stringify(r)).join('\n') + (b.rows.length ? '\n' : ''));
+  /** Commits a batch (possibly with others); resolves with the rows inserted. */
+  write(b: Batch): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ batch: b, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
     try {
-      const source = `read_json(${lit(file)}, format = 'newline_delimited', columns = ${jsonColumns(b.ds)})`;
-      const { target, select } = insertParts(b.ds);
-      const table = qt(b.ds.table);
-      const cp = checkpointStatements(b.chainId, b.ds.name, b.checkpoint.prev, b.checkpoint.next, b.block, b.runId);
-      return await this.w.transaction(async (tx) => {
-        if (b.replace.kind === 'from') await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [b.chainId, b.replace.from]);
-        if (b.replace.kind === 'ids' && b.rows.length) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
-        // A snapshot replaces one taken at the same block (or, for the block-less list, by the same run).
-        if (b.replace.kind === 'snapshot' && b.block !== null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
-        if (b.replace.kind === 'snapshot' && b.block === null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
-        const inserted = b.rows.length
-          ? await tx.exec(`INSERT INTO ${table} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${source}`, [b.chainId, b.block, b.runId, b.takenAt ?? null])
-          : 0;
-        if (inserted !== b.rows.length) throw new Error(`inserted ${inserted} of ${b.rows.length} rows into ${b.ds.table}`);
-        const moved = await tx.exec(cp.sql, cp.params);
-        if (moved !== 1) throw new ConcurrentWriterError(b.ds.name, b.chainId);
-        return inserted;
-      });
+      while (this.queue.length) {
+        const group = this.queue.splice(0, GROUP_LIMIT);
+        try {
+          const counts = await this.commit(group.map((p) => p.batch));
+          group.forEach((p, i) => p.resolve(counts[i]!));
+        } catch (e) {
+          if (group.length === 1) group[0]!.reject(e);
+          else for (const p of group) await this.commit([p.batch]).then((c) => p.resolve(c[0]!), p.reject);
+        }
+      }
     } finally {
-      rmSync(file, { force: true });
+      this.draining = false;
     }
   }
+
+  private async commit(batches: readonly Batch[]): Promise<number[]> {
+    const files = batches.map((b) => {
+      const file = join(this.tmpDir, `${randomUUID()}.ndjson`);
+      writeFileSync(file, b.rows.map((r) => JSON.stringify(r)).join('\n') + (b.rows.length ? '\n' : ''));
+      return file;
+    });
+    try {
+      return await this.w.transaction(async (tx) => {
+        const counts: number[] = [];
+        for (const [i, b] of batches.entries()) counts.push(await writeOne(tx, b, files[i]!));
+        return counts;
+      });
+    } finally {
+      for (const f of files) rmSync(f, { force: true });
+    }
+  }
+}
+
+/** The statements of one batch inside an open transaction. */
+async function writeOne(tx: { exec: (sql: string, params?: (string | number | null)[]) => Promise<number> }, b: Batch, file: string): Promise<number> {
+  const source = `read_json(${lit(file)}, format = 'newline_delimited', columns = ${jsonColumns(b.ds)})`;
+  const { target, select } = insertParts(b.ds);
+  const table = qt(b.ds.table);
+  if (b.replace.kind === 'from') await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [b.chainId, b.replace.from]);
+  if (b.replace.kind === 'ids' && b.rows.length) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
+  // A snapshot replaces one taken at the same block (or, for the block-less list, by the same run).
+  if (b.replace.kind === 'snapshot' && b.block !== null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
+  if (b.replace.kind === 'snapshot' && b.block === null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
+  const inserted = b.rows.length
+    ? await tx.exec(`INSERT INTO ${table} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${source}`, [b.chainId, b.block, b.runId, b.takenAt ?? null])
+    : 0;
+  if (inserted !== b.rows.length) throw new Error(`inserted ${inserted} of ${b.rows.length} rows into ${b.ds.table}`);
+  const cp = checkpointStatements(b.chainId, b.ds.name, b.checkpoint.prev, b.checkpoint.next, b.block, b.runId);
+  let moved: number;
+  try {
+    moved = await tx.exec(cp.sql, cp.params);
+  } catch (e) {
+    if (/duplicate key|PRIMARY KEY|constraint/i.test((e as Error).message)) throw new ConcurrentWriterError(b.ds.name, b.chainId);
+    throw e;
+  }
+  if (moved !== 1) throw new ConcurrentWriterError(b.ds.name, b.chainId);
+  return inserted;
 }

@@ -39,8 +39,10 @@ export class Warehouse {
 
   /** Creates the schemas and tables of the given datasets. */
   async ensureTables(datasets: readonly Dataset[]): Promise<void> {
-    for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!))) await this.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
-    for (const d of datasets) await this.exec(createTable(d));
+    await this.transaction(async (tx) => {
+      for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!))) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
+      for (const d of datasets) await tx.exec(createTable(d));
+    });
   }
 
   /** Runs one statement (serialized with every other statement of this process). */

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { DATASETS, findDataset } from '../../src/catalog/catalog.ts';
+import { GarbageError, mapPage } from '../../src/export/mapper.ts';
+
+const swaps = findDataset('dodoex.swaps')!;
+const good = {
+  id: '0xab-1', hash: '0xab', timestamp: '1700000000', pair: { id: '0xp' }, sender: '0x01', from: '0x02', to: '0x03', fromToken: { id: '0xt1' },
+  toToken: { id: '0xt2' }, logIndex: '1', amountIn: '1.5', amountOut: '123456789012345678901.25', feeBase: '0.0000000000000000001', feeQuote: '0',
+  baseVolume: '1', quoteVolume: '2', volumeUSD: '3', updatedAt: null,
+};
+
+describe('page mapper', () => {
+  it('flattens references, keeps exact texts and counts values the numeric columns cannot hold', () => {
+    const { rows, outOfRange, truncated } = mapPage(swaps, 56, [good]);
+    expect(rows[0]).toMatchObject({ id: '0xab-1', pair_id: '0xp', from_token_id: '0xt1', amount_out: '123456789012345678901.25', updated_at: null });
+    expect(outOfRange).toEqual({ amount_out: 1 });
+    expect(truncated).toEqual({ fee_base: 1 });
+  });
+
+  it.each([
+    ['amountIn', 1.5, 'a BigDecimal as a decimal string'],
+    ['amountIn', '1e5', 'a BigDecimal as a decimal string'],
+    ['timestamp', '17.5', 'a BigInt as a decimal string'],
+    ['hash', null, 'a value (the schema says non-null)'],
+    ['pair', 'not-an-object', 'an entity reference { id }'],
+  ])('rejects %s = %j naming the dataset, chain and field', (field, value, what) => {
+    const bad = { ...good, [field]: value };
+    expect(() => mapPage(swaps, 56, [bad])).toThrow(GarbageError);
+    expect(() => mapPage(swaps, 56, [bad])).toThrow(new RegExp(`dodoex\\.swaps on chain 56, field "${field}": expected ${what.replace(/[(){}]/g, '\\$&')}`));
+  });
+
+  it('rejects a missing field as schema drift', () => {
+    const { volumeUSD: _, ...missing } = good;
+    expect(() => mapPage(swaps, 1, [missing])).toThrow(/field "volumeUSD": the field is missing from the answer.*schema check/);
+  });
+
+  it('maps liquidity-list items from nested paths', () => {
+    const list = findDataset('list.liquidity')!;
+    const item = {
+      id: '0xpool', isPrivatePool: false, isMyLiquidity: null,
+      pair: { type: 'DVM', baseReserve: '1', quoteReserve: '2', lastTradePrice: '3', lpFeeRate: '0.003', i: '10', creator: '0xc', baseLpToken: null, quoteLpToken: { id: '0xq' },
+        baseToken: { id: '0xb', symbol: "a'b", name: 'n', decimals: '18', usdPrice: '1' }, quoteToken: { id: '0xq2', symbol: 's', name: 'n', decimals: '6', usdPrice: '1' },
+        tvl: '5', apy: { miningBaseApy: null, miningQuoteApy: null, transactionBaseApy: '0.1', transactionQuoteApy: null }, miningAddress: [] },
+    };
+    const row = mapPage(list, 56, [item]).rows[0]!;
+    expect(row).toMatchObject({ id: '0xpool', base_lp_token_id: null, quote_lp_token_id: '0xq', base_token_symbol: "a'b", tvl: '5', transaction_base_apy: '0.1', mining_address: [] });
+  });
+
+  it('every dataset has an id column first, and every keyset field is a column', () => {
+    for (const d of DATASETS) {
+      expect(d.columns[0]!.field, d.name).toBe('id');
+      if (d.seq) expect(d.columns.some((c) => c.field === d.seq), d.name).toBe(true);
+    }
+  });
+});
