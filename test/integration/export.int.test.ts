@@ -1,11 +1,13 @@
 /** The export core against the sandbox as a real process: exact copies after backfill, new blocks, reorgs and kills. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
 import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { allRows } from '../support/sandbox-client.ts';
 
 const CHAINS = KNOWN_CHAINS.map((c) => c.chainId);
 let sb: SandboxProcess;
@@ -43,6 +45,38 @@ describe('export core', () => {
     cmp = await compareWithSandbox(sb, data, CHAINS);
     expect(cmp.mismatches).toEqual([]);
   }, 300_000);
+
+  it('reads through the gateway route when the config says so, exactly the same', async () => {
+    const data = join(dir, 'gateway');
+    const info = await sb.control<{ subgraphs: { chainId: number; schema: string; subgraphId: string }[] }>('info');
+    const routes = Object.fromEntries(info.subgraphs.filter((s) => s.chainId === 43114).map((s) => [`43114/${s.schema}`, { kind: 'gateway', subgraphId: s.subgraphId }]));
+    const config = join(dir, 'gateway.json');
+    writeFileSync(config, JSON.stringify({ routes, gatewayUrl: sb.url }));
+    await sb.control('stats', {});
+    const r = await cli(['run', '--chains', 'avax', '--config', config, '--jobs', 'events,state,token-mining'], sandboxEnv(sb, data));
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const stats = await sb.control<{ byRoute: Record<string, number> }>('stats');
+    expect(stats.byRoute).toEqual({ gateway: expect.any(Number) });
+    expect((await compareWithSandbox(sb, data, [43114])).mismatches).toEqual([]);
+  }, 120_000);
+
+  it('snapshots the liquidity list: every pool once, with the service\'s numbers', async () => {
+    const data = join(dir, 'list');
+    const r = await cli(['run', '--jobs', 'liquidity', '--chains', 'bsc,ethereum'], sandboxEnv(sb, data));
+    expect(r.code, r.stderr).toBe(0);
+    const w = await Warehouse.open(data, { readOnly: true });
+    try {
+      for (const chainId of [56, 1]) {
+        const rows = await w.all('SELECT id, tvl_text, base_reserve_text, type FROM list.liquidity WHERE chain_id = $1', [chainId]);
+        const pairs = (await allRows(sb, chainId, 'dodoex', 'Pair')).filter((p) => p.type !== 'VIRTUAL');
+        expect(rows.map((x) => x.id).sort()).toEqual(pairs.map((p) => p.id).sort());
+        const byId = new Map(pairs.map((p) => [p.id, p]));
+        for (const row of rows) expect(row.base_reserve_text).toBe(byId.get(row.id as string)!.baseReserve);
+      }
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
 
   it('makes at most one data request per task, plus one block lookup per endpoint, when nothing is new', async () => {
     const data = join(dir, 'noop');
