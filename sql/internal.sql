@@ -1,4 +1,6 @@
 -- Tables of the exporter itself: checkpoints (committed with the data they describe) and the run ledger.
+-- Every statement here is idempotent and is followed by a CHECKPOINT, so that schema changes never sit in the WAL:
+-- DuckDB can fail to replay catalog entries after a crash (duckdb/duckdb#19712, #22044).
 CREATE SCHEMA IF NOT EXISTS _pool_export;
 
 CREATE TABLE IF NOT EXISTS _pool_export.checkpoints (
@@ -6,6 +8,7 @@ CREATE TABLE IF NOT EXISTS _pool_export.checkpoints (
   dataset    VARCHAR NOT NULL,
   cursor     VARCHAR NOT NULL,   -- JSON: the position after the last committed row
   block      BIGINT,             -- the block the committed rows were read at
+  block_time TIMESTAMPTZ,        -- that block's timestamp, for lag reporting
   run_id     VARCHAR,
   updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
   PRIMARY KEY (chain_id, dataset)
@@ -16,7 +19,7 @@ CREATE TABLE IF NOT EXISTS _pool_export.runs (
   jobs       VARCHAR,
   started_at TIMESTAMPTZ NOT NULL,
   ended_at   TIMESTAMPTZ,
-  status     VARCHAR NOT NULL,    -- running, ok, failed
+  status     VARCHAR NOT NULL,    -- running, ok, failed, stopped
   tasks      INTEGER,
   failed     INTEGER,
   rows       BIGINT,
@@ -47,9 +50,9 @@ CREATE TABLE IF NOT EXISTS _pool_export.run_tasks (
 -- Exact text → DECIMAL(38,18): digits past the 18th fractional one are cut (toward zero), and values with more than
 -- 20 integer digits become NULL; the exporter counts both per column in the run summary, and the exact text always stays
 -- in the `_text` column. Built from integer casts, which DuckDB runs about 20 times faster than a string → DECIMAL(38,18) cast.
-CREATE OR REPLACE MACRO pe_dec_abs(s) AS CASE
+CREATE MACRO IF NOT EXISTS pe_dec_abs(s) AS CASE
   WHEN length(ltrim(split_part(s, '.', 1), '0')) <= 20 THEN
     CAST(TRY_CAST('0' || split_part(s, '.', 1) AS HUGEINT) AS DECIMAL(38,18))
     + CAST(TRY_CAST(rpad(left(split_part(s, '.', 2), 18), 18, '0') AS BIGINT) AS DECIMAL(18,0)) * 0.000000000000000001
   END;
-CREATE OR REPLACE MACRO pe_dec(s) AS CASE WHEN starts_with(s, '-') THEN -pe_dec_abs(s[2:]) ELSE pe_dec_abs(s) END;
+CREATE MACRO IF NOT EXISTS pe_dec(s) AS CASE WHEN starts_with(s, '-') THEN -pe_dec_abs(s[2:]) ELSE pe_dec_abs(s) END;

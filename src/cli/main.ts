@@ -5,13 +5,23 @@ import { UsageError } from '../config/chains.ts';
 import { datasetsCommand, jobsCommand } from './datasets-command.ts';
 import { runCommand } from './run-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
+import { scheduleCommand } from './schedule-command.ts';
+import { statusCommand } from './status-command.ts';
 
 /** Exit code for bad usage (unknown flag, invalid value). */
 export const EXIT_USAGE = 2;
 
+// A reader that goes away (`pool-export status | head`) is not an error.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
+
 await yargs(hideBin(process.argv))
   .scriptName('pool-export')
   .command(runCommand)
+  .command(scheduleCommand)
+  .command(statusCommand)
   .command(datasetsCommand)
   .command(jobsCommand)
   .command(sandboxCommand)
@@ -21,7 +31,7 @@ await yargs(hideBin(process.argv))
   .fail((msg, err, y) => {
     if (err) {
       process.stderr.write(`pool-export: ${err.message}\n`);
-      process.exit(err instanceof UsageError || (err as { usage?: boolean }).usage ? EXIT_USAGE : 1);
+      process.exit(err instanceof UsageError ? EXIT_USAGE : 1);
     }
     process.stderr.write(`${y.help() && ''}pool-export: ${msg}\nRun \`pool-export --help\` for usage.\n`);
     process.exit(EXIT_USAGE);

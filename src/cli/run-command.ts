@@ -1,29 +1,39 @@
 /** `pool-export run`: exports the selected jobs, chains and datasets once, then prints a summary. */
-import { randomUUID } from 'node:crypto';
-import type { CommandModule } from 'yargs';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Argv, CommandModule } from 'yargs';
 import { selectJobs } from '../../jobs/index.ts';
-import { chainName, parseChain } from '../config/chains.ts';
-import { loadConfig } from '../config/config.ts';
+import type { Job } from '../../jobs/job.ts';
+import { chainName, parseChain, UsageError } from '../config/chains.ts';
+import { loadConfig, type Config } from '../config/config.ts';
 import { buildPlan } from '../export/plan.ts';
-import { runExport } from '../export/run-export.ts';
-import type { TaskResult } from '../export/task.ts';
-import { Warehouse } from '../store/warehouse.ts';
-import { UpstreamClient } from '../upstream/client.ts';
-import { createEventLog, LOG_LEVELS } from '../util/logger.ts';
+import { runOnce } from '../export/run-once.ts';
+import type { Task, TaskResult } from '../export/task.ts';
+import { CheckpointStore } from '../store/checkpoint-store.ts';
+import { Warehouse, WAREHOUSE_FILE } from '../store/warehouse.ts';
+import { createEventLog, LOG_FORMATS, LOG_LEVELS, type EventLog } from '../util/logger.ts';
+import { TerminalProgress } from '../util/progress.ts';
 
-interface Args {
-  jobs?: string;
-  chains?: string;
-  datasets?: string;
-  'data-dir'?: string;
-  config?: string;
+/** Options shared by `run` and `schedule`. */
+export interface CommonArgs {
+  jobs?: string | undefined;
+  chains?: string | undefined;
+  datasets?: string | undefined;
+  'data-dir'?: string | undefined;
+  config?: string | undefined;
+  'wait-lock': number;
+  'log-level'?: string | undefined;
+  'log-format': (typeof LOG_FORMATS)[number];
+}
+
+interface Args extends CommonArgs {
   'dry-run': boolean;
-  'log-level': string;
 }
 
 const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
 
-function summary(results: readonly TaskResult[]): string {
+/** The human summary of a run: rows per dataset and chain, totals, failures. */
+export function summary(results: readonly TaskResult[]): string {
   const lines = ['dataset                             chain        rows   pages  requests  status'];
   for (const r of results) {
     if (r.stats.rows === 0 && r.status === 'ok') continue;
@@ -41,49 +51,65 @@ function summary(results: readonly TaskResult[]): string {
   return lines.join('\n');
 }
 
+/** Options shared by `run` and `schedule`. */
+export function commonOptions<T>(y: Argv<T>) {
+  return y
+    .option('jobs', { type: 'string', describe: 'comma list of jobs (default: all; see `pool-export jobs`)' })
+    .option('chains', { type: 'string', describe: 'comma list of chain names or ids (default: the config\'s chains)' })
+    .option('datasets', { type: 'string', describe: 'comma list of datasets, e.g. dodoex.swaps,list.liquidity (default: the jobs\' datasets)' })
+    .option('data-dir', { type: 'string', describe: 'data folder (default: POOL_EXPORT_DATA_DIR or ./data)' })
+    .option('config', { type: 'string', describe: 'JSON config file (default: ./pool-export.config.json if present)' })
+    .option('wait-lock', { type: 'number', default: 0, describe: 'seconds to wait when another run holds the data folder (default: stop at once)' })
+    .option('log-level', { choices: LOG_LEVELS, describe: 'level of the log lines on stderr (default: info, or warn on a terminal where progress bars show)' })
+    .option('log-format', { choices: LOG_FORMATS, default: 'json' as const, describe: 'json: one JSON object per line; pretty: for people' });
+}
+
+/** The config, jobs and plan that a `run` or `schedule` command line asks for. */
+export function resolveRequest(a: CommonArgs): { config: Config; jobs: Job[]; tasks: readonly Task[] } {
+  const config = loadConfig({ ...(a.config ? { configFile: a.config } : {}), overrides: { dataDir: a['data-dir'] } });
+  const jobs = selectJobs(list(a.jobs));
+  const chains = list(a.chains)?.map(parseChain);
+  const datasets = list(a.datasets);
+  const tasks = buildPlan(config, { jobs: a.datasets && !a.jobs ? [] : jobs, ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) });
+  if (!Number.isFinite(a['wait-lock']) || a['wait-lock'] < 0) throw new UsageError(`--wait-lock must be a number of seconds from 0, not ${a['wait-lock']}`);
+  return { config, jobs, tasks };
+}
+
+/** The event log for a command line. */
+export function logFor(a: CommonArgs, config: Config): EventLog {
+  return createEventLog(a['log-level'] ?? (process.stderr.isTTY ? 'warn' : 'info'), config.apiKey, a['log-format']);
+}
+
+async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
+  const warehouse = await Warehouse.open(config.dataDir, { readOnly: existsSync(join(config.dataDir, WAREHOUSE_FILE)) });
+  try {
+    const cps = new CheckpointStore(warehouse);
+    process.stdout.write(`plan: ${tasks.length} tasks, data folder ${config.dataDir}\n`);
+    for (const t of tasks) {
+      const cp = await cps.get(t.chainId, t.ds.name).catch(() => undefined);
+      process.stdout.write(`${t.ds.name.padEnd(35)} ${chainName(t.chainId).padEnd(10)} ${t.ds.kind.padEnd(8)} ${t.endpoint.label}  cursor ${cp?.cursor ?? '(start of history)'}\n`);
+    }
+  } finally {
+    await warehouse.close();
+  }
+}
+
 /** The yargs module of the `run` command. */
 export const runCommand: CommandModule<object, Args> = {
   command: 'run',
   describe: 'Export the selected jobs once: every task from its checkpoint to the current block',
-  builder: (y) =>
-    y
-      .option('jobs', { type: 'string', describe: 'comma list of jobs (default: all; see `pool-export jobs`)' })
-      .option('chains', { type: 'string', describe: 'comma list of chain names or ids (default: the config\'s chains)' })
-      .option('datasets', { type: 'string', describe: 'comma list of datasets, e.g. dodoex.swaps,list.liquidity (default: the jobs\' datasets)' })
-      .option('data-dir', { type: 'string', describe: 'data folder (default: POOL_EXPORT_DATA_DIR or ./data)' })
-      .option('config', { type: 'string', describe: 'JSON config file (default: ./pool-export.config.json if present)' })
-      .option('dry-run', { type: 'boolean', default: false, describe: 'print the plan (tasks, endpoints, cursors) and exit' })
-      .option('log-level', { choices: LOG_LEVELS, default: 'warn', describe: 'level of the JSON log lines on stderr' }),
+  builder: (y) => commonOptions(y).option('dry-run', { type: 'boolean', default: false, describe: 'print the plan (tasks, endpoints, cursors) and exit' }),
   handler: async (a) => {
-    const config = loadConfig({ ...(a.config ? { configFile: a.config } : {}), overrides: { dataDir: a['data-dir'] } });
-    const jobs = selectJobs(list(a.jobs));
-    const chains = list(a.chains)?.map(parseChain);
-    const datasets = list(a.datasets);
-    const tasks = buildPlan(config, { jobs: a.datasets && !a.jobs ? [] : jobs, ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) });
-    if (!config.apiKey && !a['dry-run']) throw Object.assign(new Error('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)'), { usage: true });
-    const warehouse = await Warehouse.open(config.dataDir, { readOnly: false });
-    try {
-      if (a['dry-run']) {
-        const { CheckpointStore } = await import('../store/checkpoint-store.ts');
-        const cps = new CheckpointStore(warehouse);
-        process.stdout.write(`plan: ${tasks.length} tasks, data folder ${config.dataDir}\n`);
-        for (const t of tasks) {
-          const cp = await cps.get(t.chainId, t.ds.name);
-          process.stdout.write(`${t.ds.name.padEnd(35)} ${chainName(t.chainId).padEnd(10)} ${t.ds.kind.padEnd(8)} ${t.endpoint.label}  cursor ${cp?.cursor ?? '(start of history)'}\n`);
-        }
-        return;
-      }
-      const controller = new AbortController();
-      const stop = () => controller.abort();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      const client = new UpstreamClient({ apiKey: config.apiKey, userAgent: `${config.userAgentPrefix}-${config.developerId}`, timeoutMs: config.timeoutMs });
-      const log = createEventLog(a['log-level'], config.apiKey);
-      const results = await runExport({ config, tasks, jobs: jobs.map((j) => j.name), warehouse, client, runId: randomUUID(), signal: controller.signal, log });
-      process.stdout.write(`${summary(results)}\n`);
-      if (results.some((r) => r.status === 'failed')) process.exitCode = 1;
-    } finally {
-      await warehouse.close();
-    }
+    const { config, jobs, tasks } = resolveRequest(a);
+    if (a['dry-run']) return dryRun(config, tasks);
+    if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
+    const controller = new AbortController();
+    process.once('SIGINT', () => controller.abort());
+    process.once('SIGTERM', () => controller.abort());
+    const progress = process.stderr.isTTY ? new TerminalProgress() : undefined;
+    const outcome = await runOnce({ config, tasks, jobs: jobs.map((j) => j.name), waitLockSecs: a['wait-lock'], signal: controller.signal, log: logFor(a, config), ...(progress ? { progress } : {}) });
+    process.stdout.write(`${summary(outcome.results)}\n`);
+    if (outcome.stopped) process.stdout.write('stopped on request: committed batches are kept; the next run resumes from them\n');
+    if (outcome.stopped || outcome.results.some((r) => r.status === 'failed')) process.exitCode = 1;
   },
 };

@@ -11,7 +11,7 @@ import { withRetries } from '../upstream/retry.ts';
 import { redact, UpstreamError } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
 import { META_QUERY } from './queries.ts';
-import type { PinnedBlock, Task, TaskResult } from './task.ts';
+import type { PinnedBlock, Task, TaskResult, TaskStats } from './task.ts';
 import { runTask, StopRequested, TaskError } from './task-runner.ts';
 
 /** Inputs of a run, passed explicitly. */
@@ -24,6 +24,15 @@ export interface RunArgs {
   readonly runId: string;
   readonly signal: AbortSignal;
   readonly log: EventLog;
+  readonly progress?: ProgressSink;
+}
+
+/** Receives progress of tasks (progress bars on a terminal). */
+export interface ProgressSink {
+  start(total: number): void;
+  page(task: Task, stats: TaskStats, fraction: number | undefined): void;
+  done(result: TaskResult): void;
+  stop(): void;
 }
 
 type Meta = { _meta: { block: { number: number; hash: string | null; timestamp: number | null }; hasIndexingErrors: boolean } };
@@ -60,7 +69,7 @@ async function runOne(args: RunArgs, sink: DuckDBSink, checkpoints: CheckpointSt
     return { task, status: 'failed', stats: empty, block: null, cursorBefore: null, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: errorClass(block), message: redact(block.message, args.config.apiKey) } };
   }
   args.log('task-start', { ...label, block: block.number });
-  const deps = { config: args.config, client: args.client, sink, checkpoints, runId: args.runId, signal: args.signal, log: args.log };
+  const deps = { config: args.config, client: args.client, sink, checkpoints, runId: args.runId, signal: args.signal, log: args.log, ...(args.progress ? { onPage: args.progress.page.bind(args.progress) } : {}) };
   let result: TaskResult;
   let run: Awaited<ReturnType<typeof runTask>>['run'] | undefined;
   let before: string | null = null;
@@ -103,9 +112,15 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   const limit = pLimit(args.config.concurrency);
   const hosts = new Map<string, ReturnType<typeof pLimit>>();
   const hostLimit = (h: string) => hosts.get(h) ?? hosts.set(h, pLimit(args.config.perEndpointConcurrency)).get(h)!;
-  const results = await Promise.all(args.tasks.map((t) => limit(() => hostLimit(t.endpoint.host)(() => runOne(args, sink, checkpoints, t, pinned.get(t.endpoint.url)!)))));
+  args.progress?.start(args.tasks.length);
+  const results = await Promise.all(args.tasks.map((t) => limit(() => hostLimit(t.endpoint.host)(async () => {
+    const r = await runOne(args, sink, checkpoints, t, pinned.get(t.endpoint.url)!);
+    args.progress?.done(r);
+    return r;
+  }))));
+  args.progress?.stop();
   // 5. Each task and the run close in the ledger.
   await ledger.tasks(args.runId, results);
-  await ledger.finish(args.runId, results, args.signal.aborted ? 'stopped on request' : undefined);
+  await ledger.finish(args.runId, results, args.signal.aborted);
   return results;
 }

@@ -24,6 +24,8 @@ export interface TaskDeps {
   readonly runId: string;
   readonly signal: AbortSignal;
   readonly log: (event: string, fields: Record<string, unknown>) => void;
+  /** Called after each page with the task's counters and, where known, the fraction done (0..1). */
+  readonly onPage?: (task: Task, stats: TaskStats, fraction: number | undefined) => void;
 }
 
 /** The cursor stored in a checkpoint. */
@@ -60,6 +62,15 @@ class TaskRun {
   /** Fetches one page with retries; halves the page size after a time-out. */
   async fetch<T>(query: string, vars: Record<string, unknown>): Promise<T> {
     if (this.deps.signal.aborted) throw new StopRequested();
+    try {
+      return await this.fetchRetried<T>(query, vars);
+    } catch (e) {
+      if (this.deps.signal.aborted) throw new StopRequested();
+      throw e;
+    }
+  }
+
+  private async fetchRetried<T>(query: string, vars: Record<string, unknown>): Promise<T> {
     return withRetries(async () => {
       this.stats.requests++;
       try {
@@ -90,7 +101,21 @@ class TaskRun {
     for (const [k, n] of Object.entries(page.truncated)) this.stats.truncated[k] = (this.stats.truncated[k] ?? 0) + n;
     this.buffer.push(...page.rows);
     this.stats.pages++;
+    this.deps.onPage?.(this.task, this.stats, this.fraction(items));
   }
+
+  /** The share of the keyset range covered so far, from the last row's position between `from` and the pinned block. */
+  private fraction(items: unknown[]): number | undefined {
+    const seq = this.ds.seq;
+    const last = items[items.length - 1] as Record<string, unknown> | undefined;
+    if (!seq || !last || this.from === undefined) return undefined;
+    const end = this.block.timestamp;
+    const at = Number(last[seq]);
+    return end > this.from ? Math.min(1, Math.max(0, (at - this.from) / (end - this.from))) : undefined;
+  }
+
+  /** Start of the keyset range, for progress. */
+  from: number | undefined;
 
   get buffered(): number {
     return this.buffer.length;
@@ -102,7 +127,8 @@ class TaskRun {
     const rows = this.buffer;
     this.buffer = [];
     await this.deps.sink.write({
-      ds: this.ds, chainId: this.task.chainId, runId: this.deps.runId, block: this.ds.kind === 'list' ? null : this.block.number, rows, replace,
+      ds: this.ds, chainId: this.task.chainId, runId: this.deps.runId, block: this.ds.kind === 'list' ? null : this.block.number,
+      blockTime: new Date(this.block.timestamp * 1000).toISOString(), rows, replace,
       checkpoint: { prev: this.cursor, next: nextText }, ...(takenAt ? { takenAt } : {}),
     });
     this.cursor = nextText;
@@ -119,6 +145,7 @@ async function pageSeq(run: TaskRun, from: number, cursorAfter: (last: Row | und
   let shape: PageShape = 'seq-first';
   let vars: Record<string, unknown> = { block: run.block.number, from: ds.seqType === 'Int' ? from : String(from) };
   let replace: Replace = ds.kind === 'mutable' ? { kind: 'ids' } : { kind: 'from', column: seqColumn, from };
+  run.from = from;
   let last: Row | undefined;
   for (;;) {
     const data = await run.fetch<{ rows: Row[] }>(pageQuery(ds, shape), vars);

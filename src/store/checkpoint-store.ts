@@ -16,13 +16,18 @@ export interface Checkpoint {
 }
 
 /** The statements of a compare-and-set move from `prev` to `next`. */
-export function checkpointStatements(chainId: number, dataset: string, prev: string | null, next: string, block: number | null, runId: string): { sql: string; params: (string | number | null)[] } {
+export function checkpointStatements(
+  chainId: number, dataset: string, prev: string | null, next: string, block: { number: number | null; time: string | null }, runId: string,
+): { sql: string; params: (string | number | null)[] } {
   if (prev === null) {
-    return { sql: 'INSERT INTO _pool_export.checkpoints (chain_id, dataset, cursor, block, run_id) VALUES ($1, $2, $3, $4, $5)', params: [chainId, dataset, next, block, runId] };
+    return {
+      sql: 'INSERT INTO _pool_export.checkpoints (chain_id, dataset, cursor, block, run_id, block_time) VALUES ($1, $2, $3, $4, $5, $6::TIMESTAMPTZ)',
+      params: [chainId, dataset, next, block.number, runId, block.time],
+    };
   }
   return {
-    sql: 'UPDATE _pool_export.checkpoints SET cursor = $3, block = $4, run_id = $5, updated_at = now() WHERE chain_id = $1 AND dataset = $2 AND cursor = $6',
-    params: [chainId, dataset, next, block, runId, prev],
+    sql: 'UPDATE _pool_export.checkpoints SET cursor = $3, block = $4, run_id = $5, block_time = $7::TIMESTAMPTZ, updated_at = now() WHERE chain_id = $1 AND dataset = $2 AND cursor = $6',
+    params: [chainId, dataset, next, block.number, runId, prev, block.time],
   };
 }
 

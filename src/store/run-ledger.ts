@@ -28,12 +28,12 @@ export class RunLedger {
   }
 
   /** Closes a run. */
-  async finish(runId: string, results: readonly TaskResult[], error?: string): Promise<void> {
+  async finish(runId: string, results: readonly TaskResult[], stopped: boolean): Promise<void> {
     const sum = (k: 'rows' | 'requests' | 'retries') => results.reduce((a, r) => a + r.stats[k], 0);
     const failed = results.filter((r) => r.status === 'failed').length;
     await this.w.exec(
       'UPDATE _pool_export.runs SET ended_at = now(), status = $2, tasks = $3, failed = $4, rows = $5, requests = $6, retries = $7, error = $8 WHERE run_id = $1',
-      [runId, failed || error ? 'failed' : 'ok', results.length, failed, sum('rows'), sum('requests'), sum('retries'), error ?? null],
+      [runId, stopped ? 'stopped' : failed ? 'failed' : 'ok', results.length, failed, sum('rows'), sum('requests'), sum('retries'), stopped ? 'stopped on request; the next run resumes from the last committed batch' : null],
     );
   }
 }

@@ -23,6 +23,8 @@ export interface Batch {
   readonly chainId: number;
   readonly runId: string;
   readonly block: number | null;
+  /** Timestamp of `block` (ISO), or of the snapshot for the block-less list. */
+  readonly blockTime: string | null;
   readonly takenAt?: string;
   readonly rows: readonly Record<string, unknown>[];
   readonly replace: Replace;
@@ -112,7 +114,7 @@ async function writeOne(tx: { exec: (sql: string, params?: (string | number | nu
     ? await tx.exec(`INSERT INTO ${table} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${source}`, [b.chainId, b.block, b.runId, b.takenAt ?? null])
     : 0;
   if (inserted !== b.rows.length) throw new Error(`inserted ${inserted} of ${b.rows.length} rows into ${b.ds.table}`);
-  const cp = checkpointStatements(b.chainId, b.ds.name, b.checkpoint.prev, b.checkpoint.next, b.block, b.runId);
+  const cp = checkpointStatements(b.chainId, b.ds.name, b.checkpoint.prev, b.checkpoint.next, { number: b.block, time: b.blockTime }, b.runId);
   let moved: number;
   try {
     moved = await tx.exec(cp.sql, cp.params);

@@ -33,7 +33,11 @@ export class Warehouse {
     }
     const conn = await instance.connect();
     const w = new Warehouse(path, instance, conn);
-    if (!opts.readOnly) await w.exec(INTERNAL_SQL);
+    if (!opts.readOnly) {
+      await w.exec(INTERNAL_SQL);
+      // Keep schema changes out of the WAL: DuckDB can fail to replay catalog entries after a crash.
+      await w.exec('CHECKPOINT');
+    }
     return w;
   }
 
@@ -43,6 +47,7 @@ export class Warehouse {
       for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!))) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
       for (const d of datasets) await tx.exec(createTable(d));
     });
+    await this.exec('CHECKPOINT');
   }
 
   /** Runs one statement (serialized with every other statement of this process). */

@@ -17,6 +17,8 @@ export interface ClientOptions {
   readonly apiKey: string;
   readonly userAgent: string;
   readonly timeoutMs: number;
+  /** Aborts requests in flight when the run is asked to stop. */
+  readonly signal?: AbortSignal;
 }
 
 /** One answer: the data and the wire size of the body. */
@@ -36,7 +38,8 @@ export class UpstreamClient {
     if (!c) {
       let bytes = 0;
       const timed: typeof fetch = async (input, init) => {
-        const res = await fetch(input, { ...init, signal: AbortSignal.timeout(this.opts.timeoutMs) });
+        const signals = [AbortSignal.timeout(this.opts.timeoutMs), ...(this.opts.signal ? [this.opts.signal] : [])];
+        const res = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
         if (res.status !== 200) throw httpError(res.status, await res.text().catch(() => ''), res.headers.get('retry-after'));
         const text = await res.text();
         bytes = text.length;
@@ -69,6 +72,7 @@ export class UpstreamClient {
       return new UpstreamError(`unexpected answer from ${endpoint.label}: ${clean(String(e.response.error ?? e.message)).slice(0, 300)}`, 'garbage', true);
     }
     const err = e as Error & { cause?: { code?: string; message?: string } };
+    if (this.opts.signal?.aborted) return new UpstreamError('stopped on request', 'stopped', false);
     if (err.name === 'TimeoutError' || err.name === 'AbortError') return new UpstreamError(`no answer within ${this.opts.timeoutMs} ms from ${endpoint.label}`, 'timeout', true);
     if (err.name === 'TypeError' && /fetch failed|terminated/.test(err.message)) {
       return new UpstreamError(`connection failed to ${endpoint.label}: ${clean(err.cause?.message ?? err.cause?.code ?? err.message)}`, 'network', true);

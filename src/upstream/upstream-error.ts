@@ -1,7 +1,7 @@
 /** Errors from the upstream, classified by what the runner should do with them. */
 
 /** What went wrong, in terms a user can act on. */
-export type UpstreamErrorKind = 'network' | 'timeout' | 'http' | 'rate-limit' | 'graphql' | 'auth' | 'garbage';
+export type UpstreamErrorKind = 'network' | 'timeout' | 'http' | 'rate-limit' | 'graphql' | 'auth' | 'garbage' | 'stopped';
 
 /** An upstream failure: retryable ones are retried with backoff; the others stop the task. */
 export class UpstreamError extends Error {

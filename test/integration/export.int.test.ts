@@ -98,7 +98,7 @@ describe('export core', () => {
     const chains = ['--chains', 'polygon,arbitrum'];
     for (const ms of [400, 900, 1500, 2200]) {
       const r = await cli(['run', ...chains], env, { killAfterMs: ms + Math.floor(Math.random() * 300) });
-      expect(r.signal === 'SIGKILL' || r.code === 0).toBe(true);
+      expect(r.signal === 'SIGKILL' || r.code === 0, `exit ${r.code}: ${r.stderr.slice(0, 1500)}`).toBe(true);
     }
     const final = await cli(['run', ...chains], env);
     expect(final.code, final.stderr).toBe(0);

@@ -8,14 +8,15 @@ import { BIN, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { allRows } from './sandbox-client.ts';
 
 /** Runs the CLI as a child process; resolves with its exit code and output. */
-export function cli(args: string[], env: Record<string, string>, opts: { killAfterMs?: number } = {}): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+export function cli(args: string[], env: Record<string, string>, opts: { killAfterMs?: number; termAfterMs?: number } = {}): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = opts.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
+    const timer = opts.killAfterMs !== undefined ? setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs)
+      : opts.termAfterMs !== undefined ? setTimeout(() => child.kill('SIGTERM'), opts.termAfterMs) : undefined;
     child.on('exit', (code, signal) => {
       if (timer) clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
@@ -51,13 +52,13 @@ export interface Mismatch {
 }
 
 /** Compares every subgraph dataset of the given chains with the sandbox at each task's checkpointed block. */
-export async function compareWithSandbox(sb: SandboxProcess, dataDir: string, chains: readonly number[]): Promise<{ mismatches: Mismatch[]; checked: number; rows: number }> {
+export async function compareWithSandbox(sb: SandboxProcess, dataDir: string, chains: readonly number[], only?: readonly string[]): Promise<{ mismatches: Mismatch[]; checked: number; rows: number }> {
   const w = await Warehouse.open(dataDir, { readOnly: true });
   const mismatches: Mismatch[] = [];
   let checked = 0;
   let rows = 0;
   try {
-    for (const ds of DATASETS.filter((d) => d.kind !== 'list')) {
+    for (const ds of DATASETS.filter((d) => d.kind !== 'list' && (!only || only.includes(d.name)))) {
       for (const chainId of chains) {
         const cp = (await w.all('SELECT block FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2', [chainId, ds.name]))[0];
         if (!cp) {

@@ -1,0 +1,54 @@
+/** `pool-export schedule`: runs each job on its cron schedule until SIGINT or SIGTERM. */
+import type { CommandModule } from 'yargs';
+import { buildPlan } from '../export/plan.ts';
+import { runOnce } from '../export/run-once.ts';
+import { UsageError, parseChain } from '../config/chains.ts';
+import { DataLockedError } from '../store/data-lock.ts';
+import { parseScheduleOverrides } from '../scheduler/cron.ts';
+import { Scheduler } from '../scheduler/scheduler.ts';
+import { commonOptions, logFor, resolveRequest, summary, type CommonArgs } from './run-command.ts';
+
+interface Args extends CommonArgs {
+  schedule?: string[];
+  'run-now': boolean;
+}
+
+/** The yargs module of the `schedule` command. */
+export const scheduleCommand: CommandModule<object, Args> = {
+  command: 'schedule',
+  describe: 'Run each job on its cron schedule until stopped (SIGINT/SIGTERM stop gracefully)',
+  builder: (y) =>
+    commonOptions(y)
+      .option('schedule', { type: 'string', array: true, describe: "override a job's schedule: --schedule events='*/2 * * * *' (repeatable)" })
+      .option('run-now', { type: 'boolean', default: false, describe: 'also run every job once at start' }),
+  handler: async (a) => {
+    const { config, jobs } = resolveRequest(a);
+    if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
+    const overrides = parseScheduleOverrides(a.schedule ?? []);
+    for (const name of Object.keys(overrides)) if (!jobs.some((j) => j.name === name)) throw new UsageError(`--schedule names job "${name}", which is not among the selected jobs (${jobs.map((j) => j.name).join(', ')})`);
+    const log = logFor(a, config);
+    const chains = a.chains?.split(',').map(parseChain);
+    const datasets = a.datasets?.split(',');
+    const scheduler = new Scheduler(jobs.map((job) => ({ job, schedule: overrides[job.name] ?? job.schedule })), async (job, signal) => {
+      const tasks = buildPlan(config, { jobs: [job], ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) });
+      try {
+        const outcome = await runOnce({ config, tasks, jobs: [job.name], waitLockSecs: Math.max(30, a['wait-lock']), signal, log });
+        log('job-summary', { job: job.name, summary: summary(outcome.results).split('\n').slice(-2).join(' ') });
+      } catch (e) {
+        if (e instanceof DataLockedError) log('skipped', { job: job.name, reason: e.message }, 'warn');
+        else throw e;
+      }
+    }, log);
+    scheduler.start(a['run-now']);
+    process.stdout.write(`scheduler started: ${jobs.map((j) => `${j.name} (${overrides[j.name] ?? j.schedule})`).join(', ')}\n`);
+    await new Promise<void>((resolve) => {
+      const stop = (sig: string) => {
+        log('stopping', { signal: sig });
+        void scheduler.stop().then(resolve);
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    });
+    process.stdout.write('scheduler stopped\n');
+  },
+};

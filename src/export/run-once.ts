@@ -1,0 +1,53 @@
+/** One run as the CLI and the scheduler make it: lock the data folder, open the warehouse, export, close, unlock. */
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config/config.ts';
+import { lockDataDir } from '../store/data-lock.ts';
+import { Warehouse } from '../store/warehouse.ts';
+import { UpstreamClient } from '../upstream/client.ts';
+import type { EventLog } from '../util/logger.ts';
+import { runExport, type ProgressSink } from './run-export.ts';
+import type { Task, TaskResult } from './task.ts';
+
+/** Inputs of one run. */
+export interface RunOnceArgs {
+  readonly config: Config;
+  readonly tasks: readonly Task[];
+  readonly jobs: readonly string[];
+  /** Seconds to wait for the data folder's lock before giving up. */
+  readonly waitLockSecs: number;
+  readonly signal: AbortSignal;
+  readonly log: EventLog;
+  readonly progress?: ProgressSink;
+}
+
+/** The outcome of a run. */
+export interface RunOutcome {
+  readonly runId: string;
+  readonly results: TaskResult[];
+  readonly stopped: boolean;
+}
+
+/** Runs the plan once under the data folder's lock. */
+export async function runOnce(args: RunOnceArgs): Promise<RunOutcome> {
+  const lost = new AbortController();
+  const signal = AbortSignal.any([args.signal, lost.signal]);
+  const lock = await lockDataDir(args.config.dataDir, `run of ${args.jobs.join(',') || 'datasets'}`, args.waitLockSecs, (e) => {
+    args.log('lock-lost', { error: e.message }, 'error');
+    lost.abort();
+  });
+  try {
+    const warehouse = await Warehouse.open(args.config.dataDir);
+    try {
+      const client = new UpstreamClient({ apiKey: args.config.apiKey, userAgent: `${args.config.userAgentPrefix}-${args.config.developerId}`, timeoutMs: args.config.timeoutMs, signal });
+      const runId = randomUUID();
+      args.log('run-start', { runId, jobs: args.jobs, tasks: args.tasks.length });
+      const results = await runExport({ config: args.config, tasks: args.tasks, jobs: args.jobs, warehouse, client, runId, signal, log: args.log, ...(args.progress ? { progress: args.progress } : {}) });
+      args.log('run-done', { runId, failed: results.filter((r) => r.status === 'failed').length, rows: results.reduce((a, r) => a + r.stats.rows, 0), stopped: signal.aborted });
+      return { runId, results, stopped: signal.aborted };
+    } finally {
+      await warehouse.close();
+    }
+  } finally {
+    await lock.release();
+  }
+}

@@ -1,0 +1,84 @@
+/** One writer per data folder, across processes: a lock (proper-lockfile) that every run and the scheduler take. */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import lockfile from 'proper-lockfile';
+
+/** A lock not refreshed for this long belongs to a dead process and may be taken over. */
+const STALE_MS = 10_000;
+/** How often a holder refreshes its lock. */
+const UPDATE_MS = 2_000;
+/** Pause between attempts while waiting for the lock. */
+const RETRY_MS = 500;
+
+/** The data folder is locked by another process. */
+export class DataLockedError extends Error {
+  constructor(dataDir: string, owner: string) {
+    super(`the data folder ${dataDir} is in use by another pool-export process (${owner}); wait for it to finish, or pass --wait-lock SECONDS`);
+    this.name = 'DataLockedError';
+  }
+}
+
+interface Owner {
+  pid: number;
+  host: string;
+  what: string;
+  since: string;
+}
+
+function readOwner(file: string): Owner | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Owner;
+  } catch {
+    // No owner file: no lock, or a holder that has not written it yet.
+    return undefined;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A held lock. */
+export interface DataLock {
+  release(): Promise<void>;
+}
+
+/** Takes the data folder's lock, waiting up to `waitSecs`; `onLost` is called if another process takes it over. */
+export async function lockDataDir(dataDir: string, what: string, waitSecs: number, onLost: (e: Error) => void): Promise<DataLock> {
+  mkdirSync(dataDir, { recursive: true });
+  const ownerFile = join(dataDir, '.lock-owner.json');
+  const lockPath = join(dataDir, '.lock');
+  // A lock left by a process that died (SIGKILL, power loss) is taken over at once instead of after STALE_MS.
+  const owner = readOwner(ownerFile);
+  if (owner && owner.host === hostname() && !alive(owner.pid)) {
+    rmSync(lockPath, { recursive: true, force: true });
+    rmSync(ownerFile, { force: true });
+  }
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(dataDir, {
+      lockfilePath: lockPath,
+      stale: STALE_MS,
+      update: UPDATE_MS,
+      retries: waitSecs > 0 ? { retries: Math.ceil((waitSecs * 1000) / RETRY_MS), factor: 1, minTimeout: RETRY_MS, maxTimeout: RETRY_MS } : 0,
+      onCompromised: onLost,
+    });
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'ELOCKED') throw e;
+    const o = readOwner(ownerFile);
+    throw new DataLockedError(dataDir, o ? `pid ${o.pid}, ${o.what}, since ${o.since}` : 'owner unknown');
+  }
+  writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, host: hostname(), what, since: new Date().toISOString() }));
+  return {
+    async release() {
+      rmSync(ownerFile, { force: true });
+      await release();
+    },
+  };
+}

@@ -1,0 +1,112 @@
+/** Unattended operation: the scheduler, the data-folder lock, graceful stops, the run ledger and `status`. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { events } from '../../jobs/events.ts';
+import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+
+let sb: SandboxProcess;
+let dir: string;
+beforeAll(async () => {
+  sb = await startSandbox(['--scale', '1500', '--chains', '56,137']);
+  dir = mkdtempSync(join(tmpdir(), 'pool-export-ops-'));
+});
+afterAll(async () => {
+  await sb?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
+  await sb.control('faults', { latencyMs: 0 });
+});
+
+async function ledger(data: string): Promise<{ runs: Record<string, any>[]; tasks: Record<string, any>[] }> {
+  const w = await Warehouse.open(data, { readOnly: true });
+  try {
+    const runs = await w.all('SELECT run_id, jobs, epoch_ms(started_at) AS s, epoch_ms(ended_at) AS e, status, tasks, failed, error FROM _pool_export.runs ORDER BY started_at');
+    const tasks = await w.all('SELECT run_id, dataset, status, error_class, block, cursor_before, cursor_after FROM _pool_export.run_tasks');
+    return { runs, tasks };
+  } finally {
+    await w.close();
+  }
+}
+
+describe('scheduler', () => {
+  it('runs jobs on per-second schedules, never overlapping, and SIGTERM leaves the warehouse consistent and the ledger closed', async () => {
+    const data = join(dir, 'sched');
+    const env = sandboxEnv(sb, data);
+    await sb.control('faults', { latencyMs: 40 });
+    const r = await cli(['schedule', '--chains', 'bsc', '--jobs', 'events,liquidity', '--schedule', 'events=* * * * * *', '--schedule', 'liquidity=*/2 * * * * *'], env, { termAfterMs: 7000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('scheduler stopped');
+    const { runs } = await ledger(data);
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < runs.length; i++) expect(Number(runs[i]!.s)).toBeGreaterThanOrEqual(Number(runs[i - 1]!.e));
+    expect(runs.every((x) => x.e !== null && ['ok', 'stopped'].includes(String(x.status)))).toBe(true);
+    expect(r.stderr).toMatch(/"event":"skipped"/);
+    await sb.control('faults', { latencyMs: 0 });
+    const again = await cli(['run', '--chains', 'bsc', '--jobs', 'events'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+  }, 120_000);
+
+  it('rejects an invalid cron expression with the job, field and fix', async () => {
+    const r = await cli(['schedule', '--schedule', 'events=*/5 25 * * *'], sandboxEnv(sb, join(dir, 'cron')));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/invalid cron expression "\*\/5 25 \* \* \*" for job events: hour "25".*Use five fields/);
+  });
+});
+
+describe('the data-folder lock and graceful stops', () => {
+  it('stops a second run at once with a clear message while the first runs, and the first completes exactly', async () => {
+    const data = join(dir, 'lock');
+    const env = sandboxEnv(sb, data);
+    await sb.control('faults', { latencyMs: 150 });
+    const first = cli(['run', '--chains', 'polygon', '--jobs', 'events'], env);
+    await new Promise((r) => setTimeout(r, 1500));
+    const second = await cli(['run', '--chains', 'polygon', '--jobs', 'events'], env);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/data folder .* is in use by another pool-export process \(pid \d+, run of events/);
+    expect((await first).code).toBe(0);
+    await sb.control('faults', { latencyMs: 0 });
+    expect((await compareWithSandbox(sb, data, [137], events.datasets)).mismatches).toEqual([]);
+  }, 120_000);
+
+  it('on SIGTERM commits or rolls back the current batch, closes the ledger, and the next run resumes exactly', async () => {
+    const data = join(dir, 'term');
+    const env = sandboxEnv(sb, data);
+    await sb.control('faults', { latencyMs: 100 });
+    const r = await cli(['run', '--chains', 'bsc', '--jobs', 'events'], env, { termAfterMs: 2500 });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('stopped on request');
+    const { runs, tasks } = await ledger(data);
+    expect(runs.map((x) => x.status)).toEqual(['stopped']);
+    expect(tasks.some((t) => t.error_class === 'stopped')).toBe(true);
+    await sb.control('faults', { latencyMs: 0 });
+    expect((await cli(['run', '--chains', 'bsc', '--jobs', 'events'], env)).code).toBe(0);
+    expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+  }, 120_000);
+});
+
+describe('status', () => {
+  it('is fresh after a run and reports stale datasets, with exit code 3, once the upstream moves on', async () => {
+    const data = join(dir, 'status');
+    const env = sandboxEnv(sb, data);
+    expect((await cli(['run', '--chains', 'polygon', '--jobs', 'state'], env)).code).toBe(0);
+    const fresh = await cli(['status', '--json', '--stale-after', '1h'], env);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    const before = JSON.parse(fresh.stdout) as { datasets: { dataset: string; stale: boolean; lagBlocks: number; rows: number }[] };
+    expect(before.datasets.length).toBeGreaterThan(10);
+    expect(before.datasets.every((d) => !d.stale && d.lagBlocks === 0)).toBe(true);
+    expect(before.datasets.find((d) => d.dataset === 'dodoex.pairs')!.rows).toBeGreaterThan(0);
+    await sb.control('advance', { blocks: 3600, chainId: 137 });
+    const stale = await cli(['status', '--json', '--stale-after', '1h'], env);
+    expect(stale.code).toBe(3);
+    const after = JSON.parse(stale.stdout) as { datasets: { stale: boolean; lagBlocks: number; lagSeconds: number }[] };
+    expect(after.datasets.every((d) => d.stale && d.lagBlocks === 3600 && d.lagSeconds === 7200)).toBe(true);
+    const table = await cli(['status', '--stale-after', '1h'], env);
+    expect(table.stdout).toMatch(/dodoex\.pairs\s+polygon .* STALE/);
+  }, 120_000);
+});
