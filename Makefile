@@ -17,7 +17,7 @@ install: $(NODE_MODULES) ## Install dependencies (npm ci)
 typecheck: $(NODE_MODULES) ## Type-check with the strict compiler
 	npx tsc --noEmit -p .
 
-demo: $(NODE_MODULES) ## Start the sandbox and run the documented queries against it
+demo: $(NODE_MODULES) ## Start the sandbox, export every job for every chain, run again for only new data, print a summary
 	npx tsx scripts/demo.ts
 
 test: $(NODE_MODULES) typecheck test-unit test-integration test-containers ## Type-check, then every test tier

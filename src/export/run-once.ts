@@ -1,23 +1,15 @@
 /** One run as the CLI and the scheduler make it: lock the data folder, open the warehouse, export, close, unlock. */
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../config/config.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
-import type { EventLog } from '../util/logger.ts';
-import { runExport, type ProgressSink } from './run-export.ts';
-import type { Task, TaskResult } from './task.ts';
+import { runExport, type RunArgs } from './run-export.ts';
+import type { TaskResult } from './task.ts';
 
-/** Inputs of one run. */
-export interface RunOnceArgs {
-  readonly config: Config;
-  readonly tasks: readonly Task[];
-  readonly jobs: readonly string[];
+/** Inputs of one run: those of `runExport` that do not need the warehouse open, and the lock's patience. */
+export interface RunOnceArgs extends Pick<RunArgs, 'config' | 'tasks' | 'jobs' | 'signal' | 'log' | 'progress'> {
   /** Seconds to wait for the data folder's lock before giving up. */
   readonly waitLockSecs: number;
-  readonly signal: AbortSignal;
-  readonly log: EventLog;
-  readonly progress?: ProgressSink;
 }
 
 /** The outcome of a run. */
