@@ -1,6 +1,6 @@
 /**
  * `make demo`: starts the sandbox, exports every job for every chain into ./data/demo, runs again (only new data is
- * fetched), stops the sandbox and prints a summary of rows per dataset and chain.
+ * fetched), prints a summary of rows per dataset and chain, then a few reports from the Parquet lake.
  */
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -29,7 +29,19 @@ try {
     console.log(before ? lines.slice(-4).join('\n') : lines.join('\n'));
     if (r.status !== 0) status = r.status ?? 1;
   }
-  console.log(`\nwarehouse: ${dataDir}/warehouse.duckdb`);
+  // Reports, read from the Parquet lake through DuckDB views.
+  const reports: [string, string[]][] = [
+    ['top pools on bsc by the service\'s TVL', ['query', "SELECT rank, pool, pool_type, base_token_symbol AS base, quote_token_symbol AS quote, round(tvl_usd, 2) AS tvl_usd, round(transaction_base_apy, 6) AS apy FROM reports.top_pools WHERE chain_id = 56 AND rank <= 5 ORDER BY rank"]],
+    ['TVL by chain and pool type (latest snapshot)', ['query', 'SELECT chain_id, pool_type, pools, round(tvl_usd, 2) AS tvl_usd FROM reports.tvl_by_chain_type ORDER BY chain_id, pool_type LIMIT 12']],
+    ['smart-route volume, last 5 days on ethereum', ['report', 'smart_route_volume', '--chain', 'ethereum', '--from', '2025-12-27']],
+  ];
+  for (const [title, args] of reports) {
+    const r = spawnSync(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+    console.log(`\n== ${title}\n${r.stdout.trimEnd()}`);
+    if (r.status !== 0) status = r.status ?? 1;
+  }
+  console.log(`\nwarehouse: ${dataDir}/warehouse.duckdb; Parquet lake: ${dataDir}/lake; views for DuckDB sessions: ${dataDir}/lake.duckdb`);
+  console.log('more: npx pool-export report --list, then e.g. POOL_EXPORT_DATA_DIR=data/demo npx pool-export report volume_daily --chain bsc');
 } finally {
   await sandbox.stop();
 }

@@ -2,7 +2,9 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { UsageError } from '../config/chains.ts';
+import { compactCommand } from './compact-command.ts';
 import { datasetsCommand, jobsCommand } from './datasets-command.ts';
+import { queryCommand, reportCommand } from './report-command.ts';
 import { runCommand } from './run-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
 import { scheduleCommand } from './schedule-command.ts';
@@ -22,6 +24,9 @@ await yargs(hideBin(process.argv))
   .command(runCommand)
   .command(scheduleCommand)
   .command(statusCommand)
+  .command(reportCommand)
+  .command(queryCommand)
+  .command(compactCommand)
   .command(datasetsCommand)
   .command(jobsCommand)
   .command(sandboxCommand)

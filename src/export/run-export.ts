@@ -10,7 +10,12 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { redact, UpstreamError } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
+import { DATASETS } from '../catalog/catalog.ts';
+import { endpointFor } from './plan.ts';
 import { META_QUERY } from './queries.ts';
+
+/** A dataset of the exchange schema, whose endpoint gives a chain's head for the liquidity list. */
+const DODOEX_PROBE = DATASETS.find((d) => d.schema === 'dodoex')!;
 import type { PinnedBlock, Task, TaskResult, TaskStats } from './task.ts';
 import { runTask, StopRequested, TaskError } from './task-runner.ts';
 
@@ -41,10 +46,11 @@ type Meta = { _meta: { block: { number: number; hash: string | null; timestamp: 
 async function pinBlocks(args: RunArgs): Promise<Map<string, PinnedBlock | Error>> {
   const pinned = new Map<string, PinnedBlock | Error>();
   const now = Math.floor(Date.now() / 1000);
-  const endpoints = new Map(args.tasks.map((t) => [t.endpoint.url, t]));
+  // The liquidity list has no block: its snapshots are stamped with the head of the same chain's exchange subgraph.
+  const lookupFor = (t: Task) => (t.ds.kind === 'list' ? endpointFor(args.config, DODOEX_PROBE, t.chainId) : t.endpoint);
+  const endpoints = new Map(args.tasks.map((t) => [lookupFor(t).url, { ...t, endpoint: lookupFor(t) }]));
   const limit = pLimit(args.config.concurrency);
   await Promise.all([...endpoints.values()].map((t) => limit(async () => {
-    if (t.ds.kind === 'list') return pinned.set(t.endpoint.url, { number: 0, timestamp: now });
     try {
       const r = await withRetries(() => args.client.request<Meta>(t.endpoint, META_QUERY, {}), { maxAttempts: args.config.maxAttempts });
       const meta = r.data._meta;
@@ -52,11 +58,14 @@ async function pinBlocks(args: RunArgs): Promise<Map<string, PinnedBlock | Error
         throw new UpstreamError(`the ${t.ds.schema} subgraph of ${chainName(t.chainId)} reports indexing errors, so its data may be incomplete; these datasets are skipped until it recovers`, 'graphql', false);
       }
       const number = Math.max(0, meta.block.number - args.config.confirmations);
-      pinned.set(t.endpoint.url, { number, timestamp: (meta.block.timestamp ?? now) - args.config.confirmations });
+      // With confirmations the pinned block is a little older than the head; the head's time is close enough for
+      // the mutable watermark, since incremental runs re-read reorgWindowSecs before it anyway.
+      pinned.set(t.endpoint.url, { number, timestamp: meta.block.timestamp ?? now });
     } catch (e) {
       pinned.set(t.endpoint.url, e as Error);
     }
   })));
+  for (const t of args.tasks) if (t.ds.kind === 'list') pinned.set(t.endpoint.url, pinned.get(lookupFor(t).url)!);
   return pinned;
 }
 

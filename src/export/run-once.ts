@@ -1,6 +1,8 @@
 /** One run as the CLI and the scheduler make it: lock the data folder, open the warehouse, export, close, unlock. */
 import { randomUUID } from 'node:crypto';
 import { lockDataDir } from '../store/data-lock.ts';
+import { writeLake } from '../lake/lake-writer.ts';
+import { writeViewsFile } from '../lake/lake-db.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { runExport, type RunArgs } from './run-export.ts';
@@ -34,6 +36,10 @@ export async function runOnce(args: RunOnceArgs): Promise<RunOutcome> {
       const runId = randomUUID();
       args.log('run-start', { runId, jobs: args.jobs, tasks: args.tasks.length });
       const results = await runExport({ config: args.config, tasks: args.tasks, jobs: args.jobs, warehouse, client, runId, signal, log: args.log, ...(args.progress ? { progress: args.progress } : {}) });
+      // The run's new data goes to the Parquet lake, and the views file over the lake is renewed.
+      const files = await writeLake(warehouse, args.config.dataDir, runId, results);
+      await writeViewsFile(args.config.dataDir);
+      args.log('lake-written', { runId, files });
       args.log('run-done', { runId, failed: results.filter((r) => r.status === 'failed').length, rows: results.reduce((a, r) => a + r.stats.rows, 0), stopped: signal.aborted });
       return { runId, results, stopped: signal.aborted };
     } finally {

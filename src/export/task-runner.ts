@@ -127,7 +127,7 @@ class TaskRun {
     const rows = this.buffer;
     this.buffer = [];
     await this.deps.sink.write({
-      ds: this.ds, chainId: this.task.chainId, runId: this.deps.runId, block: this.ds.kind === 'list' ? null : this.block.number,
+      ds: this.ds, chainId: this.task.chainId, runId: this.deps.runId, block: this.block.number,
       blockTime: new Date(this.block.timestamp * 1000).toISOString(), rows, replace,
       checkpoint: { prev: this.cursor, next: nextText }, ...(takenAt ? { takenAt } : {}),
     });
@@ -146,6 +146,7 @@ async function pageSeq(run: TaskRun, from: number, cursorAfter: (last: Row | und
   let vars: Record<string, unknown> = { block: run.block.number, from: ds.seqType === 'Int' ? from : String(from) };
   let replace: Replace = ds.kind === 'mutable' ? { kind: 'ids' } : { kind: 'from', column: seqColumn, from };
   run.from = from;
+  if (ds.kind !== 'mutable') run.stats.rewriteFrom = from;
   let last: Row | undefined;
   for (;;) {
     const data = await run.fetch<{ rows: Row[] }>(pageQuery(ds, shape), vars);

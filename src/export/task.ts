@@ -26,6 +26,8 @@ export interface TaskStats {
   outOfRange: Record<string, number>;
   /** Values per column with more than 18 fractional digits (numeric cut to 18, exact `_text`). */
   truncated: Record<string, number>;
+  /** Keyset value from which stored rows were replaced (events and buckets), for the lake's partitions. */
+  rewriteFrom?: number;
 }
 
 /** The outcome of one task. */
