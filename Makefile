@@ -8,8 +8,10 @@ DEMO_PORT ?= 0
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
+# npm 11 writes lock files without other platforms' optional packages and its `npm ci` may then refuse them
+# (npm/cli#8805); in that case the locked versions are installed with `npm install --no-save`, lock file untouched.
 $(NODE_MODULES): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	@npm ci --no-audit --no-fund || { echo "npm ci refused the lock file; installing the locked versions with npm install --no-save"; npm install --no-audit --no-fund --no-save; }
 	@touch $@
 
 install: $(NODE_MODULES) ## Install dependencies (npm ci)

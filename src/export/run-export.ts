@@ -75,7 +75,8 @@ async function runOne(args: RunArgs, sink: DuckDBSink, checkpoints: CheckpointSt
   const label = { dataset: task.ds.name, chain: chainName(task.chainId), chainId: task.chainId };
   const empty = { pages: 0, rows: 0, requests: 0, retries: 0, bytes: 0, outOfRange: {}, truncated: {} };
   if (block instanceof Error) {
-    return { task, status: 'failed', stats: empty, block: null, cursorBefore: null, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: errorClass(block), message: redact(block.message, args.config.apiKey) } };
+    const message = redact(`${task.ds.name} on ${label.chain}: the block lookup failed: ${block.message}`, args.config.apiKey);
+    return { task, status: 'failed', stats: empty, block: null, cursorBefore: null, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: errorClass(block), message } };
   }
   args.log('task-start', { ...label, block: block.number });
   const deps = { config: args.config, client: args.client, sink, checkpoints, runId: args.runId, signal: args.signal, log: args.log, ...(args.progress ? { onPage: args.progress.page.bind(args.progress) } : {}) };
