@@ -8,13 +8,24 @@ import { BIN, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { allRows } from './sandbox-client.ts';
 
 /** Runs the CLI as a child process; resolves with its exit code and output. */
-export function cli(args: string[], env: Record<string, string>, opts: { killAfterMs?: number; termAfterMs?: number } = {}): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+export function cli(
+  args: string[],
+  env: Record<string, string>,
+  opts: { killAfterMs?: number; termAfterMs?: number; termWhen?: (stderr: string) => boolean } = {},
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    let termed = false;
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (!termed && opts.termWhen?.(stderr)) {
+        termed = true;
+        child.kill('SIGTERM');
+      }
+    });
     const timer = opts.killAfterMs !== undefined ? setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs)
       : opts.termAfterMs !== undefined ? setTimeout(() => child.kill('SIGTERM'), opts.termAfterMs) : undefined;
     child.on('exit', (code, signal) => {
