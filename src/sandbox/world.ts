@@ -66,17 +66,19 @@ export interface PairState {
 /** Entries kept by each memo before it is cleared; bounds memory at any scale. */
 const MEMO_LIMIT = 50_000;
 
-/** Caches a pure function's results by key, clearing itself when full. */
-function memo<T>(): (key: string | number, make: () => T) => T {
-  const cache = new Map<string | number, T>();
-  return (key, make) => {
-    let v = cache.get(key);
-    if (v === undefined) {
-      if (cache.size >= MEMO_LIMIT) cache.clear();
-      cache.set(key, (v = make()));
-    }
-    return v;
-  };
+/** A cache of pure results by key that clears itself when full (no closure per lookup: this is the hot path). */
+class Memo<T> {
+  private readonly cache = new Map<string | number, T>();
+
+  get(key: string | number): T | undefined {
+    return this.cache.get(key);
+  }
+
+  set(key: string | number, value: T): T {
+    if (this.cache.size >= MEMO_LIMIT) this.cache.clear();
+    this.cache.set(key, value);
+    return value;
+  }
 }
 
 /** The parts of a pool that never change: chosen once at creation, independent of reorgs. */
@@ -94,10 +96,11 @@ interface PairStatic {
 
 /** One chain's world. */
 export class World {
-  private readonly tokenMemo = memo<TokenState>();
-  private readonly pairMemo = memo<PairStatic>();
-  private readonly priceMemo = memo<X.Dec>();
-  private readonly userMemo = memo<string>();
+  private readonly tokenMemo = new Memo<TokenState>();
+  private readonly pairMemo = new Memo<PairStatic>();
+  private readonly stateMemo = new Memo<PairState>();
+  private readonly priceMemo = new Memo<X.Dec>();
+  private readonly userMemo = new Memo<string>();
   readonly tl: Timeline;
   readonly chainId: number;
   readonly swaps: EventStream;
@@ -167,25 +170,28 @@ export class World {
     const period = [600, 3000, 40][k % 3]!;
     const { version, updated } = this.version(created, period, at);
     const salt = this.salt(updated);
-    return this.tokenMemo(`${k}:${version}:${salt}`, () => {
-      const special = SPECIAL_TOKENS[k];
-      const seed = this.opts.seed;
-      const id = k === 0 ? '0xdac17f958d2ee523a2206206994597c13d831ec7' : hexOf(5, seed, this.chainId, TAG.token, k);
-      const base = special?.price ?? X.dec(1 + pick(1_000_000, seed, this.chainId, TAG.token, k, 7), 3);
-      // The stable token keeps its price; the others drift by up to ±1% per version.
-      const drift = k === 0 ? X.dec(1) : X.dec(100_000 + pick(2001, seed, this.chainId, TAG.token, k, version, salt) - 1000, 5);
-      return {
-        index: k,
-        id,
-        symbol: special?.symbol ?? `TK${k}`,
-        name: special?.name ?? `Token ${k}`,
-        decimals: special?.decimals ?? TOKEN_DECIMALS[k % TOKEN_DECIMALS.length]!,
-        created,
-        updated,
-        version,
-        price: X.normalize(X.mul(base, drift)),
-      };
-    });
+    const key = `${k}:${version}:${salt}`;
+    return this.tokenMemo.get(key) ?? this.tokenMemo.set(key, this.makeToken(k, created, updated, version, salt));
+  }
+
+  private makeToken(k: number, created: number, updated: number, version: number, salt: number): TokenState {
+    const special = SPECIAL_TOKENS[k];
+    const seed = this.opts.seed;
+    const id = k === 0 ? '0xdac17f958d2ee523a2206206994597c13d831ec7' : hexOf(5, seed, this.chainId, TAG.token, k);
+    const base = special?.price ?? X.dec(1 + pick(1_000_000, seed, this.chainId, TAG.token, k, 7), 3);
+    // The stable token keeps its price; the others drift by up to ±1% per version.
+    const drift = k === 0 ? X.dec(1) : X.dec(100_000 + pick(2001, seed, this.chainId, TAG.token, k, version, salt) - 1000, 5);
+    return {
+      index: k,
+      id,
+      symbol: special?.symbol ?? `TK${k}`,
+      name: special?.name ?? `Token ${k}`,
+      decimals: special?.decimals ?? TOKEN_DECIMALS[k % TOKEN_DECIMALS.length]!,
+      created,
+      updated,
+      version,
+      price: X.normalize(X.mul(base, drift)),
+    };
   }
 
   /** Pools existing at block `at`. */
@@ -205,27 +211,29 @@ export class World {
   }
 
   private pairStatic(k: number): PairStatic {
-    return this.pairMemo(k, () => {
-      const seed = this.opts.seed;
-      const c = this.chainId;
-      const created = this.createdBlock(this.every.pair, k);
-      const tokens = this.tokenCount(created);
-      const baseIdx = 1 + pick(tokens - 1, seed, c, TAG.pair, k, 1);
-      let quoteIdx = pick(3, seed, c, TAG.pair, k, 2) === 0 ? pick(tokens, seed, c, TAG.pair, k, 3) : 0;
-      if (quoteIdx === baseIdx) quoteIdx = 0;
-      const virtual = this.isVirtual(k);
-      return {
-        created,
-        period: [7, 50, 400, 5000][k % 4]!,
-        baseIdx,
-        quoteIdx,
-        type: virtual ? 'VIRTUAL' : k === 0 ? 'DVM' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!,
-        magnitude: k === 3 ? 30 : k === 5 ? -12 : 0,
-        lpFeeRate: virtual ? X.dec(0) : FEE_RATES[pick(FEE_RATES.length, seed, c, TAG.pair, k, 5)]!,
-        creator: virtual ? '0x0000000000000000000000000000000000000000' : this.userId(pick(this.userCount(created), seed, c, TAG.pair, k, 6)),
-        id: virtual ? undefined : hexOf(5, seed, c, TAG.pair, k),
-      };
-    });
+    return this.pairMemo.get(k) ?? this.pairMemo.set(k, this.makePairStatic(k));
+  }
+
+  private makePairStatic(k: number): PairStatic {
+    const seed = this.opts.seed;
+    const c = this.chainId;
+    const created = this.createdBlock(this.every.pair, k);
+    const tokens = this.tokenCount(created);
+    const baseIdx = 1 + pick(tokens - 1, seed, c, TAG.pair, k, 1);
+    let quoteIdx = pick(3, seed, c, TAG.pair, k, 2) === 0 ? pick(tokens, seed, c, TAG.pair, k, 3) : 0;
+    if (quoteIdx === baseIdx) quoteIdx = 0;
+    const virtual = this.isVirtual(k);
+    return {
+      created,
+      period: [7, 50, 400, 5000][k % 4]!,
+      baseIdx,
+      quoteIdx,
+      type: virtual ? 'VIRTUAL' : k === 0 ? 'DVM' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!,
+      magnitude: k === 3 ? 30 : k === 5 ? -12 : 0,
+      lpFeeRate: virtual ? X.dec(0) : FEE_RATES[pick(FEE_RATES.length, seed, c, TAG.pair, k, 5)]!,
+      creator: virtual ? '0x0000000000000000000000000000000000000000' : this.userId(pick(this.userCount(created), seed, c, TAG.pair, k, 6)),
+      id: virtual ? undefined : hexOf(5, seed, c, TAG.pair, k),
+    };
   }
 
   /** A pool's state at block `at`. */
@@ -234,6 +242,12 @@ export class World {
     const { version, updated } = this.version(st.created, st.period, at);
     const base = this.token(st.baseIdx, at);
     const quote = this.token(st.quoteIdx, at);
+    // The state depends on the pool's version and its tokens' versions (and the reorg salts of those changes).
+    const key = `${k}:${version}:${this.salt(updated)}:${base.version}:${this.salt(base.updated)}:${quote.version}:${this.salt(quote.updated)}`;
+    return this.stateMemo.get(key) ?? this.stateMemo.set(key, this.makePair(k, st, version, updated, base, quote));
+  }
+
+  private makePair(k: number, st: PairStatic, version: number, updated: number, base: TokenState, quote: TokenState): PairState {
     const virtual = st.type === 'VIRTUAL';
     const s = this.salt(updated);
     const seed = this.opts.seed;
@@ -253,7 +267,7 @@ export class World {
       version,
       baseReserve: virtual ? X.dec(0) : reserve(1),
       quoteReserve: virtual ? X.dec(0) : reserve(2),
-      lastTradePrice: this.priceMemo(priceKey, () => X.normalize(X.div(pb.price, pq.price, 30))),
+      lastTradePrice: this.priceMemo.get(priceKey) ?? this.priceMemo.set(priceKey, X.normalize(X.div(pb.price, pq.price, 30))),
       lpFeeRate: st.lpFeeRate,
       creator: st.creator,
       magnitude: st.magnitude,
@@ -267,7 +281,7 @@ export class World {
 
   /** A user's address. */
   userId(k: number): string {
-    return this.userMemo(k, () => hexOf(5, this.opts.seed, this.chainId, TAG.user, k));
+    return this.userMemo.get(k) ?? this.userMemo.set(k, hexOf(5, this.opts.seed, this.chainId, TAG.user, k));
   }
 
   /** The block a user first appears. */

@@ -7,6 +7,8 @@ export const MAX_SIGNIFICANT_DIGITS = 34;
 export interface Dec {
   readonly m: bigint;
   readonly s: number;
+  /** The formatted text, kept by `normalize` so that formatting a normalized value costs nothing. */
+  readonly t?: string;
 }
 
 const TEN = 10n;
@@ -48,10 +50,19 @@ export function div(a: Dec, b: Dec, digits = 40): Dec {
 
 /** Rounds half away from zero to at most 34 significant digits and strips trailing zeros. */
 export function normalize(d: Dec): Dec {
+  if (d.t !== undefined) return d;
   const { digits, s, neg } = normalDigits(d);
-  if (digits === '0') return { m: 0n, s: 0 };
+  if (digits === '0') return { m: 0n, s: 0, t: '0' };
   const m = BigInt(digits);
-  return { m: neg ? -m : m, s };
+  return { m: neg ? -m : m, s, t: text(digits, s, neg) };
+}
+
+function text(digits: string, s: number, neg: boolean): string {
+  let out: string;
+  if (s <= 0) out = digits + '0'.repeat(-s);
+  else if (digits.length > s) out = `${digits.slice(0, digits.length - s)}.${digits.slice(digits.length - s)}`;
+  else out = `0.${'0'.repeat(s - digits.length)}${digits}`;
+  return neg ? `-${out}` : out;
 }
 
 /** The normalized digit string of a decimal, computed on text (no BigInt division in the common case). */
@@ -76,13 +87,9 @@ function normalDigits(d: Dec): { digits: string; s: number; neg: boolean } {
 
 /** The graph-node wire text of a BigDecimal: normalized, plain notation, no exponent. */
 export function format(d: Dec): string {
+  if (d.t !== undefined) return d.t;
   const { digits, s, neg } = normalDigits(d);
-  if (digits === '0') return '0';
-  let out: string;
-  if (s <= 0) out = digits + '0'.repeat(-s);
-  else if (digits.length > s) out = `${digits.slice(0, digits.length - s)}.${digits.slice(digits.length - s)}`;
-  else out = `0.${'0'.repeat(s - digits.length)}${digits}`;
-  return neg ? `-${out}` : out;
+  return digits === '0' ? '0' : text(digits, s, neg);
 }
 
 /** Parses a plain decimal text (optionally signed, optional exponent) exactly. */
