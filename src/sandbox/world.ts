@@ -98,7 +98,6 @@ interface PairStatic {
 export class World {
   private readonly tokenMemo = new Memo<TokenState>();
   private readonly pairMemo = new Memo<PairStatic>();
-  private readonly stateMemo = new Memo<PairState>();
   private readonly priceMemo = new Memo<X.Dec>();
   private readonly userMemo = new Memo<string>();
   readonly tl: Timeline;
@@ -242,9 +241,7 @@ export class World {
     const { version, updated } = this.version(st.created, st.period, at);
     const base = this.token(st.baseIdx, at);
     const quote = this.token(st.quoteIdx, at);
-    // The state depends on the pool's version and its tokens' versions (and the reorg salts of those changes).
-    const key = `${k}:${version}:${this.salt(updated)}:${base.version}:${this.salt(base.updated)}:${quote.version}:${this.salt(quote.updated)}`;
-    return this.stateMemo.get(key) ?? this.stateMemo.set(key, this.makePair(k, st, version, updated, base, quote));
+    return this.makePair(k, st, version, updated, base, quote);
   }
 
   private makePair(k: number, st: PairStatic, version: number, updated: number, base: TokenState, quote: TokenState): PairState {
