@@ -36,7 +36,8 @@ await yargs(hideBin(process.argv))
   .fail((msg, err, y) => {
     if (err) {
       process.stderr.write(`pool-export: ${err.message}\n`);
-      process.exit(err instanceof UsageError ? EXIT_USAGE : 1);
+      // yargs raises YError for a failed `check()`: bad usage, like unknown flags.
+      process.exit(err instanceof UsageError || err.name === 'YError' ? EXIT_USAGE : 1);
     }
     process.stderr.write(`${y.help() && ''}pool-export: ${msg}\nRun \`pool-export --help\` for usage.\n`);
     process.exit(EXIT_USAGE);

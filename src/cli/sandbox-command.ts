@@ -1,5 +1,6 @@
 /** `pool-export sandbox`: serves the local stand-in for the upstream service until stopped. */
 import type { CommandModule } from 'yargs';
+import { UsageError } from '../config/chains.ts';
 import { parseFaults } from '../sandbox/faults.ts';
 import { SandboxService } from '../sandbox/sandbox-service.ts';
 import { SandboxServer } from '../sandbox/server.ts';
@@ -29,7 +30,7 @@ interface Args {
 function parseChains(text: string): number[] {
   return text.split(',').map((s) => {
     const id = Number(s.trim());
-    if (!Number.isInteger(id) || id <= 0) throw new Error(`--chains takes chain ids such as 1,56,137; "${s}" is not one`);
+    if (!Number.isInteger(id) || id <= 0) throw new UsageError(`--chains takes chain ids such as 1,56,137; "${s}" is not one`);
     return id;
   });
 }
@@ -56,9 +57,9 @@ export const sandboxCommand: CommandModule<object, Args> = {
       .option('fault-seed', { type: 'number', default: 7, describe: 'seed of the fault draws' })
       .option('block-time', { type: 'number', default: 0, describe: 'milliseconds per new block; 0 keeps the chain still until /_sandbox/advance' })
       .check((a) => {
-        if (!['127.0.0.1', 'localhost', '::1'].includes(a.host)) throw new Error(`--host must be a loopback address (127.0.0.1, ::1), not ${a.host}`);
-        if (!Number.isInteger(a.scale) || a.scale < 10) throw new Error('--scale must be a whole number of at least 10');
-        if (!a['api-key']) throw new Error('--api-key must not be empty');
+        if (!['127.0.0.1', 'localhost', '::1'].includes(a.host)) throw new UsageError(`--host must be a loopback address (127.0.0.1, ::1), not ${a.host}`);
+        if (!Number.isInteger(a.scale) || a.scale < 10) throw new UsageError('--scale must be a whole number of at least 10');
+        if (!a['api-key']) throw new UsageError('--api-key must not be empty');
         parseChains(a.chains);
         parseFaults(a.faults);
         return true;

@@ -1,5 +1,5 @@
 /** One writer per data folder, across processes: a lock (proper-lockfile) that every run and the scheduler take. */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -51,7 +51,12 @@ export interface DataLock {
 
 /** Takes the data folder's lock, waiting up to `waitSecs`; `onLost` is called if another process takes it over. */
 export async function lockDataDir(dataDir: string, what: string, waitSecs: number, onLost: (e: Error) => void): Promise<DataLock> {
-  mkdirSync(dataDir, { recursive: true });
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK);
+  } catch (e) {
+    throw new Error(`the data folder ${dataDir} cannot be created or written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); choose another with --data-dir or POOL_EXPORT_DATA_DIR`, { cause: e });
+  }
   const ownerFile = join(dataDir, '.lock-owner.json');
   const lockPath = join(dataDir, '.lock');
   // A lock left by a process that died (SIGKILL, power loss) is taken over at once instead of after STALE_MS.

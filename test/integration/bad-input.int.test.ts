@@ -1,0 +1,128 @@
+/** Bad input of every kind: a clear message naming the fix, exit 2 for usage and 1 for runtime errors, stored data untouched. */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { DATASETS } from '../../src/catalog/catalog.ts';
+import { lockDataDir } from '../../src/store/data-lock.ts';
+import { qt } from '../../src/store/ddl.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { cli, sandboxEnv } from '../support/export-check.ts';
+
+let sb: SandboxProcess;
+let dir: string;
+let data: string;
+let env: Record<string, string>;
+
+/**
+ * A digest of the stored data: the lake's Parquet files, the checkpoints, and every dataset table's ids. The run ledger
+ * is left out on purpose: a run that fails at run time (a wrong key) is recorded there, and that is wanted.
+ */
+async function stored(root: string): Promise<string> {
+  const h = createHash('sha256');
+  const walk = (d: string): void => {
+    for (const n of readdirSync(d).sort()) {
+      const p = join(d, n);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (n.endsWith('.parquet')) h.update(p).update(readFileSync(p));
+    }
+  };
+  walk(join(root, 'lake'));
+  const w = await Warehouse.open(root, { readOnly: true });
+  try {
+    h.update(JSON.stringify(await w.all('SELECT chain_id, dataset, cursor, block FROM _pool_export.checkpoints ORDER BY ALL')));
+    for (const ds of DATASETS) h.update(JSON.stringify(await w.all(`SELECT count(*) AS n, md5(coalesce(string_agg(id, ',' ORDER BY id), '')) AS ids FROM ${qt(ds.table)}`).catch(() => 'missing')));
+  } finally {
+    await w.close();
+  }
+  return h.digest('hex');
+}
+
+const config = (content: string) => {
+  const p = join(dir, `c-${createHash('md5').update(content).digest('hex')}.json`);
+  writeFileSync(p, content);
+  return p;
+};
+
+beforeAll(async () => {
+  sb = await startSandbox(['--scale', '200', '--chains', '56']);
+  dir = mkdtempSync(join(tmpdir(), 'pool-export-bad-'));
+  data = join(dir, 'data');
+  env = sandboxEnv(sb, data);
+  writeFileSync(join(dir, 'a-file'), 'not a folder');
+  const r = await cli(['run', '--chains', 'bsc', '--jobs', 'events,liquidity'], env);
+  if (r.code !== 0) throw new Error(r.stderr);
+}, 120_000);
+afterAll(async () => {
+  await sb?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Case = [string, string[], Record<string, string>, number, RegExp];
+const cases = (): Case[] => [
+  ['unknown command', ['nope'], {}, 2, /Unknown argument: nope/],
+  ['unknown flag', ['run', '--nope'], {}, 2, /Unknown argument: nope/],
+  ['unknown chain', ['run', '--chains', 'mars'], {}, 2, /unknown chain "mars"; use a chain id or one of: ethereum, bsc/],
+  ['unknown job', ['run', '--jobs', 'nope'], {}, 2, /unknown job "nope"; jobs: liquidity, events, state, token-mining/],
+  ['unknown dataset', ['run', '--datasets', 'dodoex.nope'], {}, 2, /unknown dataset "dodoex\.nope"; run `pool-export datasets`/],
+  ['negative --wait-lock', ['run', '--wait-lock', '-1'], {}, 2, /--wait-lock must be a number of seconds from 0/],
+  ['bad --log-level', ['run', '--log-level', 'loud'], {}, 2, /Argument: log-level, Given: "loud", Choices: "trace"/],
+  ['bad --log-format', ['run', '--log-format', 'xml'], {}, 2, /Argument: log-format, Given: "xml", Choices: "json", "pretty"/],
+  ['missing config file', ['run', '--config', '/nonexistent.json'], {}, 2, /config file \/nonexistent\.json does not exist/],
+  ['malformed config file', ['run', '--config', config('{"chains": [')], {}, 2, /is not valid JSON .*; fix it or pass another --config/],
+  ['unknown config key', ['run', '--config', config('{"pagesize": 10}')], {}, 2, /unknown key "pagesize"; valid keys: .*pageSize/],
+  ['page size over the limit', ['run', '--config', config('{"pageSize": 5000}')], {}, 2, /pageSize must be at most 1000/],
+  ['zero concurrency', ['run', '--config', config('{"concurrency": 0}')], {}, 2, /concurrency must be a whole number of at least 1/],
+  ['empty chain list', ['run', '--config', config('{"chains": []}')], {}, 2, /chains must be a non-empty list/],
+  ['bad route', ['run', '--config', config('{"routes": {"56/dodoex": {"kind": "gateway"}}}')], {}, 2, /route "56\/dodoex" must be/],
+  ['bad base URL', ['run'], { POOL_EXPORT_BASE_URL: 'ftp://example' }, 2, /POOL_EXPORT_BASE_URL\) must be an http\(s\) URL/],
+  ['API key with a space', ['run'], { POOL_EXPORT_API_KEY: 'ab cd' }, 2, /POOL_EXPORT_API_KEY holds spaces or control characters/],
+  ['no API key', ['run'], { POOL_EXPORT_API_KEY: '' }, 2, /no API key: set POOL_EXPORT_API_KEY/],
+  ['wrong API key', ['run', '--chains', 'bsc', '--jobs', 'events'], { POOL_EXPORT_API_KEY: 'wrong-key-123' }, 1, /refused the API key .*401.*Invalid API key in request.*set POOL_EXPORT_API_KEY/],
+  ['bad --stale-after', ['status', '--stale-after', 'soon'], {}, 2, /--stale-after takes a duration such as 90s/],
+  ['status of an unknown chain', ['status', '--chains', 'mars'], {}, 2, /unknown chain "mars"/],
+  ['unknown report', ['report', 'nope'], {}, 2, /unknown report "nope"; reports: tvl_list/],
+  ['bad --from', ['report', 'volume_daily', '--from', '2025-13-01'], {}, 2, /--from takes a UTC day as YYYY-MM-DD/],
+  ['bad --format', ['report', 'volume_daily', '--format', 'xml'], {}, 2, /Argument: format, Given: "xml"/],
+  ['parquet without --out', ['report', 'volume_daily', '--format', 'parquet'], {}, 2, /--format parquet needs --out FILE/],
+  ['a writing query', ['query', 'DELETE FROM dodoex.swaps'], {}, 2, /query takes one read-only SELECT statement/],
+  ['two statements', ['query', 'SELECT 1; DROP TABLE dodoex.swaps'], {}, 2, /query takes one read-only SELECT statement/],
+  ['invalid cron', ['schedule', '--schedule', 'events=bad'], {}, 2, /invalid cron expression "bad" for job events/],
+  ['out-of-range cron field', ['schedule', '--schedule', 'events=*/5 25 * * *'], {}, 2, /invalid cron expression .* hour "25"/],
+  ['schedule of an unselected job', ['schedule', '--jobs', 'events', '--schedule', 'state=0 * * * *'], {}, 2, /--schedule names job "state", which is not among the selected jobs/],
+  ['schedule without cron', ['schedule', '--schedule', 'events'], {}, 2, /--schedule takes job=cron/],
+  ['sandbox on a non-loopback address', ['sandbox', '--host', '10.0.0.1'], {}, 2, /--host must be a loopback address/],
+  ['fault rate over 1', ['sandbox', '--faults', 'http500=2'], {}, 2, /fault rate for "http500" must be a number from 0 to 1/],
+  ['unknown fault', ['sandbox', '--faults', 'bogus=0.1'], {}, 2, /unknown fault "bogus" in --faults; valid kinds: reset, timeout/],
+  ['data folder under a file', ['run', '--chains', 'bsc'], { POOL_EXPORT_DATA_DIR: join(dir, 'a-file', 'data') }, 1, /the data folder .*a-file\/data cannot be created or written \(ENOTDIR\); choose another with --data-dir/],
+];
+
+describe('bad input', () => {
+  it('gets a clear message naming the fix and the right exit code, and stored data stay untouched', async () => {
+    const before = await stored(data);
+    const table = cases();
+    expect(table.length).toBeGreaterThanOrEqual(30);
+    for (const [name, args, extra, code, message] of table) {
+      const r = await cli(args, { ...env, ...extra });
+      expect(r.code, `${name}: ${r.stderr}`).toBe(code);
+      expect(r.stderr + r.stdout, name).toMatch(message);
+      expect(r.stderr + r.stdout, name).not.toContain(sb.apiKey);
+    }
+    expect(await stored(data)).toBe(before);
+  }, 240_000);
+
+  it('stops at once when another process holds the data folder, naming it, and touches nothing', async () => {
+    const before = await stored(data);
+    const lock = await lockDataDir(data, 'a test holding the folder', 0, () => undefined);
+    try {
+      const r = await cli(['run', '--chains', 'bsc'], env);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`in use by another pool-export process \\(pid ${process.pid}, a test holding the folder, since `));
+    } finally {
+      await lock.release();
+    }
+    expect(await stored(data)).toBe(before);
+  }, 60_000);
+});
