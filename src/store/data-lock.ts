@@ -1,7 +1,7 @@
 /** One writer per data folder, across processes: a lock (proper-lockfile) that every run and the scheduler take. */
-import { accessSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import lockfile from 'proper-lockfile';
 
 /** A lock not refreshed for this long belongs to a dead process and may be taken over. */
@@ -16,6 +16,23 @@ export class DataLockedError extends Error {
   constructor(dataDir: string, owner: string) {
     super(`the data folder ${dataDir} is in use by another pool-export process (${owner}); wait for it to finish, or pass --wait-lock SECONDS`);
     this.name = 'DataLockedError';
+  }
+}
+
+/**
+ * Creates a folder one level at a time. Node 20's recursive mkdirSync never returns for some paths (under /proc it
+ * spins), while a single-level mkdir fails at once with a clear code.
+ */
+function ensureDir(dir: string): void {
+  const parts = resolve(dir).split(sep);
+  let path = parts[0] || sep;
+  for (const part of parts.slice(1)) {
+    path = join(path, part);
+    if (existsSync(path)) {
+      if (!statSync(path).isDirectory()) throw Object.assign(new Error(`${path} is not a folder`), { code: 'ENOTDIR' });
+      continue;
+    }
+    mkdirSync(path);
   }
 }
 
@@ -52,7 +69,7 @@ export interface DataLock {
 /** Takes the data folder's lock, waiting up to `waitSecs`; `onLost` is called if another process takes it over. */
 export async function lockDataDir(dataDir: string, what: string, waitSecs: number, onLost: (e: Error) => void): Promise<DataLock> {
   try {
-    mkdirSync(dataDir, { recursive: true });
+    ensureDir(dataDir);
     accessSync(dataDir, constants.W_OK);
   } catch (e) {
     throw new Error(`the data folder ${dataDir} cannot be created or written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); choose another with --data-dir or POOL_EXPORT_DATA_DIR`, { cause: e });

@@ -96,6 +96,7 @@ const cases = (): Case[] => [
   ['sandbox on a non-loopback address', ['sandbox', '--host', '10.0.0.1'], {}, 2, /--host must be a loopback address/],
   ['fault rate over 1', ['sandbox', '--faults', 'http500=2'], {}, 2, /fault rate for "http500" must be a number from 0 to 1/],
   ['unknown fault', ['sandbox', '--faults', 'bogus=0.1'], {}, 2, /unknown fault "bogus" in --faults; valid kinds: reset, timeout/],
+  ['data folder in /proc', ['run', '--chains', 'bsc'], { POOL_EXPORT_DATA_DIR: '/proc/pool-export-data' }, 1, /the data folder \/proc\/pool-export-data cannot be created or written \(ENOENT\); choose another/],
   ['data folder under a file', ['run', '--chains', 'bsc'], { POOL_EXPORT_DATA_DIR: join(dir, 'a-file', 'data') }, 1, /the data folder .*a-file\/data cannot be created or written \(ENOTDIR\); choose another with --data-dir/],
 ];
 
