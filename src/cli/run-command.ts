@@ -30,7 +30,8 @@ interface Args extends CommonArgs {
   'dry-run': boolean;
 }
 
-const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+/** A comma list from a flag, trimmed; undefined when the flag is absent. */
+export const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
 
 /** The human summary of a run: rows per dataset and chain, totals, failures. */
 export function summary(results: readonly TaskResult[]): string {
@@ -65,14 +66,14 @@ export function commonOptions<T>(y: Argv<T>) {
 }
 
 /** The config, jobs and plan that a `run` or `schedule` command line asks for. */
-export function resolveRequest(a: CommonArgs): { config: Config; jobs: Job[]; tasks: readonly Task[] } {
+export function resolveRequest(a: CommonArgs): { config: Config; jobs: Job[]; tasks: readonly Task[]; chains?: number[]; datasets?: string[] } {
   const config = loadConfig({ ...(a.config ? { configFile: a.config } : {}), overrides: { dataDir: a['data-dir'] } });
   const jobs = selectJobs(list(a.jobs));
   const chains = list(a.chains)?.map(parseChain);
   const datasets = list(a.datasets);
   const tasks = buildPlan(config, { jobs: a.datasets && !a.jobs ? [] : jobs, ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) });
   if (!Number.isFinite(a['wait-lock']) || a['wait-lock'] < 0) throw new UsageError(`--wait-lock must be a number of seconds from 0, not ${a['wait-lock']}`);
-  return { config, jobs, tasks };
+  return { config, jobs, tasks, ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) };
 }
 
 /** The event log for a command line. */

@@ -2,7 +2,7 @@
 import type { CommandModule } from 'yargs';
 import { buildPlan } from '../export/plan.ts';
 import { runOnce } from '../export/run-once.ts';
-import { UsageError, parseChain } from '../config/chains.ts';
+import { UsageError } from '../config/chains.ts';
 import { DataLockedError } from '../store/data-lock.ts';
 import { parseScheduleOverrides } from '../scheduler/cron.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
@@ -22,13 +22,11 @@ export const scheduleCommand: CommandModule<object, Args> = {
       .option('schedule', { type: 'string', array: true, describe: "override a job's schedule: --schedule events='*/2 * * * *' (repeatable)" })
       .option('run-now', { type: 'boolean', default: false, describe: 'also run every job once at start' }),
   handler: async (a) => {
-    const { config, jobs } = resolveRequest(a);
+    const { config, jobs, chains, datasets } = resolveRequest(a);
     if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
     const overrides = parseScheduleOverrides(a.schedule ?? []);
     for (const name of Object.keys(overrides)) if (!jobs.some((j) => j.name === name)) throw new UsageError(`--schedule names job "${name}", which is not among the selected jobs (${jobs.map((j) => j.name).join(', ')})`);
     const log = logFor(a, config);
-    const chains = a.chains?.split(',').map(parseChain);
-    const datasets = a.datasets?.split(',');
     const scheduler = new Scheduler(jobs.map((job) => ({ job, schedule: overrides[job.name] ?? job.schedule })), async (job, signal) => {
       const tasks = buildPlan(config, { jobs: [job], ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) });
       try {

@@ -8,6 +8,7 @@ import { META_QUERY } from '../export/queries.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { qt } from '../store/ddl.ts';
 import { Warehouse } from '../store/warehouse.ts';
+import { list } from './run-command.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 
 /** Exit code when a dataset is stale (older than `--stale-after`) or has never been exported. */
@@ -85,8 +86,8 @@ export const statusCommand: CommandModule<object, Args> = {
   handler: async (a) => {
     const config = loadConfig({ ...(a.config ? { configFile: a.config } : {}), overrides: { dataDir: a['data-dir'] } });
     const staleAfter = parseDuration(a['stale-after']);
-    const chains = a.chains?.split(',').map(parseChain);
-    const wanted = a.datasets?.split(',').map((n) => findDataset(n)?.name ?? (() => { throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\``); })());
+    const chains = list(a.chains)?.map(parseChain);
+    const wanted = list(a.datasets)?.map((n) => findDataset(n)?.name ?? (() => { throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\``); })());
     const lock = await lockDataDir(config.dataDir, 'status', a['wait-lock'], () => undefined);
     let rows: StatusRow[];
     try {

@@ -5,9 +5,6 @@ export const CHAINS: Readonly<Record<string, number>> = {
   ethereum: 1, bsc: 56, polygon: 137, arbitrum: 42161, moonriver: 1285, aurora: 1313161554, avax: 43114, optimism: 10,
 };
 
-/** The chains the liquidity list documents. */
-export const LIST_CHAINS: readonly number[] = [1, 56, 137, 42161];
-
 /** The name of a chain id (or the id as text). */
 export function chainName(id: number): string {
   return Object.entries(CHAINS).find(([, v]) => v === id)?.[0] ?? String(id);

@@ -42,8 +42,3 @@ export interface TaskResult {
   readonly endedAt: Date;
   readonly error?: { readonly cls: string; readonly message: string };
 }
-
-/** A short label for logs and errors: `dodoex.swaps@bsc`. */
-export function taskLabel(t: Task, chainName: (id: number) => string): string {
-  return `${t.ds.name}@${chainName(t.chainId)}`;
-}

@@ -30,9 +30,6 @@ export function hasText(c: Column): boolean {
   return c.cls === 'bigint' || c.cls === 'decimal';
 }
 
-/** Bookkeeping columns on every dataset table. */
-export const META_COLUMNS = ['chain_id', '_block', '_run_id', '_taken_at'] as const;
-
 /** CREATE TABLE for a dataset. */
 export function createTable(ds: Dataset): string {
   const cols = ds.columns.flatMap((c) => [`${q(c.column)} ${SQL_TYPE[c.cls]}`, ...(hasText(c) ? [`${q(`${c.column}_text`)} VARCHAR`] : [])]);
