@@ -2,7 +2,7 @@
 import { buildSchema, executeSync, parse, validate, type GraphQLError } from 'graphql';
 import * as X from '../util/exact.ts';
 import type { GraphQLRequest, GraphQLResult } from './subgraph-executor.ts';
-import type { Row, Table, View } from './table.ts';
+import { allRows, type Row, type Table, type View } from './table.ts';
 import type { World } from './world.ts';
 
 /** Largest page the sandbox serves; the service documents no bound, so this guards the sandbox itself. */
@@ -45,7 +45,7 @@ interface Filter {
 }
 
 function rowsOf(src: ChainSource, entity: string, view: View): Row[] {
-  return [...src.tables.get(entity)!.groups(view, 'asc')].flat();
+  return allRows(src.tables.get(entity)!, view);
 }
 
 /** Fee and volume in USD of each pool over the 24 hours before the head, summed from its swaps. */

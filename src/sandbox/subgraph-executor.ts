@@ -8,7 +8,7 @@ import { runCollection, type CollectionArgs, type Limits } from './collection.ts
 import type { EntityModel, SchemaModel } from '../schemas/entity-model.ts';
 import type { FilterContext } from './filter.ts';
 import { blockAheadError, blockBeforeError, decodeError, QueryError } from './graph-errors.ts';
-import type { Row, Table, View } from './table.ts';
+import { allRows, type Row, type Table, type View } from './table.ts';
 import type { Timeline } from './timeline.ts';
 
 /** Parsed and validated documents kept by query text; exporters send the same text with new variables. */
@@ -143,7 +143,7 @@ class Walker {
       view,
       entity: (name) => dep.model.byName.get(name)!,
       lookup: (entity, id) => table(entity).get(id, view),
-      referencing: (entity, field, id) => [...table(entity).groups(view, 'asc')].flat().filter((r) => r[field] === id),
+      referencing: (entity, field, id) => allRows(table(entity), view).filter((r) => r[field] === id),
     };
   }
 

@@ -27,6 +27,11 @@ export interface Table {
   get(id: string, view: View): Row | undefined;
 }
 
+/** Every row of a table as of a view, in its natural order. */
+export function allRows(table: Table, view: View): Row[] {
+  return [...table.groups(view, 'asc')].flat();
+}
+
 /** A table with a handful of rows computed at once; the list is cached per view. */
 export function materializedTable(entity: EntityModel, build: (view: View) => Row[]): Table {
   let cacheKey = '';
