@@ -5,15 +5,25 @@ import { fileURLToPath } from 'node:url';
 /** The CLI entry point. */
 export const BIN = fileURLToPath(new URL('../../bin/pool-export.js', import.meta.url));
 
-/** A sandbox process. */
-export interface SandboxProcess {
+/** A running sandbox, wherever it runs (a child process or a container). */
+export interface SandboxEndpoint {
   readonly url: string;
   readonly apiKey: string;
+  /** Calls the control API. */
+  control<T = Record<string, unknown>>(path: string, body?: unknown): Promise<T>;
+}
+
+/** A sandbox process. */
+export interface SandboxProcess extends SandboxEndpoint {
   readonly child: ChildProcess;
   /** Stops the process (SIGTERM, then SIGKILL after 5 s). */
   stop(): Promise<void>;
-  /** Calls the control API. */
-  control<T = Record<string, unknown>>(path: string, body?: unknown): Promise<T>;
+}
+
+/** The control API of the sandbox at `url`. */
+export async function callControl<T>(url: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${url}/_sandbox/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  return (await res.json()) as T;
 }
 
 /** How long the sandbox may take to print its URL. */
@@ -53,9 +63,6 @@ export async function startSandbox(flags: string[] = [], apiKey = '5a4db0c5e1f0d
       await exited;
       clearTimeout(kill);
     },
-    async control<T>(path: string, body?: unknown): Promise<T> {
-      const res = await fetch(`${url}/_sandbox/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-      return (await res.json()) as T;
-    },
+    control: <T>(path: string, body?: unknown) => callControl<T>(url, path, body),
   };
 }

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
 import { hasText, q, qt } from '../../src/store/ddl.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { BIN, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { BIN, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
 import { allRows } from './sandbox-client.ts';
 
 /** Runs the CLI as a child process; resolves with its exit code and output. */
@@ -36,7 +36,7 @@ export function cli(
 }
 
 /** The environment that points the CLI at a sandbox and a data folder. */
-export function sandboxEnv(sb: SandboxProcess, dataDir: string): Record<string, string> {
+export function sandboxEnv(sb: SandboxEndpoint, dataDir: string): Record<string, string> {
   return { POOL_EXPORT_API_KEY: sb.apiKey, POOL_EXPORT_BASE_URL: sb.url, POOL_EXPORT_DATA_DIR: dataDir, POOL_EXPORT_DEVELOPER_ID: 'dev42' };
 }
 
@@ -63,7 +63,7 @@ export interface Mismatch {
 }
 
 /** Compares every subgraph dataset of the given chains with the sandbox at each task's checkpointed block. */
-export async function compareWithSandbox(sb: SandboxProcess, dataDir: string, chains: readonly number[], only?: readonly string[]): Promise<{ mismatches: Mismatch[]; checked: number; rows: number }> {
+export async function compareWithSandbox(sb: SandboxEndpoint, dataDir: string, chains: readonly number[], only?: readonly string[]): Promise<{ mismatches: Mismatch[]; checked: number; rows: number }> {
   const w = await Warehouse.open(dataDir, { readOnly: true });
   const mismatches: Mismatch[] = [];
   let checked = 0;

@@ -1,5 +1,5 @@
 /** Helpers for tests that talk to a sandbox process over HTTP. */
-import type { SandboxProcess } from '../../src/sandbox/spawn.ts';
+import type { SandboxEndpoint } from '../../src/sandbox/spawn.ts';
 
 /** A GraphQL JSON answer with its HTTP status and headers. */
 export interface Answer {
@@ -9,25 +9,25 @@ export interface Answer {
 }
 
 /** POSTs a body to a path of the sandbox. */
-export async function post(sb: SandboxProcess, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+export async function post(sb: SandboxEndpoint, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   const res = await fetch(`${sb.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   return { status: res.status, headers: res.headers, body: (await res.json()) as Answer['body'] };
 }
 
 /** The self-hosted subgraph path of a chain and schema. */
-export function subgraphPath(sb: SandboxProcess, chainId: number, schema: string): string {
+export function subgraphPath(sb: SandboxEndpoint, chainId: number, schema: string): string {
   return `/subgraph/graphql?chainId=${chainId}&schemaName=${schema}&apikey=${sb.apiKey}`;
 }
 
 /** Runs a subgraph query and returns its data, failing on errors. */
-export async function query(sb: SandboxProcess, chainId: number, schema: string, q: string, variables?: Record<string, unknown>): Promise<Record<string, any>> {
+export async function query(sb: SandboxEndpoint, chainId: number, schema: string, q: string, variables?: Record<string, unknown>): Promise<Record<string, any>> {
   const a = await post(sb, subgraphPath(sb, chainId, schema), { query: q, variables });
   if (a.body.errors) throw new Error(`${a.body.errors[0]!.message}\nquery: ${q}`);
   return a.body.data!;
 }
 
 /** The first error message of a subgraph query (and asserts there is no data). */
-export async function queryError(sb: SandboxProcess, chainId: number, schema: string, q: string): Promise<string> {
+export async function queryError(sb: SandboxEndpoint, chainId: number, schema: string, q: string): Promise<string> {
   const a = await post(sb, subgraphPath(sb, chainId, schema), { query: q });
   if (!a.body.errors) throw new Error(`expected an error for ${q}`);
   if ('data' in a.body) throw new Error('graph-node omits data when a query fails');
@@ -35,7 +35,7 @@ export async function queryError(sb: SandboxProcess, chainId: number, schema: st
 }
 
 /** Every row of an entity at the head (or a block), from the control API. */
-export async function allRows(sb: SandboxProcess, chainId: number, schema: string, entity: string, block?: number): Promise<Record<string, any>[]> {
+export async function allRows(sb: SandboxEndpoint, chainId: number, schema: string, entity: string, block?: number): Promise<Record<string, any>[]> {
   const res = await fetch(`${sb.url}/_sandbox/rows?chainId=${chainId}&schema=${schema}&entity=${entity}${block ? `&block=${block}` : ''}`);
   const text = await res.text();
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));

@@ -1,0 +1,148 @@
+/**
+ * The upstream in a container: stopped, killed, restarted and paused in the middle of a backfill.
+ * The image is built from the project's own files (no registry); the container uses host networking.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GenericContainer, getContainerRuntimeClient, Wait, type StartedTestContainer } from 'testcontainers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { events } from '../../jobs/events.ts';
+import { callControl, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
+import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { buildSandboxImage } from './sandbox-image.ts';
+
+const KEY = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
+let container: StartedTestContainer;
+let sb: SandboxEndpoint;
+let dir: string;
+/** Patient settings: a 1.5 s time-out and 12 attempts (about half a minute of backoff) ride out a restart. */
+let patient: string;
+/** Impatient settings: 3 attempts give up within seconds, to see a clean failure. */
+let impatient: string;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Waits until the sandbox answers again after its container started. */
+async function waitReady(): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${sb.url}/_sandbox/info`)).ok) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the sandbox container did not come back within 30 s');
+}
+
+async function docker() {
+  return (await getContainerRuntimeClient()).container.getById(container.getId());
+}
+
+/** Slows every data request so that a backfill of the events job lasts several seconds. */
+const slow = () => callControl(sb.url, 'faults', { latencyMs: 60 });
+const run = (data: string, config: string) => cli(['run', '--chains', 'bsc', '--jobs', 'events', '--config', config], sandboxEnv(sb, data));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  const image = await buildSandboxImage();
+  const port = await freePort();
+  container = await new GenericContainer(image)
+    .withNetworkMode('host')
+    .withCommand(['--port', String(port), '--api-key', KEY, '--scale', '4000', '--chains', '56'])
+    .withWaitStrategy(Wait.forLogMessage(/ready http/))
+    .start();
+  const url = `http://127.0.0.1:${port}`;
+  sb = { url, apiKey: KEY, control: (path, body) => callControl(url, path, body) };
+  dir = mkdtempSync(join(tmpdir(), 'pool-export-ctr-'));
+  patient = join(dir, 'patient.json');
+  writeFileSync(patient, JSON.stringify({ timeoutMs: 1500, pageSize: 100, batchRows: 200, maxAttempts: 12 }));
+  impatient = join(dir, 'impatient.json');
+  writeFileSync(impatient, JSON.stringify({ timeoutMs: 1000, pageSize: 100, batchRows: 200, maxAttempts: 3 }));
+}, 300_000);
+
+afterAll(async () => {
+  await container?.stop({ remove: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the upstream in a container', () => {
+  it('serves the sandbox from an image built locally, on the host network', async () => {
+    const info = await callControl<{ chains: unknown[] }>(sb.url, 'info');
+    expect(info.chains).toHaveLength(1);
+  });
+
+  it('a run rides out a container restart in the middle of a backfill and ends exact', async () => {
+    const data = join(dir, 'restart');
+    await slow();
+    const running = run(data, patient);
+    await sleep(3000);
+    await container.restart();
+    await waitReady();
+    const r = await running;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(Number(/(\d+) retries/.exec(r.stdout)?.[1])).toBeGreaterThan(0);
+    expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+  }, 240_000);
+
+  it('a run rides out a paused (hung) container: time-outs are retried after it resumes', async () => {
+    const data = join(dir, 'pause');
+    await slow();
+    const running = run(data, patient);
+    await sleep(3000);
+    const c = await docker();
+    await c.pause();
+    await sleep(4000);
+    await c.unpause();
+    const r = await running;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/no answer within 1500 ms/);
+    expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+  }, 240_000);
+
+  it('a run stops cleanly when the container is killed and stays down; a re-run after it starts again is exact', async () => {
+    const data = join(dir, 'kill');
+    await slow();
+    const running = run(data, impatient);
+    await sleep(3000);
+    const c = await docker();
+    await c.kill();
+    const r = await running;
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/FAILED dodoex\.\w+ on bsc: .*(ECONNREFUSED|connection|fetch failed|socket)/i);
+    expect(r.stdout + r.stderr).not.toContain(KEY);
+    await c.start();
+    await waitReady();
+    const again = await run(data, patient);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+  }, 240_000);
+
+  it('a run stops cleanly when the container hangs past the retry budget; after a stop and start, a re-run is exact', async () => {
+    const data = join(dir, 'stop');
+    await slow();
+    const running = run(data, impatient);
+    await sleep(3000);
+    const c = await docker();
+    await c.pause();
+    const r = await running;
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/FAILED dodoex\.\w+ on bsc: no answer within 1000 ms from http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex&apikey=\*\*\* \(gave up after 3 attempts\)/);
+    await c.unpause();
+    await c.stop({ t: 5 });
+    await c.start();
+    await waitReady();
+    const again = await run(data, patient);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+  }, 240_000);
+});

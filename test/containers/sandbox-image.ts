@@ -1,0 +1,56 @@
+/**
+ * Builds the sandbox's container image from the project's own files, with no registry: a `FROM scratch` image
+ * holding this machine's `node` binary, the shared libraries it links, and the sandbox bundled into one file.
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { GenericContainer } from 'testcontainers';
+
+/** The image's name. */
+export const SANDBOX_IMAGE = 'pool-export-sandbox:local';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The shared libraries a binary loads, as absolute paths, from `ldd`. */
+function sharedLibraries(binary: string): string[] {
+  const out = execFileSync('ldd', [binary], { encoding: 'utf8' });
+  return [...out.matchAll(/(\/\S+) \(0x/g)].map((m) => m[1]!);
+}
+
+/** Copies `file` into `root` at the same path, following symbolic links. */
+function place(root: string, file: string, at = file): void {
+  mkdirSync(join(root, dirname(at)), { recursive: true });
+  copyFileSync(realpathSync(file), join(root, at));
+}
+
+/** Builds the image and returns its name. */
+export async function buildSandboxImage(): Promise<string> {
+  const ctx = mkdtempSync(join(tmpdir(), 'pool-export-image-'));
+  try {
+    const rootfs = join(ctx, 'rootfs');
+    place(rootfs, process.execPath, '/usr/local/bin/node');
+    for (const lib of sharedLibraries(process.execPath)) place(rootfs, lib);
+    await build({
+      entryPoints: [join(ROOT, 'src/sandbox/standalone.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outfile: join(rootfs, 'app/sandbox.mjs'),
+      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+      logLevel: 'error',
+    });
+    // The upstream schemas are read next to the code.
+    for (const f of readdirSync(join(ROOT, 'src/schemas')).filter((n) => n.endsWith('.graphql'))) place(rootfs, join(ROOT, 'src/schemas', f), `/app/${f}`);
+    mkdirSync(join(rootfs, 'tmp'));
+    writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nCOPY rootfs/ /\nENTRYPOINT ["/usr/local/bin/node", "/app/sandbox.mjs"]\n');
+    await GenericContainer.fromDockerfile(ctx).build(SANDBOX_IMAGE, { deleteOnExit: false });
+    return SANDBOX_IMAGE;
+  } finally {
+    rmSync(ctx, { recursive: true, force: true });
+  }
+}
