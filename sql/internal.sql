@@ -47,6 +47,16 @@ CREATE TABLE IF NOT EXISTS _pool_export.run_tasks (
   error         VARCHAR
 );
 
+-- What the Parquet lake still lacks, written in the transaction that commits the rows and cleared once the lake files
+-- are in place: a run killed (or a task failed) after its commit is caught up by the next run's lake write.
+CREATE TABLE IF NOT EXISTS _pool_export.lake_pending (
+  chain_id INTEGER NOT NULL,
+  dataset  VARCHAR NOT NULL,
+  from_seq BIGINT,                  -- events and buckets: rewrite the day files from this key on
+  runs     VARCHAR[] NOT NULL,      -- runs whose rows are not in the lake yet (history and snapshot parts)
+  PRIMARY KEY (chain_id, dataset)
+);
+
 -- Exact text → DECIMAL(38,18): digits past the 18th fractional one are cut (toward zero), and values with more than
 -- 20 integer digits become NULL; the exporter counts both per column in the run summary, and the exact text always stays
 -- in the `_text` column. Built from integer casts, which DuckDB runs about 20 times faster than a string → DECIMAL(38,18) cast.

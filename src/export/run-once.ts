@@ -36,8 +36,8 @@ export async function runOnce(args: RunOnceArgs): Promise<RunOutcome> {
       const runId = randomUUID();
       args.log('run-start', { runId, jobs: args.jobs, tasks: args.tasks.length });
       const results = await runExport({ config: args.config, tasks: args.tasks, jobs: args.jobs, warehouse, client, runId, signal, log: args.log, ...(args.progress ? { progress: args.progress } : {}) });
-      // The run's new data goes to the Parquet lake, and the views file over the lake is renewed.
-      const files = await writeLake(warehouse, args.config.dataDir, runId, results);
+      // The new data goes to the Parquet lake (this run's, and any an interrupted run left), and the views file is renewed.
+      const files = await writeLake(warehouse, args.config.dataDir);
       await writeViewsFile(args.config.dataDir);
       args.log('lake-written', { runId, files });
       args.log('run-done', { runId, failed: results.filter((r) => r.status === 'failed').length, rows: results.reduce((a, r) => a + r.stats.rows, 0), stopped: signal.aborted });

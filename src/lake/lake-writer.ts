@@ -9,8 +9,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Dataset } from '../catalog/catalog.ts';
-import type { TaskResult } from '../export/task.ts';
+import { DATASETS, type Dataset } from '../catalog/catalog.ts';
 import { lit, qt } from '../store/ddl.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { chainDir, dayExpr, LAKE_DIR } from './layout.ts';
@@ -40,42 +39,63 @@ function partitioned(ds: Dataset, where: string, tmp: string): string {
   return `COPY (SELECT *, ${dayExpr(ds)} AS day FROM ${qt(ds.table)} WHERE ${where}) TO ${lit(tmp)} (${COPY_OPTS}, PARTITION_BY (day), FILENAME_PATTERN 'data')`;
 }
 
-/** Writes the lake files of one task's new data; returns the files written. */
-async function writeTask(w: Warehouse, lake: string, r: TaskResult, runId: string): Promise<number> {
-  const ds = r.task.ds;
-  const chain = r.task.chainId;
-  const tmp = join(lake, '.tmp', `${runId}-${ds.name}-${chain}`);
+/** What the lake lacks for one dataset and chain (a row of `_pool_export.lake_pending`). */
+interface Pending {
+  readonly ds: Dataset;
+  readonly chainId: number;
+  readonly fromSeq: number | null;
+  readonly runs: readonly string[];
+}
+
+/** Writes the lake files one dataset and chain lacks; returns the files written. Rewriting the same files is harmless. */
+async function writePending(w: Warehouse, lake: string, p: Pending): Promise<number> {
+  const { ds, chainId: chain } = p;
+  const tmp = join(lake, '.tmp', `${p.runs[0]}-${ds.name}-${chain}`);
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(dirname(tmp), { recursive: true });
   try {
     if (ds.kind === 'event' || ds.kind === 'bucket') {
-      // Rewrite the days from the start of this run's re-read window on; they were replaced in the warehouse too.
-      const from = r.stats.rewriteFrom ?? 0;
-      const day = Math.floor(from / 86_400) * 86_400;
+      // Rewrite the days from the start of the re-read window on; they were replaced in the warehouse too.
+      const day = Math.floor((p.fromSeq ?? 0) / 86_400) * 86_400;
       const seq = ds.columns.find((c) => c.field === ds.seq)!.column;
       await w.exec(partitioned(ds, `chain_id = ${chain} AND "${seq}" >= ${day}`, tmp));
       return moveTree(tmp, chainDir(lake, ds, chain, 'data'), () => 'data.parquet');
     }
-    const thisRun = `chain_id = ${chain} AND _run_id = ${lit(runId)}`;
+    let files = 0;
     if (ds.kind === 'mutable') {
       const current = join(chainDir(lake, ds, chain, 'current'), 'data.parquet');
       mkdirSync(dirname(current), { recursive: true });
       await w.exec(`COPY (SELECT * FROM ${qt(ds.table)} WHERE chain_id = ${chain}) TO ${lit(`${current}.tmp`)} (${COPY_OPTS})`);
       renameSync(`${current}.tmp`, current);
-      await w.exec(partitioned(ds, thisRun, tmp));
-      return 1 + moveTree(tmp, chainDir(lake, ds, chain, 'history'), () => `part-${runId}.parquet`);
+      files++;
     }
-    await w.exec(partitioned(ds, thisRun, tmp));
-    return moveTree(tmp, chainDir(lake, ds, chain, 'data'), () => `part-${runId}.parquet`);
+    // Mutable history and snapshots: one part file per run, so a run's rows can be found (and rewritten) by its id.
+    for (const runId of p.runs) {
+      rmSync(tmp, { recursive: true, force: true });
+      await w.exec(partitioned(ds, `chain_id = ${chain} AND _run_id = ${lit(runId)}`, tmp));
+      files += moveTree(tmp, chainDir(lake, ds, chain, ds.kind === 'mutable' ? 'history' : 'data'), () => `part-${runId}.parquet`);
+    }
+    return files;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
 }
 
-/** Writes the lake files of every successful task of a run that read rows; returns the files written. */
-export async function writeLake(w: Warehouse, dataDir: string, runId: string, results: readonly TaskResult[]): Promise<number> {
+/**
+ * Brings the lake up to the warehouse: writes what `_pool_export.lake_pending` lists (this run's commits, and those of
+ * earlier runs that were killed or failed before their lake write), then clears each entry once its files are in place.
+ * Returns the files written.
+ */
+export async function writeLake(w: Warehouse, dataDir: string): Promise<number> {
   const lake = join(dataDir, LAKE_DIR);
+  const byName = new Map(DATASETS.map((d) => [d.name, d]));
+  const rows = await w.all('SELECT chain_id, dataset, from_seq, runs FROM _pool_export.lake_pending ORDER BY dataset, chain_id');
   let files = 0;
-  for (const r of results) if (r.status === 'ok' && r.stats.rows > 0) files += await writeTask(w, lake, r, runId);
+  for (const r of rows) {
+    const ds = byName.get(String(r.dataset));
+    const chainId = Number(r.chain_id);
+    if (ds) files += await writePending(w, lake, { ds, chainId, fromSeq: r.from_seq === null ? null : Number(r.from_seq), runs: (r.runs as unknown[]).map(String) });
+    await w.exec('DELETE FROM _pool_export.lake_pending WHERE chain_id = $1 AND dataset = $2', [chainId, String(r.dataset)]);
+  }
   return files;
 }

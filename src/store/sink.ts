@@ -123,5 +123,12 @@ async function writeOne(tx: { exec: (sql: string, params?: (string | number | nu
     throw e;
   }
   if (moved !== 1) throw new ConcurrentWriterError(b.ds.name, b.chainId);
+  if (inserted > 0 || b.replace.kind === 'from') {
+    await tx.exec(
+      `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs) VALUES ($1, $2, $3, [$4])
+       ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs))`,
+      [b.chainId, b.ds.name, b.replace.kind === 'from' ? b.replace.from : null, b.runId],
+    );
+  }
   return inserted;
 }

@@ -1,12 +1,12 @@
 /** The export core against the sandbox as a real process: exact copies after backfill, new blocks, reorgs and kills. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
 import { allRows } from '../support/sandbox-client.ts';
 
 const CHAINS = KNOWN_CHAINS.map((c) => c.chainId);
@@ -21,6 +21,31 @@ afterAll(async () => {
   await sb?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** Every Parquet file a reader can see (not under a temporary name). */
+function visibleParquet(root: string): string[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root).flatMap((n) => {
+    const p = join(root, n);
+    if (n === '.tmp' || n.endsWith('.tmp')) return [];
+    if (statSync(p).isDirectory()) return visibleParquet(p);
+    return n.endsWith('.parquet') ? [p] : [];
+  });
+}
+
+/** The warehouse opens, and every visible Parquet file reads whole. */
+async function expectReadable(data: string, when: string): Promise<void> {
+  if (!existsSync(join(data, 'warehouse.duckdb'))) return;
+  const w = await Warehouse.open(data, { readOnly: true });
+  try {
+    for (const f of visibleParquet(join(data, 'lake'))) {
+      const n = await w.all(`SELECT count(*) AS n FROM read_parquet('${f}')`).catch((e: Error) => e);
+      expect(n instanceof Error ? `${f}: ${n.message}` : 'ok', when).toBe('ok');
+    }
+  } finally {
+    await w.close();
+  }
+}
 
 describe('export core', () => {
   it('copies every dataset of every chain exactly, then stays exact through new blocks and a reorg', async () => {
@@ -92,17 +117,24 @@ describe('export core', () => {
     expect(stats.userAgents['dodoex-dev42']).toBe(stats.requests);
   }, 120_000);
 
-  it('ends exact with no duplicates after being killed with SIGKILL at random points', async () => {
+  it('ends exact, with a readable warehouse and lake after every one of 12 SIGKILLs at random points', async () => {
     const data = join(dir, 'kill');
     const env = sandboxEnv(sb, data);
     const chains = ['--chains', 'polygon,arbitrum'];
-    for (const ms of [400, 900, 1500, 2200]) {
-      const r = await cli(['run', ...chains], env, { killAfterMs: ms + Math.floor(Math.random() * 300) });
-      expect(r.signal === 'SIGKILL' || r.code === 0, `exit ${r.code}: ${r.stderr.slice(0, 1500)}`).toBe(true);
+    // Points spread over a backfill (about 4 s of work once the process is up), each drawn at random within its slot.
+    const points = Array.from({ length: 12 }, (_, i) => 500 + i * 300 + Math.floor(Math.random() * 300));
+    let killed = 0;
+    for (const ms of points) {
+      const r = await cli(['run', ...chains], env, { killAfterMs: ms });
+      expect(r.signal === 'SIGKILL' || r.code === 0, `killed at ${ms} ms; exit ${r.code}: ${r.stderr.slice(0, 1500)}`).toBe(true);
+      if (r.signal === 'SIGKILL') killed++;
+      await expectReadable(data, `after the kill at ${ms} ms`);
     }
+    expect(killed, `kill points ${points.join(', ')}`).toBeGreaterThanOrEqual(10);
     const final = await cli(['run', ...chains], env);
     expect(final.code, final.stderr).toBe(0);
     const cmp = await compareWithSandbox(sb, data, [137, 42161]);
     expect(cmp.mismatches).toEqual([]);
-  }, 180_000);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+  }, 240_000);
 });
