@@ -8,6 +8,7 @@ import { queryCommand, reportCommand } from './report-command.ts';
 import { runCommand } from './run-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
 import { scheduleCommand } from './schedule-command.ts';
+import { schemaCommand } from './schema-command.ts';
 import { statusCommand } from './status-command.ts';
 
 /** Exit code for bad usage (unknown flag, invalid value). */
@@ -29,6 +30,7 @@ await yargs(hideBin(process.argv))
   .command(compactCommand)
   .command(datasetsCommand)
   .command(jobsCommand)
+  .command(schemaCommand)
   .command(sandboxCommand)
   .demandCommand(1, 'Name a command; `pool-export --help` lists them.')
   .strict()

@@ -1,4 +1,5 @@
 /** Turns a page of upstream JSON into flat rows for the warehouse, checking every value's type. Pure and synchronous. */
+import { chainName } from '../config/chains.ts';
 import type { Column, Dataset } from '../catalog/catalog.ts';
 
 /** Decimal digits DECIMAL(38,18) holds before and after the point. */
@@ -11,7 +12,7 @@ const HUGEINT_MIN = -(2n ** 127n);
 /** A value that does not fit a dataset's declared type: stops the task with the dataset, chain and field named. */
 export class GarbageError extends Error {
   constructor(readonly dataset: string, readonly chainId: number, readonly field: string, detail: string) {
-    super(`upstream sent invalid data for ${dataset} on chain ${chainId}, field "${field}": ${detail}. The upstream schema may have changed: run \`pool-export schema check\``);
+    super(`upstream sent invalid data for ${dataset} on ${chainName(chainId)} (chain ${chainId}), field "${field}": ${detail}. The upstream schema may have changed: run \`pool-export schema check\``);
     this.name = 'GarbageError';
   }
 }

@@ -43,6 +43,11 @@ export class SandboxService {
     }
   }
 
+  /** The entity schemas served. */
+  schemaModels(): SchemaModel[] {
+    return [...this.models.values()].map((m) => m.model);
+  }
+
   /** The gateway's subgraph id for a chain and schema (44 base58 characters, like the network's). */
   subgraphId(chainId: number, schema: string): string {
     return base58([this.opts.seed, chainId, schema.length, schema.charCodeAt(0)], 44);

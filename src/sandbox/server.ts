@@ -2,9 +2,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FaultPlan, RateLimiter, parseFaults, type FaultKind, type FaultRates } from './faults.ts';
+import { garbledDeployment, garbleMeta, HTML_PAGE, parseGarbage, rowGarbler, type Garbage } from './garbage.ts';
 import { executeLiquidityList } from './liquidity-list.ts';
 import { canonicalSchema, SandboxService } from './sandbox-service.ts';
-import { executeSubgraph, indexedHeader, type Deployment, type GraphQLRequest, type GraphQLResult } from './subgraph-executor.ts';
+import { executeSubgraph, indexedHeader, type Deployment, type ExecOptions, type GraphQLRequest, type GraphQLResult } from './subgraph-executor.ts';
 
 /** Largest request body accepted. */
 const MAX_BODY_BYTES = 1 << 20;
@@ -67,6 +68,7 @@ export class SandboxServer {
   private server: Server | undefined;
   private ticker: NodeJS.Timeout | undefined;
   private readonly held = new Set<ServerResponse>();
+  private garbage: Garbage | undefined;
 
   constructor(readonly service: SandboxService, readonly opts: ServerOptions) {
     this.faults = new FaultPlan(opts.faults, opts.faultSeed);
@@ -134,6 +136,7 @@ export class SandboxServer {
     const fault = this.faults.draw();
     if (fault) bump(this.stats.faults, fault);
     if (fault && this.transportFault(fault, res)) return;
+    if (route !== 'list' && this.garbage?.mode === 'html') return send(res, 200, HTML_PAGE, { 'content-type': 'text/html' });
     if (route === 'gateway') return this.gateway(url, body, res, fault);
     if (!req.headers['content-type']?.includes('application/json')) return send(res, 400, { error: 'Content-Type header is required' });
     let parsed: GraphQLRequest;
@@ -186,8 +189,14 @@ export class SandboxServer {
     send(res, 200, text, headers);
   }
 
-  private subgraph(dep: Deployment, req: GraphQLRequest, res: ServerResponse, fault: FaultKind | undefined): void {
-    const result = executeSubgraph(dep, req, { limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip }, indexingError: fault === 'indexing' });
+  private execOptions(fault: FaultKind | undefined): ExecOptions {
+    const garble = rowGarbler(this.garbage);
+    return { limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip }, indexingError: fault === 'indexing', ...(garble ? { garble } : {}) };
+  }
+
+  private subgraph(served: Deployment, req: GraphQLRequest, res: ServerResponse, fault: FaultKind | undefined): void {
+    const dep = garbledDeployment(served, this.garbage);
+    const result = garbleMeta(executeSubgraph(dep, req, this.execOptions(fault)), this.garbage);
     this.reply(res, result, fault, { 'graph-indexed': indexedHeader(dep.tl), 'graph-attestable': String(!result.errors) });
   }
 
@@ -197,15 +206,16 @@ export class SandboxServer {
     if (!key) return err('auth error: missing API key');
     if (!/^[0-9a-f]{32}$/i.test(key)) return err('auth error: malformed API key');
     if (key !== this.opts.apiKey) return err('auth error: API key not found');
-    const dep = this.service.bySubgraphId(id);
-    if (!dep) return err(`subgraph not found: ${id}`);
+    const served = this.service.bySubgraphId(id);
+    if (!served) return err(`subgraph not found: ${id}`);
+    const dep = garbledDeployment(served, this.garbage);
     let parsed: GraphQLRequest;
     try {
       parsed = JSON.parse(body) as GraphQLRequest;
     } catch (e) {
       return err(`bad query: ${(e as Error).message}`);
     }
-    const result = executeSubgraph(dep, parsed, { limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip }, indexingError: fault === 'indexing' });
+    const result = garbleMeta(executeSubgraph(dep, parsed, this.execOptions(fault)), this.garbage);
     const first = result.errors?.[0]?.message ?? '';
     const block = /has only indexed up to block number (\d+) and data for block number (\d+)/.exec(first);
     if (block) return err(`bad indexers: {${INDEXER}: Unavailable(missing block: ${block[2]}, latest: ${block[1]})}`);
@@ -237,6 +247,15 @@ export class SandboxServer {
           if (body.latencyMs !== undefined) this.latencyMs = Number(body.latencyMs);
         }
         return send(res, 200, { faults: this.faults.rates, rateLimit: this.limiter.rate, latencyMs: this.latencyMs });
+      case '/_sandbox/garbage':
+        if (req.method === 'POST') {
+          try {
+            this.garbage = parseGarbage(body, this.service.schemaModels());
+          } catch (e) {
+            return send(res, 400, { error: (e as Error).message });
+          }
+        }
+        return send(res, 200, { garbage: this.garbage ?? null });
       case '/_sandbox/stats':
         if (req.method === 'POST') Object.assign(this.stats, newStats(), { inFlight: this.stats.inFlight });
         return send(res, 200, this.stats);

@@ -34,6 +34,8 @@ export interface GraphQLRequest {
 export interface ExecOptions {
   readonly limits: Limits;
   readonly indexingError?: boolean;
+  /** Changes each served row of an entity (garbage injection). */
+  readonly garble?: (entity: string, row: Record<string, unknown>) => void;
 }
 
 /** The JSON result of a query. */
@@ -44,7 +46,8 @@ export interface GraphQLResult {
 
 type Block = { number?: number; hash?: string; number_gte?: number } | undefined;
 
-const docs = new Map<string, { doc?: DocumentNode; errors?: GraphQLResult['errors'] }>();
+/** Parsed and validated documents, per API schema (a deployment's schema can be narrowed by garbage injection). */
+const docCaches = new WeakMap<GraphQLSchema, Map<string, { doc?: DocumentNode; errors?: GraphQLResult['errors'] }>>();
 
 function translate(e: GraphQLError): { message: string; locations?: readonly { line: number; column: number }[] } {
   const m = /^Cannot query field "(.+)" on type "(.+)"\./.exec(e.message);
@@ -54,6 +57,8 @@ function translate(e: GraphQLError): { message: string; locations?: readonly { l
 
 function load(api: GraphQLSchema, text: string): { doc?: DocumentNode; errors?: GraphQLResult['errors'] } {
   const key = text;
+  let docs = docCaches.get(api);
+  if (!docs) docCaches.set(api, (docs = new Map()));
   const hit = docs.get(key);
   if (hit) return hit;
   let entry: { doc?: DocumentNode; errors?: GraphQLResult['errors'] };
@@ -246,10 +251,12 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
       if (!root.many) {
         const row = table.get(String(args.id), view);
         data[key] = row ? walker.row(root.entity, row, node.selectionSet!, view) : null;
+        if (data[key] && opts.garble) opts.garble(root.entity.name, data[key] as Record<string, unknown>);
         continue;
       }
       const rows = runCollection(table, args as CollectionArgs, walker.ctx(view), opts.limits);
       data[key] = rows.map((r) => walker.row(root.entity, r, node.selectionSet!, view));
+      if (opts.garble) for (const r of data[key] as Record<string, unknown>[]) opts.garble(root.entity.name, r);
     }
   } catch (e) {
     if (e instanceof QueryError) return { errors: [e.locations ? { message: e.message, locations: e.locations } : { message: e.message }] };

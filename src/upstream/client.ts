@@ -1,6 +1,6 @@
 /** The GraphQL client: graphql-request with a time-out per request, errors classified, the API key kept out of messages. */
 import { ClientError, GraphQLClient } from 'graphql-request';
-import { graphqlError, httpError, redact, UpstreamError } from './upstream-error.ts';
+import { graphqlError, htmlPage, httpError, redact, UpstreamError } from './upstream-error.ts';
 
 /** One upstream endpoint (a chain and schema, or the liquidity list). */
 export interface Endpoint {
@@ -43,6 +43,7 @@ export class UpstreamClient {
         if (res.status !== 200) throw httpError(res.status, await res.text().catch(() => ''), res.headers.get('retry-after'));
         const text = await res.text();
         bytes = text.length;
+        if (/^\s*</.test(text)) throw htmlPage(text);
         return new Response(text, { status: 200, headers: res.headers });
       };
       c = new GraphQLClient(endpoint.url, { fetch: timed, headers: { 'user-agent': this.opts.userAgent, 'content-type': 'application/json' } });

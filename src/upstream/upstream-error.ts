@@ -29,7 +29,15 @@ export function graphqlError(messages: string[], status: number): UpstreamError 
     return new UpstreamError(`the gateway refused the API key (${msg}); set POOL_EXPORT_API_KEY to a valid gateway key (32 hex characters)`, 'auth', false, { status });
   }
   const retryable = messages.every((m) => RETRYABLE_GRAPHQL.some((re) => re.test(m)));
-  return new UpstreamError(`upstream answered with GraphQL errors: ${msg}`, 'graphql', retryable, { status });
+  // A query that no longer validates means the upstream schema changed under the catalog.
+  const drift = messages.some((m) => /^Type `\w+` has no field `\w+`|^Unknown argument|^Cannot query field/.test(m));
+  return new UpstreamError(`upstream answered with GraphQL errors: ${msg}${drift ? '. The upstream schema no longer matches the catalog: run `pool-export schema check` to see the drift' : ''}`, 'graphql', retryable, { status });
+}
+
+/** An HTML page where JSON was expected (a proxy or an error page in the way): retried, since such pages pass. */
+export function htmlPage(text: string): UpstreamError {
+  const title = /<title>([^<]{0,120})<\/title>/i.exec(text)?.[1]?.trim();
+  return new UpstreamError(`answered with an HTML page${title ? ` ("${title}")` : ''} instead of JSON`, 'garbage', true);
 }
 
 /** Classifies an HTTP status that is not 200. */

@@ -26,7 +26,7 @@ describe('page mapper', () => {
   ])('rejects %s = %j naming the dataset, chain and field', (field, value, what) => {
     const bad = { ...good, [field]: value };
     expect(() => mapPage(swaps, 56, [bad])).toThrow(GarbageError);
-    expect(() => mapPage(swaps, 56, [bad])).toThrow(new RegExp(`dodoex\\.swaps on chain 56, field "${field}": expected ${what.replace(/[(){}]/g, '\\$&')}`));
+    expect(() => mapPage(swaps, 56, [bad])).toThrow(new RegExp(`dodoex\\.swaps on bsc \\(chain 56\\), field "${field}": expected ${what.replace(/[(){}]/g, '\\$&')}`));
   });
 
   it('rejects a missing field as schema drift', () => {

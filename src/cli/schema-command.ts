@@ -1,0 +1,86 @@
+/** `pool-export schema check`: compares the catalog with each upstream's introspected schema and prints the drift. */
+import type { CommandModule } from 'yargs';
+import { DATASETS } from '../catalog/catalog.ts';
+import { chainName, parseChain, UsageError } from '../config/chains.ts';
+import { loadConfig } from '../config/config.ts';
+import { endpointFor } from '../export/plan.ts';
+import { loadSchemaModel } from '../schemas/entity-model.ts';
+import { UpstreamClient } from '../upstream/client.ts';
+import { INTROSPECTION_QUERY, schemaDrift, type Drift, type Introspected } from '../upstream/schema-drift.ts';
+import { withRetries } from '../upstream/retry.ts';
+import { list } from './run-command.ts';
+
+interface Args {
+  action?: string | undefined;
+  chains?: string | undefined;
+  schemas?: string | undefined;
+  config?: string | undefined;
+  format: 'text' | 'json';
+}
+
+const SUBGRAPH_SCHEMAS = [...new Set(DATASETS.filter((d) => d.schema !== 'list').map((d) => d.schema))];
+
+/** The fields the catalog reads, per entity, for one schema. */
+function readFields(schema: string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const ds of DATASETS.filter((d) => d.schema === schema)) {
+    const set = out.get(ds.entity) ?? new Set<string>();
+    for (const c of ds.columns) set.add(c.field);
+    out.set(ds.entity, set);
+  }
+  return out;
+}
+
+/** The yargs module of the `schema` command. */
+export const schemaCommand: CommandModule<object, Args> = {
+  command: 'schema <action>',
+  describe: 'schema check: compare the catalog with each upstream\'s introspected schema and print the drift (exit 1 on breaking drift)',
+  builder: (y) =>
+    y
+      .positional('action', { choices: ['check'] as const, describe: 'check: introspect every endpoint and compare' })
+      .option('chains', { type: 'string', describe: 'comma list of chain names or ids (default: the config\'s chains)' })
+      .option('schemas', { type: 'string', describe: `comma list of ${SUBGRAPH_SCHEMAS.join(', ')} (default: all)` })
+      .option('config', { type: 'string', describe: 'JSON config file (default: ./pool-export.config.json if present)' })
+      .option('format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'text for people, json for scripts' }),
+  handler: async (a) => {
+    const config = loadConfig(a.config ? { configFile: a.config } : {});
+    if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
+    const chains = list(a.chains)?.map(parseChain) ?? config.chains;
+    const schemas = list(a.schemas) ?? SUBGRAPH_SCHEMAS;
+    for (const s of schemas) if (!SUBGRAPH_SCHEMAS.includes(s)) throw new UsageError(`unknown schema "${s}" in --schemas; valid: ${SUBGRAPH_SCHEMAS.join(', ')}`);
+    const client = new UpstreamClient({ apiKey: config.apiKey, userAgent: `${config.userAgentPrefix}-${config.developerId}`, timeoutMs: config.timeoutMs });
+    const report: { chain: string; schema: string; endpoint: string; error?: string; drift: Drift[] }[] = [];
+    for (const schema of schemas) {
+      const model = loadSchemaModel(schema);
+      const read = readFields(schema);
+      const ds = DATASETS.find((d) => d.schema === schema)!;
+      for (const chainId of chains) {
+        const endpoint = endpointFor(config, ds, chainId);
+        try {
+          const answer = await withRetries(() => client.request<Introspected>(endpoint, INTROSPECTION_QUERY, {}), { maxAttempts: config.maxAttempts });
+          report.push({ chain: chainName(chainId), schema, endpoint: endpoint.label, drift: schemaDrift(model, answer.data, read) });
+        } catch (e) {
+          report.push({ chain: chainName(chainId), schema, endpoint: endpoint.label, error: (e as Error).message, drift: [] });
+        }
+      }
+    }
+    const breaking = report.reduce((n, r) => n + r.drift.filter((d) => d.severity === 'breaking').length, 0);
+    const failed = report.filter((r) => r.error).length;
+    if (a.format === 'json') process.stdout.write(`${JSON.stringify({ breaking, failed, endpoints: report }, null, 2)}\n`);
+    else {
+      for (const r of report) {
+        const head = `${r.schema} on ${r.chain}`;
+        if (r.error) process.stdout.write(`${head}: could not introspect: ${r.error}\n`);
+        else if (!r.drift.length) process.stdout.write(`${head}: matches the catalog\n`);
+        else {
+          process.stdout.write(`${head}: ${r.drift.length} difference(s)\n`);
+          for (const d of r.drift) process.stdout.write(`  ${d.severity === 'breaking' ? 'BREAKING' : 'notice  '} ${d.what}\n`);
+        }
+      }
+      process.stdout.write(breaking
+        ? `\n${breaking} breaking difference(s): the datasets that read these fields will fail until the upstream is fixed or the catalog (src/schemas/*.graphql) is updated\n`
+        : `\nno breaking drift in ${report.length - failed} endpoint(s)${failed ? `; ${failed} could not be introspected` : ''}\n`);
+    }
+    if (breaking || failed) process.exitCode = 1;
+  },
+};

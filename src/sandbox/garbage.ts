@@ -1,0 +1,83 @@
+/**
+ * Upstream garbage on request (`POST /_sandbox/garbage`): answers a pipeline must refuse rather than store.
+ * - `html`: an HTML error page with HTTP 200 instead of JSON (a proxy in the way);
+ * - `wrong-type`: `entity.field` comes back with the wrong JSON type (a number for a string, text for a number);
+ * - `missing-field`: `entity.field` is left out of every row;
+ * - `remove-field`: the deployment's schema no longer has `entity.field` (validation errors, introspection without it);
+ * - `indexing-errors`: `_meta.hasIndexingErrors` is true while data is served.
+ */
+import type { GraphQLSchema } from 'graphql';
+import type { SchemaModel } from '../schemas/entity-model.ts';
+import { UsageError } from '../config/chains.ts';
+import { buildApiSchema } from './api-schema.ts';
+import type { Deployment, GraphQLResult } from './subgraph-executor.ts';
+
+/** The kinds of garbage. */
+export const GARBAGE_MODES = ['html', 'wrong-type', 'missing-field', 'remove-field', 'indexing-errors'] as const;
+
+/** One garbage setting. */
+export interface Garbage {
+  readonly mode: (typeof GARBAGE_MODES)[number];
+  /** Entity and field, for the modes that change one field. */
+  readonly entity?: string;
+  readonly field?: string;
+}
+
+/** The page a misconfigured proxy serves. */
+export const HTML_PAGE = '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>\n';
+
+/** Reads a control-API body; `{}` or `{"mode": ""}` turns garbage off. */
+export function parseGarbage(body: Record<string, unknown>, models: readonly SchemaModel[]): Garbage | undefined {
+  if (!body.mode) return undefined;
+  const mode = GARBAGE_MODES.find((m) => m === body.mode);
+  if (!mode) throw new UsageError(`unknown garbage mode "${String(body.mode)}"; valid modes: ${GARBAGE_MODES.join(', ')}`);
+  if (mode === 'html' || mode === 'indexing-errors') return { mode };
+  const entity = String(body.entity ?? '');
+  const field = String(body.field ?? '');
+  if (!models.some((m) => m.byName.get(entity)?.field.has(field))) throw new UsageError(`garbage mode ${mode} needs an existing "entity" and "field", e.g. {"entity": "Swap", "field": "amountIn"}`);
+  return { mode, entity, field };
+}
+
+const narrowed = new WeakMap<Deployment, { key: string; api: GraphQLSchema }>();
+
+/** The deployment as the garbage setting shows it: without the removed field in its schema. */
+export function garbledDeployment(dep: Deployment, g: Garbage | undefined): Deployment {
+  if (g?.mode !== 'remove-field' || !dep.model.byName.get(g.entity!)?.field.has(g.field!)) return dep;
+  const key = `${g.entity}.${g.field}`;
+  let hit = narrowed.get(dep);
+  if (hit?.key !== key) {
+    const entities = dep.model.entities.map((e) => {
+      if (e.name !== g.entity) return e;
+      const fields = e.fields.filter((f) => f.name !== g.field);
+      return { ...e, fields, field: new Map(fields.map((f) => [f.name, f])) };
+    });
+    const model: SchemaModel = { ...dep.model, entities, byName: new Map(entities.map((e) => [e.name, e])) };
+    hit = { key, api: buildApiSchema(model) };
+    narrowed.set(dep, hit);
+  }
+  return { ...dep, api: hit.api };
+}
+
+/** A wrong JSON type for a value. */
+function wrongType(v: unknown): unknown {
+  if (typeof v === 'string') return 12.5;
+  if (typeof v === 'number' || typeof v === 'boolean') return 'not-a-number';
+  return 'not-an-object';
+}
+
+/** The row hook that applies `wrong-type` and `missing-field`, or undefined. */
+export function rowGarbler(g: Garbage | undefined): ((entity: string, row: Record<string, unknown>) => void) | undefined {
+  if (g?.mode !== 'wrong-type' && g?.mode !== 'missing-field') return undefined;
+  return (entity, row) => {
+    if (entity !== g.entity || !(g.field! in row)) return;
+    if (g.mode === 'missing-field') delete row[g.field!];
+    else row[g.field!] = wrongType(row[g.field!]);
+  };
+}
+
+/** The result with `indexing-errors` applied to its `_meta`. */
+export function garbleMeta(result: GraphQLResult, g: Garbage | undefined): GraphQLResult {
+  if (g?.mode !== 'indexing-errors' || !result.data) return result;
+  for (const v of Object.values(result.data)) if (v && typeof v === 'object' && 'hasIndexingErrors' in v) (v as Record<string, unknown>).hasIndexingErrors = true;
+  return result;
+}
