@@ -111,6 +111,7 @@ export const runCommand: CommandModule<object, Args> = {
     const outcome = await runOnce({ config, tasks, jobs: jobs.map((j) => j.name), waitLockSecs: a['wait-lock'], signal: controller.signal, log: logFor(a, config), ...(progress ? { progress } : {}) });
     process.stdout.write(`${summary(outcome.results)}\n`);
     if (outcome.stopped) process.stdout.write('stopped on request: committed batches are kept; the next run resumes from them\n');
-    if (outcome.stopped || outcome.results.some((r) => r.status === 'failed')) process.exitCode = 1;
+    if (outcome.lakeError) process.stdout.write(`FAILED ${outcome.lakeError}\n`);
+    if (outcome.stopped || outcome.lakeError || outcome.results.some((r) => r.status === 'failed')) process.exitCode = 1;
   },
 };

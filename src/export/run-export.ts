@@ -1,4 +1,5 @@
 /** The orchestrator of one run: a flat recipe over the plan's tasks. */
+import { explainWriteError, isDiskFull } from '../util/disk-full.ts';
 import pLimit from 'p-limit';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
@@ -90,7 +91,7 @@ async function runOne(args: RunArgs, sink: DuckDBSink, checkpoints: CheckpointSt
     result = { task, status: 'ok', stats: run.stats, block: block.number, cursorBefore: before, cursorAfter: run.cursor, startedAt, endedAt: new Date() };
     args.log('task-done', { ...label, rows: run.stats.rows, pages: run.stats.pages, requests: run.stats.requests, retries: run.stats.retries, outOfRange: run.stats.outOfRange });
   } catch (e) {
-    const message = redact(`${task.ds.name} on ${label.chain}: ${(e as Error).message}`, args.config.apiKey);
+    const message = redact(`${task.ds.name} on ${label.chain}: ${explainWriteError(args.config.dataDir, e)}`, args.config.apiKey);
     const stats = e instanceof TaskError ? e.taskStats : empty;
     if (e instanceof TaskError) before = e.cursorBefore;
     result = { task, status: 'failed', stats, block: block.number, cursorBefore: before, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: errorClass(e), message } };
@@ -104,6 +105,7 @@ export function errorClass(e: unknown): string {
   if (e instanceof TaskError) return errorClass(e.cause);
   if (e instanceof UpstreamError) return `upstream-${e.kind}`;
   if (e instanceof StopRequested) return 'stopped';
+  if (isDiskFull(e)) return 'disk-full';
   return (e as Error)?.name ?? 'Error';
 }
 

@@ -4,6 +4,7 @@ import { lockDataDir } from '../store/data-lock.ts';
 import { writeLake } from '../lake/lake-writer.ts';
 import { writeViewsFile } from '../lake/lake-db.ts';
 import { Warehouse } from '../store/warehouse.ts';
+import { diskFullMessage, explainWriteError, isDiskFull } from '../util/disk-full.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { runExport, type RunArgs } from './run-export.ts';
 import type { TaskResult } from './task.ts';
@@ -19,10 +20,21 @@ export interface RunOutcome {
   readonly runId: string;
   readonly results: TaskResult[];
   readonly stopped: boolean;
+  /** Why the lake write failed, when it did. */
+  readonly lakeError?: string;
 }
 
 /** Runs the plan once under the data folder's lock. */
 export async function runOnce(args: RunOnceArgs): Promise<RunOutcome> {
+  try {
+    return await lockedRun(args);
+  } catch (e) {
+    if (isDiskFull(e)) throw new Error(diskFullMessage(args.config.dataDir, e), { cause: e });
+    throw e;
+  }
+}
+
+async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
   const lost = new AbortController();
   const signal = AbortSignal.any([args.signal, lost.signal]);
   const lock = await lockDataDir(args.config.dataDir, `run of ${args.jobs.join(',') || 'datasets'}`, args.waitLockSecs, (e) => {
@@ -37,11 +49,18 @@ export async function runOnce(args: RunOnceArgs): Promise<RunOutcome> {
       args.log('run-start', { runId, jobs: args.jobs, tasks: args.tasks.length });
       const results = await runExport({ config: args.config, tasks: args.tasks, jobs: args.jobs, warehouse, client, runId, signal, log: args.log, ...(args.progress ? { progress: args.progress } : {}) });
       // The new data goes to the Parquet lake (this run's, and any an interrupted run left), and the views file is renewed.
-      const files = await writeLake(warehouse, args.config.dataDir);
-      await writeViewsFile(args.config.dataDir);
-      args.log('lake-written', { runId, files });
+      // A failure here keeps the warehouse as committed: what the lake lacks stays listed for the next run.
+      let lakeError: string | undefined;
+      try {
+        const files = await writeLake(warehouse, args.config.dataDir);
+        await writeViewsFile(args.config.dataDir);
+        args.log('lake-written', { runId, files });
+      } catch (e) {
+        lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
+        args.log('lake-failed', { runId, error: lakeError }, 'error');
+      }
       args.log('run-done', { runId, failed: results.filter((r) => r.status === 'failed').length, rows: results.reduce((a, r) => a + r.stats.rows, 0), stopped: signal.aborted });
-      return { runId, results, stopped: signal.aborted };
+      return { runId, results, stopped: signal.aborted, ...(lakeError ? { lakeError } : {}) };
     } finally {
       await warehouse.close();
     }

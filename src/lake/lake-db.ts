@@ -82,14 +82,21 @@ export async function writeViewsFile(dataDir: string): Promise<void> {
   const tmp = `${target}.tmp`;
   rmSync(tmp, { force: true });
   rmSync(`${tmp}.wal`, { force: true });
-  const instance = await DuckDBInstance.create(tmp);
-  const conn = await instance.connect();
   try {
-    await defineViews(conn, dataDir);
-    await conn.run('CHECKPOINT');
-  } finally {
-    conn.closeSync();
-    instance.closeSync();
+    const instance = await DuckDBInstance.create(tmp);
+    const conn = await instance.connect();
+    try {
+      await defineViews(conn, dataDir);
+      await conn.run('CHECKPOINT');
+    } finally {
+      conn.closeSync();
+      instance.closeSync();
+    }
+    renameSync(tmp, target);
+  } catch (e) {
+    // The old views file stays; no half-built one is left behind.
+    rmSync(tmp, { force: true });
+    rmSync(`${tmp}.wal`, { force: true });
+    throw e;
   }
-  renameSync(tmp, target);
 }

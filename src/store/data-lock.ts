@@ -96,7 +96,14 @@ export async function lockDataDir(dataDir: string, what: string, waitSecs: numbe
     const o = readOwner(ownerFile);
     throw new DataLockedError(dataDir, o ? `pid ${o.pid}, ${o.what}, since ${o.since}` : 'owner unknown');
   }
-  writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, host: hostname(), what, since: new Date().toISOString() }));
+  try {
+    writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, host: hostname(), what, since: new Date().toISOString() }));
+  } catch (e) {
+    // A full disk, say: give the lock back and leave no empty owner file behind.
+    rmSync(ownerFile, { force: true });
+    await release();
+    throw e;
+  }
   return {
     async release() {
       rmSync(ownerFile, { force: true });

@@ -83,12 +83,13 @@ export class DuckDBSink {
   }
 
   private async commit(batches: readonly Batch[]): Promise<number[]> {
-    const files = batches.map((b) => {
-      const file = join(this.tmpDir, `${randomUUID()}.ndjson`);
-      writeFileSync(file, b.rows.map((r) => JSON.stringify(r)).join('\n') + (b.rows.length ? '\n' : ''));
-      return file;
-    });
+    const files: string[] = [];
     try {
+      for (const b of batches) {
+        const file = join(this.tmpDir, `${randomUUID()}.ndjson`);
+        files.push(file);
+        writeFileSync(file, b.rows.map((r) => JSON.stringify(r)).join('\n') + (b.rows.length ? '\n' : ''));
+      }
       return await this.w.transaction(async (tx) => {
         const counts: number[] = [];
         for (const [i, b] of batches.entries()) counts.push(await writeOne(tx, b, files[i]!));

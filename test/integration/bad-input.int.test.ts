@@ -1,6 +1,7 @@
 /** Bad input of every kind: a clear message naming the fix, exit 2 for usage and 1 for runtime errors, stored data untouched. */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,8 @@ import { DATASETS } from '../../src/catalog/catalog.ts';
 import { lockDataDir } from '../../src/store/data-lock.ts';
 import { qt } from '../../src/store/ddl.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, sandboxEnv } from '../support/export-check.ts';
+import { events } from '../../jobs/events.ts';
+import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
 
 let sb: SandboxProcess;
 let dir: string;
@@ -100,6 +102,22 @@ const cases = (): Case[] => [
   ['data folder under a file', ['run', '--chains', 'bsc'], { POOL_EXPORT_DATA_DIR: join(dir, 'a-file', 'data') }, 1, /the data folder .*a-file\/data cannot be created or written \(ENOTDIR\); choose another with --data-dir/],
 ];
 
+/** Root can mount a small tmpfs: a real file system that fills up. */
+const canMount = process.getuid?.() === 0 && spawnSync('mount', ['--version']).status === 0;
+
+/** Fills the file system holding `dir` to the last byte. */
+function fill(dir: string): void {
+  const fd = openSync(join(dir, 'filler'), 'w');
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOSPC') throw e;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 describe('bad input', () => {
   it('gets a clear message naming the fix and the right exit code, and stored data stay untouched', async () => {
     const before = await stored(data);
@@ -113,6 +131,38 @@ describe('bad input', () => {
     }
     expect(await stored(data)).toBe(before);
   }, 240_000);
+
+  it.runIf(canMount)('a full disk: a clear message naming the folder and the fix, exit 1, stored data untouched; exact once space is freed', async () => {
+    const disk = join(dir, 'disk');
+    mkdirSync(disk);
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', disk], { encoding: 'utf8' });
+    expect(mounted.status, mounted.stderr).toBe(0);
+    try {
+      const small = join(disk, 'data');
+      const envSmall = sandboxEnv(sb, small);
+      const args = ['run', '--chains', 'bsc', '--jobs', 'events'];
+      expect((await cli(args, envSmall)).code).toBe(0);
+      await sb.control('advance', { blocks: 400 });
+      fill(disk);
+      const before = await stored(small);
+      for (const attempt of [1, 2]) {
+        const r = await cli(args, envSmall);
+        expect(r.code, `attempt ${attempt}: ${r.stdout}${r.stderr}`).toBe(1);
+        expect(r.stdout + r.stderr).toMatch(new RegExp(`the disk holding the data folder ${small} is full \\(.*(ENOSPC|No space left on device).*\\); free space there, or point --data-dir at a folder on another disk, and run again`));
+        expect(await stored(small)).toBe(before);
+        // No half-written file is left: no batch files, no views file under construction, no empty lock owner.
+        expect(readdirSync(join(small, '.tmp'))).toEqual([]);
+        expect(readdirSync(small).filter((n) => n !== '.tmp' && (n.endsWith('.tmp') || n.startsWith('.lock')))).toEqual([]);
+      }
+      rmSync(join(disk, 'filler'));
+      const r = await cli(args, envSmall);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect((await compareWithSandbox(sb, small, [56], events.datasets)).mismatches).toEqual([]);
+      expect(await lakeBehindWarehouse(small)).toEqual([]);
+    } finally {
+      spawnSync('umount', [disk]);
+    }
+  }, 180_000);
 
   it('stops at once when another process holds the data folder, naming it, and touches nothing', async () => {
     const before = await stored(data);
