@@ -67,7 +67,7 @@ describe('scheduler', () => {
 });
 
 describe('the data-folder lock and graceful stops', () => {
-  it('stops a second run at once with a clear message while the first runs, and the first completes exactly', async () => {
+  it('stops a second run at once with a clear message while the first runs, lets a third wait its turn, and ends exact', async () => {
     const data = join(dir, 'lock');
     const env = sandboxEnv(sb, data);
     await sb.control('faults', { latencyMs: 150 });
@@ -78,7 +78,11 @@ describe('the data-folder lock and graceful stops', () => {
     const second = await cli(['run', '--chains', 'polygon', '--jobs', 'events'], env);
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(/data folder .* is in use by another pool-export process \(pid \d+, run of events/);
+    // A third asks to wait: it runs once the first is done, and finds the first's work in place.
+    const third = cli(['run', '--chains', 'polygon', '--jobs', 'events', '--wait-lock', '120'], env);
     expect((await first).code).toBe(0);
+    const waited = await third;
+    expect(waited.code, waited.stderr).toBe(0);
     await sb.control('faults', { latencyMs: 0 });
     expect((await compareWithSandbox(sb, data, [137], events.datasets)).mismatches).toEqual([]);
   }, 120_000);
