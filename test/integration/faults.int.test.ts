@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../jobs/events.ts';
 import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
+import { openLakeDb } from '../../src/lake/lake-db.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { allRows } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;
 let dir: string;
@@ -75,4 +77,40 @@ describe('upstream faults', () => {
     // The rows the failed run committed reached the lake too, with the re-run's.
     expect(await lakeBehindWarehouse(data)).toEqual([]);
   }, 240_000);
+
+  it('stores token symbols holding SQL, quotes and emoji verbatim, and the API key is nowhere: logs, errors, DuckDB or Parquet', async () => {
+    const data = join(dir, 'secrets');
+    const env = sandboxEnv(sb, data);
+    await sb.control('faults', { faults: 'http500=0.05,truncate=0.02,graphql=0.02,reset=0.02' });
+    const failFast = join(dir, 'fail-fast.json');
+    writeFileSync(failFast, JSON.stringify({ timeoutMs: 1500, maxAttempts: 2 }));
+    const runs = [
+      await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.tokens,dodoex.pairs,token.tokens,list.liquidity', '--config', config, '--log-level', 'debug'], env),
+      // Failing runs too: a key the upstream refuses, and an upstream that is down.
+      await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', failFast], { ...env, POOL_EXPORT_API_KEY: 'ffffffffffffffffffffffffffffffff' }),
+      await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', failFast], { ...env, POOL_EXPORT_BASE_URL: 'http://127.0.0.1:9' }),
+    ];
+    await sb.control('faults', { faults: '' });
+    expect(runs.map((r) => r.code)).toEqual([0, 1, 1]);
+    for (const r of runs) expect(r.stdout + r.stderr).not.toContain(sb.apiKey);
+    const files = filesUnder(data);
+    expect(files.some((f) => f.endsWith('.parquet'))).toBe(true);
+    for (const f of files) expect(readFileSync(f).includes(Buffer.from(sb.apiKey)), f).toBe(false);
+
+    const upstream = new Map((await allRows(sb, 56, 'dodoex', 'Token')).map((t) => [String(t.id), String(t.symbol)]));
+    const hostile = [...upstream.values()].filter((s) => /['";]|DROP TABLE|[^\x00-\x7f]/.test(s));
+    expect(hostile.length).toBeGreaterThan(0);
+    const w = await Warehouse.open(data, { readOnly: true });
+    const lake = await openLakeDb(data);
+    try {
+      const inWarehouse = new Map((await w.all('SELECT id, symbol FROM dodoex.tokens')).map((r) => [String(r.id), String(r.symbol)]));
+      const inLake = new Map((await lake.conn.runAndReadAll('SELECT id, symbol FROM dodoex.tokens')).getRowObjectsJson().map((r) => [String(r.id), String(r.symbol)]));
+      expect(inWarehouse).toEqual(upstream);
+      expect(inLake).toEqual(upstream);
+    } finally {
+      lake.close();
+      await w.close();
+    }
+  }, 240_000);
 });
+
