@@ -97,7 +97,7 @@ export const statusCommand: CommandModule<object, Args> = {
           SELECT c.chain_id, c.dataset, c.block, c.block_time::VARCHAR AS block_time,
             (SELECT max(ended_at)::VARCHAR FROM _pool_export.run_tasks t WHERE t.chain_id = c.chain_id AND t.dataset = c.dataset AND t.status = 'ok') AS last_success,
             (SELECT arg_max(error, ended_at) FROM _pool_export.run_tasks t WHERE t.chain_id = c.chain_id AND t.dataset = c.dataset) AS last_error
-          FROM _pool_export.checkpoints c ORDER BY c.dataset, c.chain_id`);
+          FROM _pool_export.checkpoints c WHERE NOT contains(c.dataset, '#') ORDER BY c.dataset, c.chain_id`);
         const counts = new Map<string, number>();
         for (const ds of DATASETS) {
           const r = await w.all(`SELECT chain_id, count(*) AS n FROM ${qt(ds.table)} GROUP BY chain_id`).catch(() => []);

@@ -39,6 +39,11 @@ export interface Config {
   readonly reorgWindowSecs: number;
   /** Rows buffered before one transaction commits them with the checkpoint. */
   readonly batchRows: number;
+  /**
+   * Shards of a first backfill of an event or bucket dataset larger than one page: its key range is split into this
+   * many parts, fetched concurrently, each with its own checkpoint, then merged. 1 turns sharding off.
+   */
+  readonly shards: number;
 }
 
 /** The real service's published addresses; the sandbox or another deployment is set by env or file. */
@@ -59,6 +64,7 @@ export const DEFAULTS = {
   confirmations: 0,
   reorgWindowSecs: 3_600,
   batchRows: 50_000,
+  shards: 4,
 } satisfies Omit<Config, 'chains' | 'routes'> & { chains: number[]; routes: Record<string, Route> };
 
 /** Environment variables and the keys they set. */
@@ -70,7 +76,7 @@ const ENV: Readonly<Record<string, keyof Config>> = {
   POOL_EXPORT_DATA_DIR: 'dataDir',
 };
 
-const INT_KEYS = ['concurrency', 'perEndpointConcurrency', 'pageSize', 'timeoutMs', 'maxAttempts', 'confirmations', 'reorgWindowSecs', 'batchRows'] as const;
+const INT_KEYS = ['concurrency', 'perEndpointConcurrency', 'pageSize', 'timeoutMs', 'maxAttempts', 'confirmations', 'reorgWindowSecs', 'batchRows', 'shards'] as const;
 const STRING_KEYS = ['dataDir', 'baseUrl', 'gatewayUrl', 'apiKey', 'developerId', 'userAgentPrefix'] as const;
 
 function checkUrl(key: string, v: string): string {
@@ -125,6 +131,7 @@ export function loadConfig(opts: { configFile?: string; env?: NodeJS.ProcessEnv;
     if (!Number.isInteger(v) || v < (k === 'confirmations' || k === 'reorgWindowSecs' ? 0 : 1)) throw new UsageError(`${k} must be a whole number${k === 'confirmations' ? '' : ' of at least 1'}, not ${JSON.stringify(merged[k])}`);
     merged[k] = v;
   }
+  if ((merged.shards as number) > 64) throw new UsageError(`shards must be at most 64, not ${merged.shards}`);
   if ((merged.pageSize as number) > 1000) throw new UsageError(`pageSize must be at most 1000 (graph-node's limit), not ${merged.pageSize}`);
   const chains = merged.chains;
   if (!Array.isArray(chains) || chains.length === 0) throw new UsageError('chains must be a non-empty list of chain names or ids');

@@ -2,7 +2,7 @@
 import type { Dataset } from '../catalog/catalog.ts';
 
 /** The page shapes a paginator sends. */
-export type PageShape = 'seq-first' | 'seq-next' | 'id';
+export type PageShape = 'seq-first' | 'seq-next' | 'range-first' | 'range-next' | 'id';
 
 /** The selection set of a dataset. */
 export function selection(ds: Dataset): string {
@@ -17,6 +17,9 @@ export function pageQuery(ds: Dataset, shape: PageShape): string {
   if (shape === 'id') return rows('orderBy: id, orderDirection: asc, where: { id_gt: $id }', ', $id: ID!');
   const seq = ds.seq!;
   const t = ds.seqType!;
+  // A shard of the key range: the same keyset, bounded above by `$to` (exclusive).
+  if (shape === 'range-first') return rows(`orderBy: ${seq}, orderDirection: asc, where: { ${seq}_gte: $from, ${seq}_lt: $to }`, `, $from: ${t}!, $to: ${t}!`);
+  if (shape === 'range-next') return rows(`orderBy: ${seq}, orderDirection: asc, where: { or: [{ ${seq}_gt: $seq, ${seq}_lt: $to }, { ${seq}: $seq, id_gt: $id }] }`, `, $seq: ${t}!, $id: ID!, $to: ${t}!`);
   if (shape === 'seq-first') return rows(`orderBy: ${seq}, orderDirection: asc, where: { ${seq}_gte: $from }`, `, $from: ${t}!`);
   // Keyset on (seq, id): a strict `seq_gt` alone would lose rows that share the boundary value.
   return rows(`orderBy: ${seq}, orderDirection: asc, where: { or: [{ ${seq}_gt: $seq }, { ${seq}: $seq, id_gt: $id }] }`, `, $seq: ${t}!, $id: ID!`);

@@ -59,6 +59,7 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
         lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
         args.log('lake-failed', { runId, error: lakeError }, 'error');
       }
+      for (const [host, g] of client.governors) if (g.limited) args.log('upstream-pace', { host, rateLimited: g.limited, requestsPerSecond: Number(g.rate.toFixed(2)) });
       args.log('run-done', { runId, failed: results.filter((r) => r.status === 'failed').length, rows: results.reduce((a, r) => a + r.stats.rows, 0), stopped: signal.aborted });
       return { runId, results, stopped: signal.aborted, ...(lakeError ? { lakeError } : {}) };
     } finally {

@@ -50,9 +50,17 @@ class TaskRun {
   private buffer: Record<string, unknown>[] = [];
   cursor: string | null;
 
-  constructor(readonly task: Task, readonly deps: TaskDeps, readonly block: PinnedBlock, prev: string | null) {
+  /** `checkpointName`: the checkpoint row this run moves, when not the dataset's own (a shard's). */
+  constructor(readonly task: Task, readonly deps: TaskDeps, readonly block: PinnedBlock, prev: string | null, readonly checkpointName?: string) {
     this.pageSize = deps.config.pageSize;
     this.cursor = prev;
+  }
+
+  /** Adds the counters of a shard's run to this one. */
+  absorb(other: TaskStats): void {
+    for (const k of ['pages', 'rows', 'requests', 'retries', 'bytes'] as const) this.stats[k] += other[k];
+    for (const [k, n] of Object.entries(other.outOfRange)) this.stats.outOfRange[k] = (this.stats.outOfRange[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(other.truncated)) this.stats.truncated[k] = (this.stats.truncated[k] ?? 0) + n;
   }
 
   get ds(): Dataset {
@@ -121,8 +129,8 @@ class TaskRun {
     return this.buffer.length;
   }
 
-  /** Commits the buffer and moves the checkpoint to `next`. */
-  async flush(next: Cursor, replace: Replace, takenAt?: string): Promise<void> {
+  /** Commits the buffer and moves the checkpoint to `next` (and, on request, drops the dataset's shard checkpoints). */
+  async flush(next: Cursor | ShardCursor, replace: Replace, takenAt?: string, dropShards = false): Promise<void> {
     const nextText = JSON.stringify(next);
     const rows = this.buffer;
     this.buffer = [];
@@ -130,6 +138,7 @@ class TaskRun {
       ds: this.ds, chainId: this.task.chainId, runId: this.deps.runId, block: this.block.number,
       blockTime: new Date(this.block.timestamp * 1000).toISOString(), rows, replace,
       checkpoint: { prev: this.cursor, next: nextText }, ...(takenAt ? { takenAt } : {}),
+      ...(this.checkpointName ? { checkpointName: this.checkpointName } : {}), ...(dropShards ? { dropShards } : {}),
     });
     this.cursor = nextText;
     this.stats.rows += rows.length;
@@ -137,6 +146,93 @@ class TaskRun {
 }
 
 type Row = Record<string, unknown> & { id: string };
+
+/** Where one shard of a backfill stands: its key range [lo, hi), the last committed row, and whether it is done. */
+interface ShardCursor {
+  lo: string;
+  hi: string;
+  seq?: string;
+  id?: string;
+  done?: boolean;
+  block?: number;
+}
+
+/** A keyset value as the dataset's variables take it (Int, or BigInt as text). */
+const keyValue = (ds: Dataset, v: number | string) => (ds.seqType === 'Int' ? Number(v) : String(v));
+
+/**
+ * The first backfill of an event or bucket dataset, split into `config.shards` key ranges fetched concurrently, each
+ * with its own checkpoint (`<dataset>#<k>/<n>`); when all are done they merge into the dataset's own checkpoint, in
+ * the transaction that drops theirs. A dataset that fits in one page is done with that page. Returns false when
+ * sharding is off and no shard is pending.
+ */
+async function backfillSharded(run: TaskRun, pending: Map<string, string>): Promise<boolean> {
+  const { ds, deps } = run;
+  const n = deps.config.shards;
+  const seqColumn = ds.columns.find((c) => c.field === ds.seq)!.column;
+  let shards: [name: string, prev: string | null, cursor: ShardCursor][];
+  if (pending.size) {
+    shards = [...pending].map(([name, text]) => [name, text, JSON.parse(text) as ShardCursor]);
+  } else {
+    if (n <= 1) return false;
+    // One page tells whether the dataset is larger than a page, and where its history starts.
+    const probe = await run.fetch<{ rows: Row[] }>(pageQuery(ds, 'seq-first'), { block: run.block.number, from: keyValue(ds, 0) });
+    const first = probe.rows[0];
+    if (probe.rows.length < run.size || !first) {
+      run.from = 0;
+      run.stats.rewriteFrom = 0;
+      run.take(probe.rows);
+      const last = probe.rows[probe.rows.length - 1];
+      await run.flush({ ...(last ? { seq: String(last[ds.seq!]), id: last.id } : { seq: '0', id: '' }), block: run.block.number }, { kind: 'from', column: seqColumn, from: 0 });
+      return true;
+    }
+    const lo = Number(first[ds.seq!]);
+    const hi = Math.max(lo + 1, run.block.timestamp + 1);
+    const bound = (k: number) => String(lo + Math.floor((k * (hi - lo)) / n));
+    shards = Array.from({ length: n }, (_, k) => [`${ds.name}#${k + 1}/${n}`, null, { lo: bound(k), hi: bound(k + 1) }]);
+  }
+  run.stats.rewriteFrom = Math.min(...shards.map(([, , c]) => Number(c.lo)));
+  const outcomes = await Promise.allSettled(shards.filter(([, , c]) => !c.done).map(([name, prev, c]) => pageShard(run, name, prev, c, seqColumn)));
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) throw failed.reason;
+  // Merge: the dataset's checkpoint is the last row of the last shard that has one.
+  const done = [...(await deps.checkpoints.shards(run.task.chainId, ds.name)).values()].map((t) => JSON.parse(t) as ShardCursor);
+  const last = done.filter((c) => c.seq !== undefined).sort((a, b) => Number(a.lo) - Number(b.lo)).pop();
+  await run.flush({ seq: last?.seq ?? String(run.stats.rewriteFrom), id: last?.id ?? '', block: run.block.number }, { kind: 'none' }, undefined, true);
+  return true;
+}
+
+/** Pages one shard's key range from where it stands to its end, committing with the shard's checkpoint. */
+async function pageShard(parent: TaskRun, name: string, prev: string | null, c: ShardCursor, seqColumn: string): Promise<void> {
+  const ds = parent.ds;
+  const shard = new TaskRun(parent.task, parent.deps, parent.block, prev, name);
+  try {
+    const block = parent.block.number;
+    const to = keyValue(ds, c.hi);
+    // A resumed shard re-reads the reorg window before its checkpoint, never below its own start.
+    const from = c.seq === undefined ? Number(c.lo) : Math.max(Number(c.lo), Number(c.seq) - parent.deps.config.reorgWindowSecs);
+    let replace: Replace = { kind: 'range', column: seqColumn, from: keyValue(ds, from), to };
+    let shape: PageShape = 'range-first';
+    let vars: Record<string, unknown> = { block, from: keyValue(ds, from), to };
+    let last: Row | undefined;
+    for (;;) {
+      const rows = (await shard.fetch<{ rows: Row[] }>(pageQuery(ds, shape), vars)).rows;
+      shard.take(rows);
+      if (rows.length) last = rows[rows.length - 1]!;
+      const done = rows.length < shard.size;
+      if (done || shard.buffered >= parent.deps.config.batchRows) {
+        const at = last ? { seq: String(last[ds.seq!]), id: last.id } : c.seq !== undefined ? { seq: c.seq, id: c.id ?? '' } : {};
+        await shard.flush({ lo: c.lo, hi: c.hi, ...at, ...(done ? { done: true } : {}), block }, replace);
+        replace = { kind: 'none' };
+      }
+      if (done) return;
+      shape = 'range-next';
+      vars = { block, seq: keyValue(ds, String(last![ds.seq!])), id: last!.id, to };
+    }
+  } finally {
+    parent.absorb(shard.stats);
+  }
+}
 
 /** Keyset pages on (seq, id) from `from` (inclusive); the first batch replaces every stored row from `from` on. */
 async function pageSeq(run: TaskRun, from: number, cursorAfter: (last: Row | undefined, done: boolean) => Cursor): Promise<void> {
@@ -232,6 +328,7 @@ async function page(run: TaskRun, before: string | null, block: PinnedBlock): Pr
       break;
     case 'event':
     case 'bucket': {
+      if (cursor.seq === undefined && (await backfillSharded(run, await deps.checkpoints.shards(task.chainId, ds.name)))) break;
       // Re-read a window before the checkpoint so that reorganized rows are replaced; buckets re-read the open bucket.
       const from = cursor.seq === undefined ? 0 : Math.max(0, Number(cursor.seq) - window);
       await pageSeq(run, from, (last) => (last ? { seq: String(last[ds.seq!]), id: last.id } : { seq: String(from), id: '' }));

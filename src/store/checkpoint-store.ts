@@ -41,4 +41,10 @@ export class CheckpointStore {
     const r = rows[0];
     return r ? { cursor: String(r.cursor), block: r.block === null ? null : Number(r.block) } : undefined;
   }
+
+  /** The checkpoints of a backfill's shards (`<dataset>#<k>/<n>`), by name. */
+  async shards(chainId: number, dataset: string): Promise<Map<string, string>> {
+    const rows = await this.w.all('SELECT dataset, cursor FROM _pool_export.checkpoints WHERE chain_id = $1 AND starts_with(dataset, $2) ORDER BY dataset', [chainId, `${dataset}#`]);
+    return new Map(rows.map((r) => [String(r.dataset), String(r.cursor)]));
+  }
 }

@@ -11,6 +11,8 @@ import type { Warehouse } from './warehouse.ts';
 export type Replace =
   /** Rows of the chain from `from` on in the keyset column (re-read window of events and buckets). */
   | { readonly kind: 'from'; readonly column: string; readonly from: string | number }
+  /** Rows of the chain with the keyset column in [from, to): the re-read part of one shard of a backfill. */
+  | { readonly kind: 'range'; readonly column: string; readonly from: string | number; readonly to: string | number }
   /** Rows of the chain with the same ids (upsert of mutable entities). */
   | { readonly kind: 'ids' }
   /** Rows of the chain written at the same block or run (snapshots re-taken). */
@@ -29,6 +31,10 @@ export interface Batch {
   readonly rows: readonly Record<string, unknown>[];
   readonly replace: Replace;
   readonly checkpoint: { readonly prev: string | null; readonly next: string };
+  /** The checkpoint row moved, when not the dataset's own: a shard's (`<dataset>#<k>/<n>`). */
+  readonly checkpointName?: string;
+  /** Deletes the dataset's shard checkpoints in the same transaction (the shards are merged into its own). */
+  readonly dropShards?: boolean;
 }
 
 /** A batch waiting for its commit. */
@@ -107,6 +113,7 @@ async function writeOne(tx: { exec: (sql: string, params?: (string | number | nu
   const { target, select } = insertParts(b.ds);
   const table = qt(b.ds.table);
   if (b.replace.kind === 'from') await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [b.chainId, b.replace.from]);
+  if (b.replace.kind === 'range') await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2 AND ${q(b.replace.column)} < $3`, [b.chainId, b.replace.from, b.replace.to]);
   if (b.replace.kind === 'ids' && b.rows.length) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
   // A snapshot replaces one taken at the same block (or, for the block-less list, by the same run).
   if (b.replace.kind === 'snapshot' && b.block !== null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
@@ -115,20 +122,22 @@ async function writeOne(tx: { exec: (sql: string, params?: (string | number | nu
     ? await tx.exec(`INSERT INTO ${table} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${source}`, [b.chainId, b.block, b.runId, b.takenAt ?? null])
     : 0;
   if (inserted !== b.rows.length) throw new Error(`inserted ${inserted} of ${b.rows.length} rows into ${b.ds.table}`);
-  const cp = checkpointStatements(b.chainId, b.ds.name, b.checkpoint.prev, b.checkpoint.next, { number: b.block, time: b.blockTime }, b.runId);
+  const cpName = b.checkpointName ?? b.ds.name;
+  const cp = checkpointStatements(b.chainId, cpName, b.checkpoint.prev, b.checkpoint.next, { number: b.block, time: b.blockTime }, b.runId);
   let moved: number;
   try {
     moved = await tx.exec(cp.sql, cp.params);
   } catch (e) {
-    if (/duplicate key|PRIMARY KEY|constraint/i.test((e as Error).message)) throw new ConcurrentWriterError(b.ds.name, b.chainId);
+    if (/duplicate key|PRIMARY KEY|constraint/i.test((e as Error).message)) throw new ConcurrentWriterError(cpName, b.chainId);
     throw e;
   }
-  if (moved !== 1) throw new ConcurrentWriterError(b.ds.name, b.chainId);
-  if (inserted > 0 || b.replace.kind === 'from') {
+  if (moved !== 1) throw new ConcurrentWriterError(cpName, b.chainId);
+  if (b.dropShards) await tx.exec(`DELETE FROM _pool_export.checkpoints WHERE chain_id = $1 AND starts_with(dataset, $2)`, [b.chainId, `${b.ds.name}#`]);
+  if (inserted > 0 || b.replace.kind === 'from' || b.replace.kind === 'range') {
     await tx.exec(
       `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs) VALUES ($1, $2, $3, [$4])
        ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs))`,
-      [b.chainId, b.ds.name, b.replace.kind === 'from' ? b.replace.from : null, b.runId],
+      [b.chainId, b.ds.name, b.replace.kind === 'from' || b.replace.kind === 'range' ? b.replace.from : null, b.runId],
     );
   }
   return inserted;

@@ -1,5 +1,6 @@
 /** The GraphQL client: graphql-request with a time-out per request, errors classified, the API key kept out of messages. */
 import { ClientError, GraphQLClient } from 'graphql-request';
+import { RateGovernor } from './rate-governor.ts';
 import { graphqlError, htmlPage, httpError, redact, UpstreamError } from './upstream-error.ts';
 
 /** One upstream endpoint (a chain and schema, or the liquidity list). */
@@ -30,16 +31,28 @@ export interface Answer<T> {
 /** Sends single GraphQL requests; retrying is the caller's decision (see `retry.ts`). */
 export class UpstreamClient {
   private readonly clients = new Map<string, GraphQLClient>();
+  /** The request pace of each upstream host, found from its 429s. */
+  readonly governors = new Map<string, RateGovernor>();
 
   constructor(readonly opts: ClientOptions) {}
+
+  private governor(host: string): RateGovernor {
+    let g = this.governors.get(host);
+    if (!g) this.governors.set(host, (g = new RateGovernor()));
+    return g;
+  }
 
   private client(endpoint: Endpoint): GraphQLClient {
     let c = this.clients.get(endpoint.url);
     if (!c) {
       let bytes = 0;
+      const governor = this.governor(endpoint.host);
       const timed: typeof fetch = async (input, init) => {
+        await governor.acquire();
         const signals = [AbortSignal.timeout(this.opts.timeoutMs), ...(this.opts.signal ? [this.opts.signal] : [])];
         const res = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
+        if (res.status === 429) governor.onRateLimited();
+        else governor.onAccepted();
         if (res.status !== 200) throw httpError(res.status, await res.text().catch(() => ''), res.headers.get('retry-after'));
         const text = await res.text();
         bytes = text.length;

@@ -22,7 +22,7 @@ describe('generated queries validate against the introspected schema', () => {
     const api = await introspect(subgraphPath(sb, 1, schema));
     expect(validate(api, parse(META_QUERY))).toEqual([]);
     for (const d of DATASETS.filter((x) => x.schema === schema)) {
-      for (const shape of d.seq ? (['seq-first', 'seq-next', 'id'] as const) : (['id'] as const)) {
+      for (const shape of d.seq ? (['seq-first', 'seq-next', 'range-first', 'range-next', 'id'] as const) : (['id'] as const)) {
         expect(validate(api, parse(pageQuery(d, shape))).map((e) => `${d.name} ${shape}: ${e.message}`)).toEqual([]);
       }
     }
