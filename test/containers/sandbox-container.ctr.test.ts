@@ -48,8 +48,20 @@ async function docker() {
   return (await getContainerRuntimeClient()).container.getById(container.getId());
 }
 
-/** Slows every data request so that a backfill of the events job lasts several seconds. */
-const slow = () => callControl(sb.url, 'faults', { latencyMs: 60 });
+/** Slows every data request so that a backfill of the events job lasts several seconds, and resets the counters. */
+async function slow(): Promise<void> {
+  await callControl(sb.url, 'faults', { latencyMs: 60 });
+  await callControl(sb.url, 'stats', {});
+}
+
+/** Waits until the sandbox has served `n` data requests: the backfill is under way, however fast the machine is. */
+async function afterRequests(n: number): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    if ((await callControl<{ requests: number }>(sb.url, 'stats')).requests >= n) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`the backfill did not reach ${n} requests within 30 s`);
+}
 const run = (data: string, config: string) => cli(['run', '--chains', 'bsc', '--jobs', 'events', '--config', config], sandboxEnv(sb, data));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -85,7 +97,7 @@ describe('the upstream in a container', () => {
     const data = join(dir, 'restart');
     await slow();
     const running = run(data, patient);
-    await sleep(3000);
+    await afterRequests(30);
     await container.restart();
     await waitReady();
     const r = await running;
@@ -98,7 +110,7 @@ describe('the upstream in a container', () => {
     const data = join(dir, 'pause');
     await slow();
     const running = run(data, patient);
-    await sleep(3000);
+    await afterRequests(30);
     const c = await docker();
     await c.pause();
     await sleep(4000);
@@ -113,7 +125,7 @@ describe('the upstream in a container', () => {
     const data = join(dir, 'kill');
     await slow();
     const running = run(data, impatient);
-    await sleep(3000);
+    await afterRequests(30);
     const c = await docker();
     await c.kill();
     const r = await running;
@@ -131,7 +143,7 @@ describe('the upstream in a container', () => {
     const data = join(dir, 'stop');
     await slow();
     const running = run(data, impatient);
-    await sleep(3000);
+    await afterRequests(30);
     const c = await docker();
     await c.pause();
     const r = await running;

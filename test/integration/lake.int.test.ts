@@ -213,9 +213,11 @@ describe('query and report commands', () => {
 
   it('answers while an export is running, without meeting a lock', async () => {
     await sb.control('advance', { blocks: 3000 });
-    await sb.control('faults', { latencyMs: 150 });
+    await sb.control('faults', { latencyMs: 300 });
+    await sb.control('stats', {});
     const running = cli(['run', '--chains', 'bsc,polygon', '--jobs', 'events,state'], env);
-    await new Promise((r) => setTimeout(r, 2000));
+    // Query once the run is under way (it holds the warehouse from before its first request).
+    for (let i = 0; i < 1200 && (await sb.control<{ requests: number }>('stats')).requests < 3; i++) await new Promise((r) => setTimeout(r, 25));
     const q = await cli(['query', 'SELECT count(*) AS n FROM dodoex.swaps', '--format', 'json'], env);
     const stillRunning = (await Promise.race([running.then(() => false), new Promise((r) => setTimeout(() => r(true), 10))])) as boolean;
     expect(q.code, q.stderr).toBe(0);

@@ -1,0 +1,343 @@
+/**
+ * The benchmark suite: pool-export against the baselines a user would otherwise reach for, all measured in one run on
+ * this machine, printed as one markdown table and written under `bench/results/`.
+ *
+ *   npx tsx bench/bench.ts           full: 100,000 and 5,000,000 rows (about 15 minutes)
+ *   npx tsx bench/bench.ts --quick   smoke: 20,000 and 100,000 rows (about 3 minutes)
+ *
+ * Benchmarks are not tests: nothing here fails on time. Each figure is a ratio against a baseline from the same run.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { findDataset } from '../src/catalog/catalog.ts';
+import { mapPage } from '../src/export/mapper.ts';
+import { pageQuery } from '../src/export/queries.ts';
+import { BIN, startSandbox, type SandboxProcess } from '../src/sandbox/spawn.ts';
+import { insertParts, jsonColumns, lit, qt } from '../src/store/ddl.ts';
+import { Warehouse } from '../src/store/warehouse.ts';
+
+const QUICK = process.argv.includes('--quick');
+/** Rows of the throughput comparison, and of the two memory runs. */
+const SMALL = QUICK ? 20_000 : 100_000;
+const MEM_LOW = QUICK ? 20_000 : 500_000;
+const MEM_HIGH = QUICK ? 100_000 : 5_000_000;
+/** Swaps the sandbox packs into one block, on top of `--scale`. */
+const BURST = 1100;
+const SWAPS = findDataset('dodoex.swaps')!;
+const CHAIN = 56;
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'pool-export-bench-'));
+
+type Row = Record<string, unknown> & { id: string };
+interface Line { section: string; what: string; rows: number | string; secs: number | string; rate: string; ratio: string; note: string }
+const lines: Line[] = [];
+const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+/** One GraphQL POST to the sandbox's subgraph route; returns the parsed data. */
+async function gql<T>(sb: { url: string; apiKey: string }, query: string, variables: Record<string, unknown>): Promise<T> {
+  const res = await fetch(`${sb.url}/subgraph/graphql?chainId=${CHAIN}&schemaName=dodoex&apikey=${sb.apiKey}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'bench' }, body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as { data?: T; errors?: { message: string }[] };
+  if (body.errors || !body.data) throw new Error(body.errors?.[0]?.message ?? `HTTP ${res.status}`);
+  return body.data;
+}
+
+async function head(sb: SandboxProcess): Promise<{ number: number; timestamp: number }> {
+  return (await gql<{ _meta: { block: { number: number; timestamp: number } } }>(sb, '{ _meta { block { number timestamp } } }', {}))._meta.block;
+}
+
+/** (a) A hand-written script: `skip` pages in timestamp order, one after the other, until the upstream refuses. */
+async function skipPager(sb: SandboxProcess, block: number): Promise<{ rows: number; secs: number; stop: string }> {
+  const q = `query P($skip: Int!, $block: Int!) { swaps(first: 1000, skip: $skip, orderBy: timestamp, orderDirection: asc, block: { number: $block }) { id timestamp amountIn amountOut volumeUSD } }`;
+  const t = performance.now();
+  let rows = 0;
+  for (let skip = 0; ; skip += 1000) {
+    try {
+      const page = (await gql<{ swaps: Row[] }>(sb, q, { skip, block })).swaps;
+      rows += page.length;
+      if (page.length < 1000) return { rows, secs: (performance.now() - t) / 1000, stop: 'end of data' };
+    } catch (e) {
+      return { rows, secs: (performance.now() - t) / 1000, stop: (e as Error).message.slice(0, 60) };
+    }
+  }
+}
+
+/**
+ * (b) The strategy of `@graphprotocol/client-auto-pagination`: a large `first` is split into aliased sub-queries of
+ * 1000 with growing `skip` up to the skip limit, then the next request continues after the last id (`id_gt`).
+ */
+async function autoPagination(sb: SandboxProcess, block: number, select: string): Promise<{ rows: number; secs: number; requests: number }> {
+  const aliases = [0, 1000, 2000, 3000, 4000].map((skip, i) => `p${i}: swaps(first: 1000, skip: ${skip}, orderBy: id, orderDirection: asc, block: { number: $block }, where: { id_gt: $last }) { ${select} }`);
+  const q = `query P($last: ID!, $block: Int!) { ${aliases.join(' ')} }`;
+  const t = performance.now();
+  let rows = 0;
+  let requests = 0;
+  for (let last = ''; ;) {
+    const data = await gql<Record<string, Row[]>>(sb, q, { last, block });
+    requests++;
+    const all = Object.keys(data).sort().flatMap((k) => data[k]!);
+    rows += all.length;
+    if (all.length < 5000) return { rows, secs: (performance.now() - t) / 1000, requests };
+    last = all[all.length - 1]!.id;
+  }
+}
+
+/**
+ * (c) The floor: the pages pool-export asks for (its own queries, four key-range shards at once), fetched and parsed
+ * with no other work. With `record`, the mapped rows are also written as NDJSON, untimed, for (d).
+ */
+async function floor(sb: SandboxProcess, at: { number: number; timestamp: number }, shards: number, record?: string): Promise<{ rows: number; secs: number; requests: number }> {
+  const first = (await gql<{ rows: Row[] }>(sb, pageQuery(SWAPS, 'seq-first'), { first: 1, block: at.number, from: '0' })).rows[0]!;
+  const lo = Number(first.timestamp);
+  const hi = at.timestamp + 1;
+  const out = record ? createWriteStream(record) : undefined;
+  let rows = 0;
+  let requests = 0;
+  const t = performance.now();
+  await Promise.all(Array.from({ length: shards }, async (_, k) => {
+    const to = String(lo + Math.floor(((k + 1) * (hi - lo)) / shards));
+    let vars: Record<string, unknown> = { first: 1000, block: at.number, from: String(lo + Math.floor((k * (hi - lo)) / shards)), to };
+    let shape: 'range-first' | 'range-next' = 'range-first';
+    for (;;) {
+      const page = (await gql<{ rows: Row[] }>(sb, pageQuery(SWAPS, shape), vars)).rows;
+      requests++;
+      rows += page.length;
+      if (out) out.write(mapPage(SWAPS, CHAIN, page).rows.map((r) => JSON.stringify(r)).join('\n') + (page.length ? '\n' : ''));
+      if (page.length < 1000) return;
+      const last = page[page.length - 1]!;
+      shape = 'range-next';
+      vars = { first: 1000, block: at.number, seq: String(last.timestamp), id: last.id, to };
+    }
+  }));
+  const secs = (performance.now() - t) / 1000;
+  if (out) await new Promise((r) => out.end(r));
+  return { rows, secs, requests };
+}
+
+/** (d) The ceiling: DuckDB's own `read_json` ingest of the same rows into the same table, as one statement. */
+async function duckdbIngest(ndjson: string): Promise<{ rows: number; secs: number }> {
+  const dir = join(work, 'ceiling');
+  const w = await Warehouse.open(dir);
+  try {
+    await w.ensureTables([SWAPS]);
+    const { target, select } = insertParts(SWAPS);
+    const t = performance.now();
+    const rows = await w.exec(`INSERT INTO ${qt(SWAPS.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, ${CHAIN}, 0, 'bench', NULL FROM read_json(${lit(ndjson)}, format = 'newline_delimited', columns = ${jsonColumns(SWAPS)})`);
+    return { rows, secs: (performance.now() - t) / 1000 };
+  } finally {
+    await w.close();
+  }
+}
+
+/** A recording proxy in front of the sandbox, or a replay of what it recorded (no upstream, no latency). */
+class Recorder {
+  readonly pages = new Map<string, string>();
+  private server: Server | undefined;
+  replaying = false;
+  served = 0;
+
+  constructor(private readonly upstream: string) {}
+
+  async listen(): Promise<string> {
+    this.server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks).toString('utf8');
+      const key = `${req.url}\n${body}`;
+      let text = this.pages.get(key);
+      if (text === undefined && !this.replaying) {
+        const r = await fetch(`${this.upstream}${req.url}`, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': String(req.headers['user-agent']) }, body });
+        text = await r.text();
+        if (r.status === 200) this.pages.set(key, text);
+      }
+      this.served++;
+      if (text === undefined) res.writeHead(500).end('not recorded');
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+    });
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((r) => this.server!.close(() => r()));
+  }
+}
+
+/** One `pool-export run` as its own process, with its peak memory (VmHWM) and the ledger's task figures. */
+async function exportRun(url: string, apiKey: string, dataDir: string, args: string[], config: Record<string, unknown> = {}): Promise<{ secs: number; peakMb: number; code: number | null; out: string; taskRows: number; taskSecs: number }> {
+  const cfg = join(work, `config-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(cfg, JSON.stringify(config));
+  const t = performance.now();
+  const child = spawn(process.execPath, [BIN, 'run', ...(args.includes('--chains') ? [] : ['--chains', 'bsc']), '--config', cfg, ...args], {
+    env: { ...process.env, POOL_EXPORT_API_KEY: apiKey, POOL_EXPORT_BASE_URL: url, POOL_EXPORT_DATA_DIR: dataDir, POOL_EXPORT_DEVELOPER_ID: 'bench' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString().split('\n').filter((l) => !l.startsWith('{')).join('\n')));
+  let peakKb = 0;
+  const poll = setInterval(() => {
+    try {
+      peakKb = Math.max(peakKb, Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]));
+    } catch { /* exited */ }
+  }, 50);
+  const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+  clearInterval(poll);
+  const secs = (performance.now() - t) / 1000;
+  if (code !== 0) return { secs, peakMb: peakKb / 1024, code, out, taskRows: 0, taskSecs: 0 };
+  const w = await Warehouse.open(dataDir, { readOnly: true });
+  try {
+    const r = (await w.all(`SELECT sum(rows) AS n, date_diff('millisecond', min(started_at), max(ended_at)) AS ms FROM _pool_export.run_tasks
+      WHERE run_id = (SELECT run_id FROM _pool_export.runs ORDER BY started_at DESC LIMIT 1)`))[0]!;
+    return { secs, peakMb: peakKb / 1024, code, out, taskRows: Number(r.n ?? 0), taskSecs: Number(r.ms ?? 0) / 1000 };
+  } finally {
+    await w.close();
+  }
+}
+
+function must(r: { code: number | null; out: string }, what: string): void {
+  if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}):\n${r.out.slice(-2000)}`);
+}
+
+async function throughput(): Promise<void> {
+  log(`throughput at ${fmt(SMALL)} swaps`);
+  const sb = await startSandbox(['--scale', String(SMALL), '--burst', String(BURST), '--chains', String(CHAIN)]);
+  try {
+    const at = await head(sb);
+    const a = await skipPager(sb, at.number);
+    const b = await autoPagination(sb, at.number, 'id timestamp pair { id } sender from to fromToken { id } toToken { id } logIndex amountIn amountOut feeBase feeQuote baseVolume quoteVolume volumeUSD updatedAt hash');
+    const c = await floor(sb, at, 4);
+    const total = c.rows;
+    const ndjson = join(work, 'swaps.ndjson');
+    await floor(sb, at, 4, ndjson);
+    const d = await duckdbIngest(ndjson);
+    rmSync(ndjson);
+    const rec = new Recorder(sb.url);
+    const proxy = await rec.listen();
+    const live = await exportRun(proxy, sb.apiKey, join(work, 'live'), ['--datasets', 'dodoex.swaps']);
+    must(live, 'pool-export run (live)');
+    rec.replaying = true;
+    const replay = await exportRun(proxy, sb.apiKey, join(work, 'replay'), ['--datasets', 'dodoex.swaps']);
+    must(replay, 'pool-export run (replay)');
+    await rec.close();
+    const rate = (rows: number, secs: number) => rows / secs;
+    const cRate = rate(c.rows, c.secs);
+    const dRate = rate(d.rows, d.secs);
+    const S = `backfill of ${fmt(total)} swaps (1 dataset, 1 chain), no latency`;
+    lines.push(
+      { section: S, what: '(a) sequential `skip` pager', rows: a.rows, secs: a.secs.toFixed(2), rate: fmt(rate(a.rows, a.secs)), ratio: `${(a.rows / total * 100).toFixed(1)}% of rows`, note: `stops: ${a.stop}` },
+      { section: S, what: '(b) auto-pagination strategy (skip-split + id_gt)', rows: b.rows, secs: b.secs.toFixed(2), rate: fmt(rate(b.rows, b.secs)), ratio: `${(rate(b.rows, b.secs) / cRate).toFixed(2)} × floor`, note: `${b.requests} requests of 5 × 1000` },
+      { section: S, what: '(c) floor: same pages, fetch + parse only, 4 at once', rows: c.rows, secs: c.secs.toFixed(2), rate: fmt(cRate), ratio: '1.00 × floor', note: `${c.requests} requests` },
+      { section: S, what: '(d) ceiling: DuckDB `read_json` ingest of the same rows', rows: d.rows, secs: d.secs.toFixed(2), rate: fmt(dRate), ratio: '1.00 × ceiling', note: 'one INSERT … SELECT, same table and casts' },
+      { section: S, what: 'pool-export run, live (whole process)', rows: live.taskRows, secs: live.secs.toFixed(2), rate: fmt(rate(live.taskRows, live.secs)), ratio: `${(rate(live.taskRows, live.secs) / cRate).toFixed(2)} × floor`, note: `peak RSS ${fmt(live.peakMb)} MB; includes start-up and lake write` },
+      { section: S, what: 'pool-export run, live (task phase, from the ledger)', rows: live.taskRows, secs: live.taskSecs.toFixed(2), rate: fmt(rate(live.taskRows, live.taskSecs)), ratio: `${(rate(live.taskRows, live.taskSecs) / cRate).toFixed(2)} × floor`, note: '' },
+      { section: S, what: 'pool-export run, replayed pages, no latency (task phase)', rows: replay.taskRows, secs: replay.taskSecs.toFixed(2), rate: fmt(rate(replay.taskRows, replay.taskSecs)), ratio: `${(rate(replay.taskRows, replay.taskSecs) / dRate).toFixed(2)} × ceiling`, note: 'target 3: ≥ 0.50 × ceiling' },
+    );
+    if (live.taskRows !== total || replay.taskRows !== total || b.rows !== total) throw new Error(`row counts differ: live ${live.taskRows}, replay ${replay.taskRows}, auto-pagination ${b.rows}, floor ${total}`);
+  } finally {
+    await sb.stop();
+  }
+}
+
+async function allowance(): Promise<void> {
+  const scale = QUICK ? 8_000 : 30_000;
+  log(`allowance: latency 100 ms, rate limit 20/s, scale ${fmt(scale)}`);
+  const sb = await startSandbox(['--scale', String(scale), '--burst', '200', '--chains', String(CHAIN), '--latency-ms', '100', '--rate-limit', '20']);
+  try {
+    const at = await head(sb);
+    // The sequential pager: one request after the other, for 10 seconds.
+    const q = pageQuery(SWAPS, 'seq-next');
+    let n = 0;
+    let last: Row = { id: '', timestamp: '0' };
+    const t = performance.now();
+    while (performance.now() - t < (QUICK ? 5_000 : 10_000)) {
+      const page = (await gql<{ rows: Row[] }>(sb, q, { first: 100, block: at.number, seq: String(last.timestamp), id: last.id })).rows;
+      n++;
+      if (page.length) last = page[page.length - 1]!;
+    }
+    const seqRps = n / ((performance.now() - t) / 1000);
+    await sb.control('stats', {});
+    const r = await exportRun(sb.url, sb.apiKey, join(work, 'allowance'), ['--jobs', 'events,state'], { pageSize: 100 });
+    must(r, 'pool-export run (allowance)');
+    const stats = await sb.control<{ byStatus: Record<string, number>; rateLimited: number }>('stats');
+    const ok = stats.byStatus['200'] ?? 0;
+    const limited = stats.byStatus['429'] ?? 0;
+    const rps = ok / r.taskSecs;
+    const S = 'upstream allowance: `--latency-ms 100 --rate-limit 20`, limit not configured';
+    lines.push(
+      { section: S, what: 'sequential keyset pager', rows: '', secs: '', rate: `${seqRps.toFixed(1)} req/s`, ratio: `${(seqRps / 20 * 100).toFixed(0)}% of 20/s`, note: '' },
+      { section: S, what: 'pool-export run, jobs events + state (task phase)', rows: r.taskRows, secs: r.taskSecs.toFixed(1), rate: `${rps.toFixed(1)} req/s`, ratio: `${(rps / 20 * 100).toFixed(0)}% of 20/s`, note: `target 1: ≥ 90%; ${ok} answered, ${limited} HTTP 429 (${(limited / (ok + limited) * 100).toFixed(1)}%)` },
+    );
+  } finally {
+    await sb.stop();
+  }
+}
+
+async function memory(): Promise<void> {
+  const peaks: number[] = [];
+  for (const scale of [MEM_LOW, MEM_HIGH]) {
+    log(`memory: backfill of ${fmt(scale)} swaps`);
+    const sb = await startSandbox(['--scale', String(scale), '--burst', String(BURST), '--chains', String(CHAIN)]);
+    try {
+      const r = await exportRun(sb.url, sb.apiKey, join(work, `mem-${scale}`), ['--datasets', 'dodoex.swaps']);
+      must(r, `pool-export run (${scale})`);
+      peaks.push(r.peakMb);
+      const S = 'memory: backfill of one dataset (peak RSS of the exporter process)';
+      lines.push({
+        section: S, what: `pool-export run, ${fmt(scale + BURST)} swaps`, rows: r.taskRows, secs: r.secs.toFixed(1), rate: fmt(r.taskRows / r.taskSecs), ratio: peaks.length === 2 ? `${(peaks[1]! / peaks[0]!).toFixed(2)} × the smaller run` : '1.00',
+        note: `peak RSS ${fmt(r.peakMb)} MB${peaks.length === 2 ? '; target 4: ≤ 400 MB and ≤ 1.2 ×' : ''}`,
+      });
+    } finally {
+      await sb.stop();
+      rmSync(join(work, `mem-${scale}`), { recursive: true, force: true });
+    }
+  }
+}
+
+async function noop(): Promise<void> {
+  log('no-op: every job on two chains, twice');
+  const sb = await startSandbox(['--scale', '2000', '--chains', '56,137']);
+  try {
+    const dir = join(work, 'noop');
+    must(await exportRun(sb.url, sb.apiKey, dir, ['--chains', 'bsc,polygon']), 'first run');
+    await sb.control('stats', {});
+    const r = await exportRun(sb.url, sb.apiKey, dir, ['--chains', 'bsc,polygon']);
+    must(r, 'no-op run');
+    const stats = await sb.control<{ requests: number }>('stats');
+    const tasks = Number(/(\d+) tasks/.exec(r.out)![1]);
+    const endpoints = 2 * 3 + 1;
+    lines.push({ section: 'no-op: incremental run of every job on 2 chains with nothing new', what: 'pool-export run', rows: r.taskRows, secs: r.secs.toFixed(1), rate: `${stats.requests} requests`, ratio: `${(stats.requests / (tasks + endpoints)).toFixed(2)} × allowance`, note: `target 5: ≤ ${tasks} tasks + ${endpoints} endpoints = ${tasks + endpoints}` });
+  } finally {
+    await sb.stop();
+  }
+}
+
+const started = new Date();
+try {
+  await throughput();
+  await allowance();
+  await memory();
+  await noop();
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+const table = [
+  `# pool-export benchmark (${QUICK ? 'quick' : 'full'}), ${started.toISOString().slice(0, 16)}Z, ${cpus().length} cores, Node ${process.version}`,
+  '',
+  '| measurement | what | rows | seconds | rows/s (or req/s) | ratio | note |',
+  '|---|---|---:|---:|---:|---|---|',
+  ...lines.map((l) => `| ${l.section} | ${l.what} | ${typeof l.rows === 'number' ? fmt(l.rows) : l.rows} | ${l.secs} | ${l.rate} | ${l.ratio} | ${l.note} |`),
+  '',
+].join('\n');
+process.stdout.write(table);
+const dir = join(ROOT, 'bench/results');
+mkdirSync(dir, { recursive: true });
+const file = join(dir, `${started.toISOString().slice(0, 10)}-${QUICK ? 'quick' : 'full'}.md`);
+writeFileSync(file, table);
+log(`written to ${file}`);
