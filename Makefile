@@ -37,6 +37,12 @@ test-containers: $(NODE_MODULES) ## Container tests: the upstream in a locally b
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
 
+bench: $(NODE_MODULES) ## Benchmark suite (about 20 min): baselines, floor, ceiling, allowance, memory at 5M rows; table in bench/results/
+	npx tsx bench/bench.ts
+
+bench-quick: $(NODE_MODULES) ## The benchmark suite at small sizes (about 3 min), as a smoke run
+	npx tsx bench/bench.ts --quick
+
 bench-sandbox: $(NODE_MODULES) ## Measure the sandbox at 10 million swaps: memory and 1000-row page latency
 	npx tsx bench/sandbox-scale.ts 10000000
 
@@ -46,4 +52,4 @@ sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install typecheck demo test test-unit test-integration test-containers docker-engine bench-sandbox sandbox clean
+.PHONY: help install typecheck demo test test-unit test-integration test-containers docker-engine bench bench-quick bench-sandbox sandbox clean

@@ -44,6 +44,8 @@ export interface Config {
    * many parts, fetched concurrently, each with its own checkpoint, then merged. 1 turns sharding off.
    */
   readonly shards: number;
+  /** DuckDB's memory limit during a run (it spills beyond it), e.g. `256MB`. */
+  readonly duckdbMemoryLimit: string;
 }
 
 /** The real service's published addresses; the sandbox or another deployment is set by env or file. */
@@ -63,8 +65,9 @@ export const DEFAULTS = {
   maxAttempts: 8,
   confirmations: 0,
   reorgWindowSecs: 3_600,
-  batchRows: 50_000,
+  batchRows: 20_000,
   shards: 4,
+  duckdbMemoryLimit: '192MB',
 } satisfies Omit<Config, 'chains' | 'routes'> & { chains: number[]; routes: Record<string, Route> };
 
 /** Environment variables and the keys they set. */
@@ -77,7 +80,7 @@ const ENV: Readonly<Record<string, keyof Config>> = {
 };
 
 const INT_KEYS = ['concurrency', 'perEndpointConcurrency', 'pageSize', 'timeoutMs', 'maxAttempts', 'confirmations', 'reorgWindowSecs', 'batchRows', 'shards'] as const;
-const STRING_KEYS = ['dataDir', 'baseUrl', 'gatewayUrl', 'apiKey', 'developerId', 'userAgentPrefix'] as const;
+const STRING_KEYS = ['dataDir', 'baseUrl', 'gatewayUrl', 'apiKey', 'developerId', 'userAgentPrefix', 'duckdbMemoryLimit'] as const;
 
 function checkUrl(key: string, v: string): string {
   try {
@@ -131,6 +134,7 @@ export function loadConfig(opts: { configFile?: string; env?: NodeJS.ProcessEnv;
     if (!Number.isInteger(v) || v < (k === 'confirmations' || k === 'reorgWindowSecs' ? 0 : 1)) throw new UsageError(`${k} must be a whole number${k === 'confirmations' ? '' : ' of at least 1'}, not ${JSON.stringify(merged[k])}`);
     merged[k] = v;
   }
+  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(String(merged.duckdbMemoryLimit))) throw new UsageError(`duckdbMemoryLimit must be a size such as 256MB or 1GB, not ${JSON.stringify(merged.duckdbMemoryLimit)}`);
   if ((merged.shards as number) > 64) throw new UsageError(`shards must be at most 64, not ${merged.shards}`);
   if ((merged.pageSize as number) > 1000) throw new UsageError(`pageSize must be at most 1000 (graph-node's limit), not ${merged.pageSize}`);
   const chains = merged.chains;

@@ -29,9 +29,31 @@ export interface MappedPage {
 const BIGINT_RE = /^-?\d+$/;
 const DECIMAL_RE = /^-?(\d+)(?:\.(\d+))?$/;
 
-function pathValue(obj: unknown, path: string): unknown {
+/** A column's compiled reading: where its value sits in an upstream row (references: the object, whose `id` is checked). */
+interface ColumnPlan {
+  readonly c: Column;
+  readonly keys: readonly string[];
+}
+
+const plans = new WeakMap<Dataset, readonly ColumnPlan[]>();
+
+/** The columns of a dataset with their value paths, computed once. */
+function planOf(ds: Dataset): readonly ColumnPlan[] {
+  let p = plans.get(ds);
+  if (!p) {
+    const list = ds.kind === 'list';
+    p = ds.columns.map((c) => {
+      const path = list ? c.select : c.field;
+      return { c, keys: (c.cls === 'ref' ? path.replace(/\.id$/, '') : path).split('.') };
+    });
+    plans.set(ds, p);
+  }
+  return p;
+}
+
+function valueAt(obj: object, keys: readonly string[]): unknown {
   let v: unknown = obj;
-  for (const key of path.split('.')) {
+  for (const key of keys) {
     if (v === null) return null;
     if (typeof v !== 'object' || v === undefined || !(key in (v as object))) return undefined;
     v = (v as Record<string, unknown>)[key];
@@ -39,70 +61,81 @@ function pathValue(obj: unknown, path: string): unknown {
   return v;
 }
 
-/** Where a column's value sits in an upstream row; references point at the object, whose `id` is checked. */
-function valuePath(c: Column, list: boolean): string {
-  const path = list ? c.select : c.field;
-  return c.cls === 'ref' ? path.replace(/\.id$/, '') : path;
-}
+/** Digits of HUGEINT's largest value (170141183460469231731687303715884105727): shorter texts always fit. */
+const HUGEINT_DIGITS = 39;
 
 /** How a numeric text fits its column: exactly, cut to 18 fractional digits, or not at all. */
-function fit(c: Column, v: string): 'exact' | 'truncated' | 'out' {
+function fit(c: Column, v: string, m: RegExpExecArray | null): 'exact' | 'truncated' | 'out' {
   if (c.cls === 'bigint') {
+    if (v.length - (v.startsWith('-') ? 1 : 0) < HUGEINT_DIGITS) return 'exact';
     const b = BigInt(v);
     return b <= HUGEINT_MAX && b >= HUGEINT_MIN ? 'exact' : 'out';
   }
-  const m = DECIMAL_RE.exec(v)!;
-  if (m[1]!.replace(/^0+/, '').length > DEC_INT_DIGITS) return 'out';
-  return (m[2] ?? '').length > DEC_FRAC_DIGITS ? 'truncated' : 'exact';
+  if (m![1]!.length > DEC_INT_DIGITS && m![1]!.replace(/^0+/, '').length > DEC_INT_DIGITS) return 'out';
+  return (m![2] ?? '').length > DEC_FRAC_DIGITS ? 'truncated' : 'exact';
 }
 
-function check(ds: Dataset, chainId: number, c: Column, v: unknown): unknown {
-  const bad = (what: string) => new GarbageError(ds.name, chainId, c.field, `expected ${what}, got ${JSON.stringify(v)?.slice(0, 80)}`);
+function bad(ds: Dataset, chainId: number, c: Column, v: unknown, what: string): GarbageError {
+  return new GarbageError(ds.name, chainId, c.field, `expected ${what}, got ${JSON.stringify(v)?.slice(0, 80)}`);
+}
+
+function listItem(ds: Dataset, chainId: number, c: Column, v: unknown, x: unknown): string {
+  if (typeof x === 'object' && x !== null && 'id' in x) return String((x as { id: unknown }).id);
+  if (typeof x === 'string') return x;
+  throw bad(ds, chainId, c, v, 'a list of strings');
+}
+
+/** The checked value of a column; `out.m` receives the parse of a BigDecimal, for `fit`. */
+function check(ds: Dataset, chainId: number, c: Column, v: unknown, out: { m: RegExpExecArray | null }): unknown {
   if (v === undefined) throw new GarbageError(ds.name, chainId, c.field, 'the field is missing from the answer');
   if (v === null) {
-    if (!c.nullable) throw bad('a value (the schema says non-null)');
+    if (!c.nullable) throw bad(ds, chainId, c, v, 'a value (the schema says non-null)');
     return null;
   }
   switch (c.cls) {
     case 'text':
-      if (typeof v !== 'string') throw bad('a string');
+      if (typeof v !== 'string') throw bad(ds, chainId, c, v, 'a string');
       return v;
     case 'ref': {
       const id = typeof v === 'object' ? (v as { id?: unknown }).id : undefined;
-      if (typeof id !== 'string') throw bad('an entity reference { id }');
+      if (typeof id !== 'string') throw bad(ds, chainId, c, v, 'an entity reference { id }');
       return id;
     }
     case 'int':
-      if (typeof v !== 'number' || !Number.isInteger(v)) throw bad('an integer');
+      if (typeof v !== 'number' || !Number.isInteger(v)) throw bad(ds, chainId, c, v, 'an integer');
       return v;
     case 'bool':
-      if (typeof v !== 'boolean') throw bad('a boolean');
+      if (typeof v !== 'boolean') throw bad(ds, chainId, c, v, 'a boolean');
       return v;
     case 'int8':
     case 'bigint':
-      if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad('a BigInt as a decimal string');
+      if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(ds, chainId, c, v, 'a BigInt as a decimal string');
       return v;
     case 'decimal':
-      if (typeof v !== 'string' || !DECIMAL_RE.test(v)) throw bad('a BigDecimal as a decimal string');
+      out.m = typeof v === 'string' ? DECIMAL_RE.exec(v) : null;
+      if (!out.m) throw bad(ds, chainId, c, v, 'a BigDecimal as a decimal string');
       return v;
     case 'list':
-      if (!Array.isArray(v)) throw bad('a list');
-      return v.map((x) => (typeof x === 'object' && x !== null && 'id' in x ? String((x as { id: unknown }).id) : typeof x === 'string' ? x : (() => { throw bad('a list of strings'); })()));
+      if (!Array.isArray(v)) throw bad(ds, chainId, c, v, 'a list');
+      return v.map((x) => listItem(ds, chainId, c, v, x));
   }
 }
 
 /** Maps one page of rows (subgraph entities or liquidity-list items). */
 export function mapPage(ds: Dataset, chainId: number, items: unknown[]): MappedPage {
-  const list = ds.kind === 'list';
+  const plan = planOf(ds);
   const outOfRange: Record<string, number> = {};
   const truncated: Record<string, number> = {};
-  const rows = items.map((item) => {
+  const parsed: { m: RegExpExecArray | null } = { m: null };
+  const rows: Record<string, unknown>[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
     if (typeof item !== 'object' || item === null) throw new GarbageError(ds.name, chainId, 'row', `expected an object, got ${JSON.stringify(item)}`);
     const row: Record<string, unknown> = {};
-    for (const c of ds.columns) {
-      const v = check(ds, chainId, c, pathValue(item, valuePath(c, list)));
+    for (const { c, keys } of plan) {
+      const v = check(ds, chainId, c, valueAt(item, keys), parsed);
       if ((c.cls === 'bigint' || c.cls === 'decimal') && typeof v === 'string') {
-        const f = fit(c, v);
+        const f = fit(c, v, parsed.m);
         if (f !== 'exact') {
           const counts = f === 'out' ? outOfRange : truncated;
           counts[c.column] = (counts[c.column] ?? 0) + 1;
@@ -110,7 +143,7 @@ export function mapPage(ds: Dataset, chainId: number, items: unknown[]): MappedP
       }
       row[c.column] = v;
     }
-    return row;
-  });
+    rows[i] = row;
+  }
   return { rows, outOfRange, truncated };
 }

@@ -220,7 +220,8 @@ async function pageShard(parent: TaskRun, name: string, prev: string | null, c: 
       shard.take(rows);
       if (rows.length) last = rows[rows.length - 1]!;
       const done = rows.length < shard.size;
-      if (done || shard.buffered >= parent.deps.config.batchRows) {
+      // The shards share one batch budget, so that memory does not grow with their number.
+      if (done || shard.buffered >= Math.ceil(parent.deps.config.batchRows / parent.deps.config.shards)) {
         const at = last ? { seq: String(last[ds.seq!]), id: last.id } : c.seq !== undefined ? { seq: c.seq, id: c.id ?? '' } : {};
         await shard.flush({ lo: c.lo, hi: c.hi, ...at, ...(done ? { done: true } : {}), block }, replace);
         replace = { kind: 'none' };

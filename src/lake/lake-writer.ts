@@ -17,19 +17,35 @@ import { chainDir, dayExpr, LAKE_DIR } from './layout.ts';
 /** Rows per Parquet row group: large enough for good compression, small enough for readers to skip groups. */
 const ROW_GROUP_SIZE = 122_880;
 
+/** Seconds per day partition. */
+const DAY = 86_400;
+
+/**
+ * Rows a partitioned COPY buffers before it flushes its open day files: memory stays flat whatever the backfill's size.
+ * A flush starts another file in a partition, so a day can hold several files (`compact` merges them).
+ */
+const FLUSH_THRESHOLD_ROWS = 100_000;
+
 const COPY_OPTS = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
 
-/** Moves every file of a temporary partitioned tree into place, one atomic rename per file. */
-function moveTree(tmp: string, dest: string, fileName: (file: string) => string): number {
+/**
+ * Moves every file of a temporary partitioned tree into place, one atomic rename per file. A partition's files are
+ * named `<base>.parquet`, `<base>-1.parquet`, …; with `replace`, files of an earlier write under the same base that
+ * this write did not renew are removed, so a rewritten day never keeps stale rows.
+ */
+export function moveTree(tmp: string, dest: string, base: string, replace: boolean): number {
   let n = 0;
   if (!existsSync(tmp)) return 0;
   for (const part of readdirSync(tmp)) {
-    for (const file of readdirSync(join(tmp, part))) {
-      const target = join(dest, part, fileName(file));
-      mkdirSync(dirname(target), { recursive: true });
-      renameSync(join(tmp, part, file), target);
-      n++;
+    const target = join(dest, part);
+    mkdirSync(target, { recursive: true });
+    const names = readdirSync(join(tmp, part)).sort().map((file, i) => [file, i === 0 ? `${base}.parquet` : `${base}-${i}.parquet`] as const);
+    for (const [file, name] of names) renameSync(join(tmp, part, file), join(target, name));
+    if (replace) {
+      const kept = new Set(names.map(([, name]) => name));
+      for (const old of readdirSync(target)) if (!kept.has(old) && (old === `${base}.parquet` || (old.startsWith(`${base}-`) && old.endsWith('.parquet')))) rmSync(join(target, old));
     }
+    n += names.length;
   }
   return n;
 }
@@ -56,10 +72,11 @@ async function writePending(w: Warehouse, lake: string, p: Pending): Promise<num
   try {
     if (ds.kind === 'event' || ds.kind === 'bucket') {
       // Rewrite the days from the start of the re-read window on; they were replaced in the warehouse too.
-      const day = Math.floor((p.fromSeq ?? 0) / 86_400) * 86_400;
+      const from = Math.floor((p.fromSeq ?? 0) / DAY) * DAY;
       const seq = ds.columns.find((c) => c.field === ds.seq)!.column;
-      await w.exec(partitioned(ds, `chain_id = ${chain} AND "${seq}" >= ${day}`, tmp));
-      return moveTree(tmp, chainDir(lake, ds, chain, 'data'), () => 'data.parquet');
+      const where = `chain_id = ${chain} AND "${seq}" >= ${from}`;
+      await w.exec(partitioned(ds, where, tmp));
+      return moveTree(tmp, chainDir(lake, ds, chain, 'data'), 'data', true);
     }
     let files = 0;
     if (ds.kind === 'mutable') {
@@ -73,7 +90,7 @@ async function writePending(w: Warehouse, lake: string, p: Pending): Promise<num
     for (const runId of p.runs) {
       rmSync(tmp, { recursive: true, force: true });
       await w.exec(partitioned(ds, `chain_id = ${chain} AND _run_id = ${lit(runId)}`, tmp));
-      files += moveTree(tmp, chainDir(lake, ds, chain, ds.kind === 'mutable' ? 'history' : 'data'), () => `part-${runId}.parquet`);
+      files += moveTree(tmp, chainDir(lake, ds, chain, ds.kind === 'mutable' ? 'history' : 'data'), `part-${runId}`, true);
     }
     return files;
   } finally {
@@ -89,6 +106,7 @@ async function writePending(w: Warehouse, lake: string, p: Pending): Promise<num
 export async function writeLake(w: Warehouse, dataDir: string): Promise<number> {
   const lake = join(dataDir, LAKE_DIR);
   const byName = new Map(DATASETS.map((d) => [d.name, d]));
+  await w.exec(`SET partitioned_write_flush_threshold = ${FLUSH_THRESHOLD_ROWS}`);
   const rows = await w.all('SELECT chain_id, dataset, from_seq, runs FROM _pool_export.lake_pending ORDER BY dataset, chain_id');
   let files = 0;
   for (const r of rows) {

@@ -20,12 +20,16 @@ export class Warehouse {
   private constructor(readonly path: string, private readonly instance: DuckDBInstance, private readonly conn: DuckDBConnection) {}
 
   /** Opens (creating if needed) the warehouse of a data folder, with the exporter's tables and macros. */
-  static async open(dataDir: string, opts: { readOnly?: boolean } = {}): Promise<Warehouse> {
+  static async open(dataDir: string, opts: { readOnly?: boolean; memoryLimit?: string } = {}): Promise<Warehouse> {
     mkdirSync(dataDir, { recursive: true });
     const path = join(dataDir, WAREHOUSE_FILE);
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(path, opts.readOnly ? { access_mode: 'READ_ONLY' } : {});
+      instance = await DuckDBInstance.create(path, {
+        ...(opts.readOnly ? { access_mode: 'READ_ONLY' } : {}),
+        // A cap on DuckDB's buffer pool keeps an export's memory flat whatever the data size (it spills to disk).
+        ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit, preserve_insertion_order: 'false' } : {}),
+      });
     } catch (e) {
       const msg = (e as Error).message;
       if (/lock/i.test(msg)) throw new Error(`the warehouse ${path} is in use by another process (${msg.split('\n')[0]}); wait for it to finish or stop it`, { cause: e });
