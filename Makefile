@@ -37,7 +37,7 @@ test-containers: $(NODE_MODULES) ## Container tests: the upstream in a locally b
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
 
-bench: $(NODE_MODULES) ## Benchmark suite (about 20 min): baselines, floor, ceiling, allowance, memory at 5M rows; table in bench/results/
+bench: $(NODE_MODULES) ## Benchmark suite (about 30 min): baselines, floor, ceiling, allowance, memory at 5M rows; table in bench/results/
 	npx tsx bench/bench.ts
 
 bench-quick: $(NODE_MODULES) ## The benchmark suite at small sizes (about 3 min), as a smoke run
