@@ -285,10 +285,10 @@ async function memory(): Promise<void> {
     log(`memory: backfill of ${fmt(scale)} swaps`);
     const sb = await startSandbox(['--scale', String(scale), '--burst', String(BURST), '--chains', String(CHAIN)]);
     try {
-      const r = await exportRun(sb.url, sb.apiKey, join(work, `mem-${scale}`), ['--datasets', 'dodoex.swaps']);
+      const r = await exportRun(sb.url, sb.apiKey, join(work, `mem-${scale}`), ['--datasets', 'dodoex.swaps'], { duckdbMemoryLimit: '192MB' });
       must(r, `pool-export run (${scale})`);
       peaks.push(r.peakMb);
-      const S = 'memory: backfill of one dataset (peak RSS of the exporter process)';
+      const S = 'memory: backfill of one dataset, `duckdbMemoryLimit: 192MB` (peak RSS of the exporter process)';
       lines.push({
         section: S, what: `pool-export run, ${fmt(scale + BURST)} swaps`, rows: r.taskRows, secs: r.secs.toFixed(1), rate: fmt(r.taskRows / r.taskSecs), ratio: peaks.length === 2 ? `${(peaks[1]! / peaks[0]!).toFixed(2)} × the smaller run` : '1.00',
         note: `peak RSS ${fmt(r.peakMb)} MB${peaks.length === 2 ? '; target 4: ≤ 400 MB and ≤ 1.2 ×' : ''}`,

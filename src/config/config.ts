@@ -44,7 +44,7 @@ export interface Config {
    * many parts, fetched concurrently, each with its own checkpoint, then merged. 1 turns sharding off.
    */
   readonly shards: number;
-  /** DuckDB's memory limit during a run (it spills beyond it), e.g. `256MB`. */
+  /** DuckDB's memory limit during a run, e.g. `256MB` (it spills to the data folder's disk beyond it); empty: DuckDB's default. */
   readonly duckdbMemoryLimit: string;
 }
 
@@ -67,7 +67,7 @@ export const DEFAULTS = {
   reorgWindowSecs: 3_600,
   batchRows: 20_000,
   shards: 4,
-  duckdbMemoryLimit: '192MB',
+  duckdbMemoryLimit: '',
 } satisfies Omit<Config, 'chains' | 'routes'> & { chains: number[]; routes: Record<string, Route> };
 
 /** Environment variables and the keys they set. */
@@ -134,7 +134,7 @@ export function loadConfig(opts: { configFile?: string; env?: NodeJS.ProcessEnv;
     if (!Number.isInteger(v) || v < (k === 'confirmations' || k === 'reorgWindowSecs' ? 0 : 1)) throw new UsageError(`${k} must be a whole number${k === 'confirmations' ? '' : ' of at least 1'}, not ${JSON.stringify(merged[k])}`);
     merged[k] = v;
   }
-  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(String(merged.duckdbMemoryLimit))) throw new UsageError(`duckdbMemoryLimit must be a size such as 256MB or 1GB, not ${JSON.stringify(merged.duckdbMemoryLimit)}`);
+  if (merged.duckdbMemoryLimit !== '' && !/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(String(merged.duckdbMemoryLimit))) throw new UsageError(`duckdbMemoryLimit must be a size such as 256MB or 1GB, not ${JSON.stringify(merged.duckdbMemoryLimit)}`);
   if ((merged.shards as number) > 64) throw new UsageError(`shards must be at most 64, not ${merged.shards}`);
   if ((merged.pageSize as number) > 1000) throw new UsageError(`pageSize must be at most 1000 (graph-node's limit), not ${merged.pageSize}`);
   const chains = merged.chains;

@@ -42,7 +42,7 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
     lost.abort();
   });
   try {
-    const warehouse = await Warehouse.open(args.config.dataDir, { memoryLimit: args.config.duckdbMemoryLimit });
+    const warehouse = await Warehouse.open(args.config.dataDir, args.config.duckdbMemoryLimit ? { memoryLimit: args.config.duckdbMemoryLimit } : {});
     try {
       const client = new UpstreamClient({ apiKey: args.config.apiKey, userAgent: `${args.config.userAgentPrefix}-${args.config.developerId}`, timeoutMs: args.config.timeoutMs, signal });
       const runId = randomUUID();

@@ -26,6 +26,9 @@ const DAY = 86_400;
  */
 const FLUSH_THRESHOLD_ROWS = 100_000;
 
+/** Days written by one partitioned COPY: its pinned memory grows with the day files it holds open. */
+const DAYS_PER_COPY = 10;
+
 const COPY_OPTS = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
 
 /**
@@ -75,8 +78,16 @@ async function writePending(w: Warehouse, lake: string, p: Pending): Promise<num
       const from = Math.floor((p.fromSeq ?? 0) / DAY) * DAY;
       const seq = ds.columns.find((c) => c.field === ds.seq)!.column;
       const where = `chain_id = ${chain} AND "${seq}" >= ${from}`;
-      await w.exec(partitioned(ds, where, tmp));
-      return moveTree(tmp, chainDir(lake, ds, chain, 'data'), 'data', true);
+      const last = (await w.all(`SELECT max("${seq}") AS m FROM ${qt(ds.table)} WHERE ${where}`))[0]!.m;
+      // A partitioned COPY pins buffers for every open day file: write at most DAYS_PER_COPY days per statement.
+      let files = 0;
+      mkdirSync(tmp, { recursive: true });
+      for (let start = from; last !== null && start <= Number(last); start += DAYS_PER_COPY * DAY) {
+        const chunk = join(tmp, String(start));
+        await w.exec(partitioned(ds, `${where} AND "${seq}" >= ${start} AND "${seq}" < ${start + DAYS_PER_COPY * DAY}`, chunk));
+        files += moveTree(chunk, chainDir(lake, ds, chain, 'data'), 'data', true);
+      }
+      return files;
     }
     let files = 0;
     if (ds.kind === 'mutable') {

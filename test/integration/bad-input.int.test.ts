@@ -141,7 +141,8 @@ describe('bad input', () => {
       const small = join(disk, 'data');
       const envSmall = sandboxEnv(sb, small);
       const args = ['run', '--chains', 'bsc', '--jobs', 'events'];
-      expect((await cli(args, envSmall)).code).toBe(0);
+      const first = await cli(args, envSmall);
+      expect(first.code, first.stdout + first.stderr.split('\n').filter((l) => !l.startsWith('{')).join('\n')).toBe(0);
       await sb.control('advance', { blocks: 400 });
       fill(disk);
       const before = await stored(small);
