@@ -78,11 +78,12 @@ async function writePending(w: Warehouse, lake: string, p: Pending): Promise<num
       const from = Math.floor((p.fromSeq ?? 0) / DAY) * DAY;
       const seq = ds.columns.find((c) => c.field === ds.seq)!.column;
       const where = `chain_id = ${chain} AND "${seq}" >= ${from}`;
-      const last = (await w.all(`SELECT max("${seq}") AS m FROM ${qt(ds.table)} WHERE ${where}`))[0]!.m;
+      const range = (await w.all(`SELECT min("${seq}") AS lo, max("${seq}") AS hi FROM ${qt(ds.table)} WHERE ${where}`))[0]!;
       // A partitioned COPY pins buffers for every open day file: write at most DAYS_PER_COPY days per statement.
       let files = 0;
       mkdirSync(tmp, { recursive: true });
-      for (let start = from; last !== null && start <= Number(last); start += DAYS_PER_COPY * DAY) {
+      const first = range.lo === null ? 0 : Math.floor(Number(range.lo) / DAY) * DAY;
+      for (let start = first; range.hi !== null && start <= Number(range.hi); start += DAYS_PER_COPY * DAY) {
         const chunk = join(tmp, String(start));
         await w.exec(partitioned(ds, `${where} AND "${seq}" >= ${start} AND "${seq}" < ${start + DAYS_PER_COPY * DAY}`, chunk));
         files += moveTree(chunk, chainDir(lake, ds, chain, 'data'), 'data', true);
