@@ -22,7 +22,15 @@ export interface SandboxProcess extends SandboxEndpoint {
 
 /** The control API of the sandbox at `url`. */
 export async function callControl<T>(url: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${url}/_sandbox/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const call = () => fetch(`${url}/_sandbox/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  let res: Response;
+  try {
+    res = await call();
+  } catch {
+    // A kept-alive connection that the server closed while this process was busy (a caller blocked in spawnSync
+    // cannot see the close): one more try opens a new connection.
+    res = await call();
+  }
   return (await res.json()) as T;
 }
 
