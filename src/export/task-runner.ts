@@ -151,6 +151,8 @@ type Row = Record<string, unknown> & { id: string };
 interface ShardCursor {
   lo: string;
   hi: string;
+  /** The whole backfill's range, split into `n` shards: a run killed before every shard committed rebuilds the rest. */
+  range: [string, string];
   seq?: string;
   id?: string;
   done?: boolean;
@@ -170,9 +172,12 @@ async function backfillSharded(run: TaskRun, pending: Map<string, string>): Prom
   const { ds, deps } = run;
   const n = deps.config.shards;
   const seqColumn = ds.columns.find((c) => c.field === ds.seq)!.column;
-  let shards: [name: string, prev: string | null, cursor: ShardCursor][];
+  let range: [string, string];
+  let count: number;
   if (pending.size) {
-    shards = [...pending].map(([name, text]) => [name, text, JSON.parse(text) as ShardCursor]);
+    const [name, text] = [...pending][0]!;
+    range = (JSON.parse(text) as ShardCursor).range;
+    count = Number(/#\d+\/(\d+)$/.exec(name)![1]);
   } else {
     if (n <= 1) return false;
     // One page tells whether the dataset is larger than a page, and where its history starts.
@@ -187,10 +192,17 @@ async function backfillSharded(run: TaskRun, pending: Map<string, string>): Prom
       return true;
     }
     const lo = Number(first[ds.seq!]);
-    const hi = Math.max(lo + 1, run.block.timestamp + 1);
-    const bound = (k: number) => String(lo + Math.floor((k * (hi - lo)) / n));
-    shards = Array.from({ length: n }, (_, k) => [`${ds.name}#${k + 1}/${n}`, null, { lo: bound(k), hi: bound(k + 1) }]);
+    range = [String(lo), String(Math.max(lo + 1, run.block.timestamp + 1))];
+    count = n;
   }
+  // Every shard of the range: the committed ones from their checkpoints, the others from their start.
+  const [lo, hi] = range.map(Number) as [number, number];
+  const bound = (k: number) => String(lo + Math.floor((k * (hi - lo)) / count));
+  const shards: [name: string, prev: string | null, cursor: ShardCursor][] = Array.from({ length: count }, (_, k) => {
+    const name = `${ds.name}#${k + 1}/${count}`;
+    const text = pending.get(name);
+    return text ? [name, text, JSON.parse(text) as ShardCursor] : [name, null, { lo: bound(k), hi: bound(k + 1), range }];
+  });
   run.stats.rewriteFrom = Math.min(...shards.map(([, , c]) => Number(c.lo)));
   const outcomes = await Promise.allSettled(shards.filter(([, , c]) => !c.done).map(([name, prev, c]) => pageShard(run, name, prev, c, seqColumn)));
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
@@ -223,7 +235,7 @@ async function pageShard(parent: TaskRun, name: string, prev: string | null, c: 
       // The shards share one batch budget, so that memory does not grow with their number.
       if (done || shard.buffered >= Math.ceil(parent.deps.config.batchRows / parent.deps.config.shards)) {
         const at = last ? { seq: String(last[ds.seq!]), id: last.id } : c.seq !== undefined ? { seq: c.seq, id: c.id ?? '' } : {};
-        await shard.flush({ lo: c.lo, hi: c.hi, ...at, ...(done ? { done: true } : {}), block }, replace);
+        await shard.flush({ lo: c.lo, hi: c.hi, range: c.range, ...at, ...(done ? { done: true } : {}), block }, replace);
         replace = { kind: 'none' };
       }
       if (done) return;
