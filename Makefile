@@ -47,7 +47,7 @@ bench-sandbox: $(NODE_MODULES) ## Measure the sandbox at 10 million swaps: memor
 	npx tsx bench/sandbox-scale.ts 10000000
 
 sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
-	./bin/pool-export.js sandbox --port 8545
+	node --max-semi-space-size=64 ./bin/pool-export.js sandbox --port 8545
 
 clean: ## Remove generated data
 	rm -rf data

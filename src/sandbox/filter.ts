@@ -26,9 +26,29 @@ const SUFFIX_ORDER = [
 /** Byte-wise (UTF-8) order of two strings, as Postgres with the C collation. */
 export function compareBytes(a: string, b: string): number {
   if (a === b) return 0;
-  // UTF-16 order equals UTF-8 byte order unless a surrogate pair meets a code unit in U+E000..U+FFFF.
-  if (/[\ud800-\udfff]/.test(a) || /[\ud800-\udfff]/.test(b)) return Buffer.compare(Buffer.from(a), Buffer.from(b));
-  return a < b ? -1 : 1;
+  // UTF-16 order equals UTF-8 byte order except where the first differing code units are a surrogate (a code point
+  // above U+FFFF, four bytes in UTF-8) and a unit in U+E000..U+FFFF: there the surrogate sorts last in UTF-8.
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === n) return a.length < b.length ? -1 : 1;
+  const x = a.charCodeAt(i);
+  const y = b.charCodeAt(i);
+  const xs = x >= 0xd800 && x <= 0xdfff;
+  const ys = y >= 0xd800 && y <= 0xdfff;
+  if (xs !== ys && x >= 0xd800 && y >= 0xd800) return xs ? 1 : -1;
+  return x < y ? -1 : 1;
+}
+
+/** Order of two integers in decimal text: as numbers when both are short enough to be exact, else as BigInt. */
+function compareIntText(a: string, b: string): number {
+  if (a.length <= 15 && b.length <= 15) {
+    const d = Number(a) - Number(b);
+    if (!Number.isNaN(d)) return d < 0 ? -1 : d > 0 ? 1 : 0;
+  }
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** Splits a where key into its field and suffix. */
@@ -77,7 +97,7 @@ export function scalarOps(type: string): { cmp: Cmp; norm: (v: unknown) => unkno
   switch (type) {
     case 'BigInt':
     case 'Int8':
-      return { cmp: (a, b) => { const x = BigInt(a as string), y = BigInt(b as string); return x < y ? -1 : x > y ? 1 : 0; }, norm: (v) => bigintValue(v).toString() };
+      return { cmp: (a, b) => compareIntText(String(a), String(b)), norm: (v) => bigintValue(v).toString() };
     case 'BigDecimal':
       return { cmp: (a, b) => exact.compare(exact.parse(a as string), exact.parse(b as string)), norm: (v) => exact.format(decimalValue(v)) };
     case 'Int':

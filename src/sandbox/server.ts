@@ -37,9 +37,11 @@ interface Stats {
   userAgents: Record<string, number>;
   inFlight: number;
   maxInFlight: number;
+  /** Milliseconds spent executing and encoding GraphQL answers (not waiting out `--latency-ms`): how busy the sandbox was. */
+  busyMs: number;
 }
 
-const newStats = (): Stats => ({ requests: 0, byRoute: {}, byStatus: {}, faults: {}, rateLimited: 0, userAgents: {}, inFlight: 0, maxInFlight: 0 });
+const newStats = (): Stats => ({ requests: 0, byRoute: {}, byStatus: {}, faults: {}, rateLimited: 0, userAgents: {}, inFlight: 0, maxInFlight: 0, busyMs: 0 });
 const bump = (rec: Record<string, number>, key: string) => (rec[key] = (rec[key] ?? 0) + 1);
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -145,7 +147,7 @@ export class SandboxServer {
     } catch {
       return send(res, 400, { error: 'GraphQL server error (client error): The "query" field is missing in request data' });
     }
-    if (route === 'list') return this.reply(res, executeLiquidityList(parsed, this.service.listChains()), fault);
+    if (route === 'list') return this.reply(res, performance.now(), executeLiquidityList(parsed, this.service.listChains()), fault);
     const chainId = Number(url.searchParams.get('chainId'));
     const schema = canonicalSchema(url.searchParams.get('schemaName') ?? '');
     if (!Number.isInteger(chainId) || chainId <= 0 || !schema) {
@@ -177,9 +179,16 @@ export class SandboxServer {
     return false;
   }
 
-  private reply(res: ServerResponse, result: GraphQLResult, fault: FaultKind | undefined, headers: Record<string, string> = {}): void {
+  /**
+   * Sends a GraphQL answer. `started` is when its execution began: the time to here goes to `stats.busyMs` and to a
+   * `server-timing` header, so that a client can tell the sandbox's time from the transport's and its own.
+   */
+  private reply(res: ServerResponse, started: number, result: GraphQLResult, fault: FaultKind | undefined, headers: Record<string, string> = {}): void {
     if (fault === 'graphql') result = { errors: [{ message: 'Store error: database unavailable' }] };
     const text = JSON.stringify(result);
+    const ms = performance.now() - started;
+    this.stats.busyMs += ms;
+    headers = { ...headers, 'server-timing': `app;dur=${ms.toFixed(2)}` };
     if (fault === 'truncate') {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
       res.write(text.slice(0, Math.floor(text.length / 2)));
@@ -195,9 +204,10 @@ export class SandboxServer {
   }
 
   private subgraph(served: Deployment, req: GraphQLRequest, res: ServerResponse, fault: FaultKind | undefined): void {
+    const started = performance.now();
     const dep = garbledDeployment(served, this.garbage);
     const result = garbleMeta(executeSubgraph(dep, req, this.execOptions(fault)), this.garbage);
-    this.reply(res, result, fault, { 'graph-indexed': indexedHeader(dep.tl), 'graph-attestable': String(!result.errors) });
+    this.reply(res, started, result, fault, { 'graph-indexed': indexedHeader(dep.tl), 'graph-attestable': String(!result.errors) });
   }
 
   private gateway(url: URL, body: string, res: ServerResponse, fault: FaultKind | undefined): void {
@@ -215,12 +225,13 @@ export class SandboxServer {
     } catch (e) {
       return err(`bad query: ${(e as Error).message}`);
     }
+    const started = performance.now();
     const result = garbleMeta(executeSubgraph(dep, parsed, this.execOptions(fault)), this.garbage);
     const first = result.errors?.[0]?.message ?? '';
     const block = /has only indexed up to block number (\d+) and data for block number (\d+)/.exec(first);
     if (block) return err(`bad indexers: {${INDEXER}: Unavailable(missing block: ${block[2]}, latest: ${block[1]})}`);
     if (/argument must be between 0 and|Query timed out|Store error:/.test(first)) return err(`bad indexers: {${INDEXER}: BadResponse(unattestable response: ${first.slice(0, 256)})}`);
-    this.reply(res, result, fault);
+    this.reply(res, started, result, fault);
   }
 
   private async control(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {

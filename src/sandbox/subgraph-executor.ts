@@ -46,6 +46,17 @@ export interface GraphQLResult {
 
 type Block = { number?: number; hash?: string; number_gte?: number } | undefined;
 
+/** One selected field of an entity: a scalar, `__typename`, a reference, a list of references, or a derived list. */
+interface FieldPlan {
+  readonly kind: 'scalar' | 'typename' | 'ref' | 'list' | 'derived';
+  readonly key: string;
+  readonly name: string;
+  readonly node: FieldNode;
+  readonly target?: EntityModel;
+  readonly table?: Table;
+  readonly derivedFrom?: string;
+}
+
 /** Parsed and validated documents, per API schema (a deployment's schema can be narrowed by garbage injection). */
 const docCaches = new WeakMap<GraphQLSchema, Map<string, { doc?: DocumentNode; errors?: GraphQLResult['errors'] }>>();
 
@@ -152,37 +163,50 @@ class Walker {
     };
   }
 
-  row(entity: EntityModel, row: Row, set: SelectionSetNode, view: View): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (const node of this.fields(set, entity.name)) {
+  private readonly plans = new WeakMap<SelectionSetNode, Map<string, FieldPlan[]>>();
+
+  /** What to do for each field of a selection set on an entity: worked out once per request, not per row. */
+  plan(entity: EntityModel, set: SelectionSetNode): FieldPlan[] {
+    let byEntity = this.plans.get(set);
+    if (!byEntity) this.plans.set(set, (byEntity = new Map()));
+    let out = byEntity.get(entity.name);
+    if (out) return out;
+    out = this.fields(set, entity.name).map((node): FieldPlan => {
       const key = node.alias?.value ?? node.name.value;
       const name = node.name.value;
-      if (name === '__typename') {
-        out[key] = entity.name;
-        continue;
-      }
+      if (name === '__typename') return { kind: 'typename', key, name, node };
       const f = entity.field.get(name)!;
-      if (!f.ref) {
-        out[key] = row[name] ?? null;
-        continue;
-      }
+      if (!f.ref) return { kind: 'scalar', key, name, node };
       const target = this.dep.model.byName.get(f.type)!;
       const table = this.dep.tables.get(f.type)!;
-      if (!f.list && !f.derivedFrom) {
-        const id = row[name];
-        const child = typeof id === 'string' ? table.get(id, view) : undefined;
-        out[key] = child && node.selectionSet ? this.row(target, child, node.selectionSet, view) : null;
-        continue;
+      const kind = !f.list && !f.derivedFrom ? 'ref' : f.derivedFrom ? 'derived' : 'list';
+      return { kind, key, name, node, target, table, ...(f.derivedFrom ? { derivedFrom: f.derivedFrom } : {}) };
+    });
+    byEntity.set(entity.name, out);
+    return out;
+  }
+
+  row(entity: EntityModel, row: Row, set: SelectionSetNode, view: View): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    const plan = this.plan(entity, set);
+    for (let k = 0; k < plan.length; k++) {
+      const p = plan[k]!;
+      if (p.kind === 'scalar') {
+        out[p.key] = row[p.name] ?? null;
+      } else if (p.kind === 'typename') {
+        out[p.key] = entity.name;
+      } else if (p.kind === 'ref') {
+        const id = row[p.name];
+        const child = typeof id === 'string' ? p.table!.get(id, view) : undefined;
+        out[p.key] = child && p.node.selectionSet ? this.row(p.target!, child, p.node.selectionSet, view) : null;
+      } else if (p.kind === 'list' && !Array.isArray(row[p.name])) {
+        out[p.key] = null;
+      } else {
+        const ids = row[p.name];
+        const restrict = p.derivedFrom ? (r: Row) => r[p.derivedFrom!] === row.id : (r: Row) => (ids as string[]).includes(r.id);
+        const rows = runCollection(p.table!, this.args(entity.name, p.node) as CollectionArgs, this.ctx(view), this.limits, restrict);
+        out[p.key] = rows.map((r) => this.row(p.target!, r, p.node.selectionSet!, view));
       }
-      const restrict = f.derivedFrom
-        ? (r: Row) => r[f.derivedFrom!] === row.id
-        : (r: Row) => Array.isArray(row[name]) && (row[name] as string[]).includes(r.id);
-      if (!f.derivedFrom && !Array.isArray(row[name])) {
-        out[key] = null;
-        continue;
-      }
-      const rows = runCollection(table, this.args(entity.name, node) as CollectionArgs, this.ctx(view), this.limits, restrict);
-      out[key] = rows.map((r) => this.row(target, r, node.selectionSet!, view));
     }
     return out;
   }

@@ -1,5 +1,5 @@
 /** Table builders for the three shapes of generated data: event streams, time buckets summed from events, and small tables. */
-import { hex32, mix } from '../util/hash.ts';
+import { hashWords, mix } from '../util/hash.ts';
 import type { EntityModel } from '../schemas/entity-model.ts';
 import type { Direction, Row, Table, View } from './table.ts';
 import type { EventStream, Timeline } from './timeline.ts';
@@ -12,12 +12,9 @@ const BUCKET_CACHE_SIZE = 64;
  * so that a row can be found by id without an index.
  */
 export function eventHash(tl: Timeline, tag: number, i: number, salt: number): string {
-  const h = mix(tl.seed, tl.spec.chainId, tag, i, salt);
-  const w = (k: number) => mix(h, k);
-  let out = '0x';
-  for (let k = 0; k < 6; k++) out += hex32(w(k));
-  return out + hex32((Math.floor(i / 0x100000000) ^ mix(w(0), w(5))) >>> 0) + hex32((i ^ mix(w(1), w(4))) >>> 0);
+  return hashWords(mix(tl.seed, tl.spec.chainId, tag, i, salt), i);
 }
+
 
 /** The event index encoded in a hash made by `eventHash`, or -1. */
 export function indexOfHash(hash: string): number {

@@ -34,15 +34,16 @@ export function allRows(table: Table, view: View): Row[] {
 
 /** A table with a handful of rows computed at once; the list is cached per view. */
 export function materializedTable(entity: EntityModel, build: (view: View) => Row[]): Table {
-  let cacheKey = '';
+  let cacheAt = Number.NaN;
+  let cacheEpoch = Number.NaN;
   let cacheRows: Row[] = [];
   let cacheIndex = new Map<string, Row>();
   const load = (view: View): Row[] => {
-    const key = `${view.at}:${view.epoch}`;
-    if (key !== cacheKey) {
+    if (view.at !== cacheAt || view.epoch !== cacheEpoch) {
       cacheRows = build(view);
       cacheIndex = new Map(cacheRows.map((r) => [r.id, r]));
-      cacheKey = key;
+      cacheAt = view.at;
+      cacheEpoch = view.epoch;
     }
     return cacheRows;
   };

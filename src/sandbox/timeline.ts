@@ -1,5 +1,5 @@
 /** One chain's blocks: numbers, timestamps, hashes, the moving head and reorganizations. Nothing is stored per block. */
-import { hex32, mix } from '../util/hash.ts';
+import { hashWords, mix } from '../util/hash.ts';
 
 /** Timestamp of the head at start: 2026-01-01T00:00:00Z, so that data are the same on every run. */
 export const HEAD_TIMESTAMP = 1_767_225_600;
@@ -79,11 +79,7 @@ export class Timeline {
   /** The block hash: random-looking, but its last two words encode the number so a hash can be looked up. */
   hash(block: number): string {
     const s = this.salt(block);
-    const h = mix(this.seed, this.spec.chainId, block, s);
-    const w = (i: number) => mix(h, i);
-    let out = '0x';
-    for (let i = 0; i < 6; i++) out += hex32(w(i));
-    return out + hex32((Math.floor(block / 0x100000000) ^ mix(w(0), w(5))) >>> 0) + hex32((block ^ mix(w(1), w(4))) >>> 0);
+    return hashWords(mix(this.seed, this.spec.chainId, block, s), block);
   }
 
   /** The block number of a hash on the current chain, or undefined (unknown, or reorganized away). */

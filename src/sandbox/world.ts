@@ -81,6 +81,39 @@ class Memo<T> {
   }
 }
 
+/**
+ * Versioned states by item index and a numeric key (version and salt), cleared when full. Numeric keys and one map per
+ * index keep the lookup cheap: it runs several times per generated row.
+ */
+class VersionMemo<T> {
+  private byIndex: (Map<number, T> | undefined)[] = [];
+  private size = 0;
+
+  /** The key of a version and salt, or undefined when the salt is too large to pack (then the state is not cached). */
+  static key(version: number, salt: number): number | undefined {
+    return salt < 4096 ? version * 4096 + salt : undefined;
+  }
+
+  get(k: number, key: number): T | undefined {
+    return this.byIndex[k]?.get(key);
+  }
+
+  set(k: number, key: number, value: T): T {
+    if (this.size >= MEMO_LIMIT) {
+      this.byIndex = [];
+      this.size = 0;
+    }
+    let m = this.byIndex[k];
+    if (!m) this.byIndex[k] = m = new Map();
+    m.set(key, value);
+    this.size++;
+    return value;
+  }
+}
+
+const TOKEN_PERIODS = [600, 3000, 40] as const;
+const PAIR_PERIODS = [7, 50, 400, 5000] as const;
+
 /** The parts of a pool that never change: chosen once at creation, independent of reorgs. */
 interface PairStatic {
   readonly created: number;
@@ -96,8 +129,10 @@ interface PairStatic {
 
 /** One chain's world. */
 export class World {
-  private readonly tokenMemo = new Memo<TokenState>();
-  private readonly pairMemo = new Memo<PairStatic>();
+  private readonly tokenMemo = new VersionMemo<TokenState>();
+  private readonly pairStatics: PairStatic[] = [];
+  /** The last state made for each pool, reused while its version, salt and token states are the same. */
+  private readonly pairLast: ({ state: PairState; salt: number } | undefined)[] = [];
   private readonly priceMemo = new Memo<X.Dec>();
   private readonly userMemo = new Memo<string>();
   readonly tl: Timeline;
@@ -166,11 +201,13 @@ export class World {
   /** A token's state at block `at`. */
   token(k: number, at: number): TokenState {
     const created = this.createdBlock(this.every.token, k, 2);
-    const period = [600, 3000, 40][k % 3]!;
-    const { version, updated } = this.version(created, period, at);
+    const period = TOKEN_PERIODS[k % 3]!;
+    const version = Math.max(0, Math.floor((at - created) / period));
+    const updated = created + version * period;
     const salt = this.salt(updated);
-    const key = `${k}:${version}:${salt}`;
-    return this.tokenMemo.get(key) ?? this.tokenMemo.set(key, this.makeToken(k, created, updated, version, salt));
+    const key = VersionMemo.key(version, salt);
+    if (key === undefined) return this.makeToken(k, created, updated, version, salt);
+    return this.tokenMemo.get(k, key) ?? this.tokenMemo.set(k, key, this.makeToken(k, created, updated, version, salt));
   }
 
   private makeToken(k: number, created: number, updated: number, version: number, salt: number): TokenState {
@@ -210,7 +247,7 @@ export class World {
   }
 
   private pairStatic(k: number): PairStatic {
-    return this.pairMemo.get(k) ?? this.pairMemo.set(k, this.makePairStatic(k));
+    return this.pairStatics[k] ?? (this.pairStatics[k] = this.makePairStatic(k));
   }
 
   private makePairStatic(k: number): PairStatic {
@@ -224,7 +261,7 @@ export class World {
     const virtual = this.isVirtual(k);
     return {
       created,
-      period: [7, 50, 400, 5000][k % 4]!,
+      period: PAIR_PERIODS[k % 4]!,
       baseIdx,
       quoteIdx,
       type: virtual ? 'VIRTUAL' : k === 0 ? 'DVM' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!,
@@ -238,17 +275,25 @@ export class World {
   /** A pool's state at block `at`. */
   pair(k: number, at: number): PairState {
     const st = this.pairStatic(k);
-    const { version, updated } = this.version(st.created, st.period, at);
+    const version = Math.max(0, Math.floor((at - st.created) / st.period));
+    const updated = st.created + version * st.period;
     const base = this.token(st.baseIdx, at);
     const quote = this.token(st.quoteIdx, at);
-    return this.makePair(k, st, version, updated, base, quote);
+    const salt = this.salt(updated);
+    const last = this.pairLast[k];
+    if (last && last.salt === salt && last.state.version === version && last.state.base === base && last.state.quote === quote) return last.state;
+    const state = this.makePair(k, st, version, updated, base, quote);
+    this.pairLast[k] = { state, salt };
+    return state;
+  }
+
+  private reserve(k: number, version: number, salt: number, side: number, magnitude: number): X.Dec {
+    return X.dec(1 + pick(1_000_000_000, this.opts.seed, this.chainId, TAG.pair, k, version, salt, side), 3 - magnitude);
   }
 
   private makePair(k: number, st: PairStatic, version: number, updated: number, base: TokenState, quote: TokenState): PairState {
     const virtual = st.type === 'VIRTUAL';
     const s = this.salt(updated);
-    const seed = this.opts.seed;
-    const reserve = (w: number) => X.dec(1 + pick(1_000_000_000, seed, this.chainId, TAG.pair, k, version, s, w), 3 - st.magnitude);
     // A pool's own fields change only when the pool is saved, so they use token prices as of its last update.
     const pb = this.token(st.baseIdx, updated);
     const pq = this.token(st.quoteIdx, updated);
@@ -262,8 +307,8 @@ export class World {
       created: st.created,
       updated,
       version,
-      baseReserve: virtual ? X.dec(0) : reserve(1),
-      quoteReserve: virtual ? X.dec(0) : reserve(2),
+      baseReserve: virtual ? X.dec(0) : this.reserve(k, version, s, 1, st.magnitude),
+      quoteReserve: virtual ? X.dec(0) : this.reserve(k, version, s, 2, st.magnitude),
       lastTradePrice: this.priceMemo.get(priceKey) ?? this.priceMemo.set(priceKey, X.normalize(X.div(pb.price, pq.price, 30))),
       lpFeeRate: st.lpFeeRate,
       creator: st.creator,

@@ -53,6 +53,8 @@ export function normalize(d: Dec): Dec {
   if (d.t !== undefined) return d;
   const { digits, s, neg } = normalDigits(d);
   if (digits === '0') return { m: 0n, s: 0, t: '0' };
+  // Nothing rounded or stripped: the mantissa is already the digits (this is the common case, and BigInt parsing is slow).
+  if (s === d.s) return { m: d.m, s, t: text(digits, s, neg) };
   const m = BigInt(digits);
   return { m: neg ? -m : m, s, t: text(digits, s, neg) };
 }

@@ -2,8 +2,14 @@
 
 /** Mixes any number of 32-bit integers into one unsigned 32-bit value (murmur3 finalizer per step). */
 export function mix(...parts: number[]): number {
+  return mixAll(parts);
+}
+
+/** `mix` over an array (the rest array of a caller, passed on without copying: this runs several times per row). */
+function mixAll(parts: readonly number[]): number {
   let h = 0x9e3779b9;
-  for (const p of parts) {
+  for (let k = 0; k < parts.length; k++) {
+    const p = parts[k]!;
     h = Math.imul(h ^ (p | 0), 0x85ebca6b);
     h ^= h >>> 13;
     h = Math.imul(h, 0xc2b2ae35);
@@ -16,12 +22,12 @@ export function mix(...parts: number[]): number {
 
 /** A float in [0, 1) from the hash of the parts. */
 export function unit(...parts: number[]): number {
-  return mix(...parts) / 0x100000000;
+  return mixAll(parts) / 0x100000000;
 }
 
 /** An integer in [0, n) from the hash of the parts. */
 export function pick(n: number, ...parts: number[]): number {
-  return Math.floor(unit(...parts) * n);
+  return Math.floor((mixAll(parts) / 0x100000000) * n);
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
@@ -29,6 +35,19 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'
 /** Eight lowercase hex characters of a 32-bit value. */
 export function hex32(v: number): string {
   return HEX[(v >>> 24) & 255]! + HEX[(v >>> 16) & 255]! + HEX[(v >>> 8) & 255]! + HEX[v & 255]!;
+}
+
+/**
+ * A `0x` hash of 64 hex digits: six words derived from `h`, then two words that encode `n`, so that the number can be
+ * recovered from the hash. No closures: this runs once per generated row.
+ */
+export function hashWords(h: number, n: number): string {
+  const w0 = mix(h, 0);
+  const w1 = mix(h, 1);
+  const w4 = mix(h, 4);
+  const w5 = mix(h, 5);
+  return '0x' + hex32(w0) + hex32(w1) + hex32(mix(h, 2)) + hex32(mix(h, 3)) + hex32(w4) + hex32(w5) +
+    hex32((Math.floor(n / 0x100000000) ^ mix(w0, w5)) >>> 0) + hex32((n ^ mix(w1, w4)) >>> 0);
 }
 
 /** A `0x`-prefixed lowercase hex string of `words` 32-bit words derived from the parts. */
