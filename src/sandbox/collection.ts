@@ -84,6 +84,19 @@ export function seqBound(where: Record<string, unknown> | null | undefined, fiel
   return bound !== undefined && Number.isFinite(bound) ? bound : undefined;
 }
 
+/** The tightest bound a `where` puts on `id` in one direction (from `id_gt`/`id_gte`/`id` for asc), at the top level or in `and`. */
+export function idBound(where: Record<string, unknown> | null | undefined, dir: Direction): string | undefined {
+  if (!where) return undefined;
+  const keys = dir === 'asc' ? ['id', 'id_gt', 'id_gte'] : ['id', 'id_lt', 'id_lte'];
+  let bound: string | undefined;
+  const tighten = (v: string | undefined) => {
+    if (v !== undefined && (bound === undefined || (dir === 'asc' ? compareBytes(v, bound) > 0 : compareBytes(v, bound) < 0))) bound = v;
+  };
+  for (const k of keys) if (typeof where[k] === 'string') tighten(where[k] as string);
+  for (const sub of (where.and as Record<string, unknown>[] | undefined) ?? []) tighten(idBound(sub, dir));
+  return bound;
+}
+
 /** Runs a collection query. `restrict` pre-filters rows (nested collections). */
 export function runCollection(table: Table, args: CollectionArgs, ctx: FilterContext, limits: Limits, restrict?: (r: Row) => boolean): Row[] {
   const { first, skip } = checkRange(args, limits);
@@ -104,6 +117,16 @@ export function runCollection(table: Table, args: CollectionArgs, ctx: FilterCon
       if (upper !== undefined && (dir === 'asc' ? v > upper : v < upper)) break;
       const hits = group.filter(match).sort(cmp);
       for (const r of hits) out.push(r);
+      if (out.length >= want) break;
+    }
+    return out.slice(skip, want);
+  }
+  if (table.byId && (!args.orderBy || args.orderBy === 'id')) {
+    // Id keyset path: rows arrive in id order from the bound on.
+    const out: Row[] = [];
+    for (const r of table.byId(ctx.view, dir, idBound(args.where, dir))) {
+      if (!match(r)) continue;
+      out.push(r);
       if (out.length >= want) break;
     }
     return out.slice(skip, want);

@@ -58,7 +58,7 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
   };
   const swapId = (f: SwapFacts) => `${eventHash(tl, TAG.swap, f.i, w.salt(f.block))}-${pick(300, seed, c, TAG.swap, f.i, 2)}`;
 
-  put(eventTable(E('Swap'), w.swaps, 'timestamp', (i) => {
+  put(eventTable(E('Swap'), w.swaps, TAG.swap, 'timestamp', (i) => {
     const f = swap(i);
     const id = swapId(f);
     const [fromT, toT] = f.sellBase ? [f.pair.base, f.pair.quote] : [f.pair.quote, f.pair.base];
@@ -71,7 +71,7 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
     };
   }));
 
-  put(eventTable(E('Transaction'), w.swaps, 'timestamp', (i) => {
+  put(eventTable(E('Transaction'), w.swaps, TAG.swap, 'timestamp', (i) => {
     const f = swap(i);
     return {
       id: swapId(f), timestamp: String(f.ts), from: f.user, to: f.pair.id, sender: w.router, type: pick(20, seed, c, i) === 0 ? 'SWAP-SWAP' : 'SWAP',
@@ -79,7 +79,7 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
     };
   }));
 
-  put(eventTable(E('OrderHistory'), w.orders, 'timestamp', (i) => {
+  put(eventTable(E('OrderHistory'), w.orders, TAG.order, 'timestamp', (i) => {
     const b = w.orders.blockOf(i);
     const s = w.salt(b);
     const tokens = w.tokenCount(b);
@@ -109,7 +109,7 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
   };
   const lpTokenOf = (p: PairState, side: 'base' | 'quote') =>
     p.type === 'DPP' || p.type === 'VIRTUAL' ? null : p.type === 'CLASSICAL' ? hexOf(5, seed, c, TAG.pair, p.index, side === 'base' ? 21 : 22) : p.id;
-  put(eventTable(E('LiquidityHistory'), w.lps, 'timestamp', (i) => {
+  put(eventTable(E('LiquidityHistory'), w.lps, TAG.lp, 'timestamp', (i) => {
     const b = w.lps.blockOf(i);
     const s = w.salt(b);
     const u = 3 * pick(Math.ceil(w.userCount(b) / 3), seed, c, TAG.lp, i, s, 1);
@@ -137,7 +137,7 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
     const quote = X.dec(1 + pick(10_000_000, seed, c, TAG.bid, i, s, 4), 3);
     return { b, s, cp, u, bid, quote };
   };
-  put(eventTable(E('BidHistory'), w.bids, 'timestamp', (i) => {
+  put(eventTable(E('BidHistory'), w.bids, TAG.bid, 'timestamp', (i) => {
     const f = bidFacts(i);
     const hash = eventHash(tl, TAG.bid, i, f.s);
     return {
@@ -147,7 +147,7 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
     };
   }));
 
-  put(eventTable(E('MaintainerFeeTx'), w.mtfees, undefined, (i) => {
+  put(eventTable(E('MaintainerFeeTx'), w.mtfees, TAG.mtfee, undefined, (i) => {
     const b = w.mtfees.blockOf(i);
     const s = w.salt(b);
     const t = w.token(pick(w.tokenCount(b), seed, c, TAG.mtfee, i, s, 1), b);
@@ -156,7 +156,7 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
     return { id: `${hash}-${pick(100, seed, c, TAG.mtfee, i, 3)}`, hash, token: t.id, amount: fmt(amount), volumeUSD: fmt(X.mul(amount, t.price)), updatedAt: ts(b), __block: b };
   }));
 
-  put(eventTable(E('PositiveSlippage'), w.slips, 'timestamp', (i) => {
+  put(eventTable(E('PositiveSlippage'), w.slips, TAG.slip, 'timestamp', (i) => {
     const b = w.slips.blockOf(i);
     const s = w.salt(b);
     const hash = eventHash(tl, TAG.slip, i, s);
@@ -164,7 +164,7 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
     return { id: `${hash}-${pick(100, seed, c, TAG.slip, i, 2)}`, hash, block: String(b), timestamp: ts(b), token: t.id, amount: fmt(X.dec(1 + pick(100_000, seed, c, TAG.slip, i, s, 3), 5)), updatedAt: ts(b), __block: b };
   }));
 
-  put(eventTable(E('IncentiveRewardHistory'), w.rewards, 'timestamp', (i) => {
+  put(eventTable(E('IncentiveRewardHistory'), w.rewards, TAG.reward, 'timestamp', (i) => {
     const b = w.rewards.blockOf(i);
     const s = w.salt(b);
     const amount = X.dec(1 + pick(1_000_000, seed, c, TAG.reward, i, s, 1), 6);

@@ -1,8 +1,12 @@
 /** Table builders for the three shapes of generated data: event streams, time buckets summed from events, and small tables. */
 import { hashWords, mix } from '../util/hash.ts';
 import type { EntityModel } from '../schemas/entity-model.ts';
+import { IdIndex } from './id-index.ts';
 import type { Direction, Row, Table, View } from './table.ts';
 import type { EventStream, Timeline } from './timeline.ts';
+
+/** Events in one block from which a table keeps the block's rows for the next page. */
+const BIG_GROUP = 256;
 
 /** Cached bucket results kept per table: a day of 10M-swap history is ~30k events, so a few dozen buckets is plenty. */
 const BUCKET_CACHE_SIZE = 64;
@@ -26,27 +30,51 @@ export function indexOfHash(hash: string): number {
   return hi * 0x100000000 + lo;
 }
 
-/** A table with one row per event of a stream, ordered by the block timestamp field `seq`. */
-export function eventTable(entity: EntityModel, stream: EventStream, seq: string | undefined, row: (i: number) => Row): Table {
+/** Id indexes by stream and tag: tables over the same events with the same ids (swaps and transactions) share one. */
+const idIndexes = new WeakMap<EventStream, Map<number, IdIndex>>();
+
+function idIndexOf(stream: EventStream, tag: number): IdIndex {
+  let byTag = idIndexes.get(stream);
+  if (!byTag) idIndexes.set(stream, (byTag = new Map()));
+  let index = byTag.get(tag);
+  if (!index) {
+    const tl = stream.tl;
+    byTag.set(tag, (index = new IdIndex(stream, (i) => mix(mix(tl.seed, tl.spec.chainId, tag, i, tl.salt(stream.blockOf(i))), 0))));
+  }
+  return index;
+}
+
+/**
+ * A table with one row per event of a stream, ordered by the block timestamp field `seq`. Every row's id starts with
+ * `eventHash(tl, tag, i, salt)`, which the id index relies on.
+ */
+export function eventTable(entity: EntityModel, stream: EventStream, tag: number, seq: string | undefined, row: (i: number) => Row): Table {
+  const tl = stream.tl;
+  const ids = idIndexOf(stream, tag);
+  // The last large group (a burst of events in one block), kept: keyset pages through it would each rebuild it whole.
+  let big: { start: number; end: number; epoch: number; rows: Row[] } | undefined;
+  const group = (start: number, end: number): Row[] => {
+    if (big && big.start === start && big.end === end && big.epoch === tl.epoch) return big.rows;
+    const g: Row[] = [];
+    for (let i = start; i < end; i++) g.push(row(i));
+    if (g.length >= BIG_GROUP) big = { start, end, epoch: tl.epoch, rows: g };
+    return g;
+  };
   function* groups(view: View, dir: Direction, from?: number): Iterable<Row[]> {
     const n = stream.count(view.at);
-    const tl = stream.tl;
     if (dir === 'asc') {
       let i = from === undefined ? 0 : stream.firstIndexAt(tl.blockAtOrAfter(from));
       while (i < n) {
-        const b = stream.blockOf(i);
-        const end = Math.min(n, stream.firstIndexAt(b + 1));
-        const g: Row[] = [];
-        for (; i < end; i++) g.push(row(i));
-        yield g;
+        const end = Math.min(n, stream.firstIndexAt(stream.blockOf(i) + 1));
+        yield group(i, end);
+        i = end;
       }
     } else {
       let i = from === undefined ? n - 1 : Math.min(n, stream.firstIndexAt(tl.blockAtOrAfter(from + 1))) - 1;
       while (i >= 0) {
         const start = stream.firstIndexAt(stream.blockOf(i));
-        const g: Row[] = [];
-        for (; i >= start; i--) g.push(row(i));
-        yield g;
+        yield group(start, i + 1);
+        i = start - 1;
       }
     }
   }
@@ -54,6 +82,7 @@ export function eventTable(entity: EntityModel, stream: EventStream, seq: string
     entity,
     ...(seq ? { seq } : {}),
     groups,
+    byId: (view, dir, after) => ids.rows(view, dir, after, row),
     get(id, view) {
       const i = indexOfHash(id);
       if (i < 0 || i >= stream.count(view.at)) return undefined;

@@ -25,6 +25,11 @@ export interface Table {
   groups(view: View, dir: Direction, from?: number): Iterable<readonly Row[]>;
   /** One row by id, as of the view. */
   get(id: string, view: View): Row | undefined;
+  /**
+   * Every row in id order (byte-wise, in `dir`), starting at or before the first row that can satisfy a bound on the
+   * id (`after`: rows above it for asc, below it for desc). Large tables have it so that id-ordered pages need no scan.
+   */
+  byId?(view: View, dir: Direction, after?: string): Iterable<Row>;
 }
 
 /** Every row of a table as of a view, in its natural order. */

@@ -94,6 +94,12 @@ export class Timeline {
     return this.hash(block) === `0x${h}` ? block : undefined;
   }
 
+  /** The first block rewritten by the reorganizations after the first `epoch` ones, or undefined if there were none. */
+  rewrittenSince(epoch: number): number | undefined {
+    const later = this.reorgs.slice(epoch);
+    return later.length ? Math.min(...later) : undefined;
+  }
+
   /** Moves the head forward by `blocks`. */
   advance(blocks: number): void {
     this.headBlock += blocks;
