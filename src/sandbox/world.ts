@@ -63,6 +63,9 @@ export interface PairState {
   readonly magnitude: number;
 }
 
+/** User addresses kept (users past this index, created long after history, are computed each time). */
+const USER_IDS_KEPT = 1_000_000;
+
 /** Entries kept by each memo before it is cleared; bounds memory at any scale. */
 const MEMO_LIMIT = 50_000;
 
@@ -134,7 +137,8 @@ export class World {
   /** The last state made for each pool, reused while its version, salt and token states are the same. */
   private readonly pairLast: ({ state: PairState; salt: number } | undefined)[] = [];
   private readonly priceMemo = new Memo<X.Dec>();
-  private readonly userMemo = new Memo<string>();
+  /** User addresses by index: there are at most about 100,000 of them in history (a few MB). */
+  private readonly userIds: string[] = [];
   readonly tl: Timeline;
   readonly chainId: number;
   readonly swaps: EventStream;
@@ -323,7 +327,8 @@ export class World {
 
   /** A user's address. */
   userId(k: number): string {
-    return this.userMemo.get(k) ?? this.userMemo.set(k, hexOf(5, this.opts.seed, this.chainId, TAG.user, k));
+    if (k >= USER_IDS_KEPT) return hexOf(5, this.opts.seed, this.chainId, TAG.user, k);
+    return this.userIds[k] ?? (this.userIds[k] = hexOf(5, this.opts.seed, this.chainId, TAG.user, k));
   }
 
   /** The block a user first appears. */

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../jobs/events.ts';
 import { callControl, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
 import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { waitForRequests } from '../support/sandbox-client.ts';
 import { buildSandboxImage } from './sandbox-image.ts';
 
 const KEY = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
@@ -55,13 +56,6 @@ async function slow(): Promise<void> {
 }
 
 /** Waits until the sandbox has served `n` data requests: the backfill is under way, however fast the machine is. */
-async function afterRequests(n: number): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if ((await callControl<{ requests: number }>(sb.url, 'stats')).requests >= n) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`the backfill did not reach ${n} requests within 30 s`);
-}
 const run = (data: string, config: string) => cli(['run', '--chains', 'bsc', '--jobs', 'events', '--config', config], sandboxEnv(sb, data));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -97,7 +91,7 @@ describe('the upstream in a container', () => {
     const data = join(dir, 'restart');
     await slow();
     const running = run(data, patient);
-    await afterRequests(30);
+    await waitForRequests(sb, 30);
     await container.restart();
     await waitReady();
     const r = await running;
@@ -110,7 +104,7 @@ describe('the upstream in a container', () => {
     const data = join(dir, 'pause');
     await slow();
     const running = run(data, patient);
-    await afterRequests(30);
+    await waitForRequests(sb, 30);
     const c = await docker();
     await c.pause();
     await sleep(4000);
@@ -125,7 +119,7 @@ describe('the upstream in a container', () => {
     const data = join(dir, 'kill');
     await slow();
     const running = run(data, impatient);
-    await afterRequests(30);
+    await waitForRequests(sb, 30);
     const c = await docker();
     await c.kill();
     const r = await running;
@@ -143,7 +137,7 @@ describe('the upstream in a container', () => {
     const data = join(dir, 'stop');
     await slow();
     const running = run(data, impatient);
-    await afterRequests(30);
+    await waitForRequests(sb, 30);
     const c = await docker();
     await c.pause();
     const r = await running;

@@ -7,7 +7,7 @@ import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
-import { allRows } from '../support/sandbox-client.ts';
+import { allRows, waitForRequests } from '../support/sandbox-client.ts';
 
 const CHAINS = KNOWN_CHAINS.map((c) => c.chainId);
 let sb: SandboxProcess;
@@ -148,7 +148,7 @@ describe('export core', () => {
     await sb.control('stats', {});
     // Once a dozen requests went through, the upstream fails every request: the run stops half-way.
     const running = cli(args, env);
-    for (let i = 0; i < 400 && (await sb.control<{ requests: number }>('stats')).requests < 12; i++) await new Promise((r) => setTimeout(r, 25));
+    await waitForRequests(sb, 12);
     await sb.control('faults', { faults: 'http500=1' });
     const stopped = await running;
     const stats = await sb.control<{ maxInFlight: number }>('stats');

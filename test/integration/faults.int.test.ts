@@ -8,7 +8,7 @@ import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { openLakeDb } from '../../src/lake/lake-db.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
-import { allRows } from '../support/sandbox-client.ts';
+import { allRows, waitForRequests } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;
 let dir: string;
@@ -58,7 +58,7 @@ describe('upstream faults', () => {
     await sb.control('stats', {});
     const running = cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', perPage], env);
     // The upstream goes down once a few pages went through, however slow the machine is.
-    for (let i = 0; i < 600 && (await sb.control<{ requests: number }>('stats')).requests < 6; i++) await new Promise((r) => setTimeout(r, 25));
+    await waitForRequests(sb, 6);
     await sb.control('faults', { faults: 'http500=1' });
     const r = await running;
     await sb.control('faults', { faults: '', latencyMs: 0 });

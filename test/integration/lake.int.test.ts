@@ -15,7 +15,7 @@ import { Warehouse } from '../../src/store/warehouse.ts';
 import { qt } from '../../src/store/ddl.ts';
 import * as X from '../../src/util/exact.ts';
 import { cli, sandboxEnv } from '../support/export-check.ts';
-import { allRows, post } from '../support/sandbox-client.ts';
+import { allRows, post, waitForRequests } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;
 let dir: string;
@@ -217,7 +217,7 @@ describe('query and report commands', () => {
     await sb.control('stats', {});
     const running = cli(['run', '--chains', 'bsc,polygon', '--jobs', 'events,state'], env);
     // Query once the run is under way (it holds the warehouse from before its first request).
-    for (let i = 0; i < 1200 && (await sb.control<{ requests: number }>('stats')).requests < 3; i++) await new Promise((r) => setTimeout(r, 25));
+    await waitForRequests(sb, 3);
     const q = await cli(['query', 'SELECT count(*) AS n FROM dodoex.swaps', '--format', 'json'], env);
     const stillRunning = (await Promise.race([running.then(() => false), new Promise((r) => setTimeout(() => r(true), 10))])) as boolean;
     expect(q.code, q.stderr).toBe(0);

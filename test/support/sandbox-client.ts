@@ -40,3 +40,15 @@ export async function allRows(sb: SandboxEndpoint, chainId: number, schema: stri
   const text = await res.text();
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
+
+/**
+ * Waits until the sandbox has served at least `n` requests since its counters were last reset: tests interrupt a run
+ * once it is under way, whatever the machine's speed, instead of after a fixed sleep.
+ */
+export async function waitForRequests(sb: SandboxEndpoint, n: number, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while ((await sb.control<{ requests: number }>('stats')).requests < n) {
+    if (Date.now() > until) throw new Error(`the sandbox did not serve ${n} requests within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
