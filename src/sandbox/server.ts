@@ -45,9 +45,10 @@ const newStats = (): Stats => ({ requests: 0, byRoute: {}, byStatus: {}, faults:
 const bump = (rec: Record<string, number>, key: string) => (rec[key] = (rec[key] ?? 0) + 1);
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
+  // Encoded once: measuring the length of a long text and then writing it would encode it twice.
+  const bytes = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': bytes.length, ...headers });
+  res.end(bytes);
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
