@@ -69,21 +69,6 @@ const USER_IDS_KEPT = 1_000_000;
 /** Entries kept by each memo before it is cleared; bounds memory at any scale. */
 const MEMO_LIMIT = 50_000;
 
-/** A cache of pure results by key that clears itself when full (no closure per lookup: this is the hot path). */
-class Memo<T> {
-  private readonly cache = new Map<string | number, T>();
-
-  get(key: string | number): T | undefined {
-    return this.cache.get(key);
-  }
-
-  set(key: string | number, value: T): T {
-    if (this.cache.size >= MEMO_LIMIT) this.cache.clear();
-    this.cache.set(key, value);
-    return value;
-  }
-}
-
 /**
  * Versioned states by item index and a numeric key (version and salt), cleared when full. Numeric keys and one map per
  * index keep the lookup cheap: it runs several times per generated row.
@@ -130,13 +115,58 @@ interface PairStatic {
   readonly id: string | undefined;
 }
 
+/** A pool's state at a block. Reserves are drawn when first read: most states are made for a swap, which needs none. */
+class Pool implements PairState {
+  readonly id: string;
+  readonly type: string;
+  readonly created: number;
+  readonly lpFeeRate: X.Dec;
+  readonly creator: string;
+  readonly magnitude: number;
+  private baseR: X.Dec | undefined;
+  private quoteR: X.Dec | undefined;
+
+  constructor(
+    private readonly seed: number,
+    private readonly chainId: number,
+    readonly index: number,
+    st: PairStatic,
+    readonly version: number,
+    readonly updated: number,
+    private readonly salt: number,
+    readonly base: TokenState,
+    readonly quote: TokenState,
+    readonly lastTradePrice: X.Dec,
+  ) {
+    this.id = st.id ?? `${base.id}-${quote.id}`;
+    this.type = st.type;
+    this.created = st.created;
+    this.lpFeeRate = st.lpFeeRate;
+    this.creator = st.creator;
+    this.magnitude = st.magnitude;
+  }
+
+  get baseReserve(): X.Dec {
+    return (this.baseR ??= this.reserve(1));
+  }
+
+  get quoteReserve(): X.Dec {
+    return (this.quoteR ??= this.reserve(2));
+  }
+
+  private reserve(side: number): X.Dec {
+    if (this.type === 'VIRTUAL') return X.dec(0);
+    return X.dec(1 + pick(1_000_000_000, this.seed, this.chainId, TAG.pair, this.index, this.version, this.salt, side), 3 - this.magnitude);
+  }
+}
+
 /** One chain's world. */
 export class World {
   private readonly tokenMemo = new VersionMemo<TokenState>();
   private readonly pairStatics: PairStatic[] = [];
   /** The last state made for each pool, reused while its version, salt and token states are the same. */
   private readonly pairLast: ({ state: PairState; salt: number } | undefined)[] = [];
-  private readonly priceMemo = new Memo<X.Dec>();
+  private readonly priceLast: ({ version: number; salt: number; price: X.Dec } | undefined)[] = [];
   /** User addresses by index: there are at most about 100,000 of them in history (a few MB). */
   private readonly userIds: string[] = [];
   readonly tl: Timeline;
@@ -286,38 +316,22 @@ export class World {
     const salt = this.salt(updated);
     const last = this.pairLast[k];
     if (last && last.salt === salt && last.state.version === version && last.state.base === base && last.state.quote === quote) return last.state;
-    const state = this.makePair(k, st, version, updated, base, quote);
+    const state = new Pool(this.opts.seed, this.chainId, k, st, version, updated, salt, base, quote, this.poolPrice(k, st, version, updated, salt));
     this.pairLast[k] = { state, salt };
     return state;
   }
 
-  private reserve(k: number, version: number, salt: number, side: number, magnitude: number): X.Dec {
-    return X.dec(1 + pick(1_000_000_000, this.opts.seed, this.chainId, TAG.pair, k, version, salt, side), 3 - magnitude);
-  }
-
-  private makePair(k: number, st: PairStatic, version: number, updated: number, base: TokenState, quote: TokenState): PairState {
-    const virtual = st.type === 'VIRTUAL';
-    const s = this.salt(updated);
-    // A pool's own fields change only when the pool is saved, so they use token prices as of its last update.
-    const pb = this.token(st.baseIdx, updated);
-    const pq = this.token(st.quoteIdx, updated);
-    const priceKey = `${pb.index}:${pb.version}:${this.salt(pb.updated)}/${pq.index}:${pq.version}:${this.salt(pq.updated)}`;
-    return {
-      index: k,
-      id: st.id ?? `${base.id}-${quote.id}`,
-      type: st.type,
-      base,
-      quote,
-      created: st.created,
-      updated,
-      version,
-      baseReserve: virtual ? X.dec(0) : this.reserve(k, version, s, 1, st.magnitude),
-      quoteReserve: virtual ? X.dec(0) : this.reserve(k, version, s, 2, st.magnitude),
-      lastTradePrice: this.priceMemo.get(priceKey) ?? this.priceMemo.set(priceKey, X.normalize(X.div(pb.price, pq.price, 30))),
-      lpFeeRate: st.lpFeeRate,
-      creator: st.creator,
-      magnitude: st.magnitude,
-    };
+  /**
+   * A pool's last trade price at one of its versions. A pool's own fields change only when the pool is saved, so it
+   * uses token prices as of its last update; the price is kept per pool for its current version and salt (a new pool
+   * state is made whenever a token moves, which is far more often).
+   */
+  private poolPrice(k: number, st: PairStatic, version: number, updated: number, salt: number): X.Dec {
+    const last = this.priceLast[k];
+    if (last && last.version === version && last.salt === salt) return last.price;
+    const price = X.normalize(X.div(this.token(st.baseIdx, updated).price, this.token(st.quoteIdx, updated).price, 30));
+    this.priceLast[k] = { version, salt, price };
+    return price;
   }
 
   /** Users existing at block `at`. */
