@@ -55,22 +55,16 @@ function boundWord(bound: string | undefined): number | undefined {
 /** First position whose key is at least `w` (asc), or last position whose key is at most `w` (desc). */
 function seek(keys: Uint32Array, w: number | undefined, dir: Direction): number {
   if (w === undefined) return dir === 'asc' ? 0 : keys.length - 1;
+  // The first position whose key is above the bound: `w - 1` for asc (at least `w`), `w` for desc (then one back).
+  const above = dir === 'asc' ? w - 1 : w;
   let lo = 0;
   let hi = keys.length;
-  if (dir === 'asc') {
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (keys[mid]! < w) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (keys[mid]! <= w) lo = mid + 1;
+    if (keys[mid]! <= above) lo = mid + 1;
     else hi = mid;
   }
-  return lo - 1;
+  return dir === 'asc' ? lo : lo - 1;
 }
 
 /** The id index of one event table. */

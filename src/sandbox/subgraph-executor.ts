@@ -49,6 +49,8 @@ type Block = { number?: number; hash?: string; number_gte?: number } | undefined
 /** One selected field of an entity: a scalar, `__typename`, a reference, a list of references, or a derived list. */
 interface FieldPlan {
   readonly kind: 'scalar' | 'typename' | 'ref' | 'list' | 'derived';
+  /** The entity the field belongs to. */
+  readonly entity: EntityModel;
   readonly key: string;
   readonly name: string;
   readonly node: FieldNode;
@@ -112,32 +114,30 @@ export function indexedHeader(tl: Timeline): string {
   return JSON.stringify({ hash: tl.hash(tl.head), number: tl.head, timestamp: tl.ts(tl.head) });
 }
 
-/** Makes the answer object of one row from a plan with no nested collections. */
+/** Makes the answer object of one row. */
 type Builder = (row: Row, view: View, walker: Walker, plan: readonly FieldPlan[]) => Record<string, unknown>;
 
 /** Compiled builders by selection set and entity; documents are cached by text, so these live across requests. */
-const builders = new WeakMap<SelectionSetNode, Map<string, Builder | null>>();
+const builders = new WeakMap<SelectionSetNode, Map<string, Builder>>();
 
 /**
- * A builder compiled to one object literal: rows then get one shape, built without a loop over the plan, and
- * `JSON.stringify` walks them faster. Keys and field names are GraphQL names (validated by the parser), quoted as
- * JSON. Plans with nested collections, or a `__proto__` key, keep the general loop.
+ * The builder of a selection set on an entity, compiled to one object literal: rows then get one shape, built without
+ * a loop over the plan, and `JSON.stringify` walks them faster. Keys and field names are GraphQL names (validated by
+ * the parser), quoted as JSON; keys are computed (`["…"]`), so that an alias `__proto__` is a plain key.
  */
-function builderOf(set: SelectionSetNode, entity: EntityModel, plan: readonly FieldPlan[]): Builder | null {
+function builderOf(set: SelectionSetNode, entity: EntityModel, plan: readonly FieldPlan[]): Builder {
   let byEntity = builders.get(set);
   if (!byEntity) builders.set(set, (byEntity = new Map()));
   let b = byEntity.get(entity.name);
-  if (b !== undefined) return b;
-  if (plan.some((p) => p.kind === 'list' || p.kind === 'derived' || p.key === '__proto__')) b = null;
-  else {
-    const parts = plan.map((p, k) => {
-      const key = JSON.stringify(p.key);
-      if (p.kind === 'typename') return `${key}: ${JSON.stringify(entity.name)}`;
-      if (p.kind === 'scalar') return `${key}: row[${JSON.stringify(p.name)}] ?? null`;
-      return `${key}: walker.ref(plan[${k}], row[${JSON.stringify(p.name)}], view)`;
-    });
-    b = new Function('row', 'view', 'walker', 'plan', `return { ${parts.join(', ')} };`) as Builder;
-  }
+  if (b) return b;
+  const parts = plan.map((p, k) => {
+    const key = p.key === '__proto__' ? `[${JSON.stringify(p.key)}]` : JSON.stringify(p.key);
+    if (p.kind === 'typename') return `${key}: ${JSON.stringify(entity.name)}`;
+    if (p.kind === 'scalar') return `${key}: row[${JSON.stringify(p.name)}] ?? null`;
+    if (p.kind === 'ref') return `${key}: walker.ref(plan[${k}], row[${JSON.stringify(p.name)}], view)`;
+    return `${key}: walker.collection(plan[${k}], row, view)`;
+  });
+  b = new Function('row', 'view', 'walker', 'plan', `return { ${parts.join(', ')} };`) as Builder;
   byEntity.set(entity.name, b);
   return b;
 }
@@ -204,13 +204,13 @@ class Walker {
     out = this.fields(set, entity.name).map((node): FieldPlan => {
       const key = node.alias?.value ?? node.name.value;
       const name = node.name.value;
-      if (name === '__typename') return { kind: 'typename', key, name, node };
+      if (name === '__typename') return { kind: 'typename', entity, key, name, node };
       const f = entity.field.get(name)!;
-      if (!f.ref) return { kind: 'scalar', key, name, node };
+      if (!f.ref) return { kind: 'scalar', entity, key, name, node };
       const target = this.dep.model.byName.get(f.type)!;
       const table = this.dep.tables.get(f.type)!;
       const kind = !f.list && !f.derivedFrom ? 'ref' : f.derivedFrom ? 'derived' : 'list';
-      return { kind, key, name, node, target, table, ...(f.derivedFrom ? { derivedFrom: f.derivedFrom } : {}) };
+      return { kind, entity, key, name, node, target, table, ...(f.derivedFrom ? { derivedFrom: f.derivedFrom } : {}) };
     });
     byEntity.set(entity.name, out);
     return out;
@@ -222,29 +222,18 @@ class Walker {
     return child && p.node.selectionSet ? this.row(p.target!, child, p.node.selectionSet, view) : null;
   }
 
+  /** The answer list of a list or derived field (a nested collection query), or null. */
+  collection(p: FieldPlan, row: Row, view: View): Record<string, unknown>[] | null {
+    const ids = row[p.name];
+    if (p.kind === 'list' && !Array.isArray(ids)) return null;
+    const restrict = p.derivedFrom ? (r: Row) => r[p.derivedFrom!] === row.id : (r: Row) => (ids as string[]).includes(r.id);
+    const rows = runCollection(p.table!, this.args(p.entity.name, p.node) as CollectionArgs, this.ctx(view), this.limits, restrict);
+    return rows.map((r) => this.row(p.target!, r, p.node.selectionSet!, view));
+  }
+
   row(entity: EntityModel, row: Row, set: SelectionSetNode, view: View): Record<string, unknown> {
     const plan = this.plan(entity, set);
-    const build = builderOf(set, entity, plan);
-    if (build) return build(row, view, this, plan);
-    const out: Record<string, unknown> = {};
-    for (let k = 0; k < plan.length; k++) {
-      const p = plan[k]!;
-      if (p.kind === 'scalar') {
-        out[p.key] = row[p.name] ?? null;
-      } else if (p.kind === 'typename') {
-        out[p.key] = entity.name;
-      } else if (p.kind === 'ref') {
-        out[p.key] = this.ref(p, row[p.name], view);
-      } else if (p.kind === 'list' && !Array.isArray(row[p.name])) {
-        out[p.key] = null;
-      } else {
-        const ids = row[p.name];
-        const restrict = p.derivedFrom ? (r: Row) => r[p.derivedFrom!] === row.id : (r: Row) => (ids as string[]).includes(r.id);
-        const rows = runCollection(p.table!, this.args(entity.name, p.node) as CollectionArgs, this.ctx(view), this.limits, restrict);
-        out[p.key] = rows.map((r) => this.row(p.target!, r, p.node.selectionSet!, view));
-      }
-    }
-    return out;
+    return builderOf(set, entity, plan)(row, view, this, plan);
   }
 
   meta(node: FieldNode, block: Block): Record<string, unknown> {

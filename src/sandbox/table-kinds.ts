@@ -1,5 +1,5 @@
 /** Table builders for the three shapes of generated data: event streams, time buckets summed from events, and small tables. */
-import { hashWords, mix } from '../util/hash.ts';
+import { firstWord, hashNumber, hashWords, mix } from '../util/hash.ts';
 import type { EntityModel } from '../schemas/entity-model.ts';
 import { IdIndex } from './id-index.ts';
 import type { Direction, Row, Table, View } from './table.ts';
@@ -20,14 +20,9 @@ export function eventHash(tl: Timeline, tag: number, i: number, salt: number): s
 }
 
 
-/** The event index encoded in a hash made by `eventHash`, or -1. */
+/** The event index encoded in a hash made by `eventHash` (the first 66 characters of an id), or -1. */
 export function indexOfHash(hash: string): number {
-  const h = hash.slice(0, 66);
-  if (!/^0x[0-9a-f]{64}$/.test(h)) return -1;
-  const word = (k: number) => parseInt(h.slice(2 + 8 * k, 10 + 8 * k), 16);
-  const hi = (parseInt(h.slice(50, 58), 16) ^ mix(word(0), word(5))) >>> 0;
-  const lo = (parseInt(h.slice(58, 66), 16) ^ mix(word(1), word(4))) >>> 0;
-  return hi * 0x100000000 + lo;
+  return hashNumber(hash.slice(0, 66));
 }
 
 /** Id indexes by stream and tag: tables over the same events with the same ids (swaps and transactions) share one. */
@@ -39,7 +34,7 @@ function idIndexOf(stream: EventStream, tag: number): IdIndex {
   let index = byTag.get(tag);
   if (!index) {
     const tl = stream.tl;
-    byTag.set(tag, (index = new IdIndex(stream, (i) => mix(mix(tl.seed, tl.spec.chainId, tag, i, tl.salt(stream.blockOf(i))), 0))));
+    byTag.set(tag, (index = new IdIndex(stream, (i) => firstWord(mix(tl.seed, tl.spec.chainId, tag, i, tl.salt(stream.blockOf(i)))))));
   }
   return index;
 }

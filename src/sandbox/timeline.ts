@@ -1,5 +1,5 @@
 /** One chain's blocks: numbers, timestamps, hashes, the moving head and reorganizations. Nothing is stored per block. */
-import { hashWords, mix } from '../util/hash.ts';
+import { hashNumber, hashWords, mix } from '../util/hash.ts';
 
 /** Timestamp of the head at start: 2026-01-01T00:00:00Z, so that data are the same on every run. */
 export const HEAD_TIMESTAMP = 1_767_225_600;
@@ -84,14 +84,10 @@ export class Timeline {
 
   /** The block number of a hash on the current chain, or undefined (unknown, or reorganized away). */
   blockOfHash(hash: string): number | undefined {
-    const h = hash.toLowerCase().replace(/^0x/, '');
-    if (!/^[0-9a-f]{64}$/.test(h)) return undefined;
-    const word = (k: number) => parseInt(h.slice(8 * k, 8 * k + 8), 16);
-    const hi = (parseInt(h.slice(48, 56), 16) ^ mix(word(0), word(5))) >>> 0;
-    const lo = (parseInt(h.slice(56, 64), 16) ^ mix(word(1), word(4))) >>> 0;
-    const block = hi * 0x100000000 + lo;
+    const h = `0x${hash.toLowerCase().replace(/^0x/, '')}`;
+    const block = hashNumber(h);
     if (block < this.spec.startBlock || block > this.headBlock) return undefined;
-    return this.hash(block) === `0x${h}` ? block : undefined;
+    return this.hash(block) === h ? block : undefined;
   }
 
   /** The first block rewritten by the reorganizations after the first `epoch` ones, or undefined if there were none. */

@@ -99,6 +99,11 @@ class VersionMemo<T> {
   }
 }
 
+/** How many times an item created at `created` and changed every `period` blocks has changed by block `at`. */
+function versionAt(created: number, period: number, at: number): number {
+  return Math.max(0, Math.floor((at - created) / period));
+}
+
 const TOKEN_PERIODS = [600, 3000, 40] as const;
 const PAIR_PERIODS = [7, 50, 400, 5000] as const;
 
@@ -133,7 +138,8 @@ class Pool implements PairState {
     st: PairStatic,
     readonly version: number,
     readonly updated: number,
-    private readonly salt: number,
+    /** The salt of the block of its last update. */
+    readonly salt: number,
     readonly base: TokenState,
     readonly quote: TokenState,
     readonly lastTradePrice: X.Dec,
@@ -165,7 +171,7 @@ export class World {
   private readonly tokenMemo = new VersionMemo<TokenState>();
   private readonly pairStatics: PairStatic[] = [];
   /** The last state made for each pool, reused while its version, salt and token states are the same. */
-  private readonly pairLast: ({ state: PairState; salt: number } | undefined)[] = [];
+  private readonly pairLast: (Pool | undefined)[] = [];
   private readonly priceLast: ({ version: number; salt: number; price: X.Dec } | undefined)[] = [];
   /** User addresses by index: there are at most about 100,000 of them in history (a few MB). */
   private readonly userIds: string[] = [];
@@ -223,7 +229,7 @@ export class World {
 
   /** The version of a mutable item at block `at`: how many times it changed since creation, and the block of its last change. */
   version(created: number, period: number, at: number): { version: number; updated: number } {
-    const version = Math.max(0, Math.floor((at - created) / period));
+    const version = versionAt(created, period, at);
     return { version, updated: created + version * period };
   }
 
@@ -236,7 +242,7 @@ export class World {
   token(k: number, at: number): TokenState {
     const created = this.createdBlock(this.every.token, k, 2);
     const period = TOKEN_PERIODS[k % 3]!;
-    const version = Math.max(0, Math.floor((at - created) / period));
+    const version = versionAt(created, period, at);
     const updated = created + version * period;
     const salt = this.salt(updated);
     const key = VersionMemo.key(version, salt);
@@ -309,16 +315,14 @@ export class World {
   /** A pool's state at block `at`. */
   pair(k: number, at: number): PairState {
     const st = this.pairStatic(k);
-    const version = Math.max(0, Math.floor((at - st.created) / st.period));
+    const version = versionAt(st.created, st.period, at);
     const updated = st.created + version * st.period;
     const base = this.token(st.baseIdx, at);
     const quote = this.token(st.quoteIdx, at);
     const salt = this.salt(updated);
     const last = this.pairLast[k];
-    if (last && last.salt === salt && last.state.version === version && last.state.base === base && last.state.quote === quote) return last.state;
-    const state = new Pool(this.opts.seed, this.chainId, k, st, version, updated, salt, base, quote, this.poolPrice(k, st, version, updated, salt));
-    this.pairLast[k] = { state, salt };
-    return state;
+    if (last && last.salt === salt && last.version === version && last.base === base && last.quote === quote) return last;
+    return (this.pairLast[k] = new Pool(this.opts.seed, this.chainId, k, st, version, updated, salt, base, quote, this.poolPrice(k, st, version, updated, salt)));
   }
 
   /**

@@ -37,17 +37,31 @@ export function hex32(v: number): string {
   return HEX[(v >>> 24) & 255]! + HEX[(v >>> 16) & 255]! + HEX[(v >>> 8) & 255]! + HEX[v & 255]!;
 }
 
+/** The first word of a hash made by `hashWords(h, n)`: its first eight hex digits, and so the start of its order. */
+export function firstWord(h: number): number {
+  return mix(h, 0);
+}
+
 /**
  * A `0x` hash of 64 hex digits: six words derived from `h`, then two words that encode `n`, so that the number can be
- * recovered from the hash. No closures: this runs once per generated row.
+ * recovered from the hash (`hashNumber`). No closures: this runs once per generated row.
  */
 export function hashWords(h: number, n: number): string {
-  const w0 = mix(h, 0);
+  const w0 = firstWord(h);
   const w1 = mix(h, 1);
   const w4 = mix(h, 4);
   const w5 = mix(h, 5);
   return '0x' + hex32(w0) + hex32(w1) + hex32(mix(h, 2)) + hex32(mix(h, 3)) + hex32(w4) + hex32(w5) +
     hex32((Math.floor(n / 0x100000000) ^ mix(w0, w5)) >>> 0) + hex32((n ^ mix(w1, w4)) >>> 0);
+}
+
+/** The number encoded in a hash made by `hashWords` (`0x` and 64 lowercase hex digits), or -1 for any other text. */
+export function hashNumber(hash: string): number {
+  if (!/^0x[0-9a-f]{64}$/.test(hash)) return -1;
+  const word = (k: number) => parseInt(hash.slice(2 + 8 * k, 10 + 8 * k), 16);
+  const hi = (word(6) ^ mix(word(0), word(5))) >>> 0;
+  const lo = (word(7) ^ mix(word(1), word(4))) >>> 0;
+  return hi * 0x100000000 + lo;
 }
 
 /** A `0x`-prefixed lowercase hex string of `words` 32-bit words derived from the parts. */

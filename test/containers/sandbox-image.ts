@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { GenericContainer } from 'testcontainers';
+import { SANDBOX_NODE_FLAGS } from '../../src/sandbox/spawn.ts';
 
 /** The image's name. */
 export const SANDBOX_IMAGE = 'pool-export-sandbox:local';
@@ -47,7 +48,7 @@ export async function buildSandboxImage(): Promise<string> {
     // The upstream schemas are read next to the code.
     for (const f of readdirSync(join(ROOT, 'src/schemas')).filter((n) => n.endsWith('.graphql'))) place(rootfs, join(ROOT, 'src/schemas', f), `/app/${f}`);
     mkdirSync(join(rootfs, 'tmp'));
-    writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nCOPY rootfs/ /\nENTRYPOINT ["/usr/local/bin/node", "--max-semi-space-size=64", "/app/sandbox.mjs"]\n');
+    writeFileSync(join(ctx, 'Dockerfile'), `FROM scratch\nCOPY rootfs/ /\nENTRYPOINT ${JSON.stringify(['/usr/local/bin/node', ...SANDBOX_NODE_FLAGS, '/app/sandbox.mjs'])}\n`);
     await GenericContainer.fromDockerfile(ctx).build(SANDBOX_IMAGE, { deleteOnExit: false });
     return SANDBOX_IMAGE;
   } finally {
