@@ -11,7 +11,9 @@ import { BIN, startSandbox } from '../src/sandbox/spawn.ts';
 const DEMO_SCALE = '5000';
 const dataDir = resolve('data/demo');
 
-const sandbox = await startSandbox(['--scale', DEMO_SCALE]);
+// History ends now, so that the export is fresh: `status` afterwards reports no lag beyond minutes.
+const now = new Date();
+const sandbox = await startSandbox(['--scale', DEMO_SCALE, '--now', now.toISOString()]);
 console.log(`sandbox upstream: ${sandbox.url} (scale ${DEMO_SCALE} swaps per chain, 8 chains)`);
 const env = { ...process.env, POOL_EXPORT_API_KEY: sandbox.apiKey, POOL_EXPORT_BASE_URL: sandbox.url, POOL_EXPORT_DATA_DIR: dataDir, POOL_EXPORT_DEVELOPER_ID: 'demo' };
 let status = 0;
@@ -33,7 +35,7 @@ try {
   const reports: [string, string[]][] = [
     ['top pools on bsc by the service\'s TVL', ['query', "SELECT rank, pool, pool_type, base_token_symbol AS base, quote_token_symbol AS quote, round(tvl_usd, 2) AS tvl_usd, round(transaction_base_apy, 6) AS apy FROM reports.top_pools WHERE chain_id = 56 AND rank <= 5 ORDER BY rank"]],
     ['TVL by chain and pool type (latest snapshot)', ['query', 'SELECT chain_id, pool_type, pools, round(tvl_usd, 2) AS tvl_usd FROM reports.tvl_by_chain_type ORDER BY chain_id, pool_type LIMIT 12']],
-    ['smart-route volume, last 5 days on ethereum', ['report', 'smart_route_volume', '--chain', 'ethereum', '--from', '2025-12-27']],
+    ['smart-route volume, last 5 days on ethereum', ['report', 'smart_route_volume', '--chain', 'ethereum', '--from', new Date(now.getTime() - 4 * 86_400_000).toISOString().slice(0, 10)]],
   ];
   for (const [title, args] of reports) {
     const r = spawnSync(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });

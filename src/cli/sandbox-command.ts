@@ -2,6 +2,7 @@
 import type { CommandModule } from 'yargs';
 import { UsageError } from '../config/chains.ts';
 import { parseFaults } from '../sandbox/faults.ts';
+import { PROFILES } from '../sandbox/naming.ts';
 import { SandboxService } from '../sandbox/sandbox-service.ts';
 import { SandboxServer } from '../sandbox/server.ts';
 import { KNOWN_CHAINS } from '../sandbox/timeline.ts';
@@ -25,6 +26,18 @@ interface Args {
   faults: string;
   'fault-seed': number;
   'block-time': number;
+  now?: string;
+  profile: string;
+  'gateway-profile': string;
+}
+
+/** Parses `--now`: an ISO time or Unix seconds; the wall clock when absent. */
+export function parseNow(text: string | undefined): number {
+  if (text === undefined || text === '') return Math.floor(Date.now() / 1000);
+  if (/^\d+$/.test(text)) return Number(text);
+  const ms = Date.parse(text);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(ms)) throw new UsageError(`--now takes an ISO time such as 2026-01-01T00:00:00Z or Unix seconds, not "${text}"`);
+  return Math.floor(ms / 1000);
 }
 
 function parseChains(text: string): number[] {
@@ -56,16 +69,21 @@ export const sandboxCommand: CommandModule<object, Args> = {
       .option('faults', { type: 'string', default: '', describe: 'fault rates, e.g. http500=0.05,timeout=0.02,truncate=0.01,reset=0.01,graphql=0.01,indexing=0.01,burst429=0.01' })
       .option('fault-seed', { type: 'number', default: 7, describe: 'seed of the fault draws' })
       .option('block-time', { type: 'number', default: 0, describe: 'milliseconds per new block; 0 keeps the chain still until /_sandbox/advance' })
+      .option('now', { type: 'string', describe: 'the time history ends at, ISO or Unix seconds (default: now)' })
+      .option('profile', { choices: Object.keys(PROFILES), default: 'current', describe: 'the self-hosted route\'s deployment: current (graph-node 0.35+ names, every entity), legacy (names from before 0.35), gateway (legacy names, without the three newer entities), ancient (legacy names, no _change_block filter)' })
+      .option('gateway-profile', { choices: Object.keys(PROFILES), default: 'gateway', describe: 'the indexing gateway\'s deployment (default: as the real gateway, legacy names and three entities fewer)' })
       .check((a) => {
         if (!['127.0.0.1', 'localhost', '::1'].includes(a.host)) throw new UsageError(`--host must be a loopback address (127.0.0.1, ::1), not ${a.host}`);
         if (!Number.isInteger(a.scale) || a.scale < 10) throw new UsageError('--scale must be a whole number of at least 10');
         if (!a['api-key']) throw new UsageError('--api-key must not be empty');
         parseChains(a.chains);
         parseFaults(a.faults);
+        parseNow(a.now);
         return true;
       }),
   handler: async (a) => {
-    const service = new SandboxService({ seed: a.seed, swaps: a.scale, burst: a.burst, historyDays: a['history-days'] }, parseChains(a.chains));
+    const world = { seed: a.seed, swaps: a.scale, burst: a.burst, historyDays: a['history-days'], now: parseNow(a.now) };
+    const service = new SandboxService(world, parseChains(a.chains), { subgraph: a.profile, gateway: a['gateway-profile'] });
     const server = new SandboxServer(service, {
       apiKey: a['api-key'], maxFirst: a['max-first'], maxSkip: a['max-skip'], latencyMs: a['latency-ms'], rateLimit: a['rate-limit'],
       faults: parseFaults(a.faults), faultSeed: a['fault-seed'], blockTimeMs: a['block-time'],

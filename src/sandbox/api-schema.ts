@@ -1,6 +1,7 @@
 /** Builds the GraphQL API schema that graph-node generates from an entity schema: filters, orderBy enums, root fields, `_meta`. */
 import { buildSchema, type GraphQLSchema } from 'graphql';
 import type { EntityModel, FieldModel, SchemaModel } from '../schemas/entity-model.ts';
+import { rootNames, type NamingMode } from './naming.ts';
 
 const EQ = ['', '_not'];
 const ORD = ['_gt', '_lt', '_gte', '_lte', '_in', '_not_in'];
@@ -33,7 +34,6 @@ scalar Int8
 scalar Timestamp
 enum OrderDirection { asc desc }
 enum _SubgraphErrorPolicy_ { allow deny }
-input BlockChangedFilter { number_gte: Int! }
 input Block_height { hash: Bytes number: Int number_gte: Int }
 type _Block_ { hash: Bytes number: Int! timestamp: Int parentHash: Bytes }
 type _Meta_ { block: _Block_! deployment: String! hasIndexingErrors: Boolean! }
@@ -77,9 +77,9 @@ function filterFields(f: FieldModel, model: SchemaModel): string[] {
   return out;
 }
 
-function filterType(e: EntityModel, model: SchemaModel): string {
+function filterType(e: EntityModel, model: SchemaModel, changeBlock: boolean): string {
   const lines = e.fields.flatMap((f) => filterFields(f, model));
-  lines.push('_change_block: BlockChangedFilter', `and: [${e.name}_filter]`, `or: [${e.name}_filter]`);
+  lines.push(...(changeBlock ? ['_change_block: BlockChangedFilter'] : []), `and: [${e.name}_filter]`, `or: [${e.name}_filter]`);
   return `input ${e.name}_filter {\n  ${lines.join('\n  ')}\n}`;
 }
 
@@ -95,27 +95,34 @@ export function orderByValues(e: EntityModel, model: SchemaModel): string[] {
   return values;
 }
 
-function queryFields(e: EntityModel): string[] {
+function queryFields(e: EntityModel, naming: NamingMode): string[] {
   const block = 'block: Block_height, subgraphError: _SubgraphErrorPolicy_! = deny';
+  const names = rootNames(e.name, naming);
   return [
-    `  ${e.single}(id: ID!, ${block}): ${e.name}`,
-    `  ${e.plural}(${collectionArgs(e.name)}, ${block}): [${e.name}!]!`,
+    ...(names.single ? [`  ${names.single}(id: ID!, ${block}): ${e.name}`] : []),
+    `  ${names.plural}(${collectionArgs(e.name)}, ${block}): [${e.name}!]!`,
   ];
 }
 
-/** The SDL of the graph-node API schema for an entity schema. */
-export function apiSdl(model: SchemaModel): string {
-  const parts = [PRELUDE];
+/** How a deployment's API schema differs: root field naming, and whether filters take `_change_block`. */
+export interface ApiOptions {
+  readonly naming: NamingMode;
+  readonly changeBlock: boolean;
+}
+
+/** The SDL of the graph-node API schema for an entity schema, with root fields named as `naming` says. */
+export function apiSdl(model: SchemaModel, opts: ApiOptions = { naming: 'current', changeBlock: true }): string {
+  const parts = [PRELUDE, ...(opts.changeBlock ? ['input BlockChangedFilter { number_gte: Int! }'] : [])];
   for (const e of model.entities) {
-    parts.push(objectType(e), filterType(e, model), `enum ${e.name}_orderBy { ${orderByValues(e, model).join(' ')} }`);
+    parts.push(objectType(e), filterType(e, model, opts.changeBlock), `enum ${e.name}_orderBy { ${orderByValues(e, model).join(' ')} }`);
   }
-  const query = model.entities.flatMap(queryFields);
+  const query = model.entities.flatMap((e) => queryFields(e, opts.naming));
   query.push('  _meta(block: Block_height): _Meta_');
   parts.push(`type Query {\n${query.join('\n')}\n}`);
   return parts.join('\n\n');
 }
 
 /** The executable API schema (used for validation and introspection). */
-export function buildApiSchema(model: SchemaModel): GraphQLSchema {
-  return buildSchema(apiSdl(model));
+export function buildApiSchema(model: SchemaModel, opts?: ApiOptions): GraphQLSchema {
+  return buildSchema(apiSdl(model, opts));
 }

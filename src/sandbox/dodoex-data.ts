@@ -153,7 +153,8 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
     const t = w.token(pick(w.tokenCount(b), seed, c, TAG.mtfee, i, s, 1), b);
     const amount = X.dec(1 + pick(1_000_000, seed, c, TAG.mtfee, i, s, 2), 6);
     const hash = eventHash(tl, TAG.mtfee, i, s);
-    return { id: `${hash}-${pick(100, seed, c, TAG.mtfee, i, 3)}`, hash, token: t.id, amount: fmt(amount), volumeUSD: fmt(X.mul(amount, t.price)), updatedAt: ts(b), __block: b };
+    // The upstream's mapping never sets updatedAt on this entity (classicPoolFromV1.ts handleChargeMaintainerFee).
+    return { id: `${hash}-${pick(100, seed, c, TAG.mtfee, i, 3)}`, hash, token: t.id, amount: fmt(amount), volumeUSD: fmt(X.mul(amount, t.price)), updatedAt: null, __block: b };
   }));
 
   put(eventTable(E('PositiveSlippage'), w.slips, TAG.slip, 'timestamp', (i) => {
@@ -224,7 +225,10 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
       const id = lpTokenOf(p, side);
       if (!id) return [];
       const t = side === 'base' ? p.base : p.quote;
-      return [{ id, pair: p.id, symbol: `${t.symbol}_LP`, name: `${t.symbol} LP Token`, decimals: String(t.decimals), totalSupply: X.mul(p.baseReserve, X.dec(10n ** BigInt(t.decimals))).m.toString(), updatedAt: ts(p.updated), __block: p.updated }];
+      // Created without updatedAt (helpers.ts createLpToken); only a later deposit or withdrawal of the token sets it
+      // (classicPoolFromV1.ts, pool.ts). Here: never for a third of the pools, and not before a pool's second change.
+      const updatedAt = p.index % 3 === 1 || p.version < 2 ? null : ts(p.updated);
+      return [{ id, pair: p.id, symbol: `${t.symbol}_LP`, name: `${t.symbol} LP Token`, decimals: String(t.decimals), totalSupply: X.mul(p.baseReserve, X.dec(10n ** BigInt(t.decimals))).m.toString(), updatedAt, __block: p.updated }];
     });
   })));
 
@@ -267,7 +271,8 @@ export function dodoexTables(model: SchemaModel, w: World): Map<string, Table> {
 
   put(materializedTable(E('MaintainerEarnings'), (v) => realPairs(v.at).filter((p) => p.index % 3 === 0).map((p) => ({
     id: `${hexOf(5, seed, c, TAG.pair, p.index, 30)}-${p.base.id}`, maintainer: hexOf(5, seed, c, TAG.pair, p.index, 30), token: p.base.id,
-    amount: fmt(X.dec(p.version * 13, 2)), amountUSD: fmt(X.normalize(X.mul(X.dec(p.version * 13, 2), w.token(p.base.index, p.updated).price))), updatedAt: ts(p.updated), __block: p.updated,
+    // Its amounts grow, but the upstream's mapping never sets updatedAt on it (classicPoolFromV1.ts handleChargeMaintainerFee).
+    amount: fmt(X.dec(p.version * 13, 2)), amountUSD: fmt(X.normalize(X.mul(X.dec(p.version * 13, 2), w.token(p.base.index, p.updated).price))), updatedAt: null, __block: p.updated,
   }))));
 
   const cpRow = (k: number, at: number): Row => {

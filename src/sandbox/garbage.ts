@@ -4,7 +4,12 @@
  * - `wrong-type`: `entity.field` comes back with the wrong JSON type (a number for a string, text for a number);
  * - `missing-field`: `entity.field` is left out of every row;
  * - `remove-field`: the deployment's schema no longer has `entity.field` (validation errors, introspection without it);
- * - `indexing-errors`: `_meta.hasIndexingErrors` is true while data is served.
+ * - `indexing-errors`: `_meta.hasIndexingErrors` is true while data is served;
+ * - `duplicate-id`: every page of `entity` repeats its first row right after it, with the same id and an `updatedAt`
+ *   one second later (two entities with one id, which no subgraph can hold: a defect the exporter must survive by
+ *   keeping one row per id, the newest);
+ * - `null-answer`: the liquidity list answers `field` (`liquidity_list`, `lqList` or `totalCount`) as null, which
+ *   its real types allow.
  */
 import type { GraphQLSchema } from 'graphql';
 import type { SchemaModel } from '../schemas/entity-model.ts';
@@ -13,7 +18,10 @@ import { buildApiSchema } from './api-schema.ts';
 import type { Deployment, GraphQLResult } from './subgraph-executor.ts';
 
 /** The kinds of garbage. */
-export const GARBAGE_MODES = ['html', 'wrong-type', 'missing-field', 'remove-field', 'indexing-errors'] as const;
+export const GARBAGE_MODES = ['html', 'wrong-type', 'missing-field', 'remove-field', 'indexing-errors', 'duplicate-id', 'null-answer'] as const;
+
+/** The liquidity-list fields `null-answer` can null. */
+const NULLABLE_LIST_FIELDS = ['liquidity_list', 'lqList', 'totalCount'];
 
 /** One garbage setting. */
 export interface Garbage {
@@ -32,7 +40,15 @@ export function parseGarbage(body: Record<string, unknown>, models: readonly Sch
   const mode = GARBAGE_MODES.find((m) => m === body.mode);
   if (!mode) throw new UsageError(`unknown garbage mode "${String(body.mode)}"; valid modes: ${GARBAGE_MODES.join(', ')}`);
   if (mode === 'html' || mode === 'indexing-errors') return { mode };
+  if (mode === 'null-answer') {
+    if (!NULLABLE_LIST_FIELDS.includes(String(body.field))) throw new UsageError(`garbage mode null-answer needs "field", one of ${NULLABLE_LIST_FIELDS.join(', ')}`);
+    return { mode, field: String(body.field) };
+  }
   const entity = String(body.entity ?? '');
+  if (mode === 'duplicate-id') {
+    if (!models.some((m) => m.byName.has(entity))) throw new UsageError('garbage mode duplicate-id needs an existing "entity", e.g. {"entity": "Swap"}');
+    return { mode, entity };
+  }
   const field = String(body.field ?? '');
   if (!models.some((m) => m.byName.get(entity)?.field.has(field))) throw new UsageError(`garbage mode ${mode} needs an existing "entity" and "field", e.g. {"entity": "Swap", "field": "amountIn"}`);
   return { mode, entity, field };
@@ -52,7 +68,7 @@ export function garbledDeployment(dep: Deployment, g: Garbage | undefined): Depl
       return { ...e, fields, field: new Map(fields.map((f) => [f.name, f])) };
     });
     const model: SchemaModel = { ...dep.model, entities, byName: new Map(entities.map((e) => [e.name, e])) };
-    hit = { key, api: buildApiSchema(model) };
+    hit = { key, api: buildApiSchema(model, dep.apiOptions) };
     narrowed.set(dep, hit);
   }
   return { ...dep, api: hit.api };
@@ -73,6 +89,25 @@ export function rowGarbler(g: Garbage | undefined): ((entity: string, row: Recor
     if (g.mode === 'missing-field') delete row[g.field!];
     else row[g.field!] = wrongType(row[g.field!]);
   };
+}
+
+/** The page hook that applies `duplicate-id` to each collection answered, or undefined. */
+export function pageGarbler(g: Garbage | undefined): ((entity: string, rows: Record<string, unknown>[]) => void) | undefined {
+  if (g?.mode !== 'duplicate-id') return undefined;
+  return (entity, rows) => {
+    if (entity !== g.entity || rows.length === 0) return;
+    const copy = { ...rows[0]! };
+    if (typeof copy.updatedAt === 'string') copy.updatedAt = String(BigInt(copy.updatedAt) + 1n);
+    rows.splice(1, 0, copy);
+  };
+}
+
+/** A liquidity-list result with `null-answer` applied. */
+export function garbleList(result: GraphQLResult, g: Garbage | undefined): GraphQLResult {
+  const info = result.data?.liquidity_list as Record<string, unknown> | null | undefined;
+  if (g?.mode !== 'null-answer' || !info) return result;
+  if (g.field === 'liquidity_list') return { ...result, data: { ...result.data, liquidity_list: null } };
+  return { ...result, data: { ...result.data, liquidity_list: { ...info, [g.field!]: null } } };
 }
 
 /** The result with `indexing-errors` applied to its `_meta`. */

@@ -10,22 +10,193 @@ export const MAX_PAGE_SIZE = 1000;
 /** Pool types whose quote side earns separately (single-side LP), as the official client shows them. */
 const SINGLE_SIDE = new Set(['CLASSICAL', 'DPP']);
 
+/**
+ * The service's types of the list operation, as its generated client types declare them (DODOEX/widgets a56d6a1a,
+ * `packages/dodoex-api/src/gql/graphql.ts`): names, nullability and argument types. A test compares them with a
+ * checked-in transcription of those types.
+ */
 const SDL = `
 scalar BigDecimal
 scalar BigInt
 scalar LiquidityBytes
-input LiquidityFilterState { address: String filterAAddress: [String] filterASymbol: String filterBAddress: [String] filterBSymbol: String filterOutOwn: Boolean filterTypes: [String] hideSmallPrice: Boolean viewOnlyOwn: Boolean }
-input LiquidityOrder { orderBy: String orderDirection: String }
-input Liquiditylist_filter { chain: String chainIds: [Int] currentPage: Int pageSize: Int filterState: LiquidityFilterState order: LiquidityOrder refreshNow: Boolean user: String }
-type LiquidityListInfo { currentPage: Int pageSize: Int totalCount: Int lqList: [LiquidityLqList] chainIds: [Int] chains: [String] user: String }
-type LiquidityLqList { id: String isPrivatePool: Boolean isMyLiquidity: Boolean pair: LiquidityPair liquidityPositions: [LiquidityLp] }
-type LiquidityPair { id: ID! chainId: Int! chain: String! type: String! baseReserve: BigDecimal! quoteReserve: BigDecimal! lastTradePrice: BigDecimal! lpFeeRate: BigDecimal! i: BigInt k: BigInt creator: LiquidityBytes! maintainer: LiquidityBytes! mtFeeRateModel: LiquidityBytes! owner: LiquidityBytes baseToken: LiquidityToken! quoteToken: LiquidityToken! baseLpToken: LiquidityLpToken quoteLpToken: LiquidityLpToken baseSymbol: String quoteSymbol: String source: String tvl: BigDecimal apy: LiquidityApyData miningAddress: [String] isMining: Boolean volume24H: BigDecimal feeBase: BigDecimal! feeQuote: BigDecimal! feeUSD: BigDecimal! volumeBaseToken: BigDecimal! volumeQuoteToken: BigDecimal! volumeUSD: BigDecimal! mtFeeRate: BigInt! txCount: BigInt! traderCount: BigInt! createdAtTimestamp: BigInt! createdAtBlockNumber: BigInt! isTradeAllowed: Boolean! isDepositBaseAllowed: Boolean! isDepositQuoteAllowed: Boolean! }
-type LiquidityToken { id: ID! symbol: String! name: String! decimals: BigInt! usdPrice: BigDecimal! logoImg: String priceUpdateTimestamp: BigInt! timestamp: BigInt! totalSupply: BigInt! totalLiquidityOnDODO: BigDecimal! tradeVolume: BigDecimal! volumeUSD: BigDecimal! txCount: BigInt! traderCount: BigInt! }
-type LiquidityLpToken { id: ID! decimals: BigInt! name: String! symbol: String! totalSupply: BigInt! }
-type LiquidityApyData { miningBaseApy: BigDecimal miningQuoteApy: BigDecimal transactionBaseApy: BigDecimal transactionQuoteApy: BigDecimal metromMiningApy: BigDecimal }
-type LiquidityLp { id: String liquidityTokenBalance: String liquidityTokenInMining: String liquidityUSD: String poolShare: String }
-type Query { liquidity_list(where: Liquiditylist_filter): LiquidityListInfo }
+
+input LiquidityFilterState {
+  address: String
+  filterAAddress: String
+  filterASymbol: String
+  filterBAddress: String
+  filterBSymbol: String
+  filterOutOwn: Boolean
+  filterTypes: [String]
+  hideSmallPrice: Boolean
+  viewOnlyOwn: Boolean
+}
+
+input LiquidityOrder {
+  orderBy: String
+  orderDirection: String
+}
+
+input Liquiditylist_filter {
+  chain: String
+  chainIds: [Int]
+  currentPage: Int
+  filterState: LiquidityFilterState
+  order: LiquidityOrder
+  pageSize: Int
+  refreshNow: Boolean
+  user: String
+}
+
+type LiquidityListInfo {
+  chainIds: [Int]
+  chains: [String]
+  currentPage: Int
+  lqList: [LiquidityLqList]
+  pageSize: Int
+  totalCount: Int
+  user: String
+}
+
+type LiquidityLqList {
+  id: String
+  isMyLiquidity: Boolean
+  isPrivatePool: Boolean
+  liquidityPositions: [LiquidityLp]
+  pair: LiquidityPair
+}
+
+type LiquidityPair {
+  apy: LiquidityApyData
+  baseLpToken: LiquidityLpToken
+  baseReserve: BigDecimal!
+  baseSymbol: String
+  baseToken: LiquidityToken!
+  chain: String!
+  chainId: Int!
+  createdAtBlockNumber: BigInt!
+  createdAtTimestamp: BigInt!
+  creator: LiquidityBytes!
+  feeBase: BigDecimal!
+  feeQuote: BigDecimal!
+  feeUSD: BigDecimal!
+  i: BigInt
+  id: ID!
+  isDepositBaseAllowed: Boolean!
+  isDepositQuoteAllowed: Boolean!
+  isMining: Boolean
+  isTradeAllowed: Boolean!
+  k: BigInt
+  lastTradePrice: BigDecimal!
+  liquidityProviderCount: BigInt!
+  lpFeeRate: BigDecimal!
+  maintainer: LiquidityBytes!
+  miningAddress: [String]
+  mtFeeBase: BigDecimal!
+  mtFeeQuote: BigDecimal!
+  mtFeeRate: BigInt!
+  mtFeeRateModel: LiquidityBytes!
+  mtFeeUSD: BigDecimal!
+  owner: LiquidityBytes
+  quoteLpToken: LiquidityLpToken
+  quoteReserve: BigDecimal!
+  quoteSymbol: String
+  quoteToken: LiquidityToken!
+  source: String
+  traderCount: BigInt!
+  tvl: BigDecimal
+  txCount: BigInt!
+  type: String!
+  untrackedBaseVolume: BigDecimal!
+  untrackedQuoteVolume: BigDecimal!
+  volume24H: BigDecimal
+  volumeBaseToken: BigDecimal!
+  volumeQuoteToken: BigDecimal!
+  volumeUSD: BigDecimal!
+}
+
+type LiquidityToken {
+  decimals: BigInt!
+  id: ID!
+  logoImg: String
+  name: String!
+  priceUpdateTimestamp: BigInt!
+  symbol: String!
+  timestamp: BigInt!
+  totalLiquidityOnDODO: BigDecimal!
+  totalSupply: BigInt!
+  tradeVolume: BigDecimal!
+  tradeVolumeBridge: BigDecimal!
+  traderCount: BigInt!
+  txCount: BigInt!
+  untrackedVolume: BigDecimal!
+  usdPrice: BigDecimal!
+  volumeUSD: BigDecimal!
+  volumeUSDBridge: BigDecimal!
+}
+
+type LiquidityLpToken {
+  decimals: BigInt!
+  id: ID!
+  name: String!
+  symbol: String!
+  totalSupply: BigInt!
+}
+
+type LiquidityApyData {
+  metromMiningApy: BigDecimal
+  miningBaseApy: BigDecimal
+  miningQuoteApy: BigDecimal
+  transactionBaseApy: BigDecimal
+  transactionQuoteApy: BigDecimal
+}
+
+type LiquidityLp {
+  baseTokenAmount: String
+  baseTokenAmountInMining: String
+  baseTokenPrice: String
+  id: String
+  liquidityTokenBalance: String
+  liquidityTokenInMining: String
+  liquidityUSD: String
+  outOfRange: Boolean
+  poolShare: String
+  priceRange: LiquidityLpPriceRange
+  quoteTokenAmount: String
+  quoteTokenAmountInMining: String
+  quoteTokenPrice: String
+  tickLower: LiquidityTick
+  tickUpper: LiquidityTick
+  tokenId: String
+}
+
+type LiquidityLpPriceRange {
+  token0LowerPrice: String!
+  token0UpperPrice: String!
+  token1LowerPrice: String!
+  token1UpperPrice: String!
+}
+
+type LiquidityTick {
+  id: ID!
+  liquidityGross: BigInt!
+  liquidityNet: BigInt!
+  price0: BigDecimal!
+  price1: BigDecimal!
+  tickIdx: BigInt!
+}
+
+type Query {
+  liquidity_list(where: Liquiditylist_filter): LiquidityListInfo
+}
 `;
+
+/**
+ * The pool types served when a request names none. The service's own default is not published; the sandbox answers
+ * with the three types of the documented example call (CLASSICAL, DVM, DSP) and never "everything", so that an
+ * exporter that relies on the default loses the DPP and GSP pools in tests, as it might against the real service.
+ */
+export const DEFAULT_FILTER_TYPES: readonly string[] = ['CLASSICAL', 'DVM', 'DSP'];
 
 const schema = buildSchema(SDL);
 
@@ -40,7 +211,7 @@ interface Filter {
   currentPage?: number | null;
   pageSize?: number | null;
   user?: string | null;
-  filterState?: { address?: string | null; filterTypes?: string[] | null; viewOnlyOwn?: boolean | null; filterOutOwn?: boolean | null; filterASymbol?: string | null; filterBSymbol?: string | null; filterAAddress?: string[] | null; filterBAddress?: string[] | null } | null;
+  filterState?: { address?: string | null; filterTypes?: (string | null)[] | null; viewOnlyOwn?: boolean | null; filterOutOwn?: boolean | null; filterASymbol?: string | null; filterBSymbol?: string | null; filterAAddress?: string | null; filterBAddress?: string | null } | null;
   order?: { orderBy?: string | null; orderDirection?: string | null } | null;
 }
 
@@ -68,6 +239,15 @@ function last24h(src: ChainSource, view: View): Map<string, { vol: X.Dec; fee: X
   return out;
 }
 
+/** A PMM position as `LiquidityLp` shows it: balances; the AMM V3 fields (ticks, price range, token id) are null. */
+function positionObj(pos: Row): Record<string, unknown> {
+  return {
+    id: pos.id, liquidityTokenBalance: pos.liquidityTokenBalance, liquidityTokenInMining: pos.liquidityTokenInMining, liquidityUSD: null, poolShare: null,
+    baseTokenAmount: null, quoteTokenAmount: null, baseTokenAmountInMining: null, quoteTokenAmountInMining: null, baseTokenPrice: null,
+    quoteTokenPrice: null, outOfRange: null, tokenId: null, priceRange: null, tickLower: null, tickUpper: null,
+  };
+}
+
 function tokenObj(t: Row): Record<string, unknown> {
   return { ...t, logoImg: t.symbol === 'unknown' ? null : `/tokens/${t.id}.png` };
 }
@@ -78,7 +258,11 @@ function chainItems(src: ChainSource, user: string | undefined): Record<string, 
   const view = { at: tl.head, epoch: tl.epoch };
   const tokens = new Map(rowsOf(src, 'Token', view).map((t) => [t.id, t]));
   const lps = new Map(rowsOf(src, 'LpToken', view).map((t) => [t.id, t]));
-  const owned = new Set(user ? rowsOf(src, 'LiquidityPosition', view).filter((p) => p.user === user.toLowerCase()).map((p) => p.pair as string) : []);
+  // The asking user's positions, by pool: `isMyLiquidity` and `liquidityPositions` (null when no user is given).
+  const owned = new Map<string, Row[]>();
+  for (const pos of user ? rowsOf(src, 'LiquidityPosition', view).filter((x) => x.user === user.toLowerCase()) : []) {
+    owned.set(pos.pair as string, [...(owned.get(pos.pair as string) ?? []), pos]);
+  }
   const stats = last24h(src, view);
   const items: Record<string, unknown>[] = [];
   for (const p of rowsOf(src, 'Pair', view)) {
@@ -97,6 +281,7 @@ function chainItems(src: ChainSource, user: string | undefined): Record<string, 
       id: p.id,
       isPrivatePool: p.type === 'DPP',
       isMyLiquidity: user ? owned.has(p.id) : null,
+      liquidityPositions: user ? (owned.get(p.id) ?? []).map(positionObj) : null,
       pair: {
         ...p, chainId: src.world.chainId, chain: tl.spec.name, baseToken: tokenObj(base), quoteToken: tokenObj(quote),
         baseLpToken: lp(p.baseLpToken), quoteLpToken: lp(p.quoteLpToken), tvl: X.format(tvl), volume24H: X.format(s.vol),
@@ -121,20 +306,20 @@ export function liquidityList(where: Filter | null | undefined, chains: Readonly
   const ids = w.chainIds?.length ? w.chainIds : [...chains.keys()];
   const fs = w.filterState ?? {};
   const user = w.user?.toLowerCase() || undefined;
-  const types = fs.filterTypes?.length ? new Set(fs.filterTypes) : undefined;
+  const types = new Set(fs.filterTypes?.length ? fs.filterTypes : DEFAULT_FILTER_TYPES);
   const addr = fs.address?.toLowerCase() || undefined;
   let items = ids.flatMap((id) => (chains.has(id) ? chainItems(chains.get(id)!, user) : []));
   const pairOf = (it: Record<string, unknown>) => it.pair as Record<string, unknown> & { baseToken: Row; quoteToken: Row };
   items = items.filter((it) => {
     const p = pairOf(it);
-    if (types && !types.has(p.type as string)) return false;
+    if (!types.has(p.type as string)) return false;
     if (addr && it.id !== addr) return false;
     if (fs.viewOnlyOwn && it.isMyLiquidity !== true) return false;
     if (fs.filterOutOwn && it.isMyLiquidity === true) return false;
     if (fs.filterASymbol && p.baseToken.symbol !== fs.filterASymbol && p.quoteToken.symbol !== fs.filterASymbol) return false;
     if (fs.filterBSymbol && p.baseToken.symbol !== fs.filterBSymbol && p.quoteToken.symbol !== fs.filterBSymbol) return false;
-    if (fs.filterAAddress?.length && !fs.filterAAddress.some((a) => [p.baseToken.id, p.quoteToken.id].includes(a.toLowerCase()))) return false;
-    if (fs.filterBAddress?.length && !fs.filterBAddress.some((a) => [p.baseToken.id, p.quoteToken.id].includes(a.toLowerCase()))) return false;
+    if (fs.filterAAddress && ![p.baseToken.id, p.quoteToken.id].includes(fs.filterAAddress.toLowerCase())) return false;
+    if (fs.filterBAddress && ![p.baseToken.id, p.quoteToken.id].includes(fs.filterBAddress.toLowerCase())) return false;
     return true;
   });
   const by = w.order?.orderBy ?? 'tvl';

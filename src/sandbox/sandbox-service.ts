@@ -3,20 +3,13 @@ import type { GraphQLSchema } from 'graphql';
 import { mix } from '../util/hash.ts';
 import { buildApiSchema } from './api-schema.ts';
 import { dodoexTables } from './dodoex-data.ts';
-import { loadSchemaModel, type SchemaModel } from '../schemas/entity-model.ts';
+import { loadSchemaModel, withoutEntities, type SchemaModel } from '../schemas/entity-model.ts';
 import type { ChainSource } from './liquidity-list.ts';
 import type { Deployment } from './subgraph-executor.ts';
 import type { Table } from './table.ts';
 import { mineTables, tokenTables } from './token-mine-data.ts';
 import { Worlds, type World, type WorldOptions } from './world.ts';
-
-/** Canonical schema names, and the other spellings users and the upstream use. */
-export const SCHEMA_ALIASES: Readonly<Record<string, string>> = { dodoex: 'dodoex', exchange: 'dodoex', token: 'token', 'mine-v3': 'mine-v3', mine: 'mine-v3' };
-
-/** The canonical schema name for a user-typed one, or undefined. */
-export function canonicalSchema(name: string): string | undefined {
-  return SCHEMA_ALIASES[name];
-}
+import { PROFILES, rootFields, type DeploymentProfile } from './naming.ts';
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
@@ -27,25 +20,34 @@ function base58(parts: number[], length: number): string {
 }
 
 type Builder = (model: SchemaModel, w: World) => Map<string, Table>;
-const BUILDERS: Readonly<Record<string, Builder>> = { dodoex: dodoexTables, token: tokenTables, 'mine-v3': mineTables };
+const BUILDERS: Readonly<Record<string, Builder>> = { dodoex: dodoexTables, token: tokenTables, mine: mineTables };
+
+/** Which profile each route serves: the self-hosted subgraph route, and the indexing gateway (an older deployment). */
+export interface RouteProfiles {
+  readonly subgraph: string;
+  readonly gateway: string;
+}
+
+/** The profiles served when none are named: graph-node's current naming, and the gateway as the real one is. */
+export const DEFAULT_ROUTE_PROFILES: RouteProfiles = { subgraph: 'current', gateway: 'gateway' };
 
 /** All deployments of the sandbox, created on first use. */
 export class SandboxService {
   readonly worlds: Worlds;
-  private readonly models = new Map<string, { model: SchemaModel; api: GraphQLSchema }>();
+  private readonly models = new Map<string, SchemaModel>();
+  private readonly apis = new Map<string, GraphQLSchema>();
+  private readonly tables = new Map<string, Map<string, Table>>();
   private readonly deployments = new Map<string, Deployment>();
 
-  constructor(readonly opts: WorldOptions, readonly chainIds: readonly number[]) {
+  constructor(readonly opts: WorldOptions, readonly chainIds: readonly number[], readonly profiles: RouteProfiles = DEFAULT_ROUTE_PROFILES) {
     this.worlds = new Worlds(opts);
-    for (const schema of Object.keys(BUILDERS)) {
-      const model = loadSchemaModel(schema);
-      this.models.set(schema, { model, api: buildApiSchema(model) });
-    }
+    for (const schema of Object.keys(BUILDERS)) this.models.set(schema, loadSchemaModel(schema));
+    for (const p of [profiles.subgraph, profiles.gateway]) if (!PROFILES[p]) throw new Error(`unknown deployment profile ${p}`);
   }
 
   /** The entity schemas served. */
   schemaModels(): SchemaModel[] {
-    return [...this.models.values()].map((m) => m.model);
+    return [...this.models.values()];
   }
 
   /** The gateway's subgraph id for a chain and schema (44 base58 characters, like the network's). */
@@ -58,14 +60,35 @@ export class SandboxService {
     return `Qm${base58([this.opts.seed, chainId, schema.length, schema.charCodeAt(0), 7], 44)}`;
   }
 
-  /** The deployment of a chain and canonical schema. */
-  deployment(chainId: number, schema: string): Deployment {
+  /** The generated tables of a chain and schema, shared by every profile that serves them. */
+  private tablesOf(chainId: number, schema: string): Map<string, Table> {
     const key = `${chainId}/${schema}`;
+    let t = this.tables.get(key);
+    if (!t) this.tables.set(key, (t = BUILDERS[schema]!(this.models.get(schema)!, this.worlds.get(chainId))));
+    return t;
+  }
+
+  /** The API schema of a schema under a profile (built once). */
+  private api(schema: string, profileName: string, model: SchemaModel, profile: DeploymentProfile): GraphQLSchema {
+    const key = `${schema}/${profileName}`;
+    let api = this.apis.get(key);
+    if (!api) this.apis.set(key, (api = buildApiSchema(model, profile)));
+    return api;
+  }
+
+  /** The deployment of a chain and canonical schema as one route serves it (`subgraph` by default). */
+  deployment(chainId: number, schema: string, route: keyof RouteProfiles = 'subgraph'): Deployment {
+    const profileName = this.profiles[route];
+    const key = `${chainId}/${schema}/${profileName}`;
     let d = this.deployments.get(key);
     if (!d) {
-      const { model, api } = this.models.get(schema)!;
+      const profile = PROFILES[profileName]!;
+      const model = withoutEntities(this.models.get(schema)!, new Set(profile.omit));
       const world = this.worlds.get(chainId);
-      d = { id: this.deploymentId(chainId, schema), model, api, tables: BUILDERS[schema]!(model, world), tl: world.tl };
+      d = {
+        id: this.deploymentId(chainId, schema), model, api: this.api(schema, profileName, model, profile), apiOptions: profile,
+        roots: rootFields(model, profile.naming), tables: this.tablesOf(chainId, schema), tl: world.tl,
+      };
       this.deployments.set(key, d);
     }
     return d;
@@ -74,14 +97,14 @@ export class SandboxService {
   /** The deployment behind a gateway subgraph id, among the served chains. */
   bySubgraphId(id: string): Deployment | undefined {
     for (const chainId of this.chainIds) {
-      for (const schema of Object.keys(BUILDERS)) if (this.subgraphId(chainId, schema) === id) return this.deployment(chainId, schema);
+      for (const schema of Object.keys(BUILDERS)) if (this.subgraphId(chainId, schema) === id) return this.deployment(chainId, schema, 'gateway');
     }
     return undefined;
   }
 
   /** The chains the liquidity list serves, with their `dodoex` tables. */
   listChains(): Map<number, ChainSource> {
-    return new Map(this.chainIds.map((id) => [id, { world: this.worlds.get(id), tables: this.deployment(id, 'dodoex').tables }]));
+    return new Map(this.chainIds.map((id) => [id, { world: this.worlds.get(id), tables: this.tablesOf(id, 'dodoex') }]));
   }
 
   /** Gateway ids of every served chain and schema, for printing at start. */

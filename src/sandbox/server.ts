@@ -2,9 +2,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FaultPlan, RateLimiter, parseFaults, type FaultKind, type FaultRates } from './faults.ts';
-import { garbledDeployment, garbleMeta, HTML_PAGE, parseGarbage, rowGarbler, type Garbage } from './garbage.ts';
+import { garbledDeployment, garbleList, garbleMeta, HTML_PAGE, pageGarbler, parseGarbage, rowGarbler, type Garbage } from './garbage.ts';
 import { executeLiquidityList } from './liquidity-list.ts';
-import { canonicalSchema, SandboxService } from './sandbox-service.ts';
+import { canonicalSchema } from '../schemas/entity-model.ts';
+import type { SandboxService } from './sandbox-service.ts';
 import { executeSubgraph, indexedHeader, type Deployment, type ExecOptions, type GraphQLRequest, type GraphQLResult } from './subgraph-executor.ts';
 
 /** Largest request body accepted. */
@@ -148,7 +149,7 @@ export class SandboxServer {
     } catch {
       return send(res, 400, { error: 'GraphQL server error (client error): The "query" field is missing in request data' });
     }
-    if (route === 'list') return this.reply(res, performance.now(), executeLiquidityList(parsed, this.service.listChains()), fault);
+    if (route === 'list') return this.reply(res, performance.now(), garbleList(executeLiquidityList(parsed, this.service.listChains()), this.garbage), fault);
     const chainId = Number(url.searchParams.get('chainId'));
     const schema = canonicalSchema(url.searchParams.get('schemaName') ?? '');
     if (!Number.isInteger(chainId) || chainId <= 0 || !schema) {
@@ -201,7 +202,8 @@ export class SandboxServer {
 
   private execOptions(fault: FaultKind | undefined): ExecOptions {
     const garble = rowGarbler(this.garbage);
-    return { limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip }, indexingError: fault === 'indexing', ...(garble ? { garble } : {}) };
+    const garblePage = pageGarbler(this.garbage);
+    return { limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip }, indexingError: fault === 'indexing', ...(garble ? { garble } : {}), ...(garblePage ? { garblePage } : {}) };
   }
 
   private subgraph(served: Deployment, req: GraphQLRequest, res: ServerResponse, fault: FaultKind | undefined): void {

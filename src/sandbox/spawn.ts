@@ -43,9 +43,13 @@ export const SANDBOX_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=64'
 /** How long the sandbox may take to print its URL. */
 const START_TIMEOUT_MS = 30_000;
 
-/** Starts a sandbox with the given extra flags (`--api-key` is always set). */
+/** The end of history that tests and benchmarks pin, so that their data are the same on every run (2026-01-01T00:00Z). */
+export const PINNED_NOW = '2026-01-01T00:00:00Z';
+
+/** Starts a sandbox with the given extra flags (`--api-key` is always set; `--now` is pinned unless given). */
 export async function startSandbox(flags: string[] = [], apiKey = '5a4db0c5e1f0d1e2a3b4c5d6e7f80912'): Promise<SandboxProcess> {
-  const child = spawn(process.execPath, [...SANDBOX_NODE_FLAGS, BIN, 'sandbox', '--port', '0', '--api-key', apiKey, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const now = flags.includes('--now') ? [] : ['--now', PINNED_NOW];
+  const child = spawn(process.execPath, [...SANDBOX_NODE_FLAGS, BIN, 'sandbox', '--port', '0', '--api-key', apiKey, ...now, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {

@@ -10,15 +10,20 @@ import type { FilterContext } from './filter.ts';
 import { blockAheadError, blockBeforeError, decodeError, QueryError } from './graph-errors.ts';
 import { allRows, type Row, type Table, type View } from './table.ts';
 import type { Timeline } from './timeline.ts';
+import type { ApiOptions } from './api-schema.ts';
 
 /** Parsed and validated documents kept by query text; exporters send the same text with new variables. */
 const DOC_CACHE_SIZE = 512;
 
-/** One deployment: a schema served for one chain. */
+/** One deployment: a schema served for one chain, with its root fields named by its profile. */
 export interface Deployment {
   readonly id: string;
   readonly model: SchemaModel;
   readonly api: GraphQLSchema;
+  /** How the API schema was built (naming, `_change_block`), so that a narrowed copy is built alike. */
+  readonly apiOptions: ApiOptions;
+  /** Root query fields: entity and whether the field returns a collection. */
+  readonly roots: ReadonlyMap<string, { entity: EntityModel; many: boolean }>;
   readonly tables: ReadonlyMap<string, Table>;
   readonly tl: Timeline;
 }
@@ -36,6 +41,8 @@ export interface ExecOptions {
   readonly indexingError?: boolean;
   /** Changes each served row of an entity (garbage injection). */
   readonly garble?: (entity: string, row: Record<string, unknown>) => void;
+  /** Changes each served page of a root collection (garbage injection). */
+  readonly garblePage?: (entity: string, rows: Record<string, unknown>[]) => void;
 }
 
 /** The JSON result of a query. */
@@ -294,7 +301,7 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
         data[key] = walker.meta(node, args.block as Block);
         continue;
       }
-      const root = dep.model.byRoot.get(name)!;
+      const root = dep.roots.get(name)!;
       const table = dep.tables.get(root.entity.name)!;
       const { view } = resolveBlock(dep, args.block as Block);
       if (!root.many) {
@@ -306,6 +313,7 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
       const rows = runCollection(table, args as CollectionArgs, walker.ctx(view), opts.limits);
       data[key] = rows.map((r) => walker.row(root.entity, r, node.selectionSet!, view));
       if (opts.garble) for (const r of data[key] as Record<string, unknown>[]) opts.garble(root.entity.name, r);
+      opts.garblePage?.(root.entity.name, data[key] as Record<string, unknown>[]);
     }
   } catch (e) {
     if (e instanceof QueryError) return { errors: [e.locations ? { message: e.message, locations: e.locations } : { message: e.message }] };

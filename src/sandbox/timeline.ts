@@ -1,7 +1,10 @@
 /** One chain's blocks: numbers, timestamps, hashes, the moving head and reorganizations. Nothing is stored per block. */
 import { hashNumber, hashWords, mix } from '../util/hash.ts';
 
-/** Timestamp of the head at start: 2026-01-01T00:00:00Z, so that data are the same on every run. */
+/**
+ * The head's timestamp that tests pin (`--now`): 2026-01-01T00:00:00Z, so that their data are the same on every run. The
+ * sandbox command's own default is the wall clock at start, so that an export made now is fresh.
+ */
 export const HEAD_TIMESTAMP = 1_767_225_600;
 
 /** Static facts of a chain as the sandbox serves it. */
@@ -42,10 +45,11 @@ export class Timeline {
   /** First block of each reorganization so far, in order. */
   private readonly reorgs: number[] = [];
 
-  constructor(readonly seed: number, spec: ChainSpec, historyDays: number) {
+  /** `headTs`: the Unix time of the head at start; history ends there. */
+  constructor(readonly seed: number, spec: ChainSpec, historyDays: number, headTs = HEAD_TIMESTAMP) {
     this.spec = spec;
     this.historyBlocks = Math.floor((historyDays * 86_400) / spec.blockSecs);
-    this.startTs = HEAD_TIMESTAMP - this.historyBlocks * spec.blockSecs;
+    this.startTs = headTs - this.historyBlocks * spec.blockSecs;
     this.headBlock = spec.startBlock + this.historyBlocks;
   }
 

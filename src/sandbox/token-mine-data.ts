@@ -1,4 +1,4 @@
-/** Generated tables of the `token` and `mine-v3` schemas for one chain. */
+/** Generated tables of the `token` and `mine` schemas for one chain. */
 import { hexOf, pick } from '../util/hash.ts';
 import type { SchemaModel } from '../schemas/entity-model.ts';
 import { emptyTable } from './table-kinds.ts';
@@ -35,7 +35,7 @@ export function tokenTables(model: SchemaModel, w: World): Map<string, Table> {
   return tables;
 }
 
-/** Builds every table of the `mine-v3` schema: mining pools, their rewards, and stakes. */
+/** Builds every table of the `mine` schema: mining pools, their rewards, and stakes. */
 export function mineTables(model: SchemaModel, w: World): Map<string, Table> {
   const E = (n: string) => model.byName.get(n)!;
   const { seed } = w.opts;

@@ -14,6 +14,8 @@ export interface WorldOptions {
   /** Extra swaps packed into one block (one timestamp) somewhere in history. */
   readonly burst: number;
   readonly historyDays: number;
+  /** Unix time of the head at start (history ends there); 2026-01-01T00:00Z when absent. */
+  readonly now?: number;
 }
 
 /** Fixed facts of the special tokens: stable, wrapped native, and hostile values. */
@@ -190,7 +192,7 @@ export class World {
 
   constructor(readonly opts: WorldOptions, chainId: number) {
     this.chainId = chainId;
-    this.tl = new Timeline(opts.seed, chainSpec(chainId), opts.historyDays);
+    this.tl = new Timeline(opts.seed, chainSpec(chainId), opts.historyDays, opts.now);
     const n = Math.max(10, opts.swaps);
     const per = (k: number, min: number) => Math.max(min, Math.floor(n / k));
     this.swaps = new EventStream(this.tl, n, opts.burst);
@@ -295,10 +297,13 @@ export class World {
     const c = this.chainId;
     const created = this.createdBlock(this.every.pair, k);
     const tokens = this.tokenCount(created);
-    const baseIdx = 1 + pick(tokens - 1, seed, c, TAG.pair, k, 1);
+    const virtual = this.isVirtual(k);
+    let baseIdx = 1 + pick(tokens - 1, seed, c, TAG.pair, k, 1);
     let quoteIdx = pick(3, seed, c, TAG.pair, k, 2) === 0 ? pick(tokens, seed, c, TAG.pair, k, 3) : 0;
     if (quoteIdx === baseIdx) quoteIdx = 0;
-    const virtual = this.isVirtual(k);
+    // A VIRTUAL pair's id is `<base>-<quote>`: each takes its own token pair, so that no two share an id (as no two
+    // subgraph entities can), whatever the seed and scale.
+    if (virtual) [baseIdx, quoteIdx] = virtualTokens(Math.floor(k / 10), tokens, pick(2, seed, c, TAG.pair, k, 7) === 1);
     return {
       created,
       period: PAIR_PERIODS[k % 4]!,
@@ -368,6 +373,18 @@ export class World {
   mineCount(at: number): number {
     return this.createdCount(this.every.mine, at);
   }
+}
+
+/**
+ * The token pair of the `v`-th VIRTUAL pair: the `v`-th unordered pair {a, b} (a > b) in the order 1-0, 2-0, 2-1, 3-0…,
+ * one way round or the other. Distinct `v` give distinct pairs; `tokens` (those existing at its creation) always
+ * exceeds `a`, since tokens are created faster than virtual pairs.
+ */
+export function virtualTokens(v: number, tokens: number, swap: boolean): [base: number, quote: number] {
+  const a = Math.floor((1 + Math.sqrt(1 + 8 * v)) / 2);
+  const b = v - (a * (a - 1)) / 2;
+  if (a >= tokens) throw new Error(`virtual pair ${v} needs token ${a}, but only ${tokens} exist at its creation`);
+  return swap ? [b, a] : [a, b];
 }
 
 function clamp(v: number, lo: number, hi: number): number {

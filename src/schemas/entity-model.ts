@@ -1,4 +1,8 @@
-/** The entities of one subgraph schema, read from its `@entity` SDL, with graph-node's root field names. */
+/**
+ * The entities of one subgraph schema, read from its `@entity` SDL. Root query field names are not part of the model:
+ * graph-node derives them by a rule that changed between versions, so the exporter reads them from each endpoint's
+ * introspection (`upstream/endpoint-probe.ts`) and the sandbox names them per deployment profile (`sandbox/naming.ts`).
+ */
 import { readFileSync } from 'node:fs';
 import { Kind, parse, type FieldDefinitionNode, type TypeNode } from 'graphql';
 
@@ -18,26 +22,21 @@ export interface FieldModel {
   readonly derivedFrom?: string;
 }
 
-/** One entity type with its root query field names. */
+/** One entity type. */
 export interface EntityModel {
   readonly name: string;
   readonly fields: readonly FieldModel[];
   readonly field: ReadonlyMap<string, FieldModel>;
-  /** Root field for one entity by id, e.g. `swap`. */
-  readonly single: string;
-  /** Root field for the collection, e.g. `swaps`; `<single>_collection` when the plural equals the singular. */
-  readonly plural: string;
 }
 
-/** The entities of one schema, by type name and by root field name. */
+/** The entities of one schema, by type name. */
 export interface SchemaModel {
   readonly name: string;
   readonly entities: readonly EntityModel[];
   readonly byName: ReadonlyMap<string, EntityModel>;
-  readonly byRoot: ReadonlyMap<string, { entity: EntityModel; many: boolean }>;
 }
 
-/** graph-node's lower camel case: a leading run of capitals is lowered, except the one starting the next word. */
+/** Lower camel case with a leading run of capitals lowered, except the one starting the next word (`DPPOracle` → `dppOracle`). */
 export function lowerCamel(name: string): string {
   const run = /^[A-Z]+/.exec(name)?.[0] ?? '';
   if (run.length <= 1) return name.charAt(0).toLowerCase() + name.slice(1);
@@ -45,7 +44,7 @@ export function lowerCamel(name: string): string {
   return name.slice(0, keep).toLowerCase() + name.slice(keep);
 }
 
-/** English plural as graph-node's inflector forms it for entity names (`history` → `histories`, `data` → `datas`). */
+/** English plural of an entity name (`history` → `histories`, `data` → `datas`, `earnings` → `earnings`). */
 export function pluralize(word: string): string {
   if (/[^aeiou]y$/.test(word)) return `${word.slice(0, -1)}ies`;
   if (/(s|x|z|ch|sh)$/.test(word)) return /ings$|s$/.test(word) ? word : `${word}es`;
@@ -83,22 +82,33 @@ export function parseSchemaModel(name: string, sdl: string): SchemaModel {
   for (const def of doc.definitions) {
     if (def.kind !== Kind.OBJECT_TYPE_DEFINITION) continue;
     const fields = (def.fields ?? []).map(fieldModel);
-    const single = lowerCamel(def.name.value);
-    const plural = pluralize(single) === single ? `${single}_collection` : pluralize(single);
-    entities.push({ name: def.name.value, fields, field: new Map(fields.map((f) => [f.name, f])), single, plural });
+    entities.push({ name: def.name.value, fields, field: new Map(fields.map((f) => [f.name, f])) });
   }
-  const byRoot = new Map<string, { entity: EntityModel; many: boolean }>();
-  for (const e of entities) {
-    byRoot.set(e.single, { entity: e, many: false });
-    byRoot.set(e.plural, { entity: e, many: true });
-  }
-  return { name, entities, byName: new Map(entities.map((e) => [e.name, e])), byRoot };
+  return { name, entities, byName: new Map(entities.map((e) => [e.name, e])) };
+}
+
+/** A copy of a model without some entities (a deployment that lacks them, as older deployments do). */
+export function withoutEntities(model: SchemaModel, omit: ReadonlySet<string>): SchemaModel {
+  if (!omit.size) return model;
+  const entities = model.entities.filter((e) => !omit.has(e.name));
+  return { name: model.name, entities, byName: new Map(entities.map((e) => [e.name, e])) };
 }
 
 /** Schema file names by canonical schema name. */
-export const SCHEMA_FILES: Readonly<Record<string, string>> = { dodoex: 'dodoex.graphql', token: 'token.graphql', 'mine-v3': 'mine.graphql' };
+export const SCHEMA_FILES: Readonly<Record<string, string>> = { dodoex: 'dodoex.graphql', token: 'token.graphql', mine: 'mine.graphql' };
 
-/** Loads the entity model of a canonical schema name (`dodoex`, `token`, `mine-v3`). */
+/** The canonical subgraph schema names. */
+export const SUBGRAPH_SCHEMAS = ['dodoex', 'token', 'mine'] as const;
+
+/** Other spellings of schema names that users and the upstream use: the seed document's `exchange`, the hosted `mine-v3`. */
+export const SCHEMA_ALIASES: Readonly<Record<string, string>> = { dodoex: 'dodoex', exchange: 'dodoex', token: 'token', mine: 'mine', 'mine-v3': 'mine' };
+
+/** The canonical schema name for a typed one, or undefined. */
+export function canonicalSchema(name: string): string | undefined {
+  return SCHEMA_ALIASES[name];
+}
+
+/** Loads the entity model of a canonical schema name (`dodoex`, `token`, `mine`). */
 export function loadSchemaModel(schema: string): SchemaModel {
   const file = SCHEMA_FILES[schema];
   if (!file) throw new Error(`unknown schema ${schema}`);
