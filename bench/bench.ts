@@ -95,7 +95,7 @@ async function autoPagination(sb: SandboxProcess, block: number, select: string)
  * with no other work. With `record`, the mapped rows are also written as NDJSON, untimed, for (d).
  */
 async function floor(sb: SandboxProcess, at: { number: number; timestamp: number }, shards: number, record?: string): Promise<{ rows: number; secs: number; requests: number }> {
-  const first = (await gql<{ rows: Row[] }>(sb, pageQuery(SWAPS, 'seq-first'), { first: 1, block: at.number, from: '0' })).rows[0]!;
+  const first = (await gql<{ rows: Row[] }>(sb, pageQuery(SWAPS, 'swaps', 'seq-first'), { first: 1, block: at.number, from: '0' })).rows[0]!;
   const lo = Number(first.timestamp);
   const hi = at.timestamp + 1;
   const out = record ? createWriteStream(record) : undefined;
@@ -107,7 +107,7 @@ async function floor(sb: SandboxProcess, at: { number: number; timestamp: number
     let vars: Record<string, unknown> = { first: 1000, block: at.number, from: String(lo + Math.floor((k * (hi - lo)) / shards)), to };
     let shape: 'range-first' | 'range-next' = 'range-first';
     for (;;) {
-      const page = (await gql<{ rows: Row[] }>(sb, pageQuery(SWAPS, shape), vars)).rows;
+      const page = (await gql<{ rows: Row[] }>(sb, pageQuery(SWAPS, 'swaps', shape), vars)).rows;
       requests++;
       rows += page.length;
       if (out) out.write(mapPage(SWAPS, CHAIN, page).rows.map((r) => JSON.stringify(r)).join('\n') + (page.length ? '\n' : ''));
@@ -265,7 +265,7 @@ async function allowance(): Promise<void> {
   try {
     const at = await head(sb);
     // The sequential pager: one request after the other, for 10 seconds.
-    const q = pageQuery(SWAPS, 'seq-next');
+    const q = pageQuery(SWAPS, 'swaps', 'seq-next');
     let n = 0;
     let last: Row = { id: '', timestamp: '0' };
     const t = performance.now();

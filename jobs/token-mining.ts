@@ -6,5 +6,5 @@ export const tokenMining: Job = {
   name: 'token-mining',
   schedule: '23 3 * * *',
   description: 'tokens created on the exchange and mining pools, rewards and stakes once a day',
-  datasets: DATASETS.filter((d) => d.schema === 'token' || d.schema === 'mine-v3').map((d) => d.name),
+  datasets: DATASETS.filter((d) => d.schema === 'token' || d.schema === 'mine').map((d) => d.name),
 };

@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS _pool_export.run_tasks (
   dataset       VARCHAR NOT NULL,
   started_at    TIMESTAMPTZ NOT NULL,
   ended_at      TIMESTAMPTZ,
-  status        VARCHAR NOT NULL,   -- ok, failed
+  status        VARCHAR NOT NULL,   -- ok, failed, unavailable (the upstream deployment has no such entity)
   pages         INTEGER,
   rows          BIGINT,
   requests      INTEGER,
@@ -46,6 +46,8 @@ CREATE TABLE IF NOT EXISTS _pool_export.run_tasks (
   error_class   VARCHAR,
   error         VARCHAR
 );
+-- Rows the upstream sent with an id it had already sent (an upstream defect; the newest was kept).
+ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS duplicate_ids INTEGER;
 
 -- What the Parquet lake still lacks, written in the transaction that commits the rows and cleared once the lake files
 -- are in place: a run killed (or a task failed) after its commit is caught up by the next run's lake write.

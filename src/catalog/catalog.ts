@@ -1,14 +1,24 @@
 /**
  * The catalog of datasets: every entity of the three subgraph schemas plus the liquidity list. Each dataset declares its
- * root field, columns and types, key, cursor kind and table once; queries, DDL and row mapping derive from it.
+ * entity, columns and types, key, cursor kind and table once; queries, DDL and row mapping derive from it. Root query
+ * field names are not here: each endpoint's introspection names them (`upstream/endpoint-probe.ts`).
  */
-import { loadSchemaModel, type EntityModel, type FieldModel } from '../schemas/entity-model.ts';
+import { LIST_COLUMNS } from './liquidity-list.ts';
+import { canonicalSchema, loadSchemaModel, lowerCamel, pluralize, SUBGRAPH_SCHEMAS, type EntityModel, type FieldModel } from '../schemas/entity-model.ts';
 
 /** How a dataset is paged (see DESIGN.md, cursor rules). */
 export type CursorKind = 'event' | 'bucket' | 'mutable' | 'snapshot' | 'list';
 
-/** Storage class of a column: decides its SQL type, JSON check and conversion. */
-export type ColumnClass = 'text' | 'int' | 'int8' | 'bool' | 'bigint' | 'decimal' | 'ref' | 'list';
+/**
+ * Storage class of a column: decides its SQL type, JSON check and conversion. `structs`: a list of objects of a
+ * declared shape (the liquidity list's positions), stored as a LIST of STRUCTs.
+ */
+export type ColumnClass = 'text' | 'int' | 'int8' | 'bool' | 'bigint' | 'decimal' | 'ref' | 'list' | 'structs';
+
+/** The shape of one element of a `structs` column: text and boolean fields, and nested objects. */
+export interface StructType {
+  readonly [field: string]: 'text' | 'bool' | StructType;
+}
 
 /** One stored column. Numeric upstream values (`bigint`, `decimal`) also keep their exact text in `<column>_text`. */
 export interface Column {
@@ -18,19 +28,22 @@ export interface Column {
   readonly column: string;
   readonly cls: ColumnClass;
   readonly nullable: boolean;
-  /** The GraphQL selection that fetches it. */
+  /** The GraphQL selection that fetches it; for the liquidity list, the dotted path of the field in a list item. */
   readonly select: string;
+  /** The element shape of a `structs` column. */
+  readonly struct?: StructType;
+  /** For a nested list field: whether each object on its path may be null (then so is the value), outermost first. */
+  readonly parents?: readonly boolean[];
 }
 
 /** A dataset to export. */
 export interface Dataset {
   /** `<warehouse schema>.<table>`, e.g. `dodoex.swaps`. */
   readonly name: string;
-  /** Upstream schema: `dodoex`, `token`, `mine-v3`, or `list`. */
+  /** Upstream schema: `dodoex`, `token`, `mine`, or `list`. */
   readonly schema: string;
+  /** The upstream entity type (`Swap`); its root field is looked up by this type on each endpoint. */
   readonly entity: string;
-  /** Root collection field, e.g. `swaps`. */
-  readonly root: string;
   readonly kind: CursorKind;
   /** The ordered field of the keyset besides `id`: `timestamp`, `date`, `hour`, `updatedAt`; none for id-only paging. */
   readonly seq?: string;
@@ -42,7 +55,7 @@ export interface Dataset {
 }
 
 /** Warehouse schema per upstream schema. */
-export const WAREHOUSE_SCHEMA: Readonly<Record<string, string>> = { dodoex: 'dodoex', token: 'token', 'mine-v3': 'mine', list: 'list' };
+export const WAREHOUSE_SCHEMA: Readonly<Record<string, string>> = { dodoex: 'dodoex', token: 'token', mine: 'mine', list: 'list' };
 
 /** Immutable event entities: paged by `(timestamp, id)`. */
 const EVENTS = new Set(['Swap', 'OrderHistory', 'LiquidityHistory', 'BidHistory', 'PositiveSlippage', 'IncentiveRewardHistory', 'Transaction', 'FlashLoan']);
@@ -76,44 +89,32 @@ function kindOf(e: EntityModel): { kind: CursorKind; seq?: string; seqType?: 'Bi
   return { kind: 'snapshot' };
 }
 
+/** The warehouse table of an entity: snake case of its plural (`MaintainerEarnings` → `maintainer_earnings`). */
+function tableOf(entity: string): string {
+  return snake(pluralize(lowerCamel(entity)));
+}
+
 function subgraphDatasets(schema: string): Dataset[] {
   const model = loadSchemaModel(schema);
   return model.entities.map((e) => {
-    const table = snake(e.plural.replace(/_collection$/, ''));
     const columns = e.fields.map(column).filter((c): c is Column => c !== undefined);
-    const name = `${WAREHOUSE_SCHEMA[schema]}.${table}`;
-    return { name, schema, entity: e.name, root: e.plural, table: name, columns, ...kindOf(e) };
+    const name = `${WAREHOUSE_SCHEMA[schema]}.${tableOf(e.name)}`;
+    return { name, schema, entity: e.name, table: name, columns, ...kindOf(e) };
   });
 }
 
-/** Columns of one liquidity-list snapshot row, flattened from `lqList[].pair`. */
-const LIST_COLUMNS: readonly Column[] = [
-  ['id', 'text', 'id'], ['isPrivatePool', 'bool', 'isPrivatePool'], ['isMyLiquidity', 'bool', 'isMyLiquidity'], ['type', 'text', 'pair.type'],
-  ['baseReserve', 'decimal', 'pair.baseReserve'], ['quoteReserve', 'decimal', 'pair.quoteReserve'], ['lastTradePrice', 'decimal', 'pair.lastTradePrice'],
-  ['lpFeeRate', 'decimal', 'pair.lpFeeRate'], ['i', 'bigint', 'pair.i'], ['creator', 'text', 'pair.creator'],
-  ['baseLpToken', 'ref', 'pair.baseLpToken.id'], ['quoteLpToken', 'ref', 'pair.quoteLpToken.id'],
-  ['baseToken', 'ref', 'pair.baseToken.id'], ['baseTokenSymbol', 'text', 'pair.baseToken.symbol'], ['baseTokenName', 'text', 'pair.baseToken.name'],
-  ['baseTokenDecimals', 'bigint', 'pair.baseToken.decimals'], ['baseTokenUsdPrice', 'decimal', 'pair.baseToken.usdPrice'],
-  ['quoteToken', 'ref', 'pair.quoteToken.id'], ['quoteTokenSymbol', 'text', 'pair.quoteToken.symbol'], ['quoteTokenName', 'text', 'pair.quoteToken.name'],
-  ['quoteTokenDecimals', 'bigint', 'pair.quoteToken.decimals'], ['quoteTokenUsdPrice', 'decimal', 'pair.quoteToken.usdPrice'],
-  ['tvl', 'decimal', 'pair.tvl'], ['miningBaseApy', 'decimal', 'pair.apy.miningBaseApy'], ['miningQuoteApy', 'decimal', 'pair.apy.miningQuoteApy'],
-  ['transactionBaseApy', 'decimal', 'pair.apy.transactionBaseApy'], ['transactionQuoteApy', 'decimal', 'pair.apy.transactionQuoteApy'],
-  ['miningAddress', 'list', 'pair.miningAddress'],
-].map(([field, cls, select]) => ({ field: field!, column: cls === 'ref' ? `${snake(field!)}_id` : snake(field!), cls: cls as ColumnClass, nullable: field !== 'id', select: select! }));
-
 /** The liquidity-list dataset: one snapshot of every pool per run. */
 export const LIQUIDITY_DATASET: Dataset = {
-  name: 'list.liquidity', schema: 'list', entity: 'LiquidityLqList', root: 'liquidity_list', kind: 'list', table: 'list.liquidity', columns: LIST_COLUMNS,
+  name: 'list.liquidity', schema: 'list', entity: 'LiquidityLqList', kind: 'list', table: 'list.liquidity', columns: LIST_COLUMNS,
 };
 
 /** Every dataset, in a stable order. */
-export const DATASETS: readonly Dataset[] = [LIQUIDITY_DATASET, ...subgraphDatasets('dodoex'), ...subgraphDatasets('token'), ...subgraphDatasets('mine-v3')];
+export const DATASETS: readonly Dataset[] = [LIQUIDITY_DATASET, ...SUBGRAPH_SCHEMAS.flatMap(subgraphDatasets)];
 
 const BY_NAME = new Map(DATASETS.map((d) => [d.name, d]));
 
 /** Looks a dataset up by name; `mine-v3.x` and `exchange.x` are accepted for `mine.x` and `dodoex.x`. */
 export function findDataset(name: string): Dataset | undefined {
   const [schema = '', table = ''] = name.split('.');
-  const alias: Record<string, string> = { 'mine-v3': 'mine', exchange: 'dodoex' };
-  return BY_NAME.get(`${alias[schema] ?? schema}.${table}`);
+  return BY_NAME.get(`${schema === 'list' ? 'list' : canonicalSchema(schema) ?? schema}.${table}`);
 }

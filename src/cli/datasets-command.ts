@@ -6,9 +6,9 @@ import { DATASETS } from '../catalog/catalog.ts';
 /** Lists every dataset with its cursor kind, root field and table. */
 export const datasetsCommand: CommandModule = {
   command: 'datasets',
-  describe: 'List every dataset: cursor kind, upstream root field, warehouse table',
+  describe: 'List every dataset: cursor kind, keyset field, upstream entity',
   handler: () => {
-    for (const d of DATASETS) process.stdout.write(`${d.name.padEnd(35)} ${d.kind.padEnd(9)} ${(d.seq ?? 'id').padEnd(10)} ${d.root}\n`);
+    for (const d of DATASETS) process.stdout.write(`${d.name.padEnd(35)} ${d.kind.padEnd(9)} ${(d.seq ?? 'id').padEnd(10)} ${d.entity}\n`);
   },
 };
 

@@ -33,19 +33,29 @@ interface Args extends CommonArgs {
 /** A comma list from a flag, trimmed; undefined when the flag is absent. */
 export const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
 
-/** The human summary of a run: rows per dataset and chain, totals, failures. */
+/** The human summary of a run: rows per dataset and chain, totals, datasets unavailable upstream, failures. */
 export function summary(results: readonly TaskResult[]): string {
   const lines = ['dataset                             chain        rows   pages  requests  status'];
   for (const r of results) {
-    if (r.stats.rows === 0 && r.status === 'ok') continue;
+    if ((r.stats.rows === 0 && r.status === 'ok') || r.status === 'unavailable') continue;
     lines.push(`${r.task.ds.name.padEnd(35)} ${chainName(r.task.chainId).padEnd(10)} ${String(r.stats.rows).padStart(6)} ${String(r.stats.pages).padStart(7)} ${String(r.stats.requests).padStart(9)}  ${r.status}`);
   }
-  const sum = (k: 'rows' | 'requests' | 'retries' | 'pages') => results.reduce((a, r) => a + r.stats[k], 0);
+  const sum = (k: 'rows' | 'requests' | 'retries' | 'pages' | 'duplicates') => results.reduce((a, r) => a + r.stats[k], 0);
   const failed = results.filter((r) => r.status === 'failed');
+  const unavailable = results.filter((r) => r.status === 'unavailable');
+  const ok = results.filter((r) => r.status === 'ok');
   const count = (k: 'outOfRange' | 'truncated') => results.reduce((a, r) => a + Object.values(r.stats[k]).reduce((x, y) => x + y, 0), 0);
   const oor = count('outOfRange');
   const cut = count('truncated');
-  lines.push(`\n${results.length} tasks (${results.length - failed.length} ok, ${failed.length} failed, ${results.filter((r) => r.status === 'ok' && r.stats.rows === 0).length} with no new rows): ${sum('rows')} rows, ${sum('pages')} pages, ${sum('requests')} requests, ${sum('retries')} retries`);
+  const parts = [`${ok.length} ok`, `${failed.length} failed`, ...(unavailable.length ? [`${unavailable.length} unavailable`] : []), `${ok.filter((r) => r.stats.rows === 0).length} with no new rows`];
+  lines.push(`\n${results.length} tasks (${parts.join(', ')}): ${sum('rows')} rows, ${sum('pages')} pages, ${sum('requests')} requests, ${sum('retries')} retries`);
+  if (unavailable.length) {
+    const byDataset = new Map<string, string[]>();
+    for (const r of unavailable) byDataset.set(r.task.ds.name, [...(byDataset.get(r.task.ds.name) ?? []), chainName(r.task.chainId)]);
+    lines.push(`unavailable (the upstream deployment has no such entity; skipped there, not a failure): ${[...byDataset].map(([d, c]) => `${d} on ${c.join(', ')}`).join('; ')}`);
+  }
+  const dups = sum('duplicates');
+  if (dups) lines.push(`${dups} rows repeated an id the upstream had already sent (an upstream defect): the newest of each was kept; the log's duplicate-ids events name them`);
   if (oor) lines.push(`${oor} values exceed DECIMAL(38,18)/HUGEINT range: their numeric column is NULL; the exact value is in <column>_text`);
   if (cut) lines.push(`${cut} values have more than 18 fractional digits: their numeric column is cut to 18; the exact value is in <column>_text`);
   for (const f of failed) lines.push(`FAILED ${f.error?.message}`);

@@ -4,9 +4,10 @@ import { DATASETS } from '../catalog/catalog.ts';
 import { chainName, parseChain, UsageError } from '../config/chains.ts';
 import { loadConfig } from '../config/config.ts';
 import { endpointFor } from '../export/plan.ts';
-import { loadSchemaModel } from '../schemas/entity-model.ts';
+import { canonicalSchema, loadSchemaModel } from '../schemas/entity-model.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { INTROSPECTION_QUERY, schemaDrift, type Drift, type Introspected } from '../upstream/schema-drift.ts';
+import { collectionRoots } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { list } from './run-command.ts';
 
@@ -46,10 +47,10 @@ export const schemaCommand: CommandModule<object, Args> = {
     const config = loadConfig(a.config ? { configFile: a.config } : {});
     if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
     const chains = list(a.chains)?.map(parseChain) ?? config.chains;
-    const schemas = list(a.schemas) ?? SUBGRAPH_SCHEMAS;
+    const schemas = (list(a.schemas) ?? SUBGRAPH_SCHEMAS).map((s) => canonicalSchema(s) ?? s);
     for (const s of schemas) if (!SUBGRAPH_SCHEMAS.includes(s)) throw new UsageError(`unknown schema "${s}" in --schemas; valid: ${SUBGRAPH_SCHEMAS.join(', ')}`);
     const client = new UpstreamClient({ apiKey: config.apiKey, userAgent: `${config.userAgentPrefix}-${config.developerId}`, timeoutMs: config.timeoutMs });
-    const report: { chain: string; schema: string; endpoint: string; error?: string; drift: Drift[] }[] = [];
+    const report: { chain: string; schema: string; endpoint: string; error?: string; drift: Drift[]; roots?: Record<string, string> }[] = [];
     for (const schema of schemas) {
       const model = loadSchemaModel(schema);
       const read = readFields(schema);
@@ -58,23 +59,28 @@ export const schemaCommand: CommandModule<object, Args> = {
         const endpoint = endpointFor(config, ds, chainId);
         try {
           const answer = await withRetries(() => client.request<Introspected>(endpoint, INTROSPECTION_QUERY, {}), { maxAttempts: config.maxAttempts });
-          report.push({ chain: chainName(chainId), schema, endpoint: endpoint.label, drift: schemaDrift(model, answer.data, read) });
+          // The root field each entity is read through there, found by its return type (as a run finds it).
+          const query = answer.data.__schema.types.find((t) => t.name === 'Query')?.fields ?? [];
+          const found = collectionRoots(query);
+          const roots = Object.fromEntries(model.entities.filter((e) => found.has(e.name)).map((e) => [e.name, found.get(e.name)!]));
+          report.push({ chain: chainName(chainId), schema, endpoint: endpoint.label, drift: schemaDrift(model, answer.data, read), roots });
         } catch (e) {
           report.push({ chain: chainName(chainId), schema, endpoint: endpoint.label, error: (e as Error).message, drift: [] });
         }
       }
     }
     const breaking = report.reduce((n, r) => n + r.drift.filter((d) => d.severity === 'breaking').length, 0);
+    const label = { breaking: 'BREAKING   ', unavailable: 'unavailable', notice: 'notice     ' } as const;
     const failed = report.filter((r) => r.error).length;
     if (a.format === 'json') process.stdout.write(`${JSON.stringify({ breaking, failed, endpoints: report }, null, 2)}\n`);
     else {
       for (const r of report) {
         const head = `${r.schema} on ${r.chain}`;
         if (r.error) process.stdout.write(`${head}: could not introspect: ${r.error}\n`);
-        else if (!r.drift.length) process.stdout.write(`${head}: matches the catalog\n`);
         else {
-          process.stdout.write(`${head}: ${r.drift.length} difference(s)\n`);
-          for (const d of r.drift) process.stdout.write(`  ${d.severity === 'breaking' ? 'BREAKING' : 'notice  '} ${d.what}\n`);
+          process.stdout.write(r.drift.length ? `${head}: ${r.drift.length} difference(s)\n` : `${head}: matches the catalog\n`);
+          for (const d of r.drift) process.stdout.write(`  ${label[d.severity]} ${d.what}\n`);
+          process.stdout.write(`  root fields: ${Object.entries(r.roots ?? {}).map(([e, f]) => `${e} → ${f}`).join(', ')}\n`);
         }
       }
       process.stdout.write(breaking

@@ -3,7 +3,7 @@ import type { CommandModule } from 'yargs';
 import { DATASETS, findDataset } from '../catalog/catalog.ts';
 import { chainName, parseChain, UsageError } from '../config/chains.ts';
 import { loadConfig } from '../config/config.ts';
-import { endpointFor } from '../export/plan.ts';
+import { headEndpointFor } from '../export/plan.ts';
 import { META_QUERY } from '../export/queries.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { qt } from '../store/ddl.ts';
@@ -38,6 +38,8 @@ export interface StatusRow {
   lagBlocks: number | null;
   lagSeconds: number | null;
   lastError: string | null;
+  /** The last run found no such entity at the dataset's endpoint: skipped there, never stale. */
+  unavailable: boolean;
   stale: boolean;
 }
 
@@ -55,10 +57,10 @@ async function heads(config: ReturnType<typeof loadConfig>, keys: { dataset: str
   const client = new UpstreamClient({ apiKey: config.apiKey, userAgent: `${config.userAgentPrefix}-${config.developerId}`, timeoutMs: Math.min(config.timeoutMs, 10_000) });
   const out = new Map<string, { number: number; timestamp: number }>();
   const endpoints = new Map(keys.map((k) => {
-    const e = endpointFor(config, findDataset(k.dataset)!, k.chainId);
+    const e = headEndpointFor(config, findDataset(k.dataset)!, k.chainId);
     return [e.url, e];
   }));
-  await Promise.all([...endpoints.values()].filter((e) => !e.url.includes('FetchLiquidityList')).map(async (e) => {
+  await Promise.all([...endpoints.values()].map(async (e) => {
     try {
       const m = (await client.request<Meta>(e, META_QUERY, {})).data._meta.block;
       out.set(e.url, { number: m.number, timestamp: m.timestamp ?? 0 });
@@ -93,11 +95,17 @@ export const statusCommand: CommandModule<object, Args> = {
     try {
       const w = await Warehouse.open(config.dataDir, { readOnly: true });
       try {
+        // Every dataset with a checkpoint, and those whose last task found the entity unavailable upstream.
         const cps = await w.all(`
-          SELECT c.chain_id, c.dataset, c.block, c.block_time::VARCHAR AS block_time,
-            (SELECT max(ended_at)::VARCHAR FROM _pool_export.run_tasks t WHERE t.chain_id = c.chain_id AND t.dataset = c.dataset AND t.status = 'ok') AS last_success,
-            (SELECT arg_max(error, ended_at) FROM _pool_export.run_tasks t WHERE t.chain_id = c.chain_id AND t.dataset = c.dataset) AS last_error
-          FROM _pool_export.checkpoints c WHERE NOT contains(c.dataset, '#') ORDER BY c.dataset, c.chain_id`);
+          WITH t AS (
+            SELECT chain_id, dataset, max(ended_at) FILTER (WHERE status = 'ok')::VARCHAR AS last_success,
+                   arg_max(error, ended_at) AS last_error, arg_max(status, ended_at) AS last_status
+            FROM _pool_export.run_tasks GROUP BY ALL
+          )
+          SELECT chain_id, dataset, c.block, c.block_time::VARCHAR AS block_time, t.last_success, t.last_error, t.last_status
+          FROM _pool_export.checkpoints c FULL JOIN t USING (chain_id, dataset)
+          WHERE NOT contains(dataset, '#') AND (c.cursor IS NOT NULL OR t.last_status = 'unavailable')
+          ORDER BY dataset, chain_id`);
         const counts = new Map<string, number>();
         for (const ds of DATASETS) {
           const r = await w.all(`SELECT chain_id, count(*) AS n FROM ${qt(ds.table)} GROUP BY chain_id`).catch(() => []);
@@ -108,16 +116,17 @@ export const statusCommand: CommandModule<object, Args> = {
         const now = Date.now() / 1000;
         rows = keys.map((k) => {
           const c = cps.find((x) => x.dataset === k.dataset && Number(x.chain_id) === k.chainId)!;
-          const head = up.get(endpointFor(config, findDataset(k.dataset)!, k.chainId).url);
+          const head = up.get(headEndpointFor(config, findDataset(k.dataset)!, k.chainId).url);
           const block = c.block === null ? null : Number(c.block);
           const blockTs = c.block_time ? Date.parse(String(c.block_time)) / 1000 : null;
           const lagSeconds = blockTs === null ? null : Math.max(0, Math.round((head?.timestamp ?? now) - blockTs));
           const lastError = c.last_error === null ? null : String(c.last_error);
+          const unavailable = c.last_status === 'unavailable';
           return {
             dataset: k.dataset, chain: chainName(k.chainId), chainId: k.chainId, lastSuccess: c.last_success === null ? null : String(c.last_success), rows: counts.get(`${k.dataset}/${k.chainId}`) ?? 0,
             block, blockTime: blockTs === null ? null : new Date(blockTs * 1000).toISOString(), upstreamBlock: head?.number ?? null,
-            lagBlocks: head && block !== null ? Math.max(0, head.number - block) : null, lagSeconds, lastError,
-            stale: c.last_success === null || lagSeconds === null || lagSeconds > staleAfter,
+            lagBlocks: head && block !== null ? Math.max(0, head.number - block) : null, lagSeconds, lastError: unavailable ? null : lastError, unavailable,
+            stale: !unavailable && (c.last_success === null || lagSeconds === null || lagSeconds > staleAfter),
           };
         });
       } finally {
@@ -131,7 +140,7 @@ export const statusCommand: CommandModule<object, Args> = {
       process.stdout.write('dataset                             chain       last success              rows   lag blocks  lag      state\n');
       for (const r of rows) {
         const lag = r.lagSeconds === null ? '-' : r.lagSeconds < 3600 ? `${Math.round(r.lagSeconds / 60)}m` : `${(r.lagSeconds / 3600).toFixed(1)}h`;
-        process.stdout.write(`${r.dataset.padEnd(35)} ${r.chain.padEnd(10)} ${(r.lastSuccess ?? 'never').slice(0, 19).padEnd(20)} ${String(r.rows).padStart(9)} ${String(r.lagBlocks ?? '-').padStart(11)}  ${lag.padEnd(7)}  ${r.stale ? 'STALE' : 'ok'}${r.lastError ? `  last error: ${r.lastError}` : ''}\n`);
+        process.stdout.write(`${r.dataset.padEnd(35)} ${r.chain.padEnd(10)} ${(r.lastSuccess ?? 'never').slice(0, 19).padEnd(20)} ${String(r.rows).padStart(9)} ${String(r.lagBlocks ?? '-').padStart(11)}  ${lag.padEnd(7)}  ${r.unavailable ? 'unavailable upstream' : r.stale ? 'STALE' : 'ok'}${r.lastError ? `  last error: ${r.lastError}` : ''}\n`);
       }
     }
     if (rows.length === 0 || rows.some((r) => r.stale)) process.exitCode = EXIT_STALE;

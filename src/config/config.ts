@@ -1,6 +1,7 @@
 /** Configuration: defaults, then the config file, then environment variables; validated once and frozen. */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 import { CHAINS, parseChain, UsageError } from './chains.ts';
 
 /** How one chain and schema is reached. */
@@ -46,7 +47,17 @@ export interface Config {
   readonly shards: number;
   /** DuckDB's memory limit during a run, e.g. `256MB` (it spills to the data folder's disk beyond it); empty: DuckDB's default. */
   readonly duckdbMemoryLimit: string;
+  /** The `schemaName` the self-hosted route is asked with, per schema (the service names the mining schema `mine`). */
+  readonly schemaNames: Readonly<Record<string, string>>;
+  /** Pool types the liquidity list is asked for by name (`filterTypes`); the service's default without them is not published. */
+  readonly listPoolTypes: readonly string[];
 }
+
+/**
+ * Every pool type the official client asks the liquidity list for (DODOEX/widgets a56d6a1a: `AddLiquidity.tsx` sends
+ * CLASSICAL, DVM, DSP, GSP and, where enabled, AMMV2 and AMMV3; `MyLiquidity.tsx` adds DPP).
+ */
+export const LIST_POOL_TYPES: readonly string[] = ['CLASSICAL', 'DVM', 'DSP', 'GSP', 'DPP', 'AMMV2', 'AMMV3'];
 
 /** The real service's published addresses; the sandbox or another deployment is set by env or file. */
 export const DEFAULTS = {
@@ -68,7 +79,11 @@ export const DEFAULTS = {
   batchRows: 20_000,
   shards: 4,
   duckdbMemoryLimit: '',
-} satisfies Omit<Config, 'chains' | 'routes'> & { chains: number[]; routes: Record<string, Route> };
+  // The service's own list of schema names is `dodoex, vdodo, mine, token, nft, eip721, eip1155` (DODOEX/widgets
+  // a56d6a1a, graphql.ts, `Pair_filter.schemaName`); `mine-v3` appears only in retired hosted-service slugs.
+  schemaNames: { dodoex: 'dodoex', token: 'token', mine: 'mine' },
+  listPoolTypes: LIST_POOL_TYPES,
+} satisfies Omit<Config, 'chains' | 'routes' | 'schemaNames' | 'listPoolTypes'> & { chains: number[]; routes: Record<string, Route>; schemaNames: Record<string, string>; listPoolTypes: readonly string[] };
 
 /** Environment variables and the keys they set. */
 const ENV: Readonly<Record<string, keyof Config>> = {
@@ -97,12 +112,35 @@ function checkRoutes(raw: unknown): Record<string, Route> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError('config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}');
   const out: Record<string, Route> = {};
   for (const [key, r] of Object.entries(raw as Record<string, { kind?: string; subgraphId?: string }>)) {
-    if (!/^\d+\/(dodoex|token|mine-v3)$/.test(key)) throw new UsageError(`config route key "${key}" must be <chainId>/<schema> with schema dodoex, token or mine-v3`);
-    if (r.kind === 'self') out[key] = { kind: 'self' };
-    else if (r.kind === 'gateway' && typeof r.subgraphId === 'string' && r.subgraphId) out[key] = { kind: 'gateway', subgraphId: r.subgraphId };
+    const m = /^(\d+)\/([a-z0-9-]+)$/.exec(key);
+    const schema = m ? canonicalSchema(m[2]!) : undefined;
+    if (!m || !schema) throw new UsageError(`config route key "${key}" must be <chainId>/<schema> with schema ${SUBGRAPH_SCHEMAS.join(', ')}`);
+    const canonical = `${m[1]}/${schema}`;
+    if (r.kind === 'self') out[canonical] = { kind: 'self' };
+    else if (r.kind === 'gateway' && typeof r.subgraphId === 'string' && r.subgraphId) out[canonical] = { kind: 'gateway', subgraphId: r.subgraphId };
     else throw new UsageError(`config route "${key}" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}`);
   }
   return out;
+}
+
+function checkSchemaNames(raw: unknown): Record<string, string> {
+  const example = '{"mine": "mine-v3"}';
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError(`config "schemaNames" must be an object like ${example}`);
+  const out: Record<string, string> = { ...DEFAULTS.schemaNames };
+  for (const [k, v] of Object.entries(raw)) {
+    const schema = canonicalSchema(k);
+    if (!schema) throw new UsageError(`config schemaNames key "${k}" is not a schema; valid: ${SUBGRAPH_SCHEMAS.join(', ')}`);
+    if (typeof v !== 'string' || !/^[A-Za-z0-9_-]+$/.test(v)) throw new UsageError(`config schemaNames.${k} must be a schema name such as "mine", not ${JSON.stringify(v)}`);
+    out[schema] = v;
+  }
+  return out;
+}
+
+function checkPoolTypes(raw: unknown): readonly string[] {
+  if (!Array.isArray(raw) || raw.length === 0 || !raw.every((t) => typeof t === 'string' && /^[A-Z0-9]+$/.test(t))) {
+    throw new UsageError(`config "listPoolTypes" must be a non-empty list of pool types such as ${JSON.stringify(LIST_POOL_TYPES)}`);
+  }
+  return Object.freeze([...raw] as string[]);
 }
 
 /** Reads the optional config file (JSON); unknown keys are errors that list the valid ones. */
@@ -148,5 +186,7 @@ export function loadConfig(opts: { configFile?: string; env?: NodeJS.ProcessEnv;
     gatewayUrl: checkUrl('gatewayUrl (POOL_EXPORT_GATEWAY_URL)', merged.gatewayUrl as string),
     chains: Object.freeze(chains.map((c) => parseChain(String(c)))),
     routes: Object.freeze(checkRoutes(merged.routes)),
+    schemaNames: Object.freeze(checkSchemaNames(merged.schemaNames)),
+    listPoolTypes: checkPoolTypes(merged.listPoolTypes),
   });
 }

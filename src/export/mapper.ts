@@ -1,6 +1,6 @@
 /** Turns a page of upstream JSON into flat rows for the warehouse, checking every value's type. Pure and synchronous. */
 import { chainName } from '../config/chains.ts';
-import type { Column, Dataset } from '../catalog/catalog.ts';
+import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
 
 /** Decimal digits DECIMAL(38,18) holds before and after the point. */
 const DEC_INT_DIGITS = 20;
@@ -51,12 +51,15 @@ function planOf(ds: Dataset): readonly ColumnPlan[] {
   return p;
 }
 
-function valueAt(obj: object, keys: readonly string[]): unknown {
+/** A value under a null object on its path: null, when that object may be null. */
+const UNDER_NULL = Symbol('under a null object');
+
+function valueAt(obj: object, keys: readonly string[], parents: readonly boolean[] | undefined): unknown {
   let v: unknown = obj;
-  for (const key of keys) {
-    if (v === null) return null;
-    if (typeof v !== 'object' || v === undefined || !(key in (v as object))) return undefined;
-    v = (v as Record<string, unknown>)[key];
+  for (let i = 0; i < keys.length; i++) {
+    if (v === null) return parents?.[i - 1] ? UNDER_NULL : null;
+    if (typeof v !== 'object' || v === undefined || !(keys[i]! in (v as object))) return undefined;
+    v = (v as Record<string, unknown>)[keys[i]!];
   }
   return v;
 }
@@ -75,19 +78,38 @@ function fit(c: Column, v: string, m: RegExpExecArray | null): 'exact' | 'trunca
   return (m![2] ?? '').length > DEC_FRAC_DIGITS ? 'truncated' : 'exact';
 }
 
+/** The name of a column's field in errors: its path in a list item, its field name in an entity. */
+const fieldName = (ds: Dataset, c: Column) => (ds.kind === 'list' ? c.select : c.field);
+
 function bad(ds: Dataset, chainId: number, c: Column, v: unknown, what: string): GarbageError {
-  return new GarbageError(ds.name, chainId, c.field, `expected ${what}, got ${JSON.stringify(v)?.slice(0, 80)}`);
+  return new GarbageError(ds.name, chainId, fieldName(ds, c), `expected ${what}, got ${JSON.stringify(v)?.slice(0, 80)}`);
 }
 
-function listItem(ds: Dataset, chainId: number, c: Column, v: unknown, x: unknown): string {
+function listItem(ds: Dataset, chainId: number, c: Column, v: unknown, x: unknown): string | null {
   if (typeof x === 'object' && x !== null && 'id' in x) return String((x as { id: unknown }).id);
-  if (typeof x === 'string') return x;
+  if (typeof x === 'string' || x === null) return x;
   throw bad(ds, chainId, c, v, 'a list of strings');
+}
+
+/** One element of a `structs` column, checked against its shape and reduced to its declared fields, in their order. */
+function structItem(ds: Dataset, chainId: number, c: Column, shape: StructType, x: unknown, path: string): Record<string, unknown> | null {
+  if (x === null) return null;
+  if (typeof x !== 'object' || Array.isArray(x)) throw bad(ds, chainId, c, x, `an object at ${path}`);
+  const out: Record<string, unknown> = {};
+  for (const [k, t] of Object.entries(shape)) {
+    const v = (x as Record<string, unknown>)[k];
+    const at = `${path}.${k}`;
+    if (v === undefined) throw new GarbageError(ds.name, chainId, fieldName(ds, c), `${at} is missing from the answer`);
+    if (t === 'text' && v !== null && typeof v !== 'string') throw bad(ds, chainId, c, v, `a string at ${at}`);
+    if (t === 'bool' && v !== null && typeof v !== 'boolean') throw bad(ds, chainId, c, v, `a boolean at ${at}`);
+    out[k] = typeof t === 'object' ? structItem(ds, chainId, c, t, v, at) : v;
+  }
+  return out;
 }
 
 /** The checked value of a column; `out.m` receives the parse of a BigDecimal, for `fit`. */
 function check(ds: Dataset, chainId: number, c: Column, v: unknown, out: { m: RegExpExecArray | null }): unknown {
-  if (v === undefined) throw new GarbageError(ds.name, chainId, c.field, 'the field is missing from the answer');
+  if (v === undefined) throw new GarbageError(ds.name, chainId, fieldName(ds, c), 'the field is missing from the answer');
   if (v === null) {
     if (!c.nullable) throw bad(ds, chainId, c, v, 'a value (the schema says non-null)');
     return null;
@@ -118,6 +140,9 @@ function check(ds: Dataset, chainId: number, c: Column, v: unknown, out: { m: Re
     case 'list':
       if (!Array.isArray(v)) throw bad(ds, chainId, c, v, 'a list');
       return v.map((x) => listItem(ds, chainId, c, v, x));
+    case 'structs':
+      if (!Array.isArray(v)) throw bad(ds, chainId, c, v, 'a list of objects');
+      return v.map((x, i) => structItem(ds, chainId, c, c.struct!, x, `${c.field}[${i}]`));
   }
 }
 
@@ -133,7 +158,8 @@ export function mapPage(ds: Dataset, chainId: number, items: unknown[]): MappedP
     if (typeof item !== 'object' || item === null) throw new GarbageError(ds.name, chainId, 'row', `expected an object, got ${JSON.stringify(item)}`);
     const row: Record<string, unknown> = {};
     for (const { c, keys } of plan) {
-      const v = check(ds, chainId, c, valueAt(item, keys), parsed);
+      const raw = valueAt(item, keys, c.parents);
+      const v = raw === UNDER_NULL ? null : check(ds, chainId, c, raw, parsed);
       if ((c.cls === 'bigint' || c.cls === 'decimal') && typeof v === 'string') {
         const f = fit(c, v, parsed.m);
         if (f !== 'exact') {

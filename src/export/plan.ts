@@ -18,8 +18,19 @@ export function endpointFor(config: Config, ds: Dataset, chainId: number): Endpo
   if (route?.kind === 'gateway') {
     return { url: `${config.gatewayUrl}/api/${key}/subgraphs/id/${route.subgraphId}`, label: `${config.gatewayUrl}/api/***/subgraphs/id/${route.subgraphId}`, host: host(config.gatewayUrl) };
   }
-  const base = `${config.baseUrl}/subgraph/graphql?chainId=${chainId}&schemaName=${ds.schema}`;
+  const base = `${config.baseUrl}/subgraph/graphql?chainId=${chainId}&schemaName=${encodeURIComponent(config.schemaNames[ds.schema] ?? ds.schema)}`;
   return { url: `${base}&apikey=${key}`, label: `${base}&apikey=***`, host: host(base) };
+}
+
+/** A dataset of the exchange schema, whose endpoint gives a chain's head for the liquidity list. */
+const DODOEX_DATASET = DATASETS.find((d) => d.schema === 'dodoex')!;
+
+/**
+ * The endpoint whose head a dataset's rows are read at: its own, except for the liquidity list, which has no block and
+ * is stamped with the head of the same chain's exchange subgraph.
+ */
+export function headEndpointFor(config: Config, ds: Dataset, chainId: number): Endpoint {
+  return endpointFor(config, ds.kind === 'list' ? DODOEX_DATASET : ds, chainId);
 }
 
 /** What the user asked for. */

@@ -1,21 +1,31 @@
 /** GraphQL documents derived from the catalog: one per dataset and cursor shape, with every value passed as a variable. */
 import type { Dataset } from '../catalog/catalog.ts';
+import { listQuery } from '../catalog/liquidity-list.ts';
 
-/** The page shapes a paginator sends. */
-export type PageShape = 'seq-first' | 'seq-next' | 'range-first' | 'range-next' | 'id';
+/**
+ * The page shapes a paginator sends. `null-id` pages by id through the rows whose `seq` is null (graph-node's
+ * `updatedAt_gte` never matches a null, so such rows need their own pass); `changed-since` pages by id through the rows
+ * changed at or after block `$since` (`_change_block`, graph-node v0.27.0 and later).
+ */
+export type PageShape = 'seq-first' | 'seq-next' | 'range-first' | 'range-next' | 'id' | 'null-id' | 'changed-since';
 
 /** The selection set of a dataset. */
 export function selection(ds: Dataset): string {
   return ds.columns.map((c) => c.select).join(' ');
 }
 
-/** A page query pinned to `$block`. `seq-first` starts at `$from` inclusive; `seq-next` continues after `($seq, $id)`. */
-export function pageQuery(ds: Dataset, shape: PageShape): string {
+/**
+ * A page query of `root` (the endpoint's collection field of the dataset's entity) pinned to `$block`. `seq-first`
+ * starts at `$from` inclusive; `seq-next` continues after `($seq, $id)`.
+ */
+export function pageQuery(ds: Dataset, root: string, shape: PageShape): string {
   const sel = selection(ds);
   const head = `query Page($first: Int!, $block: Int!`;
-  const rows = (args: string, vars: string) => `${head}${vars}) { rows: ${ds.root}(first: $first, block: { number: $block }, ${args}) { ${sel} } }`;
+  const rows = (args: string, vars: string) => `${head}${vars}) { rows: ${root}(first: $first, block: { number: $block }, ${args}) { ${sel} } }`;
   if (shape === 'id') return rows('orderBy: id, orderDirection: asc, where: { id_gt: $id }', ', $id: ID!');
+  if (shape === 'changed-since') return rows('orderBy: id, orderDirection: asc, where: { id_gt: $id, _change_block: { number_gte: $since } }', ', $id: ID!, $since: Int!');
   const seq = ds.seq!;
+  if (shape === 'null-id') return rows(`orderBy: id, orderDirection: asc, where: { ${seq}: null, id_gt: $id }`, ', $id: ID!');
   const t = ds.seqType!;
   // A shard of the key range: the same keyset, bounded above by `$to` (exclusive).
   if (shape === 'range-first') return rows(`orderBy: ${seq}, orderDirection: asc, where: { ${seq}_gte: $from, ${seq}_lt: $to }`, `, $from: ${t}!, $to: ${t}!`);
@@ -29,17 +39,4 @@ export function pageQuery(ds: Dataset, shape: PageShape): string {
 export const META_QUERY = '{ _meta { block { number hash timestamp } deployment hasIndexingErrors } }';
 
 /** The liquidity-list operation, selecting every field the catalog stores. */
-export const LIST_QUERY = `query FetchLiquidityList($where: Liquiditylist_filter) {
-  liquidity_list(where: $where) {
-    currentPage pageSize totalCount
-    lqList {
-      id isPrivatePool isMyLiquidity
-      pair {
-        id chainId type baseReserve quoteReserve lastTradePrice lpFeeRate i creator
-        baseLpToken { id decimals } quoteLpToken { id decimals }
-        baseToken { id symbol name decimals usdPrice } quoteToken { id symbol name decimals usdPrice }
-        tvl apy { miningBaseApy miningQuoteApy transactionBaseApy transactionQuoteApy } miningAddress
-      }
-    }
-  }
-}`;
+export const LIST_QUERY = listQuery();

@@ -10,15 +10,12 @@ import type { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { redact, UpstreamError } from '../upstream/upstream-error.ts';
+import { endpointInfo, PROBE_QUERY, type EndpointInfo, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import type { EventLog } from '../util/logger.ts';
-import { DATASETS } from '../catalog/catalog.ts';
-import { endpointFor } from './plan.ts';
-import { META_QUERY } from './queries.ts';
-
-/** A dataset of the exchange schema, whose endpoint gives a chain's head for the liquidity list. */
-const DODOEX_PROBE = DATASETS.find((d) => d.schema === 'dodoex')!;
-import type { PinnedBlock, Task, TaskResult, TaskStats } from './task.ts';
+import { headEndpointFor } from './plan.ts';
+import { emptyStats, type PinnedBlock, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
 import { runTask, StopRequested, TaskError } from './task-runner.ts';
+
 
 /** Inputs of a run, passed explicitly. */
 export interface RunArgs {
@@ -41,55 +38,68 @@ export interface ProgressSink {
   stop(): void;
 }
 
-type Meta = { _meta: { block: { number: number; hash: string | null; timestamp: number | null }; hasIndexingErrors: boolean } };
+/** What a task's endpoint is this run: its pinned block and what its probe found, or why it could not be probed. */
+type Probed = { readonly block: PinnedBlock; readonly info: EndpointInfo } | Error;
 
-/** One `_meta` lookup per endpoint: the block every page of its tasks is pinned to. */
-async function pinBlocks(args: RunArgs): Promise<Map<string, PinnedBlock | Error>> {
-  const pinned = new Map<string, PinnedBlock | Error>();
+/**
+ * One probe per endpoint (see `endpoint-probe.ts`): the block every page of its tasks is pinned to, and the root field
+ * of each entity there. Keyed by the endpoint's URL; a list task gets the probe of its chain's exchange subgraph.
+ */
+async function probeEndpoints(args: RunArgs): Promise<Map<string, Probed>> {
+  const probed = new Map<string, Probed>();
   const now = Math.floor(Date.now() / 1000);
   // The liquidity list has no block: its snapshots are stamped with the head of the same chain's exchange subgraph.
-  const lookupFor = (t: Task) => (t.ds.kind === 'list' ? endpointFor(args.config, DODOEX_PROBE, t.chainId) : t.endpoint);
-  const endpoints = new Map(args.tasks.map((t) => [lookupFor(t).url, { ...t, endpoint: lookupFor(t) }]));
+  const lookupFor = (t: Task) => headEndpointFor(args.config, t.ds, t.chainId);
+  const endpoints = new Map(args.tasks.map((t) => [lookupFor(t).url, { chainId: t.chainId, schema: t.ds.kind === 'list' ? 'dodoex' : t.ds.schema, endpoint: lookupFor(t) }]));
   const limit = pLimit(args.config.concurrency);
   await Promise.all([...endpoints.values()].map((t) => limit(async () => {
     try {
-      const r = await withRetries(() => args.client.request<Meta>(t.endpoint, META_QUERY, {}), { maxAttempts: args.config.maxAttempts });
-      const meta = r.data._meta;
-      if (meta.hasIndexingErrors) {
-        throw new UpstreamError(`the ${t.ds.schema} subgraph of ${chainName(t.chainId)} reports indexing errors, so its data may be incomplete; these datasets are skipped until it recovers`, 'graphql', false);
+      const r = await withRetries(() => args.client.request<ProbeAnswer>(t.endpoint, PROBE_QUERY, {}), { maxAttempts: args.config.maxAttempts });
+      const info = endpointInfo(r.data);
+      if (info.hasIndexingErrors) {
+        throw new UpstreamError(`the ${t.schema} subgraph of ${chainName(t.chainId)} reports indexing errors, so its data may be incomplete; these datasets are skipped until it recovers`, 'graphql', false);
       }
-      const number = Math.max(0, meta.block.number - args.config.confirmations);
+      const number = Math.max(0, info.head.number - args.config.confirmations);
       // With confirmations the pinned block is a little older than the head; the head's time is close enough for
       // the mutable watermark, since incremental runs re-read reorgWindowSecs before it anyway.
-      pinned.set(t.endpoint.url, { number, timestamp: meta.block.timestamp ?? now });
+      probed.set(t.endpoint.url, { block: { number, timestamp: info.head.timestamp ?? now }, info });
     } catch (e) {
-      pinned.set(t.endpoint.url, e as Error);
+      probed.set(t.endpoint.url, e as Error);
     }
   })));
-  for (const t of args.tasks) if (t.ds.kind === 'list') pinned.set(t.endpoint.url, pinned.get(lookupFor(t).url)!);
-  return pinned;
+  for (const t of args.tasks) if (t.ds.kind === 'list') probed.set(t.endpoint.url, probed.get(lookupFor(t).url)!);
+  return probed;
 }
 
 /** Runs one task and turns any failure into a failed result naming the task. */
-async function runOne(args: RunArgs, sink: DuckDBSink, checkpoints: CheckpointStore, task: Task, block: PinnedBlock | Error): Promise<TaskResult> {
+async function runOne(args: RunArgs, sink: DuckDBSink, checkpoints: CheckpointStore, task: Task, probe: Probed): Promise<TaskResult> {
   const startedAt = new Date();
   const label = { dataset: task.ds.name, chain: chainName(task.chainId), chainId: task.chainId };
-  const empty = { pages: 0, rows: 0, requests: 0, retries: 0, bytes: 0, outOfRange: {}, truncated: {} };
-  if (block instanceof Error) {
-    const message = redact(`${task.ds.name} on ${label.chain}: the block lookup failed: ${block.message}`, args.config.apiKey);
-    return { task, status: 'failed', stats: empty, block: null, cursorBefore: null, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: errorClass(block), message } };
+  const empty = emptyStats();
+  if (probe instanceof Error) {
+    const message = redact(`${task.ds.name} on ${label.chain}: the block lookup failed: ${probe.message}`, args.config.apiKey);
+    return { task, status: 'failed', stats: empty, block: null, cursorBefore: null, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: errorClass(probe), message } };
   }
+  const block = probe.block;
+  const root = task.ds.kind === 'list' ? 'liquidity_list' : probe.info.roots.get(task.ds.entity);
+  if (root === undefined) {
+    // An older deployment lacks the entity: skipped there, neither a failure nor a success.
+    const message = `${task.ds.name} on ${label.chain}: unavailable: the ${task.ds.schema} deployment at ${task.endpoint.label} has no ${task.ds.entity} entity (older deployments lack some); skipped there`;
+    args.log('task-unavailable', { ...label, entity: task.ds.entity, deployment: probe.info.deployment, message: redact(message, args.config.apiKey) }, 'warn');
+    return { task, status: 'unavailable', stats: empty, block: block.number, cursorBefore: null, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: 'unavailable', message: redact(message, args.config.apiKey) } };
+  }
+  const pin: TaskPin = { block, root, changeBlock: probe.info.changeBlock };
   args.log('task-start', { ...label, block: block.number });
   const deps = { config: args.config, client: args.client, sink, checkpoints, runId: args.runId, signal: args.signal, log: args.log, ...(args.progress ? { onPage: args.progress.page.bind(args.progress) } : {}) };
   let result: TaskResult;
   let run: Awaited<ReturnType<typeof runTask>>['run'] | undefined;
   let before: string | null = null;
   try {
-    const r = await runTask(task, deps, block);
+    const r = await runTask(task, deps, pin);
     run = r.run;
     before = r.before;
     result = { task, status: 'ok', stats: run.stats, block: block.number, cursorBefore: before, cursorAfter: run.cursor, startedAt, endedAt: new Date() };
-    args.log('task-done', { ...label, rows: run.stats.rows, pages: run.stats.pages, requests: run.stats.requests, retries: run.stats.retries, outOfRange: run.stats.outOfRange });
+    args.log('task-done', { ...label, rows: run.stats.rows, pages: run.stats.pages, requests: run.stats.requests, retries: run.stats.retries, duplicates: run.stats.duplicates, outOfRange: run.stats.outOfRange });
   } catch (e) {
     const message = redact(`${task.ds.name} on ${label.chain}: ${explainWriteError(args.config.dataDir, e)}`, args.config.apiKey);
     const stats = e instanceof TaskError ? e.taskStats : empty;
@@ -116,8 +126,8 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   // 2. The run enters the ledger.
   const ledger = new RunLedger(args.warehouse);
   await ledger.start(args.runId, args.jobs);
-  // 3. One block lookup per endpoint pins every page of its tasks.
-  const pinned = await pinBlocks(args);
+  // 3. One probe per endpoint pins every page of its tasks to a block and names the root fields there.
+  const pinned = await probeEndpoints(args);
   // 4. Tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
   const sink = new DuckDBSink(args.warehouse, args.config.dataDir);
   const checkpoints = new CheckpointStore(args.warehouse);

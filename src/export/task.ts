@@ -15,6 +15,15 @@ export interface PinnedBlock {
   readonly timestamp: number;
 }
 
+/** Where a task reads this run: the pinned block, and what its endpoint's probe found. */
+export interface TaskPin {
+  readonly block: PinnedBlock;
+  /** The endpoint's collection field of the dataset's entity (`liquidity_list` for the list). */
+  readonly root: string;
+  /** Whether the endpoint accepts `_change_block` filters. */
+  readonly changeBlock: boolean;
+}
+
 /** Counters of one task, for the summary and the run ledger. */
 export interface TaskStats {
   pages: number;
@@ -26,14 +35,19 @@ export interface TaskStats {
   outOfRange: Record<string, number>;
   /** Values per column with more than 18 fractional digits (numeric cut to 18, exact `_text`). */
   truncated: Record<string, number>;
+  /** Rows the upstream sent with an id it had already sent (within a batch, or already stored): only the newest is kept. */
+  duplicates: number;
   /** Keyset value from which stored rows were replaced (events and buckets), for the lake's partitions. */
   rewriteFrom?: number;
 }
 
-/** The outcome of one task. */
+/**
+ * The outcome of one task. `unavailable`: the endpoint's deployment has no such entity (older deployments lack some),
+ * so the task was skipped there; neither a failure nor a success.
+ */
 export interface TaskResult {
   readonly task: Task;
-  readonly status: 'ok' | 'failed';
+  readonly status: 'ok' | 'failed' | 'unavailable';
   readonly stats: TaskStats;
   readonly block: number | null;
   readonly cursorBefore: string | null;
@@ -41,4 +55,9 @@ export interface TaskResult {
   readonly startedAt: Date;
   readonly endedAt: Date;
   readonly error?: { readonly cls: string; readonly message: string };
+}
+
+/** Fresh counters of a task. */
+export function emptyStats(): TaskStats {
+  return { pages: 0, rows: 0, requests: 0, retries: 0, bytes: 0, outOfRange: {}, truncated: {}, duplicates: 0 };
 }

@@ -1,5 +1,5 @@
 /** DDL and conversions of a dataset's table, derived from the catalog. */
-import type { Column, Dataset } from '../catalog/catalog.ts';
+import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
 
 /** Quotes an identifier. */
 export function q(name: string): string {
@@ -16,30 +16,49 @@ export function lit(s: string): string {
   return `'${s.replaceAll("'", "''")}'`;
 }
 
-const SQL_TYPE: Readonly<Record<Column['cls'], string>> = {
+const SQL_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
   text: 'VARCHAR', ref: 'VARCHAR', int: 'INTEGER', int8: 'BIGINT', bool: 'BOOLEAN', bigint: 'HUGEINT', decimal: 'DECIMAL(38,18)', list: 'VARCHAR[]',
 };
 
 /** How the column arrives in the NDJSON batch file. */
-const JSON_TYPE: Readonly<Record<Column['cls'], string>> = {
+const JSON_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
   text: 'VARCHAR', ref: 'VARCHAR', int: 'INTEGER', int8: 'VARCHAR', bool: 'BOOLEAN', bigint: 'VARCHAR', decimal: 'VARCHAR', list: 'VARCHAR[]',
 };
+
+/** The SQL type of one struct shape: `STRUCT("a" VARCHAR, "b" STRUCT(…))`. */
+function structSql(t: StructType): string {
+  return `STRUCT(${Object.entries(t).map(([k, v]) => `${q(k)} ${v === 'text' ? 'VARCHAR' : v === 'bool' ? 'BOOLEAN' : structSql(v)}`).join(', ')})`;
+}
+
+/** The SQL type of a column (the batch file carries the same for `structs`). */
+export function sqlType(c: Column): string {
+  return c.cls === 'structs' ? `${structSql(c.struct!)}[]` : SQL_TYPE[c.cls];
+}
+
+function jsonType(c: Column): string {
+  return c.cls === 'structs' ? sqlType(c) : JSON_TYPE[c.cls];
+}
 
 /** Numeric columns also keep the exact upstream text. */
 export function hasText(c: Column): boolean {
   return c.cls === 'bigint' || c.cls === 'decimal';
 }
 
+/** The data columns of a dataset's table with their SQL types (the exporter's own columns follow them). */
+export function tableColumns(ds: Dataset): [name: string, type: string][] {
+  return ds.columns.flatMap((c): [string, string][] => [[c.column, sqlType(c)], ...(hasText(c) ? [[`${c.column}_text`, 'VARCHAR'] as [string, string]] : [])]);
+}
+
 /** CREATE TABLE for a dataset. */
 export function createTable(ds: Dataset): string {
-  const cols = ds.columns.flatMap((c) => [`${q(c.column)} ${SQL_TYPE[c.cls]}`, ...(hasText(c) ? [`${q(`${c.column}_text`)} VARCHAR`] : [])]);
+  const cols = tableColumns(ds).map(([name, type]) => `${q(name)} ${type}`);
   cols.push('"chain_id" INTEGER NOT NULL', '"_block" BIGINT', '"_run_id" VARCHAR', '"_taken_at" TIMESTAMPTZ');
   return `CREATE TABLE IF NOT EXISTS ${qt(ds.table)} (\n  ${cols.join(',\n  ')}\n)`;
 }
 
 /** `columns={…}` for read_json of a batch file. */
 export function jsonColumns(ds: Dataset): string {
-  return `{${ds.columns.map((c) => `${lit(c.column)}: ${lit(JSON_TYPE[c.cls])}`).join(', ')}}`;
+  return `{${ds.columns.map((c) => `${lit(c.column)}: ${lit(jsonType(c))}`).join(', ')}}`;
 }
 
 /** Target column list and SELECT expressions that convert a batch file's row into a table row. */

@@ -37,10 +37,21 @@ export interface Batch {
   readonly dropShards?: boolean;
 }
 
+/** What committing a batch did. */
+export interface Written {
+  /** Rows inserted. */
+  readonly rows: number;
+  /**
+   * Ids of stored rows of an event or bucket dataset that the batch replaced although they lay outside its re-read
+   * range: the upstream sent an id it had sent before with another key, which a subgraph cannot hold. The newest wins.
+   */
+  readonly replacedIds: readonly string[];
+}
+
 /** A batch waiting for its commit. */
 interface Pending {
   readonly batch: Batch;
-  readonly resolve: (rows: number) => void;
+  readonly resolve: (w: Written) => void;
   readonly reject: (e: unknown) => void;
 }
 
@@ -62,8 +73,8 @@ export class DuckDBSink {
     mkdirSync(this.tmpDir, { recursive: true });
   }
 
-  /** Commits a batch (possibly with others); resolves with the rows inserted. */
-  write(b: Batch): Promise<number> {
+  /** Commits a batch (possibly with others); resolves with what it wrote. */
+  write(b: Batch): Promise<Written> {
     return new Promise((resolve, reject) => {
       this.queue.push({ batch: b, resolve, reject });
       if (!this.draining) void this.drain();
@@ -88,7 +99,7 @@ export class DuckDBSink {
     }
   }
 
-  private async commit(batches: readonly Batch[]): Promise<number[]> {
+  private async commit(batches: readonly Batch[]): Promise<Written[]> {
     const files: string[] = [];
     try {
       for (const b of batches) {
@@ -97,7 +108,7 @@ export class DuckDBSink {
         writeFileSync(file, b.rows.map((r) => JSON.stringify(r)).join('\n') + (b.rows.length ? '\n' : ''));
       }
       return await this.w.transaction(async (tx) => {
-        const counts: number[] = [];
+        const counts: Written[] = [];
         for (const [i, b] of batches.entries()) counts.push(await writeOne(tx, b, files[i]!));
         return counts;
       });
@@ -107,14 +118,31 @@ export class DuckDBSink {
   }
 }
 
+/** An open transaction, as a batch uses it. */
+interface Tx {
+  exec(sql: string, params?: (string | number | null)[]): Promise<number>;
+  all(sql: string, params?: (string | number | null)[]): Promise<Record<string, unknown>[]>;
+}
+
 /** The statements of one batch inside an open transaction. */
-async function writeOne(tx: { exec: (sql: string, params?: (string | number | null)[]) => Promise<number> }, b: Batch, file: string): Promise<number> {
+async function writeOne(tx: Tx, b: Batch, file: string): Promise<Written> {
   const source = `read_json(${lit(file)}, format = 'newline_delimited', columns = ${jsonColumns(b.ds)})`;
   const { target, select } = insertParts(b.ds);
   const table = qt(b.ds.table);
   if (b.replace.kind === 'from') await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [b.chainId, b.replace.from]);
   if (b.replace.kind === 'range') await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2 AND ${q(b.replace.column)} < $3`, [b.chainId, b.replace.from, b.replace.to]);
   if (b.replace.kind === 'ids' && b.rows.length) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
+  // An entity table never holds two rows with one id: a stored row of an event or bucket dataset with an id of this
+  // batch, left after the re-read range was cleared, is an upstream defect; the newest row wins, and the ids are counted.
+  let replacedIds: string[] = [];
+  let lakeFrom = b.replace.kind === 'from' || b.replace.kind === 'range' ? Number(b.replace.from) : null;
+  if ((b.ds.kind === 'event' || b.ds.kind === 'bucket') && b.rows.length) {
+    const seq = q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column);
+    const gone = await tx.all(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source}) RETURNING id, CAST(${seq} AS BIGINT) AS seq`, [b.chainId]);
+    replacedIds = gone.map((r) => String(r.id));
+    // The lake rewrites the days of the removed rows too.
+    for (const r of gone) lakeFrom = Math.min(lakeFrom ?? Number(r.seq), Number(r.seq));
+  }
   // A snapshot replaces one taken at the same block (or, for the block-less list, by the same run).
   if (b.replace.kind === 'snapshot' && b.block !== null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
   if (b.replace.kind === 'snapshot' && b.block === null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
@@ -133,12 +161,12 @@ async function writeOne(tx: { exec: (sql: string, params?: (string | number | nu
   }
   if (moved !== 1) throw new ConcurrentWriterError(cpName, b.chainId);
   if (b.dropShards) await tx.exec(`DELETE FROM _pool_export.checkpoints WHERE chain_id = $1 AND starts_with(dataset, $2)`, [b.chainId, `${b.ds.name}#`]);
-  if (inserted > 0 || b.replace.kind === 'from' || b.replace.kind === 'range') {
+  if (inserted > 0 || lakeFrom !== null) {
     await tx.exec(
       `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs) VALUES ($1, $2, $3, [$4])
        ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs))`,
-      [b.chainId, b.ds.name, b.replace.kind === 'from' || b.replace.kind === 'range' ? b.replace.from : null, b.runId],
+      [b.chainId, b.ds.name, lakeFrom, b.runId],
     );
   }
-  return inserted;
+  return { rows: inserted, replacedIds };
 }

@@ -3,7 +3,7 @@ import { DuckDBInstance, type DuckDBConnection, type DuckDBValue, type Json } fr
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WAREHOUSE_SCHEMA, type Dataset } from '../catalog/catalog.ts';
-import { createTable, q } from './ddl.ts';
+import { createTable, q, qt, tableColumns } from './ddl.ts';
 
 /** File name of the warehouse inside the data folder. */
 export const WAREHOUSE_FILE = 'warehouse.duckdb';
@@ -45,11 +45,16 @@ export class Warehouse {
     return w;
   }
 
-  /** Creates the schemas and tables of the given datasets. */
+  /**
+   * Creates the schemas and tables of the given datasets, and adds the columns a table made by an earlier version
+   * lacks (new upstream fields the catalog now reads).
+   */
   async ensureTables(datasets: readonly Dataset[]): Promise<void> {
     await this.transaction(async (tx) => {
       for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!))) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
       for (const d of datasets) await tx.exec(createTable(d));
+      const have = new Set((await tx.all("SELECT schema_name || '.' || table_name || '.' || column_name AS c FROM duckdb_columns() WHERE NOT internal")).map((r) => String(r.c)));
+      for (const d of datasets) for (const [name, type] of tableColumns(d)) if (!have.has(`${d.table}.${name}`)) await tx.exec(`ALTER TABLE ${qt(d.table)} ADD COLUMN ${q(name)} ${type}`);
     });
     await this.exec('CHECKPOINT');
   }

@@ -18,8 +18,11 @@ export interface Introspected {
 
 /** One difference between the catalog and the upstream. */
 export interface Drift {
-  /** `breaking`: a type or field the catalog reads is gone or changed; `notice`: something new or unread changed. */
-  readonly severity: 'breaking' | 'notice';
+  /**
+   * `breaking`: a field the catalog reads is gone or changed; `unavailable`: the deployment has no such entity at all
+   * (older deployments lack some), so its dataset is skipped there; `notice`: something new or unread changed.
+   */
+  readonly severity: 'breaking' | 'unavailable' | 'notice';
   readonly what: string;
 }
 
@@ -47,7 +50,7 @@ export function schemaDrift(model: SchemaModel, upstream: Introspected, read: Re
     const readFields = read.get(e.name);
     const t = types.get(e.name);
     if (!t) {
-      out.push({ severity: readFields ? 'breaking' : 'notice', what: `type ${e.name} is gone` });
+      out.push({ severity: 'unavailable', what: `type ${e.name} is not in this deployment: its dataset is skipped here` });
       continue;
     }
     const got = new Map((t.fields ?? []).map((f) => [f.name, typeText(f.type)]));

@@ -82,7 +82,11 @@ describe('export core', () => {
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const stats = await sb.control<{ byRoute: Record<string, number> }>('stats');
     expect(stats.byRoute).toEqual({ gateway: expect.any(Number) });
-    expect((await compareWithSandbox(sb, data, [43114])).mismatches).toEqual([]);
+    // The gateway's deployment, like the real one, lacks three newer entities: their datasets are unavailable there.
+    const cmp = await compareWithSandbox(sb, data, [43114]);
+    expect(cmp.mismatches).toEqual([]);
+    expect(cmp.unavailable.sort()).toEqual(['dodoex.dpp_oracle_admins@43114', 'dodoex.pair_details@43114', 'dodoex.positive_slippages@43114']);
+    expect(r.stdout).toMatch(/^unavailable \(the upstream deployment has no such entity; skipped there, not a failure\): .*dodoex\.positive_slippages on avax/m);
   }, 120_000);
 
   it('snapshots the liquidity list: every pool once, with the service\'s numbers', async () => {
@@ -121,14 +125,16 @@ describe('export core', () => {
     const data = join(dir, 'kill');
     const env = sandboxEnv(sb, data);
     const chains = ['--chains', 'polygon,arbitrum'];
-    // Points spread over a backfill (about 4 s of work once the process is up), each drawn at random within its slot.
-    const points = Array.from({ length: 12 }, (_, i) => 500 + i * 300 + Math.floor(Math.random() * 300));
+    // Kill points spread over a backfill by progress, not by the clock: each run is killed once the sandbox has served
+    // a number of its requests drawn at random within its slot (every run, even a resumed one, makes more than 80).
+    const points = Array.from({ length: 12 }, (_, i) => 3 + i * 6 + Math.floor(Math.random() * 6));
     let killed = 0;
-    for (const ms of points) {
-      const r = await cli(['run', ...chains], env, { killAfterMs: ms });
-      expect(r.signal === 'SIGKILL' || r.code === 0, `killed at ${ms} ms; exit ${r.code}: ${r.stderr.slice(0, 1500)}`).toBe(true);
+    for (const n of points) {
+      await sb.control('stats', {});
+      const r = await cli(['run', ...chains], env, { killWhen: waitForRequests(sb, n) });
+      expect(r.signal === 'SIGKILL' || r.code === 0, `killed after ${n} requests; exit ${r.code}: ${r.stderr.slice(0, 1500)}`).toBe(true);
       if (r.signal === 'SIGKILL') killed++;
-      await expectReadable(data, `after the kill at ${ms} ms`);
+      await expectReadable(data, `after the kill after ${n} requests`);
     }
     expect(killed, `kill points ${points.join(', ')}`).toBeGreaterThanOrEqual(10);
     const final = await cli(['run', ...chains], env);

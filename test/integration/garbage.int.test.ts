@@ -90,7 +90,7 @@ describe('upstream garbage', () => {
     const env = sandboxEnv(sb, join(dir, 'schema'));
     const ok = await cli(['schema', 'check', '--chains', 'bsc'], env);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
-    expect(ok.stdout).toContain('dodoex on bsc: matches the catalog\ntoken on bsc: matches the catalog\nmine-v3 on bsc: matches the catalog\n');
+    expect(ok.stdout.match(/^\w+ on bsc: .*$/gm)).toEqual(['dodoex on bsc: matches the catalog', 'token on bsc: matches the catalog', 'mine on bsc: matches the catalog']);
     await sb.control('garbage', { mode: 'remove-field', entity: 'Pair', field: 'baseReserve' });
     const drift = await cli(['schema', 'check', '--chains', 'bsc', '--format', 'json'], env);
     await sb.control('garbage', {});

@@ -140,7 +140,7 @@ describe('report views agree with figures computed from the sandbox\'s own data'
   });
 
   it('tvl_list and top_pools: the service\'s TVL of each pool', async () => {
-    const list = await post(sb, `/graphql?opname=FetchLiquidityList&apikey=${sb.apiKey}`, { query: '{ liquidity_list(where: { chainIds: [137], pageSize: 1000 }) { lqList { id pair { tvl } } } }' });
+    const list = await post(sb, `/graphql?opname=FetchLiquidityList&apikey=${sb.apiKey}`, { query: '{ liquidity_list(where: { chainIds: [137], pageSize: 1000, filterState: { filterTypes: ["CLASSICAL", "DVM", "DSP", "GSP", "DPP"] } }) { lqList { id pair { tvl } } } }' });
     const tvl = new Map((list.body.data!.liquidity_list.lqList as { id: string; pair: { tvl: string } }[]).map((i) => [i.id, i.pair.tvl]));
     const rows = await report('tvl_list', ['--chain', 'polygon']);
     expect(rows.length).toBe(tvl.size);

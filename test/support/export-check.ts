@@ -12,7 +12,7 @@ import { allRows } from './sandbox-client.ts';
 export function cli(
   args: string[],
   env: Record<string, string>,
-  opts: { killAfterMs?: number; termAfterMs?: number; termWhen?: (stderr: string) => boolean } = {},
+  opts: { killAfterMs?: number; termAfterMs?: number; termWhen?: (stderr: string) => boolean; killWhen?: Promise<unknown> } = {},
 ): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -27,6 +27,8 @@ export function cli(
         child.kill('SIGTERM');
       }
     });
+    // Killed once `killWhen` settles (an event of the process under test, such as requests served), if still running.
+    void opts.killWhen?.then(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), () => undefined);
     const timer = opts.killAfterMs !== undefined ? setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs)
       : opts.termAfterMs !== undefined ? setTimeout(() => child.kill('SIGTERM'), opts.termAfterMs) : undefined;
     child.on('exit', (code, signal) => {
@@ -63,10 +65,16 @@ export interface Mismatch {
   readonly detail: string;
 }
 
-/** Compares every subgraph dataset of the given chains with the sandbox at each task's checkpointed block. */
-export async function compareWithSandbox(sb: SandboxEndpoint, dataDir: string, chains: readonly number[], only?: readonly string[]): Promise<{ mismatches: Mismatch[]; checked: number; rows: number }> {
+/**
+ * Compares every subgraph dataset of the given chains with the sandbox at each task's checkpointed block. A dataset
+ * whose last task found its entity unavailable upstream (and that has no checkpoint) is listed in `unavailable`.
+ */
+export async function compareWithSandbox(
+  sb: SandboxEndpoint, dataDir: string, chains: readonly number[], only?: readonly string[],
+): Promise<{ mismatches: Mismatch[]; checked: number; rows: number; unavailable: string[] }> {
   const w = await Warehouse.open(dataDir, { readOnly: true });
   const mismatches: Mismatch[] = [];
+  const unavailable: string[] = [];
   let checked = 0;
   let rows = 0;
   try {
@@ -74,7 +82,9 @@ export async function compareWithSandbox(sb: SandboxEndpoint, dataDir: string, c
       for (const chainId of chains) {
         const cp = (await w.all('SELECT block FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2', [chainId, ds.name]))[0];
         if (!cp) {
-          mismatches.push({ dataset: ds.name, chainId, detail: 'no checkpoint' });
+          const last = (await w.all('SELECT arg_max(status, ended_at) AS s FROM _pool_export.run_tasks WHERE chain_id = $1 AND dataset = $2', [chainId, ds.name]))[0];
+          if (last?.s === 'unavailable') unavailable.push(`${ds.name}@${chainId}`);
+          else mismatches.push({ dataset: ds.name, chainId, detail: 'no checkpoint' });
           continue;
         }
         const block = Number(cp.block);
@@ -92,7 +102,7 @@ export async function compareWithSandbox(sb: SandboxEndpoint, dataDir: string, c
   } finally {
     await w.close();
   }
-  return { mismatches, checked, rows };
+  return { mismatches, checked, rows, unavailable };
 }
 
 /** Datasets whose lake view counts other rows than the warehouse table (snapshots keep one part per run: skipped). */

@@ -34,16 +34,42 @@ describe('page mapper', () => {
     expect(() => mapPage(swaps, 1, [missing])).toThrow(/field "volumeUSD": the field is missing from the answer.*schema check/);
   });
 
+  /** A list item with every field the dataset reads set to a value of its class. */
+  function fullItem(): Record<string, any> {
+    const item: Record<string, any> = {};
+    const sample = { text: 'x', ref: 'x', int: 56, int8: '1', bool: true, bigint: '10', decimal: '1.5', list: ['0xm'], structs: [] } as const;
+    for (const c of findDataset('list.liquidity')!.columns) {
+      const keys = c.select.split('.');
+      let node = item;
+      for (const k of keys.slice(0, -1)) node = node[k] ??= {};
+      node[keys.at(-1)!] = sample[c.cls];
+    }
+    return item;
+  }
+
   it('maps liquidity-list items from nested paths', () => {
     const list = findDataset('list.liquidity')!;
-    const item = {
-      id: '0xpool', isPrivatePool: false, isMyLiquidity: null,
-      pair: { type: 'DVM', baseReserve: '1', quoteReserve: '2', lastTradePrice: '3', lpFeeRate: '0.003', i: '10', creator: '0xc', baseLpToken: null, quoteLpToken: { id: '0xq' },
-        baseToken: { id: '0xb', symbol: "a'b", name: 'n', decimals: '18', usdPrice: '1' }, quoteToken: { id: '0xq2', symbol: 's', name: 'n', decimals: '6', usdPrice: '1' },
-        tvl: '5', apy: { miningBaseApy: null, miningQuoteApy: null, transactionBaseApy: '0.1', transactionQuoteApy: null }, miningAddress: [] },
-    };
+    const item = fullItem();
+    item.id = '0xpool';
+    item.pair.baseLpToken = null;
+    item.pair.quoteLpToken.id = '0xq';
+    item.pair.baseToken.symbol = "a'b";
+    item.pair.apy.transactionBaseApy = '0.1';
+    item.pair.volume24H = null;
     const row = mapPage(list, 56, [item]).rows[0]!;
-    expect(row).toMatchObject({ id: '0xpool', base_lp_token_id: null, quote_lp_token_id: '0xq', base_token_symbol: "a'b", tvl: '5', transaction_base_apy: '0.1', mining_address: [] });
+    expect(row).toMatchObject({ id: '0xpool', base_lp_token_id: null, base_lp_token_symbol: null, quote_lp_token_id: '0xq', base_token_symbol: "a'b", transaction_base_apy: '0.1', volume_24h: null, mining_address: ['0xm'] });
+  });
+
+  it('stores an item whose pair is null (the real types allow it) with null pair columns, and refuses a null where the type says non-null', () => {
+    const list = findDataset('list.liquidity')!;
+    const row = mapPage(list, 56, [{ ...fullItem(), id: '0xp', pair: null }]).rows[0]!;
+    expect(row).toMatchObject({ id: '0xp', type: null, base_reserve: null, base_token_id: null });
+    const bad = fullItem();
+    bad.pair.baseToken = null;
+    expect(() => mapPage(list, 56, [bad])).toThrow(/list\.liquidity on bsc \(chain 56\), field "pair\.baseToken\.id": expected a value/);
+    const bad2 = fullItem();
+    bad2.pair.baseReserve = null;
+    expect(() => mapPage(list, 56, [bad2])).toThrow(/field "pair\.baseReserve": expected a value/);
   });
 
   it('every dataset has an id column first, and every keyset field is a column', () => {
