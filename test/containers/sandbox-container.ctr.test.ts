@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { GenericContainer, getContainerRuntimeClient, Wait, type StartedTestContainer } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../jobs/events.ts';
-import { callControl, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
+import { callControl, PINNED_NOW, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
 import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 import { buildSandboxImage } from './sandbox-image.ts';
@@ -64,7 +64,8 @@ beforeAll(async () => {
   const port = await freePort();
   container = await new GenericContainer(image)
     .withNetworkMode('host')
-    .withCommand(['--port', String(port), '--api-key', KEY, '--scale', '4000', '--chains', '56'])
+    // History pinned to one end: a restarted container must serve the same rows, whatever the wall clock says.
+    .withCommand(['--port', String(port), '--api-key', KEY, '--scale', '4000', '--chains', '56', '--now', PINNED_NOW])
     .withWaitStrategy(Wait.forLogMessage(/ready http/))
     .start();
   const url = `http://127.0.0.1:${port}`;
