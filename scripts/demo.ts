@@ -33,8 +33,9 @@ try {
   }
   // Reports, read from the Parquet lake through DuckDB views.
   const reports: [string, string[]][] = [
-    ['top pools on bsc by the service\'s TVL', ['query', "SELECT rank, pool, pool_type, base_token_symbol AS base, quote_token_symbol AS quote, round(tvl_usd, 2) AS tvl_usd, round(transaction_base_apy, 6) AS apy FROM reports.top_pools WHERE chain_id = 56 AND rank <= 5 ORDER BY rank"]],
-    ['TVL by chain and pool type (latest snapshot)', ['query', 'SELECT chain_id, pool_type, pools, round(tvl_usd, 2) AS tvl_usd FROM reports.tvl_by_chain_type ORDER BY chain_id, pool_type LIMIT 12']],
+    ['top pools on bsc by tracked TVL (trusted prices only), the service\'s figure beside it', ['query', "SELECT rank, pool, pool_type, base_token_symbol AS base, quote_token_symbol AS quote, round(tvl_usd, 2) AS tvl_usd, round(tvl_service_usd, 2) AS service_tvl_usd, round(transaction_base_apy, 6) AS apy FROM reports.top_pools WHERE chain_id = 56 AND rank <= 5 ORDER BY rank"]],
+    ['tracked TVL by chain and pool type (latest snapshot)', ['query', 'SELECT chain_id, pool_type, pools, round(tvl_usd, 2) AS tvl_usd FROM reports.tvl_by_chain_type ORDER BY chain_id, pool_type LIMIT 12']],
+    ['pools whose untracked or service TVL is over 10 times the tracked one', ['query', 'SELECT chain_id, pool, round(tvl_usd, 2) AS tracked_usd, round(tvl_untracked_usd, 2) AS untracked_usd, suspect_symbol, suspect_price_usd FROM reports.suspicious_pools ORDER BY tvl_untracked_usd DESC LIMIT 5']],
     ['smart-route volume, last 5 days on ethereum', ['report', 'smart_route_volume', '--chain', 'ethereum', '--from', new Date(now.getTime() - 4 * 86_400_000).toISOString().slice(0, 10)]],
   ];
   for (const [title, args] of reports) {

@@ -58,13 +58,12 @@ CREATE TABLE IF NOT EXISTS _pool_export.lake_pending (
   runs     VARCHAR[] NOT NULL,      -- runs whose rows are not in the lake yet (history and snapshot parts)
   PRIMARY KEY (chain_id, dataset)
 );
+-- Rewrite every file of the dataset and chain, replacing its folders whole (after a migration changed its types).
+ALTER TABLE _pool_export.lake_pending ADD COLUMN IF NOT EXISTS rebuild BOOLEAN DEFAULT false;
 
--- Exact text → DECIMAL(38,18): digits past the 18th fractional one are cut (toward zero), and values with more than
--- 20 integer digits become NULL; the exporter counts both per column in the run summary, and the exact text always stays
--- in the `_text` column. Built from integer casts, which DuckDB runs about 20 times faster than a string → DECIMAL(38,18) cast.
-CREATE MACRO IF NOT EXISTS pe_dec_abs(s) AS CASE
-  WHEN length(ltrim(split_part(s, '.', 1), '0')) <= 20 THEN
-    CAST(TRY_CAST('0' || split_part(s, '.', 1) AS HUGEINT) AS DECIMAL(38,18))
-    + CAST(TRY_CAST(rpad(left(split_part(s, '.', 2), 18), 18, '0') AS BIGINT) AS DECIMAL(18,0)) * 0.000000000000000001
-  END;
-CREATE MACRO IF NOT EXISTS pe_dec(s) AS CASE WHEN starts_with(s, '-') THEN -pe_dec_abs(s[2:]) ELSE pe_dec_abs(s) END;
+-- Facts about the warehouse itself: `schema_version` (see src/store/migrations.ts).
+CREATE TABLE IF NOT EXISTS _pool_export.meta (
+  key   VARCHAR PRIMARY KEY,
+  value VARCHAR NOT NULL
+);
+

@@ -1,15 +1,11 @@
 -- name: tvl_by_token
--- answers: value locked per token per day, summed over the pools that hold it (reserve times the token's USD price)
+-- answers: value locked per token per day, summed over the pools that hold it (reserve times the token's USD price); tracked only when the token's price counts that day
 -- grain: one row per token, chain and UTC day
 CREATE OR REPLACE VIEW reports.tvl_by_token AS
-SELECT chain_id, day, token, any_value(symbol) AS symbol, sum(reserve) AS reserve, sum(value_usd) AS tvl_usd
-FROM (
-  SELECT d.chain_id, CAST(to_timestamp(d.date) AS DATE) AS day, d.base_token_id AS token, t.symbol,
-         CAST(d.base_token_reserve_text AS DOUBLE) AS reserve, CAST(d.base_token_reserve_text AS DOUBLE) * CAST(d.base_usd_price_text AS DOUBLE) AS value_usd
-  FROM dodoex.pair_day_datas d LEFT JOIN dodoex.tokens t ON t.chain_id = d.chain_id AND t.id = d.base_token_id
-  UNION ALL
-  SELECT d.chain_id, CAST(to_timestamp(d.date) AS DATE), d.quote_token_id, t.symbol,
-         CAST(d.quote_token_reserve_text AS DOUBLE), CAST(d.quote_token_reserve_text AS DOUBLE) * CAST(d.quote_usd_price_text AS DOUBLE)
-  FROM dodoex.pair_day_datas d LEFT JOIN dodoex.tokens t ON t.chain_id = d.chain_id AND t.id = d.quote_token_id
-)
-GROUP BY chain_id, day, token;
+SELECT s.chain_id, s.day, s.token, any_value(t.symbol) AS symbol, sum(s.reserve) AS reserve,
+       CASE WHEN any_value(p.token) IS NOT NULL THEN sum(s.reserve * s.price_usd) ELSE 0 END AS tvl_usd,
+       sum(s.reserve * s.price_usd) AS tvl_untracked_usd
+FROM reports.pool_day_sides s
+LEFT JOIN reports.priced_tokens_daily p ON p.chain_id = s.chain_id AND p.day = s.day AND p.token = s.token
+LEFT JOIN dodoex.tokens t ON t.chain_id = s.chain_id AND t.id = s.token
+GROUP BY s.chain_id, s.day, s.token;

@@ -2,6 +2,6 @@
 -- answers: pools in the order they were created, with type, tokens and creator
 -- grain: one row per pool and chain
 CREATE OR REPLACE VIEW reports.new_pools AS
-SELECT chain_id, CAST(to_timestamp(CAST(created_at_timestamp AS BIGINT)) AS DATE) AS day, to_timestamp(CAST(created_at_timestamp AS BIGINT)) AS time,
-       id AS pool, type AS pool_type, base_symbol, quote_symbol, creator, CAST(created_at_block_number AS BIGINT) AS block
+SELECT chain_id, CAST(to_timestamp(created_at_timestamp) AS DATE) AS day, to_timestamp(created_at_timestamp) AS time,
+       id AS pool, type AS pool_type, base_symbol, quote_symbol, creator, created_at_block_number AS block
 FROM dodoex.pairs WHERE type <> 'VIRTUAL';

@@ -10,10 +10,14 @@ import { canonicalSchema, loadSchemaModel, lowerCamel, pluralize, SUBGRAPH_SCHEM
 export type CursorKind = 'event' | 'bucket' | 'mutable' | 'snapshot' | 'list';
 
 /**
- * Storage class of a column: decides its SQL type, JSON check and conversion. `structs`: a list of objects of a
- * declared shape (the liquidity list's positions), stored as a LIST of STRUCTs.
+ * Storage class of a column: decides its SQL type, JSON check and conversion.
+ * - `bigint`: a BigInt that counts, or is a time or a block: BIGINT (every real value fits 64 bits);
+ * - `raw`: a BigInt holding a raw token amount or an 18-decimal fixed-point parameter (up to 2^256): DOUBLE;
+ * - `decimal`: a BigDecimal: DOUBLE;
+ * - `structs`: a list of objects of a declared shape (the liquidity list's positions), a LIST of STRUCTs.
+ * Numeric columns also keep the exact upstream text in `<column>_text`.
  */
-export type ColumnClass = 'text' | 'int' | 'int8' | 'bool' | 'bigint' | 'decimal' | 'ref' | 'list' | 'structs';
+export type ColumnClass = 'text' | 'int' | 'int8' | 'bool' | 'bigint' | 'raw' | 'decimal' | 'ref' | 'list' | 'structs';
 
 /** The shape of one element of a `structs` column: text and boolean fields, and nested objects. */
 export interface StructType {
@@ -74,11 +78,23 @@ const CLASS: Readonly<Record<string, ColumnClass>> = {
   ID: 'text', String: 'text', Bytes: 'text', Int: 'int', Int8: 'int8', Timestamp: 'int8', Boolean: 'bool', BigInt: 'bigint', BigDecimal: 'decimal',
 };
 
-function column(f: FieldModel): Column | undefined {
+/**
+ * BigInt fields that hold raw token amounts (up to 2^256) or 18-decimal fixed-point parameters, by entity, as the real
+ * mappings fill them (DODOEX/dodoex_v2_subgraph 0eb5baca, src/mappings): total supplies, PMM `i`/`k` and pool state
+ * `b`/`q`/`b0`/`q0`, fee rates, reward per block, staked balance. They do not fit 64 bits (nor, always, 128), so their
+ * column is DOUBLE. Every other BigInt is a count, a time, a block number, a duration, decimals or a small code: BIGINT.
+ */
+export const RAW_AMOUNTS: Readonly<Record<string, readonly string[]>> = {
+  Token: ['totalSupply'], LpToken: ['totalSupply'], Pair: ['i', 'k', 'mtFeeRate'], PairDetail: ['i', 'k', 'b', 'q', 'b0', 'q0'],
+  CrowdPooling: ['i', 'k', 'feeRate', 'tokenCliffRate'], RewardDetail: ['rewardPerBlock'], UserStake: ['balance'],
+};
+
+function column(entity: string, f: FieldModel): Column | undefined {
   if (f.derivedFrom) return undefined;
   if (f.list) return { field: f.name, column: snake(f.name), cls: 'list', nullable: !f.nonNull, select: f.ref ? `${f.name} { id }` : f.name };
   if (f.ref) return { field: f.name, column: `${snake(f.name)}_id`, cls: 'ref', nullable: !f.nonNull, select: `${f.name} { id }` };
-  return { field: f.name, column: snake(f.name), cls: CLASS[f.type] ?? 'text', nullable: !f.nonNull, select: f.name };
+  const cls = f.type === 'BigInt' && RAW_AMOUNTS[entity]?.includes(f.name) ? 'raw' : CLASS[f.type] ?? 'text';
+  return { field: f.name, column: snake(f.name), cls, nullable: !f.nonNull, select: f.name };
 }
 
 function kindOf(e: EntityModel): { kind: CursorKind; seq?: string; seqType?: 'BigInt' | 'Int' } {
@@ -97,7 +113,7 @@ function tableOf(entity: string): string {
 function subgraphDatasets(schema: string): Dataset[] {
   const model = loadSchemaModel(schema);
   return model.entities.map((e) => {
-    const columns = e.fields.map(column).filter((c): c is Column => c !== undefined);
+    const columns = e.fields.map((f) => column(e.name, f)).filter((c): c is Column => c !== undefined);
     const name = `${WAREHOUSE_SCHEMA[schema]}.${tableOf(e.name)}`;
     return { name, schema, entity: e.name, table: name, columns, ...kindOf(e) };
   });

@@ -14,13 +14,13 @@ type Spec = readonly [field: string, cls: ColumnClass, nullable: boolean];
 
 const TOKEN: readonly Spec[] = [
   ['id', 'text', false], ['symbol', 'text', false], ['name', 'text', false], ['decimals', 'bigint', false], ['usdPrice', 'decimal', false],
-  ['logoImg', 'text', true], ['priceUpdateTimestamp', 'bigint', false], ['timestamp', 'bigint', false], ['totalSupply', 'bigint', false],
+  ['logoImg', 'text', true], ['priceUpdateTimestamp', 'bigint', false], ['timestamp', 'bigint', false], ['totalSupply', 'raw', false],
   ['totalLiquidityOnDODO', 'decimal', false], ['tradeVolume', 'decimal', false], ['tradeVolumeBridge', 'decimal', false],
   ['untrackedVolume', 'decimal', false], ['volumeUSD', 'decimal', false], ['volumeUSDBridge', 'decimal', false], ['txCount', 'bigint', false],
   ['traderCount', 'bigint', false],
 ];
 
-const LP_TOKEN: readonly Spec[] = [['id', 'text', false], ['decimals', 'bigint', false], ['name', 'text', false], ['symbol', 'text', false], ['totalSupply', 'bigint', false]];
+const LP_TOKEN: readonly Spec[] = [['id', 'text', false], ['decimals', 'bigint', false], ['name', 'text', false], ['symbol', 'text', false], ['totalSupply', 'raw', false]];
 
 const APY: readonly Spec[] = [
   ['miningBaseApy', 'decimal', true], ['miningQuoteApy', 'decimal', true], ['transactionBaseApy', 'decimal', true],
@@ -31,8 +31,8 @@ const APY: readonly Spec[] = [
 const PAIR: readonly Spec[] = [
   ['id', 'text', false], ['chainId', 'int', false], ['chain', 'text', false], ['type', 'text', false], ['source', 'text', true],
   ['creator', 'text', false], ['owner', 'text', true], ['maintainer', 'text', false], ['mtFeeRateModel', 'text', false],
-  ['baseSymbol', 'text', true], ['quoteSymbol', 'text', true], ['i', 'bigint', true], ['k', 'bigint', true], ['lpFeeRate', 'decimal', false],
-  ['mtFeeRate', 'bigint', false], ['baseReserve', 'decimal', false], ['quoteReserve', 'decimal', false], ['lastTradePrice', 'decimal', false],
+  ['baseSymbol', 'text', true], ['quoteSymbol', 'text', true], ['i', 'raw', true], ['k', 'raw', true], ['lpFeeRate', 'decimal', false],
+  ['mtFeeRate', 'raw', false], ['baseReserve', 'decimal', false], ['quoteReserve', 'decimal', false], ['lastTradePrice', 'decimal', false],
   ['tvl', 'decimal', true], ['volume24H', 'decimal', true], ['untrackedBaseVolume', 'decimal', false], ['untrackedQuoteVolume', 'decimal', false],
   ['volumeBaseToken', 'decimal', false], ['volumeQuoteToken', 'decimal', false], ['volumeUSD', 'decimal', false], ['feeBase', 'decimal', false],
   ['feeQuote', 'decimal', false], ['feeUSD', 'decimal', false], ['mtFeeBase', 'decimal', false], ['mtFeeQuote', 'decimal', false],

@@ -1,6 +1,6 @@
 /** `pool-export compact`: merges the lake's per-run part files, partition by partition. */
 import type { CommandModule } from 'yargs';
-import { loadConfig } from '../config/config.ts';
+import { loadConfig, trackedSettings } from '../config/config.ts';
 import { compactLake } from '../lake/compact.ts';
 import { writeViewsFile } from '../lake/lake-db.ts';
 import { lockDataDir } from '../store/data-lock.ts';
@@ -25,7 +25,7 @@ export const compactCommand: CommandModule<object, Args> = {
     const lock = await lockDataDir(config.dataDir, 'compact', a['wait-lock'], () => undefined);
     try {
       const r = await compactLake(config.dataDir);
-      await writeViewsFile(config.dataDir);
+      await writeViewsFile(config.dataDir, trackedSettings(config));
       process.stdout.write(`compacted ${r.files} files in ${r.partitions} partitions\n`);
     } finally {
       await lock.release();

@@ -4,6 +4,7 @@ import { hideBin } from 'yargs/helpers';
 import { UsageError } from '../config/chains.ts';
 import { compactCommand } from './compact-command.ts';
 import { datasetsCommand, jobsCommand } from './datasets-command.ts';
+import { migrateCommand } from './migrate-command.ts';
 import { queryCommand, reportCommand } from './report-command.ts';
 import { runCommand } from './run-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
@@ -28,6 +29,7 @@ await yargs(hideBin(process.argv))
   .command(reportCommand)
   .command(queryCommand)
   .command(compactCommand)
+  .command(migrateCommand)
   .command(datasetsCommand)
   .command(jobsCommand)
   .command(schemaCommand)

@@ -1,7 +1,7 @@
 /** `pool-export report` and `pool-export query`: read the Parquet lake through DuckDB views, never locking the warehouse. */
 import type { CommandModule } from 'yargs';
 import { parseChain, UsageError } from '../config/chains.ts';
-import { loadConfig } from '../config/config.ts';
+import { loadConfig, trackedSettings } from '../config/config.ts';
 import { openLakeDb, reportViews } from '../lake/lake-db.ts';
 import { FORMATS, writeResult, type Format } from '../reports/output.ts';
 
@@ -55,7 +55,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
     const to = day('to', a.to);
     if (from) where.push(`day >= DATE '${from}'`);
     if (to) where.push(`day <= DATE '${to}'`);
-    const db = await openLakeDb(config.dataDir);
+    const db = await openLakeDb(config.dataDir, trackedSettings(config));
     try {
       const sql = `SELECT * FROM reports.${view.name}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ALL`;
       await writeResult(db.conn, sql, a.format, a.out);
@@ -86,7 +86,7 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
       .option('config', { type: 'string', describe: 'JSON config file' }),
   handler: async (a) => {
     const config = loadConfig({ ...(a.config ? { configFile: a.config } : {}), overrides: { dataDir: a['data-dir'] } });
-    const db = await openLakeDb(config.dataDir);
+    const db = await openLakeDb(config.dataDir, trackedSettings(config));
     try {
       // Only one SELECT statement passes: DuckDB serializes nothing else.
       const check = await db.conn.runAndReadAll('SELECT json_serialize_sql(CAST($1 AS VARCHAR)) AS j', [a.sql]);

@@ -44,9 +44,6 @@ export function summary(results: readonly TaskResult[]): string {
   const failed = results.filter((r) => r.status === 'failed');
   const unavailable = results.filter((r) => r.status === 'unavailable');
   const ok = results.filter((r) => r.status === 'ok');
-  const count = (k: 'outOfRange' | 'truncated') => results.reduce((a, r) => a + Object.values(r.stats[k]).reduce((x, y) => x + y, 0), 0);
-  const oor = count('outOfRange');
-  const cut = count('truncated');
   const parts = [`${ok.length} ok`, `${failed.length} failed`, ...(unavailable.length ? [`${unavailable.length} unavailable`] : []), `${ok.filter((r) => r.stats.rows === 0).length} with no new rows`];
   lines.push(`\n${results.length} tasks (${parts.join(', ')}): ${sum('rows')} rows, ${sum('pages')} pages, ${sum('requests')} requests, ${sum('retries')} retries`);
   if (unavailable.length) {
@@ -56,8 +53,6 @@ export function summary(results: readonly TaskResult[]): string {
   }
   const dups = sum('duplicates');
   if (dups) lines.push(`${dups} rows repeated an id the upstream had already sent (an upstream defect): the newest of each was kept; the log's duplicate-ids events name them`);
-  if (oor) lines.push(`${oor} values exceed DECIMAL(38,18)/HUGEINT range: their numeric column is NULL; the exact value is in <column>_text`);
-  if (cut) lines.push(`${cut} values have more than 18 fractional digits: their numeric column is cut to 18; the exact value is in <column>_text`);
   for (const f of failed) lines.push(`FAILED ${f.error?.message}`);
   return lines.join('\n');
 }

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 import { CHAINS, parseChain, UsageError } from './chains.ts';
+import { MIN_TRACKED_LIQUIDITY_USD, trustedTokens, type TrackedSettings } from './tracked.ts';
 
 /** How one chain and schema is reached. */
 export type Route = { readonly kind: 'self' } | { readonly kind: 'gateway'; readonly subgraphId: string };
@@ -51,6 +52,10 @@ export interface Config {
   readonly schemaNames: Readonly<Record<string, string>>;
   /** Pool types the liquidity list is asked for by name (`filterTypes`); the service's default without them is not published. */
   readonly listPoolTypes: readonly string[];
+  /** Trusted tokens per chain id, replacing the shipped list of each chain named (`src/config/trusted-tokens.json`). */
+  readonly trustedTokens: Readonly<Record<string, readonly string[]>>;
+  /** USD a trusted side must hold in one pool for the other token's price to count in tracked value. */
+  readonly minTrackedLiquidityUsd: number;
 }
 
 /**
@@ -83,7 +88,9 @@ export const DEFAULTS = {
   // a56d6a1a, graphql.ts, `Pair_filter.schemaName`); `mine-v3` appears only in retired hosted-service slugs.
   schemaNames: { dodoex: 'dodoex', token: 'token', mine: 'mine' },
   listPoolTypes: LIST_POOL_TYPES,
-} satisfies Omit<Config, 'chains' | 'routes' | 'schemaNames' | 'listPoolTypes'> & { chains: number[]; routes: Record<string, Route>; schemaNames: Record<string, string>; listPoolTypes: readonly string[] };
+  trustedTokens: {},
+  minTrackedLiquidityUsd: MIN_TRACKED_LIQUIDITY_USD,
+} satisfies Omit<Config, 'chains' | 'routes' | 'schemaNames' | 'listPoolTypes' | 'trustedTokens'> & { chains: number[]; routes: Record<string, Route>; schemaNames: Record<string, string>; listPoolTypes: readonly string[]; trustedTokens: Record<string, string[]> };
 
 /** Environment variables and the keys they set. */
 const ENV: Readonly<Record<string, keyof Config>> = {
@@ -136,11 +143,36 @@ function checkSchemaNames(raw: unknown): Record<string, string> {
   return out;
 }
 
+function checkTrustedTokens(raw: unknown): Record<string, readonly string[]> {
+  const example = '{"56": ["0x55d398326f99059ff775485246999027b3197955"]}';
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError(`config "trustedTokens" must map chain ids to token addresses, like ${example}`);
+  const out: Record<string, readonly string[]> = {};
+  for (const [chain, list] of Object.entries(raw)) {
+    if (!/^\d+$/.test(chain)) throw new UsageError(`config trustedTokens key "${chain}" must be a chain id such as 56`);
+    if (!Array.isArray(list) || !list.every((a) => typeof a === 'string' && /^0x[0-9a-fA-F]{40}$/.test(a))) {
+      throw new UsageError(`config trustedTokens["${chain}"] must be a list of token addresses (0x and 40 hex digits), like ${example}`);
+    }
+    out[chain] = Object.freeze(list.map((a: string) => a.toLowerCase()));
+  }
+  return out;
+}
+
+/** The tracked-value settings of a configuration. */
+export function trackedSettings(config: Pick<Config, 'trustedTokens' | 'minTrackedLiquidityUsd'>): TrackedSettings {
+  return { tokens: trustedTokens(config.trustedTokens), minLiquidityUsd: config.minTrackedLiquidityUsd };
+}
+
 function checkPoolTypes(raw: unknown): readonly string[] {
   if (!Array.isArray(raw) || raw.length === 0 || !raw.every((t) => typeof t === 'string' && /^[A-Z0-9]+$/.test(t))) {
     throw new UsageError(`config "listPoolTypes" must be a non-empty list of pool types such as ${JSON.stringify(LIST_POOL_TYPES)}`);
   }
   return Object.freeze([...raw] as string[]);
+}
+
+function checkAmount(key: string, raw: unknown): number {
+  const v = Number(raw);
+  if (typeof raw !== 'number' || !Number.isFinite(v) || v < 0) throw new UsageError(`${key} must be a number of USD from 0, such as 50000, not ${JSON.stringify(raw)}`);
+  return v;
 }
 
 /** Reads the optional config file (JSON); unknown keys are errors that list the valid ones. */
@@ -188,5 +220,7 @@ export function loadConfig(opts: { configFile?: string; env?: NodeJS.ProcessEnv;
     routes: Object.freeze(checkRoutes(merged.routes)),
     schemaNames: Object.freeze(checkSchemaNames(merged.schemaNames)),
     listPoolTypes: checkPoolTypes(merged.listPoolTypes),
+    trustedTokens: Object.freeze(checkTrustedTokens(merged.trustedTokens)),
+    minTrackedLiquidityUsd: checkAmount('minTrackedLiquidityUsd', merged.minTrackedLiquidityUsd),
   });
 }

@@ -2,12 +2,13 @@
 import { chainName } from '../config/chains.ts';
 import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
 
-/** Decimal digits DECIMAL(38,18) holds before and after the point. */
-const DEC_INT_DIGITS = 20;
-const DEC_FRAC_DIGITS = 18;
-/** HUGEINT's range. */
-const HUGEINT_MAX = 2n ** 127n - 1n;
-const HUGEINT_MIN = -(2n ** 127n);
+/** Largest 64-bit integer: a BigInt count, time or block beyond it is garbage (no real one comes close). */
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+/** Digits of INT64_MAX (9223372036854775807): shorter texts always fit. */
+const INT64_DIGITS = 19;
+/** Integer digits below which any value fits a DOUBLE (whose largest is about 1.8e308). */
+const DOUBLE_DIGITS = 308;
 
 /** A value that does not fit a dataset's declared type: stops the task with the dataset, chain and field named. */
 export class GarbageError extends Error {
@@ -17,13 +18,9 @@ export class GarbageError extends Error {
   }
 }
 
-/** Mapped rows and the values that the numeric columns cannot hold exactly (kept as text, counted). */
+/** Mapped rows: every numeric value fits its column, so none is stored as NULL. */
 export interface MappedPage {
   readonly rows: Record<string, unknown>[];
-  /** Values per column beyond DECIMAL(38,18) / HUGEINT range: the numeric column is NULL, `_text` is exact. */
-  readonly outOfRange: Record<string, number>;
-  /** Values per column with more than 18 fractional digits: the numeric column is cut to 18, `_text` is exact. */
-  readonly truncated: Record<string, number>;
 }
 
 const BIGINT_RE = /^-?\d+$/;
@@ -64,18 +61,16 @@ function valueAt(obj: object, keys: readonly string[], parents: readonly boolean
   return v;
 }
 
-/** Digits of HUGEINT's largest value (170141183460469231731687303715884105727): shorter texts always fit. */
-const HUGEINT_DIGITS = 39;
+/** Whether a BigInt text fits a 64-bit integer. */
+function fitsInt64(v: string): boolean {
+  if (v.length - (v.startsWith('-') ? 1 : 0) < INT64_DIGITS) return true;
+  const b = BigInt(v);
+  return b <= INT64_MAX && b >= INT64_MIN;
+}
 
-/** How a numeric text fits its column: exactly, cut to 18 fractional digits, or not at all. */
-function fit(c: Column, v: string, m: RegExpExecArray | null): 'exact' | 'truncated' | 'out' {
-  if (c.cls === 'bigint') {
-    if (v.length - (v.startsWith('-') ? 1 : 0) < HUGEINT_DIGITS) return 'exact';
-    const b = BigInt(v);
-    return b <= HUGEINT_MAX && b >= HUGEINT_MIN ? 'exact' : 'out';
-  }
-  if (m![1]!.length > DEC_INT_DIGITS && m![1]!.replace(/^0+/, '').length > DEC_INT_DIGITS) return 'out';
-  return (m![2] ?? '').length > DEC_FRAC_DIGITS ? 'truncated' : 'exact';
+/** Whether a number text with `intDigits` integer digits is within DOUBLE's range (it is then rounded to about 16 digits). */
+function fitsDouble(v: string, intDigits: number): boolean {
+  return intDigits < DOUBLE_DIGITS || Number.isFinite(Number(v));
 }
 
 /** The name of a column's field in errors: its path in a list item, its field name in an entity. */
@@ -107,8 +102,8 @@ function structItem(ds: Dataset, chainId: number, c: Column, shape: StructType, 
   return out;
 }
 
-/** The checked value of a column; `out.m` receives the parse of a BigDecimal, for `fit`. */
-function check(ds: Dataset, chainId: number, c: Column, v: unknown, out: { m: RegExpExecArray | null }): unknown {
+/** The checked value of a column. */
+function check(ds: Dataset, chainId: number, c: Column, v: unknown): unknown {
   if (v === undefined) throw new GarbageError(ds.name, chainId, fieldName(ds, c), 'the field is missing from the answer');
   if (v === null) {
     if (!c.nullable) throw bad(ds, chainId, c, v, 'a value (the schema says non-null)');
@@ -132,11 +127,18 @@ function check(ds: Dataset, chainId: number, c: Column, v: unknown, out: { m: Re
     case 'int8':
     case 'bigint':
       if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(ds, chainId, c, v, 'a BigInt as a decimal string');
+      if (!fitsInt64(v)) throw bad(ds, chainId, c, v, 'a count, time or block number within 64 bits');
       return v;
-    case 'decimal':
-      out.m = typeof v === 'string' ? DECIMAL_RE.exec(v) : null;
-      if (!out.m) throw bad(ds, chainId, c, v, 'a BigDecimal as a decimal string');
+    case 'raw':
+      if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(ds, chainId, c, v, 'a BigInt as a decimal string');
+      if (!fitsDouble(v, v.length)) throw bad(ds, chainId, c, v, 'an amount within DOUBLE range (below 1.8e308)');
       return v;
+    case 'decimal': {
+      const m = typeof v === 'string' ? DECIMAL_RE.exec(v) : null;
+      if (!m) throw bad(ds, chainId, c, v, 'a BigDecimal as a decimal string');
+      if (!fitsDouble(v as string, m[1]!.length)) throw bad(ds, chainId, c, v, 'a BigDecimal within DOUBLE range (below 1.8e308)');
+      return v;
+    }
     case 'list':
       if (!Array.isArray(v)) throw bad(ds, chainId, c, v, 'a list');
       return v.map((x) => listItem(ds, chainId, c, v, x));
@@ -149,9 +151,6 @@ function check(ds: Dataset, chainId: number, c: Column, v: unknown, out: { m: Re
 /** Maps one page of rows (subgraph entities or liquidity-list items). */
 export function mapPage(ds: Dataset, chainId: number, items: unknown[]): MappedPage {
   const plan = planOf(ds);
-  const outOfRange: Record<string, number> = {};
-  const truncated: Record<string, number> = {};
-  const parsed: { m: RegExpExecArray | null } = { m: null };
   const rows: Record<string, unknown>[] = new Array(items.length);
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
@@ -159,17 +158,9 @@ export function mapPage(ds: Dataset, chainId: number, items: unknown[]): MappedP
     const row: Record<string, unknown> = {};
     for (const { c, keys } of plan) {
       const raw = valueAt(item, keys, c.parents);
-      const v = raw === UNDER_NULL ? null : check(ds, chainId, c, raw, parsed);
-      if ((c.cls === 'bigint' || c.cls === 'decimal') && typeof v === 'string') {
-        const f = fit(c, v, parsed.m);
-        if (f !== 'exact') {
-          const counts = f === 'out' ? outOfRange : truncated;
-          counts[c.column] = (counts[c.column] ?? 0) + 1;
-        }
-      }
-      row[c.column] = v;
+      row[c.column] = raw === UNDER_NULL ? null : check(ds, chainId, c, raw);
     }
     rows[i] = row;
   }
-  return { rows, outOfRange, truncated };
+  return { rows };
 }

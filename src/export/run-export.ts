@@ -99,7 +99,7 @@ async function runOne(args: RunArgs, sink: DuckDBSink, checkpoints: CheckpointSt
     run = r.run;
     before = r.before;
     result = { task, status: 'ok', stats: run.stats, block: block.number, cursorBefore: before, cursorAfter: run.cursor, startedAt, endedAt: new Date() };
-    args.log('task-done', { ...label, rows: run.stats.rows, pages: run.stats.pages, requests: run.stats.requests, retries: run.stats.retries, duplicates: run.stats.duplicates, outOfRange: run.stats.outOfRange });
+    args.log('task-done', { ...label, rows: run.stats.rows, pages: run.stats.pages, requests: run.stats.requests, retries: run.stats.retries, duplicates: run.stats.duplicates });
   } catch (e) {
     const message = redact(`${task.ds.name} on ${label.chain}: ${explainWriteError(args.config.dataDir, e)}`, args.config.apiKey);
     const stats = e instanceof TaskError ? e.taskStats : empty;

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { lockDataDir } from '../store/data-lock.ts';
 import { writeLake } from '../lake/lake-writer.ts';
 import { writeViewsFile } from '../lake/lake-db.ts';
+import { trackedSettings } from '../config/config.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { diskFullMessage, explainWriteError, isDiskFull } from '../util/disk-full.ts';
 import { UpstreamClient } from '../upstream/client.ts';
@@ -53,7 +54,7 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
       let lakeError: string | undefined;
       try {
         const files = await writeLake(warehouse, args.config.dataDir);
-        await writeViewsFile(args.config.dataDir);
+        await writeViewsFile(args.config.dataDir, trackedSettings(args.config));
         args.log('lake-written', { runId, files });
       } catch (e) {
         lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;

@@ -67,8 +67,6 @@ class TaskRun {
   /** Adds the counters of a shard's run to this one. */
   absorb(other: TaskStats): void {
     for (const k of ['pages', 'rows', 'requests', 'retries', 'bytes', 'duplicates'] as const) this.stats[k] += other[k];
-    for (const [k, n] of Object.entries(other.outOfRange)) this.stats.outOfRange[k] = (this.stats.outOfRange[k] ?? 0) + n;
-    for (const [k, n] of Object.entries(other.truncated)) this.stats.truncated[k] = (this.stats.truncated[k] ?? 0) + n;
   }
 
   get ds(): Dataset {
@@ -113,8 +111,6 @@ class TaskRun {
   /** Adds mapped rows to the buffer; a row whose id is already buffered replaces it when it is newer (an upstream defect). */
   take(items: unknown[]): void {
     const page = mapPage(this.ds, this.task.chainId, items);
-    for (const [k, n] of Object.entries(page.outOfRange)) this.stats.outOfRange[k] = (this.stats.outOfRange[k] ?? 0) + n;
-    for (const [k, n] of Object.entries(page.truncated)) this.stats.truncated[k] = (this.stats.truncated[k] ?? 0) + n;
     const repeated: string[] = [];
     for (const row of page.rows) {
       const id = row.id as string;

@@ -31,10 +31,6 @@ export interface TaskStats {
   requests: number;
   retries: number;
   bytes: number;
-  /** Values per column beyond the numeric column's range (numeric NULL, exact `_text`). */
-  outOfRange: Record<string, number>;
-  /** Values per column with more than 18 fractional digits (numeric cut to 18, exact `_text`). */
-  truncated: Record<string, number>;
   /** Rows the upstream sent with an id it had already sent (within a batch, or already stored): only the newest is kept. */
   duplicates: number;
   /** Keyset value from which stored rows were replaced (events and buckets), for the lake's partitions. */
@@ -59,5 +55,5 @@ export interface TaskResult {
 
 /** Fresh counters of a task. */
 export function emptyStats(): TaskStats {
-  return { pages: 0, rows: 0, requests: 0, retries: 0, bytes: 0, outOfRange: {}, truncated: {}, duplicates: 0 };
+  return { pages: 0, rows: 0, requests: 0, retries: 0, bytes: 0, duplicates: 0 };
 }

@@ -9,11 +9,19 @@ import { join } from 'node:path';
 import { DATASETS, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { createTable, lit, q, qt } from '../store/ddl.ts';
 import { datasetDir, LAKE_DIR, viewGlob } from './layout.ts';
+import { DEFAULT_TRACKED, type TrackedSettings } from '../config/tracked.ts';
 
 /** The views file inside the data folder. */
 export const VIEWS_FILE = 'lake.duckdb';
 
 const VIEWS_DIR = new URL('../../sql/views/', import.meta.url);
+/** Views the reports build on (tracked value), defined before them and not listed as reports. */
+const HELPERS_DIR = new URL('../../sql/helpers/', import.meta.url);
+
+/** The SQL files of a folder, in name order. */
+function sqlFiles(dir: URL): string[] {
+  return readdirSync(dir).filter((f) => f.endsWith('.sql')).sort().map((f) => readFileSync(new URL(f, dir), 'utf8'));
+}
 
 /** One report view: its name, what it answers and its grain, from the header of its SQL file. */
 export interface ReportView {
@@ -43,8 +51,22 @@ function hasParquet(dir: string): boolean {
   return false;
 }
 
-/** Creates the dataset views (or empty tables where the lake has no file yet) and the report views. */
-async function defineViews(conn: DuckDBConnection, dataDir: string): Promise<void> {
+/** The trusted tokens and the backing threshold, as a table and a macro of the `reports` schema. */
+async function defineTracked(conn: DuckDBConnection, tracked: TrackedSettings): Promise<void> {
+  await conn.run('CREATE OR REPLACE TABLE reports.trusted_tokens (chain_id INTEGER, token VARCHAR, symbol VARCHAR)');
+  const insert = await conn.prepare('INSERT INTO reports.trusted_tokens VALUES ($1, $2, $3)');
+  for (const t of tracked.tokens) {
+    insert.bindInteger(1, t.chainId);
+    insert.bindVarchar(2, t.token);
+    if (t.symbol === null) insert.bindNull(3);
+    else insert.bindVarchar(3, t.symbol);
+    await insert.run();
+  }
+  await conn.run(`CREATE OR REPLACE MACRO reports.min_tracked_liquidity_usd() AS CAST(${Number(tracked.minLiquidityUsd)} AS DOUBLE)`);
+}
+
+/** Creates the dataset views (or empty tables where the lake has no file yet), the tracked-value helpers and the report views. */
+async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: TrackedSettings): Promise<void> {
   const lake = join(dataDir, LAKE_DIR);
   for (const s of new Set(Object.values(WAREHOUSE_SCHEMA))) await conn.run(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
   await conn.run('CREATE SCHEMA IF NOT EXISTS reports');
@@ -59,14 +81,16 @@ async function defineViews(conn: DuckDBConnection, dataDir: string): Promise<voi
       await conn.run(createTable(ds));
     }
   }
+  await defineTracked(conn, tracked);
+  for (const sql of sqlFiles(HELPERS_DIR)) await conn.run(sql);
   for (const v of reportViews()) await conn.run(v.sql);
 }
 
 /** An in-memory DuckDB with the lake's views; close it when done. */
-export async function openLakeDb(dataDir: string): Promise<{ conn: DuckDBConnection; close: () => void }> {
+export async function openLakeDb(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<{ conn: DuckDBConnection; close: () => void }> {
   const instance = await DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
-  await defineViews(conn, dataDir);
+  await defineViews(conn, dataDir, tracked);
   return {
     conn,
     close: () => {
@@ -77,7 +101,7 @@ export async function openLakeDb(dataDir: string): Promise<{ conn: DuckDBConnect
 }
 
 /** Renews `<dataDir>/lake.duckdb`: built under a temporary name, then renamed over the old one. */
-export async function writeViewsFile(dataDir: string): Promise<void> {
+export async function writeViewsFile(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<void> {
   const target = join(dataDir, VIEWS_FILE);
   const tmp = `${target}.tmp`;
   rmSync(tmp, { force: true });
@@ -86,7 +110,7 @@ export async function writeViewsFile(dataDir: string): Promise<void> {
     const instance = await DuckDBInstance.create(tmp);
     const conn = await instance.connect();
     try {
-      await defineViews(conn, dataDir);
+      await defineViews(conn, dataDir, tracked);
       await conn.run('CHECKPOINT');
     } finally {
       conn.closeSync();

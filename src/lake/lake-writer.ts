@@ -64,10 +64,45 @@ interface Pending {
   readonly chainId: number;
   readonly fromSeq: number | null;
   readonly runs: readonly string[];
+  /** Rewrite every file of the dataset and chain, replacing its folders whole. */
+  readonly rebuild: boolean;
 }
 
-/** Writes the lake files one dataset and chain lacks; returns the files written. Rewriting the same files is harmless. */
-async function writePending(w: Warehouse, lake: string, p: Pending): Promise<number> {
+/** The folders of one dataset and chain in the lake. */
+const PARTS = ['data', 'current', 'history'] as const;
+
+/**
+ * Rebuilds every file of one dataset and chain: written into a staging lake, then each of its folders replaces the
+ * live one by rename (the old one moved aside first, then removed), so readers never see a mix of old and new types.
+ */
+async function rebuildPending(w: Warehouse, lake: string, p: Pending): Promise<number> {
+  const staging = join(lake, '.tmp', `rebuild-${p.ds.name}-${p.chainId}`);
+  rmSync(staging, { recursive: true, force: true });
+  try {
+    const files = await writePending(w, staging, lake, { ...p, rebuild: false });
+    for (const part of PARTS) {
+      const live = chainDir(lake, p.ds, p.chainId, part);
+      const staged = chainDir(staging, p.ds, p.chainId, part);
+      const aside = `${live}.old`;
+      rmSync(aside, { recursive: true, force: true });
+      if (existsSync(live)) renameSync(live, aside);
+      if (existsSync(staged)) {
+        mkdirSync(dirname(live), { recursive: true });
+        renameSync(staged, live);
+      }
+      rmSync(aside, { recursive: true, force: true });
+    }
+    return files;
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Writes the lake files one dataset and chain lacks into `root` (the lake, or a staging copy of it; temporary files
+ * go under `lake`); returns the files written. Rewriting the same files is harmless.
+ */
+async function writePending(w: Warehouse, root: string, lake: string, p: Pending): Promise<number> {
   const { ds, chainId: chain } = p;
   const tmp = join(lake, '.tmp', `${p.runs[0]}-${ds.name}-${chain}`);
   rmSync(tmp, { recursive: true, force: true });
@@ -86,13 +121,13 @@ async function writePending(w: Warehouse, lake: string, p: Pending): Promise<num
       for (let start = first; range.hi !== null && start <= Number(range.hi); start += DAYS_PER_COPY * DAY) {
         const chunk = join(tmp, String(start));
         await w.exec(partitioned(ds, `${where} AND "${seq}" >= ${start} AND "${seq}" < ${start + DAYS_PER_COPY * DAY}`, chunk));
-        files += moveTree(chunk, chainDir(lake, ds, chain, 'data'), 'data', true);
+        files += moveTree(chunk, chainDir(root, ds, chain, 'data'), 'data', true);
       }
       return files;
     }
     let files = 0;
     if (ds.kind === 'mutable') {
-      const current = join(chainDir(lake, ds, chain, 'current'), 'data.parquet');
+      const current = join(chainDir(root, ds, chain, 'current'), 'data.parquet');
       mkdirSync(dirname(current), { recursive: true });
       await w.exec(`COPY (SELECT * FROM ${qt(ds.table)} WHERE chain_id = ${chain}) TO ${lit(`${current}.tmp`)} (${COPY_OPTS})`);
       renameSync(`${current}.tmp`, current);
@@ -102,7 +137,7 @@ async function writePending(w: Warehouse, lake: string, p: Pending): Promise<num
     for (const runId of p.runs) {
       rmSync(tmp, { recursive: true, force: true });
       await w.exec(partitioned(ds, `chain_id = ${chain} AND _run_id = ${lit(runId)}`, tmp));
-      files += moveTree(tmp, chainDir(lake, ds, chain, ds.kind === 'mutable' ? 'history' : 'data'), `part-${runId}`, true);
+      files += moveTree(tmp, chainDir(root, ds, chain, ds.kind === 'mutable' ? 'history' : 'data'), `part-${runId}`, true);
     }
     return files;
   } finally {
@@ -119,12 +154,13 @@ export async function writeLake(w: Warehouse, dataDir: string): Promise<number> 
   const lake = join(dataDir, LAKE_DIR);
   const byName = new Map(DATASETS.map((d) => [d.name, d]));
   await w.exec(`SET partitioned_write_flush_threshold = ${FLUSH_THRESHOLD_ROWS}`);
-  const rows = await w.all('SELECT chain_id, dataset, from_seq, runs FROM _pool_export.lake_pending ORDER BY dataset, chain_id');
+  const rows = await w.all('SELECT chain_id, dataset, from_seq, runs, coalesce(rebuild, false) AS rebuild FROM _pool_export.lake_pending ORDER BY dataset, chain_id');
   let files = 0;
   for (const r of rows) {
     const ds = byName.get(String(r.dataset));
     const chainId = Number(r.chain_id);
-    if (ds) files += await writePending(w, lake, { ds, chainId, fromSeq: r.from_seq === null ? null : Number(r.from_seq), runs: (r.runs as unknown[]).map(String) });
+    const p: Pending | undefined = ds && { ds, chainId, fromSeq: r.from_seq === null ? null : Number(r.from_seq), runs: (r.runs as unknown[]).map(String), rebuild: r.rebuild === true };
+    if (p) files += p.rebuild ? await rebuildPending(w, lake, p) : await writePending(w, lake, lake, p);
     await w.exec('DELETE FROM _pool_export.lake_pending WHERE chain_id = $1 AND dataset = $2', [chainId, String(r.dataset)]);
   }
   return files;

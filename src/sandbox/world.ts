@@ -1,5 +1,6 @@
 /** The shared state of one chain's generated world: sizes, streams and the versioned mutable entities every schema reads. */
 import * as X from '../util/exact.ts';
+import TRUSTED from '../config/trusted-tokens.json' with { type: 'json' };
 import { hexOf, pick } from '../util/hash.ts';
 import { EventStream, Timeline, chainSpec } from './timeline.ts';
 
@@ -28,6 +29,18 @@ const SPECIAL_TOKENS: readonly { symbol: string; name: string; decimals: number;
   { symbol: 'BIG', name: 'Big supply', decimals: 0, price: X.parse('1234.567890123456789012345678901234') },
   { symbol: 'unknown', name: 'Nameless', decimals: 8, price: X.dec(30_000) },
 ];
+
+/**
+ * The stable and the wrapped native token of the chains the service documents, at their real addresses (tokens 0 and
+ * 1 of a world): DODO's own subgraph prices every token from these (src/config/trusted-tokens.json cites the source).
+ */
+const REAL_TOKENS: ReadonlyMap<number, readonly { id: string; symbol: string; name: string }[]> = new Map(
+  Object.entries((TRUSTED as { chains: Record<string, { address: string; symbol: string; role: string }[]> }).chains).map(([chain, list]) => {
+    const stable = list.find((t) => t.role === 'stable')!;
+    const wrapped = list.find((t) => t.role === 'wrapped-native')!;
+    return [Number(chain), [{ id: stable.address, symbol: stable.symbol, name: `${stable.symbol} stablecoin` }, { id: wrapped.address, symbol: wrapped.symbol, name: `Wrapped ${wrapped.symbol.slice(1)}` }]];
+  }),
+);
 
 const POOL_TYPES = ['DVM', 'DVM', 'DVM', 'DPP', 'DPP', 'DSP', 'DSP', 'CLASSICAL', 'GSP'] as const;
 const FEE_RATES = [X.dec(3, 3), X.dec(1, 3), X.dec(1, 4), X.dec(1, 2)];
@@ -253,9 +266,10 @@ export class World {
   }
 
   private makeToken(k: number, created: number, updated: number, version: number, salt: number): TokenState {
-    const special = SPECIAL_TOKENS[k];
+    const real = k < 2 ? REAL_TOKENS.get(this.chainId)?.[k] : undefined;
+    const special = real ? { ...SPECIAL_TOKENS[k]!, ...real } : SPECIAL_TOKENS[k];
     const seed = this.opts.seed;
-    const id = k === 0 ? '0xdac17f958d2ee523a2206206994597c13d831ec7' : hexOf(5, seed, this.chainId, TAG.token, k);
+    const id = real?.id ?? hexOf(5, seed, this.chainId, TAG.token, k);
     const base = special?.price ?? X.dec(1 + pick(1_000_000, seed, this.chainId, TAG.token, k, 7), 3);
     // The stable token keeps its price; the others drift by up to ±1% per version.
     const drift = k === 0 ? X.dec(1) : X.dec(100_000 + pick(2001, seed, this.chainId, TAG.token, k, version, salt) - 1000, 5);
@@ -304,17 +318,36 @@ export class World {
     // A VIRTUAL pair's id is `<base>-<quote>`: each takes its own token pair, so that no two share an id (as no two
     // subgraph entities can), whatever the seed and scale.
     if (virtual) [baseIdx, quoteIdx] = virtualTokens(Math.floor(k / 10), tokens, pick(2, seed, c, TAG.pair, k, 7) === 1);
+    // The scam pool holds 1e30-scale reserves of two tokens no one trusts (the hostile SQL and emoji symbols), whose
+    // prices would inflate every untracked total.
+    const scam = k === this.scamPool();
+    if (scam) [baseIdx, quoteIdx] = [2, 3];
+    // Pool 6 pairs the wrapped native coin (trusted) as base with an untrusted quote, so that every combination of
+    // trusted sides occurs (tracked value counts the trusted side twice there).
+    if (k === 6 && tokens > 2) [baseIdx, quoteIdx] = [1, 2 + pick(tokens - 2, seed, c, TAG.pair, k, 8)];
     return {
       created,
       period: PAIR_PERIODS[k % 4]!,
       baseIdx,
       quoteIdx,
       type: virtual ? 'VIRTUAL' : k === 0 ? 'DVM' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!,
-      magnitude: k === 3 ? 30 : k === 5 ? -12 : 0,
+      magnitude: scam ? 30 : k === 5 ? -12 : 0,
       lpFeeRate: virtual ? X.dec(0) : FEE_RATES[pick(FEE_RATES.length, seed, c, TAG.pair, k, 5)]!,
       creator: virtual ? '0x0000000000000000000000000000000000000000' : this.userId(pick(this.userCount(created), seed, c, TAG.pair, k, 6)),
       id: virtual ? undefined : hexOf(5, seed, c, TAG.pair, k),
     };
+  }
+
+  private scam: number | undefined;
+
+  /** The scam pool: the first pool from the fourth on that is created when tokens 2 and 3 exist (and is not VIRTUAL). */
+  private scamPool(): number {
+    if (this.scam === undefined) {
+      let k = 3;
+      while (this.isVirtual(k) || this.tokenCount(this.createdBlock(this.every.pair, k)) <= 3) k++;
+      this.scam = k;
+    }
+    return this.scam;
   }
 
   /** A pool's state at block `at`. */

@@ -16,13 +16,18 @@ export function lit(s: string): string {
   return `'${s.replaceAll("'", "''")}'`;
 }
 
+/**
+ * SQL types: plain numbers that DuckDB, pandas and polars compute with, and that Parquet carries as they are (INT64,
+ * DOUBLE). BigDecimal and raw BigInt amounts are DOUBLE (about 16 significant digits); counts, times and blocks BIGINT.
+ * The exact upstream text of each is in `<column>_text`.
+ */
 const SQL_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
-  text: 'VARCHAR', ref: 'VARCHAR', int: 'INTEGER', int8: 'BIGINT', bool: 'BOOLEAN', bigint: 'HUGEINT', decimal: 'DECIMAL(38,18)', list: 'VARCHAR[]',
+  text: 'VARCHAR', ref: 'VARCHAR', int: 'INTEGER', int8: 'BIGINT', bool: 'BOOLEAN', bigint: 'BIGINT', raw: 'DOUBLE', decimal: 'DOUBLE', list: 'VARCHAR[]',
 };
 
-/** How the column arrives in the NDJSON batch file. */
+/** How the column arrives in the NDJSON batch file: numbers as the upstream's text, cast in the INSERT. */
 const JSON_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
-  text: 'VARCHAR', ref: 'VARCHAR', int: 'INTEGER', int8: 'VARCHAR', bool: 'BOOLEAN', bigint: 'VARCHAR', decimal: 'VARCHAR', list: 'VARCHAR[]',
+  text: 'VARCHAR', ref: 'VARCHAR', int: 'INTEGER', int8: 'VARCHAR', bool: 'BOOLEAN', bigint: 'VARCHAR', raw: 'VARCHAR', decimal: 'VARCHAR', list: 'VARCHAR[]',
 };
 
 /** The SQL type of one struct shape: `STRUCT("a" VARCHAR, "b" STRUCT(…))`. */
@@ -41,7 +46,7 @@ function jsonType(c: Column): string {
 
 /** Numeric columns also keep the exact upstream text. */
 export function hasText(c: Column): boolean {
-  return c.cls === 'bigint' || c.cls === 'decimal';
+  return c.cls === 'bigint' || c.cls === 'raw' || c.cls === 'decimal';
 }
 
 /** The data columns of a dataset's table with their SQL types (the exporter's own columns follow them). */
@@ -68,9 +73,9 @@ export function insertParts(ds: Dataset): { target: string; select: string } {
   for (const c of ds.columns) {
     const col = q(c.column);
     target.push(col);
-    if (c.cls === 'decimal') select.push(`pe_dec(${col})`);
-    else if (c.cls === 'bigint') select.push(`TRY_CAST(${col} AS HUGEINT)`);
-    else if (c.cls === 'int8') select.push(`CAST(${col} AS BIGINT)`);
+    // The mapper has checked every value fits: a cast never fails here, and never gives NULL for a value.
+    if (c.cls === 'decimal' || c.cls === 'raw') select.push(`CAST(${col} AS DOUBLE)`);
+    else if (c.cls === 'bigint' || c.cls === 'int8') select.push(`CAST(${col} AS BIGINT)`);
     else select.push(col);
     if (hasText(c)) {
       target.push(q(`${c.column}_text`));

@@ -20,11 +20,10 @@ export class RunLedger {
 
   private async task(exec: Warehouse['exec'], runId: string, r: TaskResult): Promise<void> {
     await exec(
-      `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, out_of_range, error_class, error, duplicate_ids)
-       VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+      `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, error_class, error, duplicate_ids)
+       VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
       [runId, r.task.chainId, r.task.ds.name, r.startedAt.toISOString(), r.endedAt.toISOString(), r.status, r.stats.pages, r.stats.rows, r.stats.requests,
-        r.stats.retries, r.block, r.cursorBefore, r.cursorAfter, JSON.stringify({ outOfRange: r.stats.outOfRange, truncated: r.stats.truncated }), r.error?.cls ?? null, r.error?.message ?? null,
-        r.stats.duplicates],
+        r.stats.retries, r.block, r.cursorBefore, r.cursorAfter, r.error?.cls ?? null, r.error?.message ?? null, r.stats.duplicates],
     );
   }
 

@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WAREHOUSE_SCHEMA, type Dataset } from '../catalog/catalog.ts';
 import { createTable, q, qt, tableColumns } from './ddl.ts';
+import { migrate, MigrationNeededError, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
 
 /** File name of the warehouse inside the data folder. */
 export const WAREHOUSE_FILE = 'warehouse.duckdb';
@@ -37,12 +38,35 @@ export class Warehouse {
     }
     const conn = await instance.connect();
     const w = new Warehouse(path, instance, conn);
-    if (!opts.readOnly) {
-      await w.exec(INTERNAL_SQL);
-      // Keep schema changes out of the WAL: DuckDB can fail to replay catalog entries after a crash.
-      await w.exec('CHECKPOINT');
+    try {
+      await w.upgrade(opts.readOnly ?? false);
+    } catch (e) {
+      conn.closeSync();
+      instance.closeSync();
+      throw e;
     }
     return w;
+  }
+
+  /**
+   * Creates the exporter's own tables, and migrates a warehouse written by an earlier version (in one transaction).
+   * Read-only, an older warehouse cannot be migrated: the error names the command that does it.
+   */
+  private async upgrade(readOnly: boolean): Promise<void> {
+    if (readOnly) {
+      const version = await this.transaction(readVersion);
+      if (version !== undefined && version < SCHEMA_VERSION) throw new MigrationNeededError(this.path, version);
+      return;
+    }
+    await this.exec(INTERNAL_SQL);
+    await this.transaction(async (tx) => {
+      const version = await readVersion(tx);
+      if (version === undefined) await writeVersion(tx, SCHEMA_VERSION);
+      else if (version < SCHEMA_VERSION) await migrate(tx, version);
+      else if (version > SCHEMA_VERSION) throw new Error(`the warehouse ${this.path} was written by a newer pool-export (schema version ${version}; this one knows ${SCHEMA_VERSION}); use that version, or a copy of the data folder`);
+    });
+    // Keep schema changes out of the WAL: DuckDB can fail to replay catalog entries after a crash.
+    await this.exec('CHECKPOINT');
   }
 
   /**

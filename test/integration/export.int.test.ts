@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, compareWithSandbox, lakeBehindWarehouse, nullNumbers, sandboxEnv } from '../support/export-check.ts';
 import { allRows, waitForRequests } from '../support/sandbox-client.ts';
 
 const CHAINS = KNOWN_CHAINS.map((c) => c.chainId);
@@ -69,6 +69,7 @@ describe('export core', () => {
     expect(third.code, third.stderr).toBe(0);
     cmp = await compareWithSandbox(sb, data, CHAINS);
     expect(cmp.mismatches).toEqual([]);
+    expect(await nullNumbers(data)).toEqual([]);
   }, 300_000);
 
   it('reads through the gateway route when the config says so, exactly the same', async () => {

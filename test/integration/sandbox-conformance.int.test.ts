@@ -219,7 +219,7 @@ describe('filters', () => {
     ['Pair', 'type_not_in: ["DVM", "DSP"]', (r) => !['DVM', 'DSP'].includes(r.type)],
     ['Pair', 'creator_contains: "aa"', (r) => r.creator.slice(2).match(/../g).includes('aa')],
     ['Swap', 'timestamp_gt: "1766000000", timestamp_lte: "1766500000"', (r) => BigInt(r.timestamp) > 1766000000n && BigInt(r.timestamp) <= 1766500000n],
-    ['Transaction', 'tokens_contains: ["0xdac17f958d2ee523a2206206994597c13d831ec7"]', (r) => r.tokens.includes('0xdac17f958d2ee523a2206206994597c13d831ec7')],
+    ['Transaction', 'tokens_contains: ["0xc2132d05d31c914a87c6611c10748aeb04b58e8f"]', (r) => r.tokens.includes('0xc2132d05d31c914a87c6611c10748aeb04b58e8f')],
     ['LiquidityHistory', 'baseAmountChange: null', (r) => r.baseAmountChange === null],
     ['Swap', 'or: [{ amountIn_lt: "1" }, { amountOut_lt: "1" }]', (r) => X.compare(X.parse(r.amountIn), X.dec(1)) < 0 || X.compare(X.parse(r.amountOut), X.dec(1)) < 0],
     ['Swap', 'and: [{ logIndex_gt: "100" }, { logIndex_lt: "120" }]', (r) => Number(r.logIndex) > 100 && Number(r.logIndex) < 120],

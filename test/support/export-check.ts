@@ -125,3 +125,31 @@ export async function lakeBehindWarehouse(data: string): Promise<string[]> {
   }
   return out;
 }
+
+/**
+ * Every numeric column, in every table of the warehouse and every dataset view of the lake, that is NULL in a row
+ * whose exact `_text` twin is set: a number the upstream sent that a reader summing the column would skip.
+ */
+export async function nullNumbers(data: string): Promise<string[]> {
+  const w = await Warehouse.open(data, { readOnly: true });
+  const lake = await openLakeDb(data);
+  const out: string[] = [];
+  try {
+    for (const ds of DATASETS) {
+      const cols = ds.columns.filter(hasText);
+      if (!cols.length) continue;
+      const sql = `SELECT ${cols.map((c) => `count(*) FILTER (WHERE ${q(c.column)} IS NULL AND ${q(`${c.column}_text`)} IS NOT NULL) AS ${q(c.column)}`).join(', ')} FROM ${qt(ds.table)}`;
+      const [schema, table] = ds.table.split('.') as [string, string];
+      const inWarehouse = (await w.all('SELECT 1 FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2', [schema, table])).length > 0;
+      const counts = [
+        ['warehouse', inWarehouse ? (await w.all(sql))[0]! : {}],
+        ['lake', (await lake.conn.runAndReadAll(sql)).getRowObjectsJson()[0]!],
+      ] as const;
+      for (const [where, row] of counts) for (const [c, n] of Object.entries(row)) if (Number(n) > 0) out.push(`${where} ${ds.name}.${c}: ${n}`);
+    }
+  } finally {
+    lake.close();
+    await w.close();
+  }
+  return out;
+}

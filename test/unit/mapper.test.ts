@@ -10,11 +10,31 @@ const good = {
 };
 
 describe('page mapper', () => {
-  it('flattens references, keeps exact texts and counts values the numeric columns cannot hold', () => {
-    const { rows, outOfRange, truncated } = mapPage(swaps, 56, [good]);
-    expect(rows[0]).toMatchObject({ id: '0xab-1', pair_id: '0xp', from_token_id: '0xt1', amount_out: '123456789012345678901.25', updated_at: null });
-    expect(outOfRange).toEqual({ amount_out: 1 });
-    expect(truncated).toEqual({ fee_base: 1 });
+  it('flattens references and keeps exact texts', () => {
+    const { rows } = mapPage(swaps, 56, [good]);
+    expect(rows[0]).toMatchObject({ id: '0xab-1', pair_id: '0xp', from_token_id: '0xt1', amount_out: '123456789012345678901.25', fee_base: '0.0000000000000000001', updated_at: null });
+  });
+
+  it.each([
+    ['timestamp', '9223372036854775807', true],
+    ['timestamp', '9223372036854775808', false],
+    ['timestamp', '-9223372036854775808', true],
+    ['amountIn', `${'9'.repeat(308)}.5`, true],
+    ['amountIn', `1${'0'.repeat(308)}`, true],
+    ['amountIn', `2${'0'.repeat(308)}`, false],
+    ['amountIn', '9'.repeat(10_000), false],
+  ])('%s = %s fits its column: %s (never a NULL number; a value that cannot fit is refused)', (field, value, fits) => {
+    const run = () => mapPage(swaps, 56, [{ ...good, [field]: value }]);
+    if (fits) expect(run().rows[0]![field === 'timestamp' ? 'timestamp' : 'amount_in']).toBe(value);
+    else expect(run).toThrow(new RegExp(`field "${field}": expected (a count, time or block number within 64 bits|a BigDecimal within DOUBLE range)`));
+  });
+
+  it('refuses a raw amount beyond DOUBLE range, and keeps one within it', () => {
+    const tokens = findDataset('dodoex.tokens')!;
+    const token = Object.fromEntries(tokens.columns.map((c) => [c.field, c.cls === 'text' ? 't' : c.cls === 'decimal' || c.cls === 'raw' || c.cls === 'bigint' ? '1' : null]));
+    expect(tokens.columns.find((c) => c.field === 'totalSupply')!.cls).toBe('raw');
+    expect(mapPage(tokens, 1, [{ ...token, totalSupply: (10n ** 77n).toString() }]).rows[0]!.total_supply).toBe((10n ** 77n).toString());
+    expect(() => mapPage(tokens, 1, [{ ...token, totalSupply: '1'.repeat(400) }])).toThrow(/field "totalSupply": expected an amount within DOUBLE range/);
   });
 
   it.each([
@@ -37,7 +57,7 @@ describe('page mapper', () => {
   /** A list item with every field the dataset reads set to a value of its class. */
   function fullItem(): Record<string, any> {
     const item: Record<string, any> = {};
-    const sample = { text: 'x', ref: 'x', int: 56, int8: '1', bool: true, bigint: '10', decimal: '1.5', list: ['0xm'], structs: [] } as const;
+    const sample = { text: 'x', ref: 'x', int: 56, int8: '1', bool: true, bigint: '10', raw: '10', decimal: '1.5', list: ['0xm'], structs: [] } as const;
     for (const c of findDataset('list.liquidity')!.columns) {
       const keys = c.select.split('.');
       let node = item;

@@ -1,0 +1,38 @@
+/**
+ * Writes test/fixtures/warehouse-v1.tar.gz: a data folder (warehouse, lake, views file) written by pool-export at an
+ * earlier commit, against this checkout's sandbox: a backfill, new blocks, an incremental run and a compaction.
+ * Run it from a git checkout with node_modules installed: `npx tsx scripts/make-migration-fixture.ts`.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startSandbox } from '../src/sandbox/spawn.ts';
+import { FIXTURE_ADVANCE, FIXTURE_COMMIT, FIXTURE_FILE, FIXTURE_SANDBOX_FLAGS } from '../test/support/migration-fixture.ts';
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const work = mkdtempSync(join(tmpdir(), 'pool-export-fixture-'));
+const old = join(work, 'old');
+const data = join(work, 'data');
+execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', old, FIXTURE_COMMIT], { stdio: 'inherit' });
+symlinkSync(join(root, 'node_modules'), join(old, 'node_modules'));
+const sb = await startSandbox(FIXTURE_SANDBOX_FLAGS);
+try {
+  const env = { ...process.env, POOL_EXPORT_API_KEY: sb.apiKey, POOL_EXPORT_BASE_URL: sb.url, POOL_EXPORT_DATA_DIR: data, POOL_EXPORT_DEVELOPER_ID: 'fixture' };
+  const cli = (...args: string[]) => {
+    const r = spawnSync(process.execPath, [join(old, 'bin/pool-export.js'), ...args], { env, encoding: 'utf8' });
+    process.stdout.write(r.stdout.split('\n').slice(-4).join('\n'));
+    if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  };
+  cli('run', '--chains', 'bsc');
+  await sb.control('advance', { blocks: FIXTURE_ADVANCE });
+  cli('run', '--chains', 'bsc');
+  cli('compact');
+  execFileSync('tar', ['-C', data, '--exclude', '.lock*', '--exclude', '.tmp', '-czf', fileURLToPath(FIXTURE_FILE), '.']);
+  process.stdout.write(`\nwrote ${fileURLToPath(FIXTURE_FILE)}\n`);
+} finally {
+  await sb.stop();
+  execFileSync('git', ['-C', root, 'worktree', 'remove', '--force', old]);
+  rmSync(work, { recursive: true, force: true });
+}
