@@ -10,8 +10,13 @@ help: ## List the targets
 
 # npm 11 writes lock files without other platforms' optional packages and its `npm ci` may then refuse them
 # (npm/cli#8805); in that case the locked versions are installed with `npm install --no-save`, lock file untouched.
+# npm's own output is shown only when both ways fail.
 $(NODE_MODULES): package.json package-lock.json
-	@npm ci --no-audit --no-fund || { echo "npm ci refused the lock file; installing the locked versions with npm install --no-save"; npm install --no-audit --no-fund --no-save; }
+	@log=$$(mktemp); echo "installing the dependencies (npm ci)"; \
+	npm ci --no-audit --no-fund >$$log 2>&1 || { \
+	  echo "npm ci refused the lock file (npm/cli#8805); installing the locked versions with npm install --no-save"; \
+	  npm install --no-audit --no-fund --no-save >>$$log 2>&1 || { cat $$log; rm -f $$log; exit 1; }; }; \
+	rm -f $$log
 	@touch $@
 
 install: $(NODE_MODULES) ## Install dependencies (npm ci)

@@ -2,18 +2,23 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { UsageError } from '../config/chains.ts';
+import { followLauncher } from './launcher.ts';
 import { compactCommand } from './compact-command.ts';
 import { datasetsCommand, jobsCommand } from './datasets-command.ts';
 import { migrateCommand } from './migrate-command.ts';
 import { queryCommand, reportCommand } from './report-command.ts';
 import { runCommand } from './run-command.ts';
 import { sandboxCommand } from './sandbox-command.ts';
+import { shellCommand } from './shell-command.ts';
 import { scheduleCommand } from './schedule-command.ts';
 import { schemaCommand } from './schema-command.ts';
 import { statusCommand } from './status-command.ts';
 
 /** Exit code for bad usage (unknown flag, invalid value). */
 export const EXIT_USAGE = 2;
+
+// Under npx, a signal to npx must still stop the tool (see launcher.ts).
+followLauncher();
 
 // A reader that goes away (`pool-export status | head`) is not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
@@ -28,6 +33,7 @@ await yargs(hideBin(process.argv))
   .command(statusCommand)
   .command(reportCommand)
   .command(queryCommand)
+  .command(shellCommand)
   .command(compactCommand)
   .command(migrateCommand)
   .command(datasetsCommand)

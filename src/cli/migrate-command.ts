@@ -5,6 +5,7 @@ import { writeLake } from '../lake/lake-writer.ts';
 import { writeViewsFile } from '../lake/lake-db.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { SCHEMA_VERSION } from '../store/migrations.ts';
+import { StatusKeeper } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 
 interface Args {
@@ -31,6 +32,7 @@ export const migrateCommand: CommandModule<object, Args> = {
       try {
         const files = await writeLake(w, config.dataDir);
         await writeViewsFile(config.dataDir, trackedSettings(config));
+        await (await StatusKeeper.start(w, config.dataDir, 'migrate')).end();
         process.stdout.write(`the warehouse in ${config.dataDir} is at schema version ${SCHEMA_VERSION}; ${files} lake files rewritten\n`);
       } finally {
         await w.close();

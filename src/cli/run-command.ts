@@ -1,5 +1,5 @@
 /** `pool-export run`: exports the selected jobs, chains and datasets once, then prints a summary. */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { selectJobs } from '../../jobs/index.ts';
@@ -13,6 +13,7 @@ import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { Warehouse, WAREHOUSE_FILE } from '../store/warehouse.ts';
 import { createEventLog, LOG_FORMATS, LOG_LEVELS, type EventLog } from '../util/logger.ts';
 import { TerminalProgress } from '../util/progress.ts';
+import { inert } from '../util/display.ts';
 
 /** Options shared by `run` and `schedule`. */
 export interface CommonArgs {
@@ -28,17 +29,32 @@ export interface CommonArgs {
 
 interface Args extends CommonArgs {
   'dry-run': boolean;
+  'by-chain': boolean;
 }
 
 /** A comma list from a flag, trimmed; undefined when the flag is absent. */
 export const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
 
-/** The human summary of a run: rows per dataset and chain, totals, datasets unavailable upstream, failures. */
-export function summary(results: readonly TaskResult[]): string {
-  const lines = ['dataset                             chain        rows   pages  requests  status'];
+/**
+ * The human summary of a run: rows, pages and requests per dataset (summed over its chains; per dataset and chain with
+ * `byChain`), totals, datasets unavailable upstream, and one line per distinct failure. Tasks with nothing new are
+ * left out of the table.
+ */
+export function summary(results: readonly TaskResult[], opts: { byChain?: boolean } = {}): string {
+  const groups = new Map<string, TaskResult[]>();
   for (const r of results) {
     if ((r.stats.rows === 0 && r.status === 'ok') || r.status === 'unavailable') continue;
-    lines.push(`${r.task.ds.name.padEnd(35)} ${chainName(r.task.chainId).padEnd(10)} ${String(r.stats.rows).padStart(6)} ${String(r.stats.pages).padStart(7)} ${String(r.stats.requests).padStart(9)}  ${r.status}`);
+    const key = opts.byChain ? `${r.task.ds.name}\u0000${chainName(r.task.chainId)}` : r.task.ds.name;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const head = opts.byChain ? 'chain' : 'chains';
+  const lines = [`${'dataset'.padEnd(35)} ${head.padEnd(10)} ${'rows'.padStart(9)} ${'pages'.padStart(7)} ${'requests'.padStart(9)}  status`];
+  for (const [key, rs] of groups) {
+    const [name, chain] = key.split('\u0000') as [string, string | undefined];
+    const add = (k: 'rows' | 'pages' | 'requests') => rs.reduce((a, r) => a + r.stats[k], 0);
+    const failed = rs.filter((r) => r.status === 'failed').length;
+    const status = failed === 0 ? 'ok' : rs.length === 1 ? 'failed' : `${failed} failed`;
+    lines.push(`${name.padEnd(35)} ${(chain ?? String(rs.length)).padEnd(10)} ${String(add('rows')).padStart(9)} ${String(add('pages')).padStart(7)} ${String(add('requests')).padStart(9)}  ${status}`);
   }
   const sum = (k: 'rows' | 'requests' | 'retries' | 'pages' | 'duplicates') => results.reduce((a, r) => a + r.stats[k], 0);
   const failed = results.filter((r) => r.status === 'failed');
@@ -53,8 +69,33 @@ export function summary(results: readonly TaskResult[]): string {
   }
   const dups = sum('duplicates');
   if (dups) lines.push(`${dups} rows repeated an id the upstream had already sent (an upstream defect): the newest of each was kept; the log's duplicate-ids events name them`);
-  for (const f of failed) lines.push(`FAILED ${f.error?.message}`);
+  for (const line of failureLines(failed)) lines.push(line);
   return lines.join('\n');
+}
+
+/** Names a few things, or counts many: `a, b, c` or `41 datasets`. */
+function few(items: readonly string[], what: string): string {
+  return items.length <= 4 ? items.join(', ') : `${items.length} ${what}`;
+}
+
+/**
+ * One FAILED line per distinct failure: tasks that failed alike (every dataset behind an unreachable host, say) share
+ * one line that names them, or counts them, instead of one line each.
+ */
+export function failureLines(failed: readonly TaskResult[]): string[] {
+  const groups = new Map<string, TaskResult[]>();
+  for (const f of failed) {
+    const prefix = `${f.task.ds.name} on ${chainName(f.task.chainId)}: `;
+    const message = f.error?.message ?? 'failed';
+    const rest = message.startsWith(prefix) ? message.slice(prefix.length) : message;
+    groups.set(rest, [...(groups.get(rest) ?? []), f]);
+  }
+  return [...groups].map(([rest, tasks]) => {
+    if (tasks.length === 1) return `FAILED ${inert(tasks[0]!.error?.message ?? rest)}`;
+    const datasets = [...new Set(tasks.map((t) => t.task.ds.name))].sort();
+    const chains = [...new Set(tasks.map((t) => chainName(t.task.chainId)))].sort();
+    return `FAILED ${tasks.length} tasks (${few(datasets, 'datasets')} on ${few(chains, 'chains')}): ${inert(rest)}`;
+  });
 }
 
 /** Options shared by `run` and `schedule`. */
@@ -86,17 +127,25 @@ export function logFor(a: CommonArgs, config: Config): EventLog {
   return createEventLog(a['log-level'] ?? (process.stderr.isTTY ? 'warn' : 'info'), config.apiKey, a['log-format']);
 }
 
+/**
+ * Prints the plan, writing nothing: the cursors come from an existing warehouse opened read-only, or are the start of
+ * history where there is none.
+ */
 async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
-  const warehouse = await Warehouse.open(config.dataDir, { readOnly: existsSync(join(config.dataDir, WAREHOUSE_FILE)) });
+  const dir = config.dataDir;
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`the data folder ${dir} is a file; choose another with --data-dir or POOL_EXPORT_DATA_DIR`);
+  const exists = existsSync(join(dir, WAREHOUSE_FILE));
+  const warehouse = exists ? await Warehouse.open(dir, { readOnly: true }) : undefined;
   try {
-    const cps = new CheckpointStore(warehouse);
-    process.stdout.write(`plan: ${tasks.length} tasks, data folder ${config.dataDir}\n`);
+    const cps = warehouse && new CheckpointStore(warehouse);
+    process.stdout.write(`plan: ${tasks.length} tasks, data folder ${dir}${exists ? '' : ' (nothing exported there yet)'}\n`);
+    if (!config.apiKey) process.stdout.write('no API key is set: a run needs POOL_EXPORT_API_KEY (or "apiKey" in the config file)\n');
     for (const t of tasks) {
-      const cp = await cps.get(t.chainId, t.ds.name).catch(() => undefined);
+      const cp = await cps?.get(t.chainId, t.ds.name).catch(() => undefined);
       process.stdout.write(`${t.ds.name.padEnd(35)} ${chainName(t.chainId).padEnd(10)} ${t.ds.kind.padEnd(8)} ${t.endpoint.label}  cursor ${cp?.cursor ?? '(start of history)'}\n`);
     }
   } finally {
-    await warehouse.close();
+    await warehouse?.close();
   }
 }
 
@@ -104,7 +153,10 @@ async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
 export const runCommand: CommandModule<object, Args> = {
   command: 'run',
   describe: 'Export the selected jobs once: every task from its checkpoint to the current block',
-  builder: (y) => commonOptions(y).option('dry-run', { type: 'boolean', default: false, describe: 'print the plan (tasks, endpoints, cursors) and exit' }),
+  builder: (y) =>
+    commonOptions(y)
+      .option('dry-run', { type: 'boolean', default: false, describe: 'print the plan (tasks, endpoints, cursors) and exit, writing nothing' })
+      .option('by-chain', { type: 'boolean', default: false, describe: 'summary: one line per dataset and chain (default: one per dataset, summed over its chains)' }),
   handler: async (a) => {
     const { config, jobs, tasks } = resolveRequest(a);
     if (a['dry-run']) return dryRun(config, tasks);
@@ -114,7 +166,7 @@ export const runCommand: CommandModule<object, Args> = {
     process.once('SIGTERM', () => controller.abort());
     const progress = process.stderr.isTTY ? new TerminalProgress() : undefined;
     const outcome = await runOnce({ config, tasks, jobs: jobs.map((j) => j.name), waitLockSecs: a['wait-lock'], signal: controller.signal, log: logFor(a, config), ...(progress ? { progress } : {}) });
-    process.stdout.write(`${summary(outcome.results)}\n`);
+    process.stdout.write(`${summary(outcome.results, { byChain: a['by-chain'] })}\n`);
     if (outcome.stopped) process.stdout.write('stopped on request: committed batches are kept; the next run resumes from them\n');
     if (outcome.lakeError) process.stdout.write(`FAILED ${outcome.lakeError}\n`);
     if (outcome.stopped || outcome.lakeError || outcome.results.some((r) => r.status === 'failed')) process.exitCode = 1;

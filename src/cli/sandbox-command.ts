@@ -6,6 +6,7 @@ import { PROFILES } from '../sandbox/naming.ts';
 import { SandboxService } from '../sandbox/sandbox-service.ts';
 import { SandboxServer } from '../sandbox/server.ts';
 import { KNOWN_CHAINS } from '../sandbox/timeline.ts';
+import { portHolder } from '../util/processes.ts';
 
 /** The sandbox's default API key: 32 hex characters, so the gateway route accepts it too. */
 export const DEFAULT_SANDBOX_KEY = '5a4db0c5e1f0d1e2a3b4c5d6e7f80912';
@@ -88,9 +89,24 @@ export const sandboxCommand: CommandModule<object, Args> = {
       apiKey: a['api-key'], maxFirst: a['max-first'], maxSkip: a['max-skip'], latencyMs: a['latency-ms'], rateLimit: a['rate-limit'],
       faults: parseFaults(a.faults), faultSeed: a['fault-seed'], blockTimeMs: a['block-time'],
     });
-    const url = await server.listen(a.port, a.host);
+    let url: string;
+    try {
+      url = await server.listen(a.port, a.host);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+      const holder = portHolder(a.port);
+      const who = holder ? `by pid ${holder.pid} (${holder.command}): stop it (kill ${holder.pid}), or` : 'by another process:';
+      throw new Error(`port ${a.port} on ${a.host} is already in use ${who} pass another --port (0 picks a free one)`, { cause: e });
+    }
     process.stdout.write(`pool-export sandbox listening on ${url}\n`);
     for (const s of service.subgraphs()) process.stdout.write(`  gateway subgraph ${s.chain} (${s.chainId}) ${s.schema}: ${s.subgraphId}\n`);
+    process.stdout.write([
+      'To export from it, in another shell:',
+      `  export POOL_EXPORT_BASE_URL=${url} POOL_EXPORT_GATEWAY_URL=${url}`,
+      `  export POOL_EXPORT_API_KEY=${a['api-key']} POOL_EXPORT_DATA_DIR=data/sandbox`,
+      '  npx pool-export run --chains bsc     # then: npx pool-export status, npx pool-export schema check',
+      '',
+    ].join('\n'));
     process.stdout.write(`ready ${url}\n`);
     const stop = async () => {
       await server.close();

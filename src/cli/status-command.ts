@@ -1,14 +1,18 @@
 /** `pool-export status`: per dataset and chain, the last success, rows, lag behind the upstream, the last error. */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { DATASETS, findDataset } from '../catalog/catalog.ts';
+import { findDataset } from '../catalog/catalog.ts';
 import { chainName, parseChain, UsageError } from '../config/chains.ts';
-import { loadConfig } from '../config/config.ts';
+import { loadConfig, type Config } from '../config/config.ts';
 import { headEndpointFor } from '../export/plan.ts';
 import { META_QUERY } from '../export/queries.ts';
-import { lockDataDir } from '../store/data-lock.ts';
-import { qt } from '../store/ddl.ts';
-import { Warehouse } from '../store/warehouse.ts';
+import { readEntries, readStatusFile, type StatusEntry, type StatusFile } from '../store/status-file.ts';
+import { Warehouse, WAREHOUSE_FILE } from '../store/warehouse.ts';
+import { cells, fit, humanDuration, humanNumber, humanTime, pad } from '../util/display.ts';
+import { processAlive } from '../util/processes.ts';
 import { list } from './run-command.ts';
+import { terminalWidth } from '../reports/output.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 
 /** Exit code when a dataset is stale (older than `--stale-after`) or has never been exported. */
@@ -22,7 +26,6 @@ interface Args {
   datasets?: string;
   'data-dir'?: string;
   config?: string;
-  'wait-lock': number;
 }
 
 /** One line of the status report. */
@@ -52,29 +55,69 @@ export function parseDuration(text: string): number {
 
 type Meta = { _meta: { block: { number: number; timestamp: number | null } } };
 
-/** Upstream heads per endpoint url, or nothing when offline or unreachable. */
-async function heads(config: ReturnType<typeof loadConfig>, keys: { dataset: string; chainId: number }[]): Promise<Map<string, { number: number; timestamp: number }>> {
-  const client = new UpstreamClient({ apiKey: config.apiKey, userAgent: `${config.userAgentPrefix}-${config.developerId}`, timeoutMs: Math.min(config.timeoutMs, 10_000) });
+/** Upstream heads per endpoint url; `why` says why none could be read, when none could. */
+async function heads(config: Config, keys: { dataset: string; chainId: number }[]): Promise<{ heads: Map<string, { number: number; timestamp: number }>; why?: string }> {
   const out = new Map<string, { number: number; timestamp: number }>();
+  if (!config.apiKey) return { heads: out, why: 'no API key is set (POOL_EXPORT_API_KEY), so the upstream was not asked for its head' };
+  const client = new UpstreamClient({ apiKey: config.apiKey, userAgent: `${config.userAgentPrefix}-${config.developerId}`, timeoutMs: Math.min(config.timeoutMs, 10_000) });
   const endpoints = new Map(keys.map((k) => {
     const e = headEndpointFor(config, findDataset(k.dataset)!, k.chainId);
     return [e.url, e];
   }));
+  let error: string | undefined;
   await Promise.all([...endpoints.values()].map(async (e) => {
     try {
       const m = (await client.request<Meta>(e, META_QUERY, {})).data._meta.block;
       out.set(e.url, { number: m.number, timestamp: m.timestamp ?? 0 });
-    } catch {
-      // Unreachable upstream: lag is reported against the wall clock instead.
+    } catch (err) {
+      error ??= (err as Error).message;
     }
   }));
-  return out;
+  return out.size || !endpoints.size ? { heads: out } : { heads: out, why: `the upstream's head could not be read (${error})` };
+}
+
+/**
+ * Where the datasets stand: from the status file a run keeps (it needs no lock, so status answers during a run), or,
+ * for a warehouse no run of this version has written yet, from the warehouse itself.
+ */
+async function entries(dataDir: string): Promise<{ entries: readonly StatusEntry[]; file?: StatusFile }> {
+  const file = readStatusFile(dataDir);
+  if (file) return { entries: file.entries, file };
+  if (!existsSync(join(dataDir, WAREHOUSE_FILE))) return { entries: [] };
+  let w: Warehouse;
+  try {
+    w = await Warehouse.open(dataDir, { readOnly: true });
+  } catch (e) {
+    if (/in use by another process/.test((e as Error).message)) throw new Error(`a run holds the warehouse in ${dataDir} and no status file was written there yet (runs of this version write one); try again once it has ended`, { cause: e });
+    throw e;
+  }
+  try {
+    return { entries: await readEntries(w) };
+  } finally {
+    await w.close();
+  }
+}
+
+/** The status table, for an 80-column terminal: dataset, chain, rows, lag, last success, state; errors below. */
+function table(rows: readonly StatusRow[], width: number): string {
+  const ago = (iso: string | null) => (iso === null ? 'never' : `${humanDuration(Math.max(0, Date.now() / 1000 - Date.parse(iso) / 1000))} ago`);
+  const cellsOf = rows.map((r) => [r.dataset, r.chain, humanNumber(r.rows), r.lagSeconds === null ? '-' : humanDuration(r.lagSeconds), ago(r.lastSuccess), r.unavailable ? 'unavailable' : r.stale ? 'STALE' : 'ok']);
+  const head = ['dataset', 'chain', 'rows', 'lag', 'last success', 'state'];
+  const right = [false, false, true, true, false, false];
+  const widths = head.map((h, i) => Math.max(h.length, ...cellsOf.map((c) => cells(c[i]!))));
+  const line = (c: readonly string[]) => c.map((x, i) => pad(x, widths[i]!, right[i])).join('  ').trimEnd();
+  const out = [line(head)];
+  rows.forEach((r, i) => {
+    out.push(line(cellsOf[i]!));
+    if (r.lastError) out.push(`  last error: ${fit(r.lastError, width - 14)}`);
+  });
+  return out.join('\n');
 }
 
 /** The yargs module of the `status` command. */
 export const statusCommand: CommandModule<object, Args> = {
   command: 'status',
-  describe: `Report per dataset and chain: last success, rows, lag behind the upstream, last error (exit ${EXIT_STALE} when stale)`,
+  describe: `Report per dataset and chain: last success, rows, lag behind the upstream, last error (exit ${EXIT_STALE} when stale); answers during a run`,
   builder: (y) =>
     y
       .option('json', { type: 'boolean', default: false, describe: 'print JSON instead of a table' })
@@ -82,66 +125,43 @@ export const statusCommand: CommandModule<object, Args> = {
       .option('offline', { type: 'boolean', default: false, describe: 'do not ask the upstream for its head; lag is measured against the clock' })
       .option('chains', { type: 'string', describe: 'comma list of chains' })
       .option('datasets', { type: 'string', describe: 'comma list of datasets' })
-      .option('data-dir', { type: 'string', describe: 'data folder' })
-      .option('config', { type: 'string', describe: 'JSON config file' })
-      .option('wait-lock', { type: 'number', default: 30, describe: 'seconds to wait while a run holds the data folder' }),
+      .option('data-dir', { type: 'string', describe: 'data folder (default: POOL_EXPORT_DATA_DIR or ./data)' })
+      .option('config', { type: 'string', describe: 'JSON config file' }),
   handler: async (a) => {
     const config = loadConfig({ ...(a.config ? { configFile: a.config } : {}), overrides: { dataDir: a['data-dir'] } });
     const staleAfter = parseDuration(a['stale-after']);
     const chains = list(a.chains)?.map(parseChain);
     const wanted = list(a.datasets)?.map((n) => findDataset(n)?.name ?? (() => { throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\``); })());
-    const lock = await lockDataDir(config.dataDir, 'status', a['wait-lock'], () => undefined);
-    let rows: StatusRow[];
-    try {
-      const w = await Warehouse.open(config.dataDir, { readOnly: true });
-      try {
-        // Every dataset with a checkpoint, and those whose last task found the entity unavailable upstream.
-        const cps = await w.all(`
-          WITH t AS (
-            SELECT chain_id, dataset, max(ended_at) FILTER (WHERE status = 'ok')::VARCHAR AS last_success,
-                   arg_max(error, ended_at) AS last_error, arg_max(status, ended_at) AS last_status
-            FROM _pool_export.run_tasks GROUP BY ALL
-          )
-          SELECT chain_id, dataset, c.block, c.block_time::VARCHAR AS block_time, t.last_success, t.last_error, t.last_status
-          FROM _pool_export.checkpoints c FULL JOIN t USING (chain_id, dataset)
-          WHERE NOT contains(dataset, '#') AND (c.cursor IS NOT NULL OR t.last_status = 'unavailable')
-          ORDER BY dataset, chain_id`);
-        const counts = new Map<string, number>();
-        for (const ds of DATASETS) {
-          const r = await w.all(`SELECT chain_id, count(*) AS n FROM ${qt(ds.table)} GROUP BY chain_id`).catch(() => []);
-          for (const x of r) counts.set(`${ds.name}/${x.chain_id}`, Number(x.n));
-        }
-        const keys = cps.map((c) => ({ dataset: String(c.dataset), chainId: Number(c.chain_id) })).filter((k) => (!chains || chains.includes(k.chainId)) && (!wanted || wanted.includes(k.dataset)));
-        const up = a.offline ? new Map() : await heads(config, keys);
-        const now = Date.now() / 1000;
-        rows = keys.map((k) => {
-          const c = cps.find((x) => x.dataset === k.dataset && Number(x.chain_id) === k.chainId)!;
-          const head = up.get(headEndpointFor(config, findDataset(k.dataset)!, k.chainId).url);
-          const block = c.block === null ? null : Number(c.block);
-          const blockTs = c.block_time ? Date.parse(String(c.block_time)) / 1000 : null;
-          const lagSeconds = blockTs === null ? null : Math.max(0, Math.round((head?.timestamp ?? now) - blockTs));
-          const lastError = c.last_error === null ? null : String(c.last_error);
-          const unavailable = c.last_status === 'unavailable';
-          return {
-            dataset: k.dataset, chain: chainName(k.chainId), chainId: k.chainId, lastSuccess: c.last_success === null ? null : String(c.last_success), rows: counts.get(`${k.dataset}/${k.chainId}`) ?? 0,
-            block, blockTime: blockTs === null ? null : new Date(blockTs * 1000).toISOString(), upstreamBlock: head?.number ?? null,
-            lagBlocks: head && block !== null ? Math.max(0, head.number - block) : null, lagSeconds, lastError: unavailable ? null : lastError, unavailable,
-            stale: !unavailable && (c.last_success === null || lagSeconds === null || lagSeconds > staleAfter),
-          };
-        });
-      } finally {
-        await w.close();
-      }
-    } finally {
-      await lock.release();
-    }
-    if (a.json) process.stdout.write(`${JSON.stringify({ staleAfterSeconds: staleAfter, datasets: rows }, null, 2)}\n`);
-    else {
-      process.stdout.write('dataset                             chain       last success              rows   lag blocks  lag      state\n');
-      for (const r of rows) {
-        const lag = r.lagSeconds === null ? '-' : r.lagSeconds < 3600 ? `${Math.round(r.lagSeconds / 60)}m` : `${(r.lagSeconds / 3600).toFixed(1)}h`;
-        process.stdout.write(`${r.dataset.padEnd(35)} ${r.chain.padEnd(10)} ${(r.lastSuccess ?? 'never').slice(0, 19).padEnd(20)} ${String(r.rows).padStart(9)} ${String(r.lagBlocks ?? '-').padStart(11)}  ${lag.padEnd(7)}  ${r.unavailable ? 'unavailable upstream' : r.stale ? 'STALE' : 'ok'}${r.lastError ? `  last error: ${r.lastError}` : ''}\n`);
-      }
+    if (existsSync(config.dataDir) && !statSync(config.dataDir).isDirectory()) throw new UsageError(`the data folder ${config.dataDir} is a file; point --data-dir (or POOL_EXPORT_DATA_DIR) at the folder a run wrote`);
+    const { entries: all, file } = await entries(config.dataDir);
+    const known = all.filter((e) => (!chains || chains.includes(e.chainId)) && (!wanted || wanted.includes(e.dataset)));
+    // Datasets named on the command line that were never exported are shown as such (and are stale).
+    const missing = (wanted ?? []).flatMap((d) => (chains ?? config.chains).filter((c) => !known.some((e) => e.dataset === d && e.chainId === c))
+      .map((chainId): StatusEntry => ({ dataset: d, chainId, lastSuccess: null, lastStatus: null, lastError: null, rows: 0, block: null, blockTime: null })));
+    const keys = [...known, ...missing];
+    const up = a.offline ? { heads: new Map<string, { number: number; timestamp: number }>(), why: 'asked not to (--offline)' } : await heads(config, keys);
+    const now = Date.now() / 1000;
+    const rows: StatusRow[] = keys.map((c) => {
+      const head = up.heads.get(headEndpointFor(config, findDataset(c.dataset)!, c.chainId).url);
+      const blockTs = c.blockTime ? Date.parse(c.blockTime) / 1000 : null;
+      const lagSeconds = blockTs === null ? null : Math.max(0, Math.round((head?.timestamp ?? now) - blockTs));
+      const unavailable = c.lastStatus === 'unavailable';
+      return {
+        dataset: c.dataset, chain: chainName(c.chainId), chainId: c.chainId, lastSuccess: c.lastSuccess, rows: c.rows, block: c.block, blockTime: c.blockTime,
+        upstreamBlock: head?.number ?? null, lagBlocks: head && c.block !== null ? Math.max(0, head.number - c.block) : null, lagSeconds,
+        lastError: unavailable ? null : c.lastError, unavailable, stale: !unavailable && (c.lastSuccess === null || lagSeconds === null || lagSeconds > staleAfter),
+      };
+    });
+    // A run that left the file in 'running' may have been killed: only a live one is in progress.
+    const running = file?.run.state === 'running' && processAlive(file.run.pid) ? file.run : undefined;
+    const lagAgainst = up.why ? `the clock: ${up.why}` : "the upstream's head";
+    if (a.json) {
+      process.stdout.write(`${JSON.stringify({ staleAfterSeconds: staleAfter, lagAgainst, running: running ?? null, datasets: rows }, null, 2)}\n`);
+    } else {
+      const width = terminalWidth().width ?? 80;
+      if (running) process.stdout.write(`a run is in progress (pid ${running.pid}, since ${humanTime(running.startedAt)}); figures as of ${humanTime(file!.writtenAt)}\n`);
+      if (!rows.length) process.stdout.write(`nothing has been exported to ${config.dataDir} yet; run \`pool-export run\`, or point --data-dir at a data folder (data/demo after \`make demo\`)\n`);
+      else process.stdout.write(`${table(rows, width)}\nlag is measured against ${lagAgainst}\n`);
     }
     if (rows.length === 0 || rows.some((r) => r.stale)) process.exitCode = EXIT_STALE;
   },

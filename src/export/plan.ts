@@ -10,16 +10,14 @@ import type { Task } from './task.ts';
 export function endpointFor(config: Config, ds: Dataset, chainId: number): Endpoint {
   const key = encodeURIComponent(config.apiKey);
   const host = (u: string) => new URL(u).host;
-  if (ds.schema === 'list') {
-    const base = `${config.baseUrl}/graphql?opname=FetchLiquidityList`;
-    return { url: `${base}&apikey=${key}`, label: `${base}&apikey=***`, host: host(base) };
-  }
+  // The printable label shows where a key goes (never the key), and no key where none is set.
+  const keyed = (base: string) => ({ url: `${base}&apikey=${key}`, label: config.apiKey ? `${base}&apikey=***` : base, host: host(base) });
+  if (ds.schema === 'list') return keyed(`${config.baseUrl}/graphql?opname=FetchLiquidityList`);
   const route = config.routes[`${chainId}/${ds.schema}`];
   if (route?.kind === 'gateway') {
-    return { url: `${config.gatewayUrl}/api/${key}/subgraphs/id/${route.subgraphId}`, label: `${config.gatewayUrl}/api/***/subgraphs/id/${route.subgraphId}`, host: host(config.gatewayUrl) };
+    return { url: `${config.gatewayUrl}/api/${key}/subgraphs/id/${route.subgraphId}`, label: `${config.gatewayUrl}/api/${config.apiKey ? '***' : '(no key)'}/subgraphs/id/${route.subgraphId}`, host: host(config.gatewayUrl) };
   }
-  const base = `${config.baseUrl}/subgraph/graphql?chainId=${chainId}&schemaName=${encodeURIComponent(config.schemaNames[ds.schema] ?? ds.schema)}`;
-  return { url: `${base}&apikey=${key}`, label: `${base}&apikey=***`, host: host(base) };
+  return keyed(`${config.baseUrl}/subgraph/graphql?chainId=${chainId}&schemaName=${encodeURIComponent(config.schemaNames[ds.schema] ?? ds.schema)}`);
 }
 
 /** A dataset of the exchange schema, whose endpoint gives a chain's head for the liquidity list. */

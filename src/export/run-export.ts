@@ -5,9 +5,10 @@ import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { RunLedger } from '../store/run-ledger.ts';
+import { StatusKeeper } from '../store/status-file.ts';
 import { DuckDBSink } from '../store/sink.ts';
 import type { Warehouse } from '../store/warehouse.ts';
-import type { UpstreamClient } from '../upstream/client.ts';
+import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { redact, UpstreamError } from '../upstream/upstream-error.ts';
 import { endpointInfo, PROBE_QUERY, type EndpointInfo, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
@@ -41,9 +42,14 @@ export interface ProgressSink {
 /** What a task's endpoint is this run: its pinned block and what its probe found, or why it could not be probed. */
 type Probed = { readonly block: PinnedBlock; readonly info: EndpointInfo } | Error;
 
+/** Attempts a probe makes at a host that cannot be reached: it is the first request there, so a wrong address fails fast. */
+const PROBE_UNREACHABLE_ATTEMPTS = 3;
+
 /**
  * One probe per endpoint (see `endpoint-probe.ts`): the block every page of its tasks is pinned to, and the root field
- * of each entity there. Keyed by the endpoint's URL; a list task gets the probe of its chain's exchange subgraph.
+ * of each entity there. Keyed by the endpoint's URL; a list task gets the probe of its chain's exchange subgraph. Each
+ * host is tried with one endpoint first: a host that cannot be reached fails all of its endpoints with that one
+ * answer, within seconds, instead of each endpoint going through its whole retry budget.
  */
 async function probeEndpoints(args: RunArgs): Promise<Map<string, Probed>> {
   const probed = new Map<string, Probed>();
@@ -51,10 +57,13 @@ async function probeEndpoints(args: RunArgs): Promise<Map<string, Probed>> {
   // The liquidity list has no block: its snapshots are stamped with the head of the same chain's exchange subgraph.
   const lookupFor = (t: Task) => headEndpointFor(args.config, t.ds, t.chainId);
   const endpoints = new Map(args.tasks.map((t) => [lookupFor(t).url, { chainId: t.chainId, schema: t.ds.kind === 'list' ? 'dodoex' : t.ds.schema, endpoint: lookupFor(t) }]));
-  const limit = pLimit(args.config.concurrency);
-  await Promise.all([...endpoints.values()].map((t) => limit(async () => {
+  const probe = async (t: { chainId: number; schema: string; endpoint: Endpoint }): Promise<Probed> => {
     try {
-      const r = await withRetries(() => args.client.request<ProbeAnswer>(t.endpoint, PROBE_QUERY, {}), { maxAttempts: args.config.maxAttempts });
+      const r = await withRetries(() => args.client.request<ProbeAnswer>(t.endpoint, PROBE_QUERY, {}), {
+        maxAttempts: args.config.maxAttempts,
+        maxAttemptsFor: (e) => (e.kind === 'unreachable' ? PROBE_UNREACHABLE_ATTEMPTS : Infinity),
+        onRetry: (err, attempt, delayMs) => args.log('retry', { endpoint: t.endpoint.label, attempt, delayMs, kind: err.kind, error: redact(err.message, args.config.apiKey) }),
+      });
       const info = endpointInfo(r.data);
       if (info.hasIndexingErrors) {
         throw new UpstreamError(`the ${t.schema} subgraph of ${chainName(t.chainId)} reports indexing errors, so its data may be incomplete; these datasets are skipped until it recovers`, 'graphql', false);
@@ -62,11 +71,21 @@ async function probeEndpoints(args: RunArgs): Promise<Map<string, Probed>> {
       const number = Math.max(0, info.head.number - args.config.confirmations);
       // With confirmations the pinned block is a little older than the head; the head's time is close enough for
       // the mutable watermark, since incremental runs re-read reorgWindowSecs before it anyway.
-      probed.set(t.endpoint.url, { block: { number, timestamp: info.head.timestamp ?? now }, info });
+      return { block: { number, timestamp: info.head.timestamp ?? now }, info };
     } catch (e) {
-      probed.set(t.endpoint.url, e as Error);
+      return e as Error;
     }
-  })));
+  };
+  const byHost = new Map<string, { chainId: number; schema: string; endpoint: Endpoint }[]>();
+  for (const t of endpoints.values()) byHost.set(t.endpoint.host, [...(byHost.get(t.endpoint.host) ?? []), t]);
+  const limit = pLimit(args.config.concurrency);
+  await Promise.all([...byHost.values()].map(async ([first, ...rest]) => {
+    const answer = await limit(() => probe(first!));
+    probed.set(first!.endpoint.url, answer);
+    const down = answer instanceof UpstreamError && answer.kind === 'unreachable';
+    if (down) args.log('host-unreachable', { host: first!.endpoint.host, endpoints: rest.length + 1, error: redact(answer.message, args.config.apiKey) }, 'error');
+    await Promise.all(rest.map(async (t) => probed.set(t.endpoint.url, down ? answer : await limit(() => probe(t)))));
+  }));
   for (const t of args.tasks) if (t.ds.kind === 'list') probed.set(t.endpoint.url, probed.get(lookupFor(t).url)!);
   return probed;
 }
@@ -77,7 +96,9 @@ async function runOne(args: RunArgs, sink: DuckDBSink, checkpoints: CheckpointSt
   const label = { dataset: task.ds.name, chain: chainName(task.chainId), chainId: task.chainId };
   const empty = emptyStats();
   if (probe instanceof Error) {
-    const message = redact(`${task.ds.name} on ${label.chain}: the block lookup failed: ${probe.message}`, args.config.apiKey);
+    // An unreachable host says so in the same words for all of its tasks (the summary then gives them one line).
+    const why = probe instanceof UpstreamError && probe.kind === 'unreachable' ? probe.message : `the block lookup failed: ${probe.message}`;
+    const message = redact(`${task.ds.name} on ${label.chain}: ${why}`, args.config.apiKey);
     return { task, status: 'failed', stats: empty, block: null, cursorBefore: null, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: errorClass(probe), message } };
   }
   const block = probe.block;
@@ -123,9 +144,10 @@ export function errorClass(e: unknown): string {
 export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   // 1. Tables for every dataset of the plan.
   await args.warehouse.ensureTables([...new Set(args.tasks.map((t) => t.ds))]);
-  // 2. The run enters the ledger.
+  // 2. The run enters the ledger, and the status file (which `status` reads while the warehouse is held) is renewed.
   const ledger = new RunLedger(args.warehouse);
   await ledger.start(args.runId, args.jobs);
+  const status = await StatusKeeper.start(args.warehouse, args.config.dataDir, args.runId);
   // 3. One probe per endpoint pins every page of its tasks to a block and names the root fields there.
   const pinned = await probeEndpoints(args);
   // 4. Tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
@@ -138,11 +160,13 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   const results = await Promise.all(args.tasks.map((t) => limit(() => hostLimit(t.endpoint.host)(async () => {
     const r = await runOne(args, sink, checkpoints, t, pinned.get(t.endpoint.url)!);
     args.progress?.done(r);
+    await status.taskEnded({ dataset: t.ds.name, chainId: t.chainId, status: r.status, error: r.error?.message ?? null, endedAt: r.endedAt });
     return r;
   }))));
   args.progress?.stop();
   // 5. Each task and the run close in the ledger.
   await ledger.tasks(args.runId, results);
   await ledger.finish(args.runId, results, args.signal.aborted);
+  await status.end();
   return results;
 }

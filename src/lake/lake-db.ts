@@ -78,7 +78,9 @@ async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: Tra
       const exclude = ds.kind === 'mutable' ? '' : ' EXCLUDE (day)';
       await conn.run(`CREATE OR REPLACE VIEW ${qt(ds.table)} AS SELECT *${exclude} FROM read_parquet(${lit(glob)}, hive_partitioning = true, union_by_name = true)`);
     } else {
+      // No file yet: an empty table with the view's columns (the `chain` partition included), so that queries still bind.
       await conn.run(createTable(ds));
+      await conn.run(`ALTER TABLE ${qt(ds.table)} ADD COLUMN chain VARCHAR`);
     }
   }
   await defineTracked(conn, tracked);

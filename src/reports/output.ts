@@ -1,7 +1,9 @@
 /** Writes a query's result as a table, CSV, JSON, Parquet or an Arrow IPC stream, to stdout or to a file (temp + rename). */
 import type { DuckDBConnection, Json } from '@duckdb/node-api';
 import { tableFromJSON, tableToIPC } from 'apache-arrow';
-import { renameSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { cells, fit, humanNumber, humanTime, pad } from '../util/display.ts';
 import { UsageError } from '../config/chains.ts';
 import { lit } from '../store/ddl.ts';
 
@@ -10,8 +12,18 @@ export const FORMATS = ['table', 'csv', 'json', 'parquet', 'arrow'] as const;
 /** One output format. */
 export type Format = (typeof FORMATS)[number];
 
-/** Longest cell shown by the table format; CSV, JSON and Parquet are never cut. */
-const MAX_CELL = 48;
+/** Widest cell of the table format, in terminal cells; CSV, JSON, Parquet and Arrow are never cut. */
+const MAX_CELL = 44;
+
+/** How the table format is laid out. */
+export interface TableOptions {
+  /** Columns to show, in this order (default: all, as many as fit). */
+  readonly columns?: readonly string[];
+  /** Rows to show at most (the count of all rows is still printed). */
+  readonly limit?: number;
+  /** Terminal cells per line (default: the terminal's width; unlimited when not a terminal). */
+  readonly width?: number;
+}
 
 function csvCell(v: Json): string {
   if (v === null) return '';
@@ -19,18 +31,58 @@ function csvCell(v: Json): string {
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
-function table(columns: string[], rows: Record<string, Json>[]): string {
-  const text = (v: Json) => {
-    const s = v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-    return s.length > MAX_CELL ? `${s.slice(0, MAX_CELL - 1)}…` : s;
-  };
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => text(r[c] ?? null).length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(columns.map((c) => text(r[c] ?? null)))), `(${rows.length} rows)`].join('\n');
+/** One value as a table shows it: numbers for reading, text inert and cut to MAX_CELL cells. */
+function tableCell(v: Json): string {
+  if (v === null) return '';
+  if (typeof v === 'number') return humanNumber(v);
+  return fit(typeof v === 'object' ? JSON.stringify(v) : String(v), MAX_CELL);
 }
 
-/** Runs `sql` and writes its result. Exact numbers (DECIMAL, HUGEINT) are written as strings in JSON and Arrow. */
-export async function writeResult(conn: DuckDBConnection, sql: string, format: Format, out: string | undefined): Promise<number> {
+/**
+ * A table that fits `width` cells: the columns that fit, left to right (a line below names the others and how to see
+ * them), numbers right-aligned.
+ */
+export function renderTable(columns: readonly string[], rows: readonly Record<string, Json>[], opts: TableOptions = {}): string {
+  const shown = opts.limit === undefined ? rows : rows.slice(0, opts.limit);
+  const text = shown.map((r) => columns.map((c) => tableCell(r[c] ?? null)));
+  const numeric = columns.map((c) => shown.some((r) => typeof r[c] === 'number') && shown.every((r) => r[c] === null || typeof r[c] === 'number'));
+  const widths = columns.map((c, i) => Math.max(cells(fit(c, MAX_CELL)), ...text.map((t) => cells(t[i]!))));
+  const limit = opts.width ?? Infinity;
+  let keep = 0;
+  for (let used = 0; keep < columns.length && used + widths[keep]! <= limit; keep++) used += widths[keep]! + 2;
+  keep = Math.max(1, keep);
+  const line = (cellsOfRow: string[]) => cellsOfRow.slice(0, keep).map((c, i) => pad(c, widths[i]!, numeric[i])).join('  ').trimEnd();
+  const out = [line(columns.map((c) => fit(c, MAX_CELL))), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)];
+  const more = shown.length < rows.length ? `, ${shown.length} shown` : '';
+  out.push(`(${rows.length} rows${more})`);
+  if (keep < columns.length) out.push(fit(`(${columns.length - keep} more columns: ${columns.slice(keep).join(', ')}; choose with --columns, or use --format csv)`, limit));
+  return out.join('\n');
+}
+
+/** The width to fit: the terminal's, or `COLUMNS` when set (as shells and `watch` set it), or none. */
+export function terminalWidth(): { width?: number } {
+  if (process.stdout.isTTY) return { width: process.stdout.columns };
+  const columns = Number(process.env.COLUMNS);
+  return Number.isInteger(columns) && columns > 0 ? { width: columns } : {};
+}
+
+/** Checks where a result goes before anything runs: an existing folder for `--out`, no binary to a terminal. */
+export function checkOutput(format: Format, out: string | undefined): void {
+  if (out !== undefined) {
+    const dir = dirname(resolve(out));
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--out ${out}: the folder ${dir} does not exist; create it, or write somewhere else`);
+    return;
+  }
+  if (format === 'parquet') throw new UsageError('--format parquet needs --out FILE');
+  if (format === 'arrow' && process.stdout.isTTY) throw new UsageError('--format arrow writes a binary stream: pass --out FILE, or pipe it into a reader (| python …)');
+}
+
+/**
+ * Runs `sql` and writes its result. CSV, JSON, Parquet and Arrow keep every value exact (64-bit integers that
+ * JavaScript cannot hold exactly as strings); the table format is for reading (see `renderTable`).
+ */
+export async function writeResult(conn: DuckDBConnection, sql: string, format: Format, out: string | undefined, table: TableOptions = {}): Promise<number> {
+  checkOutput(format, out);
   const emit = (data: string | Uint8Array) => {
     if (!out) return void process.stdout.write(data);
     writeFileSync(`${out}.tmp`, data);
@@ -43,19 +95,26 @@ export async function writeResult(conn: DuckDBConnection, sql: string, format: F
     return r.rowsChanged;
   }
   const reader = await conn.runAndReadAll(sql);
-  const columns = reader.columnNames();
+  const all = reader.columnNames();
+  const unknown = (table.columns ?? []).filter((c) => !all.includes(c));
+  if (unknown.length) throw new UsageError(`--columns names ${unknown.join(', ')}, which the result does not have; its columns: ${all.join(', ')}`);
+  const columns = format === 'table' && table.columns?.length ? [...table.columns] : all;
   // 64-bit integers (counts, ranks, blocks) come back as strings; they are numbers when JavaScript holds them exactly.
-  const ints = reader.columnTypes().map((t) => ['BIGINT', 'UBIGINT'].includes(t.toString()));
+  const types = reader.columnTypes().map((t) => t.toString());
+  const ints = types.map((t) => ['BIGINT', 'UBIGINT'].includes(t));
+  // Times are shown in one format everywhere people read them (`2026-01-01 00:00:00Z`); exact formats keep DuckDB's.
+  const times = types.map((t) => format === 'table' && t.startsWith('TIMESTAMP'));
   const rows = reader.getRowObjectsJson().map((r) => {
-    columns.forEach((c, i) => {
+    all.forEach((c, i) => {
       const v = r[c];
       if (ints[i] && typeof v === 'string' && Number.isSafeInteger(Number(v))) r[c] = Number(v);
+      if (times[i] && typeof v === 'string') r[c] = humanTime(v);
     });
     return r;
   });
   if (format === 'json') emit(`${JSON.stringify(rows, null, 1)}\n`);
   else if (format === 'csv') emit(`${[columns.map((c) => csvCell(c)).join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c] ?? null)).join(','))].join('\n')}\n`);
   else if (format === 'arrow') emit(tableToIPC(tableFromJSON(rows.length ? rows : [Object.fromEntries(columns.map((c) => [c, null]))]).slice(0, rows.length), 'stream'));
-  else emit(`${table(columns, rows)}\n`);
+  else emit(`${renderTable(columns, rows, { ...table, ...(table.width === undefined && !out ? terminalWidth() : {}) })}\n`);
   return rows.length;
 }

@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, sta
 import { hostname } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import lockfile from 'proper-lockfile';
+import { processAlive } from '../util/processes.ts';
 
 /** A lock not refreshed for this long belongs to a dead process and may be taken over. */
 const STALE_MS = 10_000;
@@ -52,15 +53,6 @@ function readOwner(file: string): Owner | undefined {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** A held lock. */
 export interface DataLock {
   release(): Promise<void>;
@@ -76,9 +68,10 @@ export async function lockDataDir(dataDir: string, what: string, waitSecs: numbe
   }
   const ownerFile = join(dataDir, '.lock-owner.json');
   const lockPath = join(dataDir, '.lock');
-  // A lock left by a process that died (SIGKILL, power loss) is taken over at once instead of after STALE_MS.
+  // A lock left by a process that died (SIGKILL, power loss) is taken over at once instead of after STALE_MS. A
+  // zombie (killed, not yet reaped: under a container's bare PID 1 it never is) counts as dead.
   const owner = readOwner(ownerFile);
-  if (owner && owner.host === hostname() && !alive(owner.pid)) {
+  if (owner && owner.host === hostname() && !processAlive(owner.pid)) {
     rmSync(lockPath, { recursive: true, force: true });
     rmSync(ownerFile, { force: true });
   }

@@ -28,6 +28,9 @@ export interface Answer<T> {
   readonly bytes: number;
 }
 
+/** Connection errors that mean the host is not there (DNS trouble, refused, no route), as opposed to a broken exchange. */
+const UNREACHABLE = new Set(['EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN']);
+
 /** Sends single GraphQL requests; retrying is the caller's decision (see `retry.ts`). */
 export class UpstreamClient {
   private readonly clients = new Map<string, GraphQLClient>();
@@ -89,7 +92,13 @@ export class UpstreamClient {
     if (this.opts.signal?.aborted) return new UpstreamError('stopped on request', 'stopped', false);
     if (err.name === 'TimeoutError' || err.name === 'AbortError') return new UpstreamError(`no answer within ${this.opts.timeoutMs} ms from ${endpoint.label}`, 'timeout', true);
     if (err.name === 'TypeError' && /fetch failed|terminated/.test(err.message)) {
-      return new UpstreamError(`connection failed to ${endpoint.label}: ${clean(err.cause?.message ?? err.cause?.code ?? err.message)}`, 'network', true);
+      const code = err.cause?.code ?? '';
+      const detail = clean(err.cause?.message ?? code ?? err.message);
+      // A name that does not resolve will not resolve on a retry; a refused connection might, after a restart.
+      if (/bad port/.test(detail)) return new UpstreamError(`the upstream address ${endpoint.host} uses a port that HTTP clients refuse (${detail}): use another port`, 'unreachable', false);
+      if (code === 'ENOTFOUND') return new UpstreamError(`the upstream host ${endpoint.host} could not be resolved (${detail}): check the address (POOL_EXPORT_BASE_URL, POOL_EXPORT_GATEWAY_URL) and the network`, 'unreachable', false);
+      if (UNREACHABLE.has(code)) return new UpstreamError(`the upstream host ${endpoint.host} could not be reached (${detail}): check the address, the network and any proxy`, 'unreachable', true);
+      return new UpstreamError(`connection failed to ${endpoint.label}: ${detail}`, 'network', true);
     }
     if (err instanceof SyntaxError || /JSON|Unexpected end/.test(err.message)) {
       return new UpstreamError(`answer from ${endpoint.label} is not valid JSON (${clean(err.message).slice(0, 200)})`, 'garbage', true);

@@ -9,6 +9,8 @@ const MAX_DELAY_MS = 15_000;
 /** Options of one retried operation. */
 export interface RetryOptions {
   readonly maxAttempts: number;
+  /** Fewer attempts for some errors (a host that cannot be reached, when it is first tried). */
+  readonly maxAttemptsFor?: (err: UpstreamError) => number;
   /** Called before each retry (for counters and logs). */
   readonly onRetry?: (err: UpstreamError, attempt: number, delayMs: number) => void;
   readonly sleep?: (ms: number) => Promise<void>;
@@ -31,7 +33,8 @@ export async function withRetries<T>(fn: (attempt: number) => Promise<T>, opts: 
     try {
       return await fn(attempt);
     } catch (e) {
-      if (!(e instanceof UpstreamError) || !e.retryable || attempt >= opts.maxAttempts) {
+      const budget = e instanceof UpstreamError ? Math.min(opts.maxAttempts, opts.maxAttemptsFor?.(e) ?? Infinity) : opts.maxAttempts;
+      if (!(e instanceof UpstreamError) || !e.retryable || attempt >= budget) {
         if (e instanceof UpstreamError && e.retryable) e.message = `${e.message} (gave up after ${attempt} attempts)`;
         throw e;
       }

@@ -1,7 +1,10 @@
 /** Errors from the upstream, classified by what the runner should do with them. */
 
-/** What went wrong, in terms a user can act on. */
-export type UpstreamErrorKind = 'network' | 'timeout' | 'http' | 'rate-limit' | 'graphql' | 'auth' | 'garbage' | 'stopped';
+/**
+ * What went wrong, in terms a user can act on. `unreachable`: the host could not be resolved or connected to (a
+ * wrong address, no network); `network`: a connection that broke or was reset.
+ */
+export type UpstreamErrorKind = 'unreachable' | 'network' | 'timeout' | 'http' | 'rate-limit' | 'graphql' | 'auth' | 'garbage' | 'stopped';
 
 /** An upstream failure: retryable ones are retried with backoff; the others stop the task. */
 export class UpstreamError extends Error {

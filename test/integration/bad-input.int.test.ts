@@ -1,7 +1,8 @@
 /** Bad input of every kind: a clear message naming the fix, exit 2 for usage and 1 for runtime errors, stored data untouched. */
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { qt } from '../../src/store/ddl.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { events } from '../../jobs/events.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { waitForRequests } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;
 let dir: string;
@@ -90,17 +92,40 @@ const cases = (): Case[] => [
   ['bad --format', ['report', 'volume_daily', '--format', 'xml'], {}, 2, /Argument: format, Given: "xml"/],
   ['parquet without --out', ['report', 'volume_daily', '--format', 'parquet'], {}, 2, /--format parquet needs --out FILE/],
   ['a writing query', ['query', 'DELETE FROM dodoex.swaps'], {}, 2, /query takes one read-only SELECT statement/],
-  ['two statements', ['query', 'SELECT 1; DROP TABLE dodoex.swaps'], {}, 2, /query takes one read-only SELECT statement/],
+  ['two statements', ['query', 'SELECT 1; DROP TABLE dodoex.swaps'], {}, 2, /query takes one read-only SELECT statement, and it is not a SELECT/],
+  ['two SELECT statements', ['query', 'SELECT 1; SELECT 2'], {}, 2, /query takes one SELECT statement, and this holds 2/],
+  ['an UPDATE', ['query', 'UPDATE dodoex.swaps SET id = 1'], {}, 2, /query takes one read-only SELECT statement, and it is not a SELECT; for example: pool-export query "SELECT/],
+  ['query with no SQL', ['query'], {}, 2, /query needs one SELECT statement, e\.g\. pool-export query "SELECT chain, count\(\*\) FROM dodoex\.swaps GROUP BY ALL"; `pool-export shell` opens a prompt/],
+  ['--from after --to', ['report', 'volume_daily', '--from', '2026-01-02', '--to', '2026-01-01'], {}, 2, /--from 2026-01-02 is after --to 2026-01-01; the range would be empty/],
+  ['a chain with no data', ['report', 'volume_daily', '--chain', '999'], {}, 2, /the lake holds no data of chain 999 \(999\); its chains: bsc \(56\)/],
+  ['--out into a missing folder', ['report', 'volume_daily', '--format', 'csv', '--out', '/nonexistent/x.csv'], {}, 2, /--out \/nonexistent\/x\.csv: the folder \/nonexistent does not exist; create it, or write somewhere else/],
+  ['report of a data folder that is a file', ['report', 'volume_daily'], { POOL_EXPORT_DATA_DIR: join(dir, 'a-file') }, 2, /the data folder .*a-file is a file; point --data-dir/],
+  ['report of a data folder with nothing exported', ['report', 'volume_daily'], { POOL_EXPORT_DATA_DIR: join(dir, 'empty-folder') }, 2, /nothing has been exported to .*empty-folder yet \(it has no lake\); run `pool-export run` there, or point --data-dir .* data\/demo after `make demo`/],
+  ['dry run in a data folder that is a file', ['run', '--dry-run'], { POOL_EXPORT_DATA_DIR: join(dir, 'a-file') }, 2, /the data folder .*a-file is a file; choose another/],
+  ['bad --limit', ['report', 'volume_daily', '--limit', '0'], {}, 2, /--limit takes a number of rows from 1, not 0/],
+  ['unknown --columns', ['report', 'volume_daily', '--columns', 'day,nope'], {}, 2, /--columns names nope, which the result does not have; its columns: chain_id, day, pool/],
   ['invalid cron', ['schedule', '--schedule', 'events=bad'], {}, 2, /invalid cron expression "bad" for job events/],
   ['out-of-range cron field', ['schedule', '--schedule', 'events=*/5 25 * * *'], {}, 2, /invalid cron expression .* hour "25"/],
   ['schedule of an unselected job', ['schedule', '--jobs', 'events', '--schedule', 'state=0 * * * *'], {}, 2, /--schedule names job "state", which is not among the selected jobs/],
   ['schedule without cron', ['schedule', '--schedule', 'events'], {}, 2, /--schedule takes job=cron/],
   ['sandbox on a non-loopback address', ['sandbox', '--host', '10.0.0.1'], {}, 2, /--host must be a loopback address/],
+  ['sandbox on a port in use', ['sandbox', '--port', new URL(sb.url).port], {}, 1,
+    new RegExp(`port ${new URL(sb.url).port} on 127\\.0\\.0\\.1 is already in use by pid ${sb.child.pid} \\(.*pool-export\\.js sandbox .*\\): stop it \\(kill ${sb.child.pid}\\), or pass another --port \\(0 picks a free one\\)`)],
   ['fault rate over 1', ['sandbox', '--faults', 'http500=2'], {}, 2, /fault rate for "http500" must be a number from 0 to 1/],
   ['unknown fault', ['sandbox', '--faults', 'bogus=0.1'], {}, 2, /unknown fault "bogus" in --faults; valid kinds: reset, timeout/],
   ['data folder in /proc', ['run', '--chains', 'bsc'], { POOL_EXPORT_DATA_DIR: '/proc/pool-export-data' }, 1, /the data folder \/proc\/pool-export-data cannot be created or written \(ENOENT\); choose another/],
   ['data folder under a file', ['run', '--chains', 'bsc'], { POOL_EXPORT_DATA_DIR: join(dir, 'a-file', 'data') }, 1, /the data folder .*a-file\/data cannot be created or written \(ENOTDIR\); choose another with --data-dir/],
 ];
+
+/** A loopback port that nothing listens on (taken and given back). */
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 /** Root can mount a small tmpfs: a real file system that fills up. */
 const canMount = process.getuid?.() === 0 && spawnSync('mount', ['--version']).status === 0;
@@ -164,6 +189,72 @@ describe('bad input', () => {
       spawnSync('umount', [disk]);
     }
   }, 180_000);
+
+  it('an unreachable upstream fails within a few attempts, with one line for all of its tasks, and retries logged', async () => {
+    const before = await stored(data);
+    const port = await closedPort();
+    const r = await cli(['run', '--chains', 'bsc', '--jobs', 'events'], { ...env, POOL_EXPORT_BASE_URL: `http://127.0.0.1:${port}` });
+    expect(r.code).toBe(1);
+    expect(r.stdout.match(/^FAILED .*$/gm)).toEqual([expect.stringMatching(new RegExp(`^FAILED \\d+ tasks \\(\\d+ datasets on bsc\\): the upstream host 127\\.0\\.0\\.1:${port} could not be reached \\(.*ECONNREFUSED.*\\): check the address, the network and any proxy \\(gave up after 3 attempts\\)$`))]);
+    // One host, asked once: three attempts (two retries, each logged), never one per endpoint.
+    expect(r.stderr.match(/"event":"retry"/g)).toHaveLength(2);
+    expect(r.stderr.match(/"event":"host-unreachable"/g)).toHaveLength(1);
+    expect(await stored(data)).toBe(before);
+  });
+
+  it('tables and status fit 80 columns, with numbers for reading; csv stays exact', async () => {
+    const narrow = { ...env, COLUMNS: '80' };
+    for (const args of [['report', 'volume_daily'], ['report', 'top_pools'], ['query', 'SELECT * FROM reports.apy'], ['status', '--offline', '--stale-after', '10000d']]) {
+      const r = await cli(args, narrow);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      const wide = r.stdout.split('\n').filter((l) => [...l].length > 80);
+      expect(wide, args.join(' ')).toEqual([]);
+      expect(r.stdout, args.join(' ')).not.toMatch(/\d\.\d{9,}|e-\d{2,}\d/);
+    }
+    const table = await cli(['report', 'volume_daily', '--columns', 'day,pool,volume_usd'], narrow);
+    expect(table.stdout).toMatch(/^day +pool +volume_usd$/m);
+    expect(table.stdout).toMatch(/\d(\.\d+)?[KMBT]?$/m);
+    const csv = await cli(['query', 'SELECT amount_in, amount_in_text FROM dodoex.swaps ORDER BY id LIMIT 20', '--format', 'csv'], narrow);
+    for (const line of csv.stdout.trim().split('\n').slice(1)) {
+      const [number, text] = line.split(',');
+      expect(Number(number)).toBe(Number(text));
+    }
+  });
+
+  it('status names datasets that were never exported, and answers during a run', async () => {
+    const never = await cli(['status', '--offline', '--datasets', 'dodoex.swaps,token.tokens', '--chains', 'bsc'], env);
+    expect(never.code).toBe(3);
+    expect(never.stdout).toMatch(/^token\.tokens +bsc +0 +- +never +STALE$/m);
+    expect(never.stdout).toMatch(/^lag is measured against the clock: asked not to \(--offline\)$/m);
+    await sb.control('faults', { latencyMs: 200 });
+    await sb.control('stats', {});
+    const running = cli(['run', '--chains', 'bsc', '--jobs', 'state', '--wait-lock', '60'], env);
+    await waitForRequests(sb, 4);
+    const during = await cli(['status', '--offline', '--json', '--stale-after', '10000d'], env);
+    await sb.control('faults', { latencyMs: 0 });
+    expect((await running).code).toBe(0);
+    expect(during.code, during.stderr).toBe(0);
+    const report = JSON.parse(during.stdout) as { running: { pid: number } | null; datasets: unknown[] };
+    expect(report.running?.pid).toBeGreaterThan(0);
+    expect(report.datasets.length).toBeGreaterThan(5);
+  }, 120_000);
+
+  it('a dry run writes nothing, not even a data folder, and shows no key where none is set', async () => {
+    const fresh = join(dir, 'dry-run-folder');
+    const r = await cli(['run', '--dry-run', '--chains', 'bsc', '--datasets', 'dodoex.swaps,list.liquidity'], { ...env, POOL_EXPORT_DATA_DIR: fresh, POOL_EXPORT_API_KEY: '' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^plan: 2 tasks, data folder .*dry-run-folder \(nothing exported there yet\)$/m);
+    expect(r.stdout).toContain('no API key is set: a run needs POOL_EXPORT_API_KEY');
+    expect(r.stdout).not.toContain('apikey=');
+    expect(r.stdout).toMatch(/dodoex\.swaps +bsc +event +http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex  cursor \(start of history\)/);
+    expect(existsSync(fresh)).toBe(false);
+    // With a warehouse, the cursors are read without writing to it.
+    const before = await stored(data);
+    const again = await cli(['run', '--dry-run', '--chains', 'bsc', '--datasets', 'dodoex.swaps'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/dodoex\.swaps +bsc +event +.*apikey=\*\*\*  cursor \{"seq":"\d+","id":"0x[0-9a-f-]+","block":\d+\}/);
+    expect(await stored(data)).toBe(before);
+  });
 
   it('stops at once when another process holds the data folder, naming it, and touches nothing', async () => {
     const before = await stored(data);

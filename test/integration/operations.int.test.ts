@@ -103,6 +103,18 @@ describe('the data-folder lock and graceful stops', () => {
   }, 120_000);
 });
 
+describe('logs', () => {
+  it('--log-format pretty writes one readable line per event: time, level, event, fields', async () => {
+    const data = join(dir, 'pretty');
+    const r = await cli(['run', '--chains', 'bsc', '--jobs', 'liquidity', '--log-format', 'pretty', '--log-level', 'info'], sandboxEnv(sb, data));
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(4);
+    for (const line of lines) expect(line).toMatch(/^\[\d\d:\d\d:\d\d\] (INFO|WARN|ERROR): [a-z-]+( \{.*\})?$/);
+    expect(lines.map((l) => /: ([a-z-]+)/.exec(l)![1])).toEqual(expect.arrayContaining(['run-start', 'task-start', 'task-done', 'run-done']));
+  });
+});
+
 describe('status', () => {
   it('is fresh after a run and reports stale datasets, with exit code 3, once the upstream moves on', async () => {
     const data = join(dir, 'status');

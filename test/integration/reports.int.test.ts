@@ -184,6 +184,7 @@ describe('volume reports', () => {
       expect(r.swaps).toBe(e.swaps.n);
       expectClose(r.swaps_volume_base, e.swaps.base, `swaps base ${r.pool}`);
       expectClose(r.swaps_volume_quote, e.swaps.quote, `swaps quote ${r.pool}`);
+      expect(r.swaps_match, `swaps_match ${r.pool}`).toBe(e.swaps.base.minus(D(e.d.volumeBase)).abs().lte(D(e.d.volumeBase).abs().times(1e-9)));
     }
   });
 

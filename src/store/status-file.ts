@@ -1,0 +1,143 @@
+/**
+ * The status file, `<dataDir>/status.json`: where each dataset and chain stands, for `status`. A run holds the
+ * warehouse open for writing, and DuckDB then lets no other process read it; so the run keeps this file current (at
+ * its start, after each task, at its end), written to a temporary name and renamed, and `status` reads the file,
+ * never the warehouse, and needs no lock. The warehouse stays the truth: the file is rebuilt from it at every run's
+ * start and end.
+ */
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DATASETS } from '../catalog/catalog.ts';
+import { qt } from './ddl.ts';
+import type { Warehouse } from './warehouse.ts';
+
+/** The file's name in the data folder. */
+export const STATUS_FILE = 'status.json';
+
+/** Where one dataset stands on one chain. */
+export interface StatusEntry {
+  readonly dataset: string;
+  readonly chainId: number;
+  /** When a task of it last ended well (ISO), or null. */
+  readonly lastSuccess: string | null;
+  /** How its last task ended: ok, failed, unavailable (the upstream deployment has no such entity), or null. */
+  readonly lastStatus: string | null;
+  readonly lastError: string | null;
+  readonly rows: number;
+  /** The block its committed rows were read at, and that block's time (ISO). */
+  readonly block: number | null;
+  readonly blockTime: string | null;
+}
+
+/** The file's content. */
+export interface StatusFile {
+  /** When the file was written (ISO). */
+  readonly writtenAt: string;
+  /** The run that wrote it: still running, or ended. */
+  readonly run: { readonly id: string; readonly pid: number; readonly startedAt: string; readonly state: 'running' | 'ended' };
+  readonly entries: readonly StatusEntry[];
+}
+
+const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(String(v).replace(' ', 'T').replace(/\+00$/, 'Z')).toISOString());
+
+/**
+ * Every dataset and chain with a checkpoint, or whose last task found the entity unavailable upstream, from the
+ * warehouse (optionally only one dataset and chain).
+ */
+export async function readEntries(w: Warehouse, only?: { dataset: string; chainId: number }): Promise<StatusEntry[]> {
+  const filter = only ? 'AND dataset = $1 AND chain_id = $2' : '';
+  const params = only ? [only.dataset, only.chainId] : [];
+  const rows = await w.all(`
+    WITH t AS (
+      SELECT chain_id, dataset, max(ended_at) FILTER (WHERE status = 'ok')::VARCHAR AS last_success,
+             arg_max(error, ended_at) AS last_error, arg_max(status, ended_at) AS last_status
+      FROM _pool_export.run_tasks GROUP BY ALL
+    )
+    SELECT chain_id, dataset, c.block, c.block_time::VARCHAR AS block_time, t.last_success, t.last_error, t.last_status
+    FROM _pool_export.checkpoints c FULL JOIN t USING (chain_id, dataset)
+    WHERE NOT contains(dataset, '#') AND (c.cursor IS NOT NULL OR t.last_status = 'unavailable') ${filter}
+    ORDER BY dataset, chain_id`, params);
+  const tables = new Set((await w.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables()")).map((r) => String(r.t)));
+  const counts = new Map<string, number>();
+  for (const ds of DATASETS.filter((d) => tables.has(d.table) && (!only || d.name === only.dataset))) {
+    for (const x of await w.all(`SELECT chain_id, count(*) AS n FROM ${qt(ds.table)} ${only ? 'WHERE chain_id = $1' : ''} GROUP BY chain_id`, only ? [only.chainId] : [])) {
+      counts.set(`${ds.name}/${x.chain_id}`, Number(x.n));
+    }
+  }
+  return rows.map((r) => ({
+    dataset: String(r.dataset), chainId: Number(r.chain_id), lastSuccess: iso(r.last_success), lastStatus: r.last_status === null ? null : String(r.last_status),
+    lastError: r.last_error === null ? null : String(r.last_error), rows: counts.get(`${String(r.dataset)}/${Number(r.chain_id)}`) ?? 0,
+    block: r.block === null ? null : Number(r.block), blockTime: iso(r.block_time),
+  }));
+}
+
+/** Writes the file (temporary name, then rename): readers see the old file or the new one, never half of one. */
+export function writeStatusFile(dataDir: string, file: StatusFile): void {
+  const target = join(dataDir, STATUS_FILE);
+  writeFileSync(`${target}.tmp`, `${JSON.stringify(file, null, 1)}\n`);
+  renameSync(`${target}.tmp`, target);
+}
+
+/** Reads the file, or undefined when no run of this version has written one yet. */
+export function readStatusFile(dataDir: string): StatusFile | undefined {
+  const path = join(dataDir, STATUS_FILE);
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(readFileSync(path, 'utf8')) as StatusFile;
+}
+
+/** The status a run keeps: entries by dataset and chain, written whole after each change. */
+export class StatusKeeper {
+  private readonly entries = new Map<string, StatusEntry>();
+  private state: 'running' | 'ended' = 'running';
+
+  private constructor(private readonly w: Warehouse, private readonly dataDir: string, private readonly run: { id: string; startedAt: string }) {}
+
+  /** Starts keeping the status of a run, from the warehouse as it stands. */
+  static async start(w: Warehouse, dataDir: string, runId: string): Promise<StatusKeeper> {
+    const k = new StatusKeeper(w, dataDir, { id: runId, startedAt: new Date().toISOString() });
+    for (const e of await readEntries(w)) k.entries.set(`${e.dataset}/${e.chainId}`, e);
+    k.write();
+    return k;
+  }
+
+  /** A task ended: its dataset's entry is read again from the warehouse, with the task's outcome. */
+  async taskEnded(t: { dataset: string; chainId: number; status: string; error: string | null; endedAt: Date }): Promise<void> {
+    const key = `${t.dataset}/${t.chainId}`;
+    const [fresh] = await readEntries(this.w, { dataset: t.dataset, chainId: t.chainId });
+    const before = this.entries.get(key);
+    const base = fresh ?? before ?? { dataset: t.dataset, chainId: t.chainId, lastSuccess: null, rows: 0, block: null, blockTime: null, lastError: null, lastStatus: null };
+    this.entries.set(key, {
+      ...base, lastStatus: t.status, lastError: t.status === 'ok' ? null : t.error,
+      lastSuccess: t.status === 'ok' ? t.endedAt.toISOString() : before?.lastSuccess ?? base.lastSuccess,
+    });
+    this.write();
+  }
+
+  /** The run ended: the file is rebuilt from the warehouse, where the ledger now holds every task. */
+  async end(): Promise<void> {
+    this.entries.clear();
+    for (const e of await readEntries(this.w)) this.entries.set(`${e.dataset}/${e.chainId}`, e);
+    this.state = 'ended';
+    this.write();
+  }
+
+  /**
+   * Writes the file. It is derived from the warehouse, so a failure to write it (a full disk) must not fail the run:
+   * `status` then reads the last file written, or rebuilds one from the warehouse once the run has ended.
+   */
+  private write(): void {
+    try {
+      this.writeNow();
+    } catch {
+      // Derived data: the next write, or the next run, makes it again.
+    }
+  }
+
+  private writeNow(): void {
+    writeStatusFile(this.dataDir, {
+      writtenAt: new Date().toISOString(),
+      run: { id: this.run.id, pid: process.pid, startedAt: this.run.startedAt, state: this.state },
+      entries: [...this.entries.values()].sort((a, b) => a.dataset.localeCompare(b.dataset) || a.chainId - b.chainId),
+    });
+  }
+}

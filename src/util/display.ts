@@ -1,0 +1,84 @@
+/**
+ * Everything shown to people goes through here: upstream text made inert (control and bidirectional characters as
+ * visible escapes, so that a token symbol can neither drive the terminal nor reorder a line), cut to a width counted
+ * in terminal cells (wide characters and emoji count two), and numbers written for reading. Stored data, CSV, JSON,
+ * Parquet and Arrow output keep every byte; only what a person reads is changed.
+ */
+import stringWidth from 'string-width';
+
+/**
+ * C0 controls, DEL, C1 controls, and the bidirectional controls (embeddings and overrides U+202A–U+202E, isolates
+ * U+2066–U+2069, the marks U+200E/U+200F and U+061C): each is shown as an escape.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** The visible escape of one unsafe character: `\x1b`, `\u202e`. */
+function escape(c: string): string {
+  const code = c.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/** The text with every control and bidirectional character shown as a visible escape. */
+export function inert(text: string): string {
+  return text.replace(UNSAFE, escape);
+}
+
+/** Terminal cells the text takes (after `inert`). */
+export function cells(text: string): number {
+  return stringWidth(text);
+}
+
+const segmenter = new Intl.Segmenter();
+
+/** Inert text cut to at most `width` cells, with an ellipsis where it was cut (never in the middle of a grapheme). */
+export function fit(text: string, width: number): string {
+  const safe = inert(text);
+  if (cells(safe) <= width) return safe;
+  let out = '';
+  let used = 0;
+  for (const { segment } of segmenter.segment(safe)) {
+    const w = cells(segment);
+    if (used + w > width - 1) break;
+    out += segment;
+    used += w;
+  }
+  return `${out}…`;
+}
+
+/** Inert text padded with spaces to `width` cells (on the right, or the left for numbers). */
+export function pad(text: string, width: number, right = false): string {
+  const gap = ' '.repeat(Math.max(0, width - cells(text)));
+  return right ? gap + text : text + gap;
+}
+
+const grouped = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 6 });
+const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumSignificantDigits: 4 });
+const small = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 4 });
+
+/**
+ * A number for reading: integers as they are; other numbers with about 4 to 6 significant digits, thousands
+ * separators, and K, M, B, T from a million up; scientific notation beyond 1e15 or below 1e-6.
+ */
+export function humanNumber(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  if (Number.isInteger(n) && Math.abs(n) < 1e15) return String(n);
+  const a = Math.abs(n);
+  if (a >= 1e15 || (a > 0 && a < 1e-6)) return n.toExponential(3).replace(/\.?0+e/, 'e');
+  if (a >= 1e6) return compact.format(n);
+  if (a >= 1) return grouped.format(n);
+  return small.format(n);
+}
+
+/** A time for reading, in one format everywhere: `2026-01-01 00:00:00Z` (UTC, to the second). */
+export function humanTime(t: Date | string | number): string {
+  const d = t instanceof Date ? t : new Date(typeof t === 'string' && /^\d{4}-\d{2}-\d{2} \d/.test(t) ? t.replace(' ', 'T').replace(/\+00$/, 'Z') : t);
+  return Number.isNaN(d.getTime()) ? String(t) : `${d.toISOString().slice(0, 19).replace('T', ' ')}Z`;
+}
+
+/** A duration in seconds for reading: `45s`, `12m`, `3.5h`, `2.1d`. */
+export function humanDuration(secs: number): string {
+  if (secs < 60) return `${Math.round(secs)}s`;
+  if (secs < 3600) return `${Math.round(secs / 60)}m`;
+  if (secs < 86_400 * 2) return `${(secs / 3600).toFixed(1)}h`;
+  return `${(secs / 86_400).toFixed(1)}d`;
+}

@@ -1,0 +1,139 @@
+/**
+ * The README's examples, run as a new user would: `make demo`, then every block marked `<!-- example: after-demo -->`
+ * in order, in one shell, from the project's folder; then the sandbox session of "The sandbox by hand" (the serve
+ * block in the background, the client block in a second shell). And signals through the documented start forms: a
+ * direct `node bin/pool-export.js` (systemd, cron, containers) and `npx`, whose own pid is what a user kills.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { processAlive } from '../../src/util/processes.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+/** The sh blocks that follow a `<!-- example: KIND -->` marker, in order. */
+function examples(kind: string): string[] {
+  return [...README.matchAll(new RegExp(`<!-- example: ${kind} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]!);
+}
+
+/** The environment of a new shell: no pool-export settings from the test's own. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('POOL_EXPORT_') && !k.startsWith('npm_')));
+}
+
+/** A clean environment with a key, for commands that need one but reach no upstream here. */
+const keyed = () => ({ ...cleanEnv(), POOL_EXPORT_API_KEY: 'not-used-here' });
+
+/**
+ * Runs the lines of a block in one bash session from the project's folder; each command's output is cut out by a
+ * marker, and the first failing command stops the block.
+ */
+async function runBlock(block: string): Promise<{ code: number | null; outputs: { command: string; output: string }[]; stderr: string }> {
+  const commands = block.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const script = commands.map((c, i) => `echo "::: ${i}"\n${c} || { echo "::: failed $?"; exit 1; }`).join('\n');
+  const r = await run('bash', ['-c', script]);
+  const parts = r.stdout.split(/^::: (\d+)\n/m);
+  const outputs = commands.map((command, i) => ({ command, output: parts[parts.indexOf(String(i)) + 1] ?? '' }));
+  return { code: r.code, outputs, stderr: r.stderr };
+}
+
+/** Runs a command from the project's folder in a clean environment, without blocking the test worker. */
+function run(program: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(program, args, { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Waits for a line on a child's stdout. */
+function waitFor(child: ChildProcess, re: RegExp, timeoutMs = 60_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no ${re} within ${timeoutMs} ms: ${out}`)), timeoutMs);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (re.test(out)) {
+        clearTimeout(timer);
+        resolve(out);
+      }
+    });
+  });
+}
+
+/** Waits until a process is gone, or the time is up. */
+async function gone(pid: number, timeoutMs = 10_000): Promise<boolean> {
+  for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) if (!processAlive(pid)) return true;
+  return false;
+}
+
+afterAll(() => {
+  for (const p of ['vol.csv', 'data/sandbox']) rmSync(join(ROOT, p), { recursive: true, force: true });
+});
+
+describe('the README, as a new user follows it', () => {
+  it('make demo, then every after-demo example, in order: each exits 0 and finds the demo\'s data', async () => {
+    const demo = await run('make', ['demo']);
+    expect(demo.code, demo.stdout.slice(-3000) + demo.stderr.slice(-3000)).toBe(0);
+    expect(demo.stdout).toMatch(/warehouse: .*data\/demo\/warehouse\.duckdb/);
+    const blocks = examples('after-demo');
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    const r = await runBlock(blocks.join('\n'));
+    const failed = r.outputs.find((o) => o.output.includes('::: failed'));
+    expect(r.code, `${failed?.command}: ${failed?.output}\n${r.stderr.slice(-2000)}`).toBe(0);
+    for (const { command, output } of r.outputs) {
+      if (/ (report|query) /.test(command) && !/--out|--list/.test(command)) expect(output, command).not.toMatch(/^\(0 rows/m);
+      if (/shell$/.test(command)) expect(output, command).toMatch(/\(\d+ rows\)/);
+    }
+    expect(r.outputs.find((o) => o.command.includes('status'))!.output).toMatch(/dodoex\.swaps +bsc /);
+    expect(readFileSync(join(ROOT, 'vol.csv'), 'utf8').split('\n').length).toBeGreaterThan(2);
+  }, 900_000);
+
+  it('the sandbox by hand: it prints the README\'s export lines, the client block exports and queries, and stopping npx stops it', async () => {
+    const [serve] = examples('sandbox-serve');
+    const [client] = examples('sandbox-client');
+    const [program, ...args] = serve!.trim().split(/\s+/);
+    rmSync(join(ROOT, 'data/sandbox'), { recursive: true, force: true });
+    const child = spawn(program!, args, { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const printed = await waitFor(child, /^ready http:\/\/127\.0\.0\.1:8545$/m);
+      // The export lines the README shows are the ones the sandbox prints.
+      for (const line of client!.split('\n').filter((l) => l.startsWith('export '))) expect(printed).toContain(`  ${line}\n`);
+      const r = await runBlock(client!);
+      const failed = r.outputs.find((o) => o.output.includes('::: failed'));
+      expect(r.code, `${failed?.command}: ${failed?.output}\n${r.stderr.slice(-2000)}`).toBe(0);
+      expect(r.outputs.at(-1)!.output).toMatch(/swaps\n-+\n *\d+\n\(1 rows\)/);
+    } finally {
+      // The pid a user holds is npx's: SIGTERM to it stops the sandbox too, and frees the port.
+      const sandbox = spawnSync('pgrep', ['-f', 'pool-export sandbox --port 8545'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number).filter((p) => p !== child.pid);
+      child.kill('SIGTERM');
+      for (const pid of sandbox) expect(await gone(pid), `sandbox process ${pid} still running after npx was stopped`).toBe(true);
+    }
+  }, 300_000);
+});
+
+describe('signals through the documented start forms', () => {
+  it.each([
+    ['node bin/pool-export.js (systemd, cron, containers)', (a: string[]) => spawn(process.execPath, [join(ROOT, 'bin/pool-export.js'), ...a], { cwd: ROOT, env: keyed(), stdio: ['ignore', 'pipe', 'pipe'] })],
+    ['npx pool-export (a SIGTERM to npx\'s own pid)', (a: string[]) => spawn('npx', ['pool-export', ...a], { cwd: ROOT, env: keyed(), stdio: ['ignore', 'pipe', 'pipe'] })],
+  ])('%s: SIGTERM stops the scheduler', async (_name, start) => {
+    const data = join(ROOT, 'data', `signal-${Date.now()}`);
+    try {
+      const child = start(['schedule', '--data-dir', data, '--jobs', 'events', '--schedule', 'events=0 0 1 1 *']);
+      await waitFor(child, /^scheduler started:/m);
+      // Every process of it: npm, its shell and node under npx; node alone when started directly.
+      const tool = spawnSync('pgrep', ['-f', `schedule --data-dir ${data}`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+      expect(tool).toContain(child.pid);
+      child.kill('SIGTERM');
+      for (const pid of tool) expect(await gone(pid), `pool-export (pid ${pid}) still running`).toBe(true);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

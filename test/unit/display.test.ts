@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { cells, fit, humanDuration, humanNumber, humanTime, inert } from '../../src/util/display.ts';
+
+describe('inert text', () => {
+  it.each([
+    ['\u001b[31mRED\u001b[0m', '\\x1b[31mRED\\x1b[0m'],
+    ['a\rb\nc\td', 'a\\x0db\\x0ac\\x09d'],
+    ['\u0007bell\u007f', '\\x07bell\\x7f'],
+    ['\u009b2J', '\\x9b2J'],
+    ['USD\u202eTKN', 'USD\\u202eTKN'],
+    ['\u2066x\u2069', '\\u2066x\\u2069'],
+    ['<b>WETH</b> & ünïcødé 🚀', '<b>WETH</b> & ünïcødé 🚀'],
+  ])('%j → %j', (raw, shown) => expect(inert(raw)).toBe(shown));
+
+  it('leaves no control character behind', () => {
+    const all = Array.from({ length: 0x100 }, (_, i) => String.fromCharCode(i)).join('');
+    // eslint-disable-next-line no-control-regex
+    expect(inert(all)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+  });
+});
+
+describe('fit to terminal cells', () => {
+  it('counts wide characters and emoji as two cells', () => {
+    expect(cells('abc')).toBe(3);
+    expect(cells('日本')).toBe(4);
+    expect(cells('🚀')).toBe(2);
+  });
+
+  it('cuts with an ellipsis, never inside a grapheme, never wider than asked', () => {
+    expect(fit('abcdef', 6)).toBe('abcdef');
+    expect(fit('abcdefg', 6)).toBe('abcde…');
+    expect(fit('日本語テキスト', 6)).toBe('日本…');
+    expect(fit('👨‍👩‍👧abc', 3)).toBe('👨‍👩‍👧…');
+    for (const w of [1, 2, 5, 9]) expect(cells(fit('x🚀日y'.repeat(5), w))).toBeLessThanOrEqual(w);
+  });
+
+  it('escapes before cutting, so an escape sequence is never half shown as a control', () => {
+    expect(fit('\u001b[2Jabc', 5)).toBe('\\x1b…');
+  });
+});
+
+describe('numbers, times and durations for reading', () => {
+  it.each([
+    [0, '0'],
+    [42, '42'],
+    [-7, '-7'],
+    [1234.5678, '1,234.57'],
+    [0.000123456, '0.0001235'],
+    [2_500_000.5, '2.5M'],
+    [3.21e12 + 0.5, '3.21T'],
+    [9.58e35, '9.58e+35'],
+    [1e-9, '1e-9'],
+    [Number.NaN, 'NaN'],
+  ])('%d → %s', (n, shown) => expect(humanNumber(n)).toBe(shown));
+
+  it('writes every time as UTC to the second', () => {
+    expect(humanTime(new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)))).toBe('2026-01-02 03:04:05Z');
+    expect(humanTime('2026-01-02 03:04:05+00')).toBe('2026-01-02 03:04:05Z');
+    expect(humanTime(0)).toBe('1970-01-01 00:00:00Z');
+    expect(humanTime('not a time')).toBe('not a time');
+  });
+
+  it.each([
+    [0, '0s'],
+    [59.4, '59s'],
+    [125, '2m'],
+    [5400, '1.5h'],
+    [86_400 * 3, '3.0d'],
+  ])('%d seconds → %s', (s, shown) => expect(humanDuration(s)).toBe(shown));
+});
