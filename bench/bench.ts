@@ -181,8 +181,8 @@ async function exportRun(url: string, apiKey: string, dataDir: string, args: str
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString().split('\n').filter((l) => !l.startsWith('{')).join('\n')));
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d.split('\n').filter((l) => !l.startsWith('{')).join('\n')));
   let peakKb = 0;
   const poll = setInterval(() => {
     try {

@@ -105,6 +105,9 @@ function structTree(t: StructType): Tree {
   return Object.fromEntries(Object.entries(t).map(([k, v]) => [k, typeof v === 'string' ? {} : structTree(v)]));
 }
 
+/** Items asked for per page of the list (the official client asks for 8 to 1000; 100 keeps a page small). */
+export const LIST_PAGE_SIZE = 100;
+
 /** The list query, selecting every stored field (and the page around them). */
 export function listQuery(): string {
   const tree: Tree = {};

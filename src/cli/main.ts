@@ -2,6 +2,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { UsageError } from '../config/chains.ts';
+import { inert } from '../util/display.ts';
 import { followLauncher } from './launcher.ts';
 import { compactCommand } from './compact-command.ts';
 import { datasetsCommand, jobsCommand } from './datasets-command.ts';
@@ -45,11 +46,11 @@ await yargs(hideBin(process.argv))
   .help()
   .fail((msg, err, y) => {
     if (err) {
-      process.stderr.write(`pool-export: ${err.message}\n`);
+      process.stderr.write(`pool-export: ${inert(err.message)}\n`);
       // yargs raises YError for a failed `check()`: bad usage, like unknown flags.
       process.exit(err instanceof UsageError || err.name === 'YError' ? EXIT_USAGE : 1);
     }
-    process.stderr.write(`${y.help() && ''}pool-export: ${msg}\nRun \`pool-export --help\` for usage.\n`);
+    process.stderr.write(`${y.help() && ''}pool-export: ${inert(msg)}\nRun \`pool-export --help\` for usage.\n`);
     process.exit(EXIT_USAGE);
   })
   .parseAsync();

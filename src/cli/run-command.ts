@@ -142,7 +142,7 @@ async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
     if (!config.apiKey) process.stdout.write('no API key is set: a run needs POOL_EXPORT_API_KEY (or "apiKey" in the config file)\n');
     for (const t of tasks) {
       const cp = await cps?.get(t.chainId, t.ds.name).catch(() => undefined);
-      process.stdout.write(`${t.ds.name.padEnd(35)} ${chainName(t.chainId).padEnd(10)} ${t.ds.kind.padEnd(8)} ${t.endpoint.label}  cursor ${cp?.cursor ?? '(start of history)'}\n`);
+      process.stdout.write(`${t.ds.name.padEnd(35)} ${chainName(t.chainId).padEnd(10)} ${t.ds.kind.padEnd(8)} ${t.endpoint.label}  cursor ${cp ? inert(cp.cursor) : '(start of history)'}\n`);
     }
   } finally {
     await warehouse?.close();
@@ -168,7 +168,7 @@ export const runCommand: CommandModule<object, Args> = {
     const outcome = await runOnce({ config, tasks, jobs: jobs.map((j) => j.name), waitLockSecs: a['wait-lock'], signal: controller.signal, log: logFor(a, config), ...(progress ? { progress } : {}) });
     process.stdout.write(`${summary(outcome.results, { byChain: a['by-chain'] })}\n`);
     if (outcome.stopped) process.stdout.write('stopped on request: committed batches are kept; the next run resumes from them\n');
-    if (outcome.lakeError) process.stdout.write(`FAILED ${outcome.lakeError}\n`);
+    if (outcome.lakeError) process.stdout.write(`FAILED ${inert(outcome.lakeError)}\n`);
     if (outcome.stopped || outcome.lakeError || outcome.results.some((r) => r.status === 'failed')) process.exitCode = 1;
   },
 };

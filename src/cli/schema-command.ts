@@ -9,6 +9,7 @@ import { UpstreamClient } from '../upstream/client.ts';
 import { INTROSPECTION_QUERY, schemaDrift, type Drift, type Introspected } from '../upstream/schema-drift.ts';
 import { collectionRoots } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';
+import { inert, jsonSafe } from '../util/display.ts';
 import { list } from './run-command.ts';
 
 interface Args {
@@ -49,7 +50,7 @@ export const schemaCommand: CommandModule<object, Args> = {
     const chains = list(a.chains)?.map(parseChain) ?? config.chains;
     const schemas = (list(a.schemas) ?? SUBGRAPH_SCHEMAS).map((s) => canonicalSchema(s) ?? s);
     for (const s of schemas) if (!SUBGRAPH_SCHEMAS.includes(s)) throw new UsageError(`unknown schema "${s}" in --schemas; valid: ${SUBGRAPH_SCHEMAS.join(', ')}`);
-    const client = new UpstreamClient({ apiKey: config.apiKey, userAgent: `${config.userAgentPrefix}-${config.developerId}`, timeoutMs: config.timeoutMs });
+    const client = UpstreamClient.forConfig(config);
     const report: { chain: string; schema: string; endpoint: string; error?: string; drift: Drift[]; roots?: Record<string, string> }[] = [];
     for (const schema of schemas) {
       const model = loadSchemaModel(schema);
@@ -72,15 +73,15 @@ export const schemaCommand: CommandModule<object, Args> = {
     const breaking = report.reduce((n, r) => n + r.drift.filter((d) => d.severity === 'breaking').length, 0);
     const label = { breaking: 'BREAKING   ', unavailable: 'unavailable', notice: 'notice     ' } as const;
     const failed = report.filter((r) => r.error).length;
-    if (a.format === 'json') process.stdout.write(`${JSON.stringify({ breaking, failed, endpoints: report }, null, 2)}\n`);
+    if (a.format === 'json') process.stdout.write(`${jsonSafe(JSON.stringify({ breaking, failed, endpoints: report }, null, 2))}\n`);
     else {
       for (const r of report) {
         const head = `${r.schema} on ${r.chain}`;
-        if (r.error) process.stdout.write(`${head}: could not introspect: ${r.error}\n`);
+        if (r.error) process.stdout.write(`${head}: could not introspect: ${inert(r.error)}\n`);
         else {
           process.stdout.write(r.drift.length ? `${head}: ${r.drift.length} difference(s)\n` : `${head}: matches the catalog\n`);
-          for (const d of r.drift) process.stdout.write(`  ${label[d.severity]} ${d.what}\n`);
-          process.stdout.write(`  root fields: ${Object.entries(r.roots ?? {}).map(([e, f]) => `${e} → ${f}`).join(', ')}\n`);
+          for (const d of r.drift) process.stdout.write(`  ${label[d.severity]} ${inert(d.what)}\n`);
+          process.stdout.write(`  root fields: ${Object.entries(r.roots ?? {}).map(([e, f]) => `${e} → ${inert(f)}`).join(', ')}\n`);
         }
       }
       process.stdout.write(breaking

@@ -9,7 +9,7 @@ import { headEndpointFor } from '../export/plan.ts';
 import { META_QUERY } from '../export/queries.ts';
 import { readEntries, readStatusFile, type StatusEntry, type StatusFile } from '../store/status-file.ts';
 import { Warehouse, WAREHOUSE_FILE } from '../store/warehouse.ts';
-import { cells, fit, humanDuration, humanNumber, humanTime, pad } from '../util/display.ts';
+import { cells, fit, humanDuration, humanNumber, humanTime, jsonSafe, pad } from '../util/display.ts';
 import { processAlive } from '../util/processes.ts';
 import { list } from './run-command.ts';
 import { terminalWidth } from '../reports/output.ts';
@@ -59,7 +59,7 @@ type Meta = { _meta: { block: { number: number; timestamp: number | null } } };
 async function heads(config: Config, keys: { dataset: string; chainId: number }[]): Promise<{ heads: Map<string, { number: number; timestamp: number }>; why?: string }> {
   const out = new Map<string, { number: number; timestamp: number }>();
   if (!config.apiKey) return { heads: out, why: 'no API key is set (POOL_EXPORT_API_KEY), so the upstream was not asked for its head' };
-  const client = new UpstreamClient({ apiKey: config.apiKey, userAgent: `${config.userAgentPrefix}-${config.developerId}`, timeoutMs: Math.min(config.timeoutMs, 10_000) });
+  const client = UpstreamClient.forConfig(config, { timeoutMs: Math.min(config.timeoutMs, 10_000) });
   const endpoints = new Map(keys.map((k) => {
     const e = headEndpointFor(config, findDataset(k.dataset)!, k.chainId);
     return [e.url, e];
@@ -156,7 +156,7 @@ export const statusCommand: CommandModule<object, Args> = {
     const running = file?.run.state === 'running' && processAlive(file.run.pid) ? file.run : undefined;
     const lagAgainst = up.why ? `the clock: ${up.why}` : "the upstream's head";
     if (a.json) {
-      process.stdout.write(`${JSON.stringify({ staleAfterSeconds: staleAfter, lagAgainst, running: running ?? null, datasets: rows }, null, 2)}\n`);
+      process.stdout.write(`${jsonSafe(JSON.stringify({ staleAfterSeconds: staleAfter, lagAgainst, running: running ?? null, datasets: rows }, null, 2))}\n`);
     } else {
       const width = terminalWidth().width ?? 80;
       if (running) process.stdout.write(`a run is in progress (pid ${running.pid}, since ${humanTime(running.startedAt)}); figures as of ${humanTime(file!.writtenAt)}\n`);

@@ -2,6 +2,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
+import { DATASETS } from '../catalog/catalog.ts';
+import { defaultAnswerBudget } from '../catalog/answer-budget.ts';
 import { CHAINS, parseChain, UsageError } from './chains.ts';
 import { MIN_TRACKED_LIQUIDITY_USD, trustedTokens, type TrackedSettings } from './tracked.ts';
 
@@ -35,6 +37,8 @@ export interface Config {
   readonly timeoutMs: number;
   /** Attempts per request before the task fails. */
   readonly maxAttempts: number;
+  /** Bytes one upstream answer may take; a larger one is cut off and counts as garbage (see `catalog/answer-budget.ts`). */
+  readonly maxAnswerBytes: number;
   /** Blocks to stay behind the head. */
   readonly confirmations: number;
   /** Seconds of history re-read by incremental runs, so that reorganized rows are corrected. */
@@ -64,6 +68,11 @@ export interface Config {
  */
 export const LIST_POOL_TYPES: readonly string[] = ['CLASSICAL', 'DVM', 'DSP', 'GSP', 'DPP', 'AMMV2', 'AMMV3'];
 
+/** The default of `maxAnswerBytes`: the largest page the catalog can ask for, generously sized (48 MiB). */
+export const DEFAULT_ANSWER_BUDGET = defaultAnswerBudget(DATASETS);
+/** The smallest `maxAnswerBytes` accepted: below it, the probe's own answer would not fit. */
+const MIN_ANSWER_BUDGET = 1024 ** 2;
+
 /** The real service's published addresses; the sandbox or another deployment is set by env or file. */
 export const DEFAULTS = {
   dataDir: './data',
@@ -79,6 +88,7 @@ export const DEFAULTS = {
   pageSize: 1000,
   timeoutMs: 30_000,
   maxAttempts: 8,
+  maxAnswerBytes: DEFAULT_ANSWER_BUDGET,
   confirmations: 0,
   reorgWindowSecs: 3_600,
   batchRows: 20_000,
@@ -169,6 +179,19 @@ function checkPoolTypes(raw: unknown): readonly string[] {
   return Object.freeze([...raw] as string[]);
 }
 
+const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** A size in bytes: a whole number, or a text such as `64MiB` or `100MB`. */
+function checkSize(key: string, raw: unknown, min: number): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(String(raw));
+  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
+  const v = m && unit ? Math.round(Number(m[1]) * unit) : NaN;
+  if ((typeof raw !== 'number' && typeof raw !== 'string') || !Number.isFinite(v) || v < min) {
+    throw new UsageError(`${key} must be a size of at least ${min / 1024 ** 2} MiB, such as 64MiB or ${64 * 1024 ** 2}, not ${JSON.stringify(raw)}`);
+  }
+  return v;
+}
+
 function checkAmount(key: string, raw: unknown): number {
   const v = Number(raw);
   if (typeof raw !== 'number' || !Number.isFinite(v) || v < 0) throw new UsageError(`${key} must be a number of USD from 0, such as 50000, not ${JSON.stringify(raw)}`);
@@ -222,5 +245,6 @@ export function loadConfig(opts: { configFile?: string; env?: NodeJS.ProcessEnv;
     listPoolTypes: checkPoolTypes(merged.listPoolTypes),
     trustedTokens: Object.freeze(checkTrustedTokens(merged.trustedTokens)),
     minTrackedLiquidityUsd: checkAmount('minTrackedLiquidityUsd', merged.minTrackedLiquidityUsd),
+    maxAnswerBytes: checkSize('maxAnswerBytes', merged.maxAnswerBytes, MIN_ANSWER_BUDGET),
   });
 }

@@ -10,10 +10,15 @@ const INT64_DIGITS = 19;
 /** Integer digits below which any value fits a DOUBLE (whose largest is about 1.8e308). */
 const DOUBLE_DIGITS = 308;
 
+/** What to do about a value of the wrong type. */
+const SCHEMA_HINT = 'The upstream schema may have changed: run `pool-export schema check`';
+/** What to do about a number out of range. */
+const RANGE_HINT = 'No real value comes near it, so the task stops here, storing nothing of this page, until the upstream corrects it';
+
 /** A value that does not fit a dataset's declared type: stops the task with the dataset, chain and field named. */
 export class GarbageError extends Error {
-  constructor(readonly dataset: string, readonly chainId: number, readonly field: string, detail: string) {
-    super(`upstream sent invalid data for ${dataset} on ${chainName(chainId)} (chain ${chainId}), field "${field}": ${detail}. The upstream schema may have changed: run \`pool-export schema check\``);
+  constructor(readonly dataset: string, readonly chainId: number, readonly field: string, detail: string, hint = SCHEMA_HINT) {
+    super(`upstream sent invalid data for ${dataset} on ${chainName(chainId)} (chain ${chainId}), field "${field}": ${detail}. ${hint}`);
     this.name = 'GarbageError';
   }
 }
@@ -76,8 +81,14 @@ function fitsDouble(v: string, intDigits: number): boolean {
 /** The name of a column's field in errors: its path in a list item, its field name in an entity. */
 const fieldName = (ds: Dataset, c: Column) => (ds.kind === 'list' ? c.select : c.field);
 
-function bad(ds: Dataset, chainId: number, c: Column, v: unknown, what: string): GarbageError {
-  return new GarbageError(ds.name, chainId, fieldName(ds, c), `expected ${what}, got ${JSON.stringify(v)?.slice(0, 80)}`);
+/** A value for an error message: its JSON, cut to 80 characters with its length said. */
+function shown(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length <= 80 ? text : `${text.slice(0, 80)}… (${text.length.toLocaleString('en-US')} characters)`;
+}
+
+function bad(ds: Dataset, chainId: number, c: Column, v: unknown, what: string, hint?: string): GarbageError {
+  return new GarbageError(ds.name, chainId, fieldName(ds, c), `expected ${what}, got ${shown(v)}`, hint);
 }
 
 function listItem(ds: Dataset, chainId: number, c: Column, v: unknown, x: unknown): string | null {
@@ -127,16 +138,16 @@ function check(ds: Dataset, chainId: number, c: Column, v: unknown): unknown {
     case 'int8':
     case 'bigint':
       if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(ds, chainId, c, v, 'a BigInt as a decimal string');
-      if (!fitsInt64(v)) throw bad(ds, chainId, c, v, 'a count, time or block number within 64 bits');
+      if (!fitsInt64(v)) throw bad(ds, chainId, c, v, 'a count, time or block number within 64 bits', RANGE_HINT);
       return v;
     case 'raw':
       if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(ds, chainId, c, v, 'a BigInt as a decimal string');
-      if (!fitsDouble(v, v.length)) throw bad(ds, chainId, c, v, 'an amount within DOUBLE range (below 1.8e308)');
+      if (!fitsDouble(v, v.length)) throw bad(ds, chainId, c, v, 'an amount within DOUBLE range (below 1.8e308)', RANGE_HINT);
       return v;
     case 'decimal': {
       const m = typeof v === 'string' ? DECIMAL_RE.exec(v) : null;
       if (!m) throw bad(ds, chainId, c, v, 'a BigDecimal as a decimal string');
-      if (!fitsDouble(v as string, m[1]!.length)) throw bad(ds, chainId, c, v, 'a BigDecimal within DOUBLE range (below 1.8e308)');
+      if (!fitsDouble(v as string, m[1]!.length)) throw bad(ds, chainId, c, v, 'a BigDecimal within DOUBLE range (below 1.8e308)', RANGE_HINT);
       return v;
     }
     case 'list':

@@ -99,6 +99,7 @@ async function runOne(args: RunArgs, sink: DuckDBSink, checkpoints: CheckpointSt
     // An unreachable host says so in the same words for all of its tasks (the summary then gives them one line).
     const why = probe instanceof UpstreamError && probe.kind === 'unreachable' ? probe.message : `the block lookup failed: ${probe.message}`;
     const message = redact(`${task.ds.name} on ${label.chain}: ${why}`, args.config.apiKey);
+    args.log('task-failed', { ...label, errorClass: errorClass(probe), error: message }, 'error');
     return { task, status: 'failed', stats: empty, block: null, cursorBefore: null, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: errorClass(probe), message } };
   }
   const block = probe.block;

@@ -45,7 +45,7 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
   try {
     const warehouse = await Warehouse.open(args.config.dataDir, args.config.duckdbMemoryLimit ? { memoryLimit: args.config.duckdbMemoryLimit } : {});
     try {
-      const client = new UpstreamClient({ apiKey: args.config.apiKey, userAgent: `${args.config.userAgentPrefix}-${args.config.developerId}`, timeoutMs: args.config.timeoutMs, signal });
+      const client = UpstreamClient.forConfig(args.config, { signal });
       const runId = randomUUID();
       args.log('run-start', { runId, jobs: args.jobs, tasks: args.tasks.length });
       const results = await runExport({ config: args.config, tasks: args.tasks, jobs: args.jobs, warehouse, client, runId, signal, log: args.log, ...(args.progress ? { progress: args.progress } : {}) });

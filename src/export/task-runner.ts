@@ -1,5 +1,6 @@
 /** Runs one task: pages a dataset from its checkpoint to the pinned block and commits batches with their checkpoint. */
 import type { Dataset } from '../catalog/catalog.ts';
+import { LIST_PAGE_SIZE } from '../catalog/liquidity-list.ts';
 import type { Config } from '../config/config.ts';
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { DuckDBSink, Replace } from '../store/sink.ts';
@@ -13,8 +14,6 @@ import { emptyStats, type PinnedBlock, type Task, type TaskPin, type TaskStats }
 
 /** Smallest page size reached by halving after time-outs. */
 const MIN_PAGE_SIZE = 50;
-/** Pools per liquidity-list page. */
-const LIST_PAGE_SIZE = 100;
 
 /** Everything a task needs, passed explicitly. */
 export interface TaskDeps {

@@ -3,7 +3,7 @@ import type { DuckDBConnection, Json } from '@duckdb/node-api';
 import { tableFromJSON, tableToIPC } from 'apache-arrow';
 import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { cells, fit, humanNumber, humanTime, pad } from '../util/display.ts';
+import { cells, fit, humanNumber, humanTime, jsonSafe, pad } from '../util/display.ts';
 import { UsageError } from '../config/chains.ts';
 import { lit } from '../store/ddl.ts';
 
@@ -112,7 +112,7 @@ export async function writeResult(conn: DuckDBConnection, sql: string, format: F
     });
     return r;
   });
-  if (format === 'json') emit(`${JSON.stringify(rows, null, 1)}\n`);
+  if (format === 'json') emit(`${jsonSafe(JSON.stringify(rows, null, 1))}\n`);
   else if (format === 'csv') emit(`${[columns.map((c) => csvCell(c)).join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c] ?? null)).join(','))].join('\n')}\n`);
   else if (format === 'arrow') emit(tableToIPC(tableFromJSON(rows.length ? rows : [Object.fromEntries(columns.map((c) => [c, null]))]).slice(0, rows.length), 'stream'));
   else emit(`${renderTable(columns, rows, { ...table, ...(table.width === undefined && !out ? terminalWidth() : {}) })}\n`);

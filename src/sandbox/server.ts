@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FaultPlan, RateLimiter, parseFaults, type FaultKind, type FaultRates } from './faults.ts';
-import { garbledDeployment, garbleList, garbleMeta, HTML_PAGE, pageGarbler, parseGarbage, rowGarbler, type Garbage } from './garbage.ts';
+import { garbledDeployment, garbleList, garbleMeta, HOSTILE_ERROR, hostileNames, HTML_PAGE, pageGarbler, parseGarbage, rowGarbler, type Garbage } from './garbage.ts';
 import { executeLiquidityList } from './liquidity-list.ts';
 import { canonicalSchema } from '../schemas/entity-model.ts';
 import type { SandboxService } from './sandbox-service.ts';
@@ -141,6 +141,7 @@ export class SandboxServer {
     if (fault) bump(this.stats.faults, fault);
     if (fault && this.transportFault(fault, res)) return;
     if (route !== 'list' && this.garbage?.mode === 'html') return send(res, 200, HTML_PAGE, { 'content-type': 'text/html' });
+    if (this.garbage?.mode === 'hostile' && this.hostileAnswer(this.garbage, res)) return;
     if (route === 'gateway') return this.gateway(url, body, res, fault);
     if (!req.headers['content-type']?.includes('application/json')) return send(res, 400, { error: 'Content-Type header is required' });
     let parsed: GraphQLRequest;
@@ -157,6 +158,33 @@ export class SandboxServer {
       return send(res, 200, { errors: [{ message: `deployment \`${name}\` does not exist` }] });
     }
     this.subgraph(this.service.deployment(chainId, schema), parsed, res, fault);
+  }
+
+  /** The hostile cases that replace the whole answer; true when the response is taken care of. */
+  private hostileAnswer(g: Garbage, res: ServerResponse): boolean {
+    if (g.case === 'error-text') {
+      send(res, 200, { errors: [{ message: HOSTILE_ERROR }] });
+      return true;
+    }
+    if (g.case !== 'endless' && g.case !== 'trickle') return false;
+    this.held.add(res);
+    res.on('close', () => this.held.delete(res));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"data":{"swaps":[');
+    if (g.case === 'trickle') {
+      // One byte a second, for as long as the client listens.
+      const timer = setInterval(() => res.write(' '), 1000);
+      res.on('close', () => clearInterval(timer));
+      return true;
+    }
+    // Rows as fast as the client reads them (writing again on 'drain'), for as long as it listens.
+    const chunk = `${'{"id":"0x0000000000000000000000000000000000000000-0"},'.repeat(1200)}`;
+    const pump = () => {
+      while (!res.destroyed && res.write(chunk));
+    };
+    res.on('drain', pump);
+    pump();
+    return true;
   }
 
   /** Faults that break the transport; true when the response is taken care of. */
@@ -288,7 +316,18 @@ export class SandboxServer {
     if (!table) return send(res, 404, { error: 'unknown entity' });
     const view = { at: Number(url.searchParams.get('block') ?? dep.tl.head), epoch: dep.tl.epoch };
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-    for (const g of table.groups(view, 'asc')) for (const r of g) res.write(`${JSON.stringify(r)}\n`);
+    const names = this.garbage?.mode === 'hostile' && this.garbage.case === 'names';
+    for (const g of table.groups(view, 'asc')) {
+      for (const r of g) {
+        if (!names) res.write(`${JSON.stringify(r)}\n`);
+        else {
+          // The rows as the answers show them under hostile names (a copy: the stored row stays as it was).
+          const copy = JSON.parse(JSON.stringify(r)) as Record<string, unknown>;
+          hostileNames(copy);
+          res.write(`${JSON.stringify(copy)}\n`);
+        }
+      }
+    }
     res.end();
   }
 }

@@ -1,6 +1,10 @@
 /** Starts `pool-export sandbox` as a child process and waits for its URL; used by the demo and the tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { readJson } from '../util/http-body.ts';
+
+/** Bytes a control-API answer may take: its answers are a few kilobytes. */
+const CONTROL_ANSWER_BYTES = 4 * 1024 ** 2;
 
 /** The CLI entry point. */
 export const BIN = fileURLToPath(new URL('../../bin/pool-export.js', import.meta.url));
@@ -31,7 +35,7 @@ export async function callControl<T>(url: string, path: string, body?: unknown):
     // cannot see the close): one more try opens a new connection.
     res = await call();
   }
-  return (await res.json()) as T;
+  return readJson<T>(res, CONTROL_ANSWER_BYTES);
 }
 
 /**
@@ -51,12 +55,12 @@ export async function startSandbox(flags: string[] = [], apiKey = '5a4db0c5e1f0d
   const now = flags.includes('--now') ? [] : ['--now', PINNED_NOW];
   const child = spawn(process.execPath, [...SANDBOX_NODE_FLAGS, BIN, 'sandbox', '--port', '0', '--api-key', apiKey, ...now, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`sandbox did not start within ${START_TIMEOUT_MS} ms: ${stderr}`)), START_TIMEOUT_MS);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
       const m = /^ready (\S+)$/m.exec(out);
       if (m) {
         clearTimeout(timer);

@@ -41,7 +41,7 @@ export interface StatusFile {
 const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(String(v).replace(' ', 'T').replace(/\+00$/, 'Z')).toISOString());
 
 /**
- * Every dataset and chain with a checkpoint, or whose last task found the entity unavailable upstream, from the
+ * Every dataset and chain with a checkpoint or a task in the ledger (one that only ever failed, too), from the
  * warehouse (optionally only one dataset and chain).
  */
 export async function readEntries(w: Warehouse, only?: { dataset: string; chainId: number }): Promise<StatusEntry[]> {
@@ -55,7 +55,7 @@ export async function readEntries(w: Warehouse, only?: { dataset: string; chainI
     )
     SELECT chain_id, dataset, c.block, c.block_time::VARCHAR AS block_time, t.last_success, t.last_error, t.last_status
     FROM _pool_export.checkpoints c FULL JOIN t USING (chain_id, dataset)
-    WHERE NOT contains(dataset, '#') AND (c.cursor IS NOT NULL OR t.last_status = 'unavailable') ${filter}
+    WHERE NOT contains(dataset, '#') AND (c.cursor IS NOT NULL OR t.last_status IS NOT NULL) ${filter}
     ORDER BY dataset, chain_id`, params);
   const tables = new Set((await w.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables()")).map((r) => String(r.t)));
   const counts = new Map<string, number>();

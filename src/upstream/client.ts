@@ -1,5 +1,7 @@
 /** The GraphQL client: graphql-request with a time-out per request, errors classified, the API key kept out of messages. */
 import { ClientError, GraphQLClient } from 'graphql-request';
+import type { Config } from '../config/config.ts';
+import { BodyTooLargeError, readText } from '../util/http-body.ts';
 import { RateGovernor } from './rate-governor.ts';
 import { graphqlError, htmlPage, httpError, redact, UpstreamError } from './upstream-error.ts';
 
@@ -18,6 +20,8 @@ export interface ClientOptions {
   readonly apiKey: string;
   readonly userAgent: string;
   readonly timeoutMs: number;
+  /** Bytes one answer may take (see `catalog/answer-budget.ts`); past it, reading stops and the answer is garbage. */
+  readonly maxAnswerBytes: number;
   /** Aborts requests in flight when the run is asked to stop. */
   readonly signal?: AbortSignal;
 }
@@ -31,6 +35,21 @@ export interface Answer<T> {
 /** Connection errors that mean the host is not there (DNS trouble, refused, no route), as opposed to a broken exchange. */
 const UNREACHABLE = new Set(['EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN']);
 
+/** Bytes of an error page read (the message quotes its first 200 characters). */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/** An answer whose body could not be read whole: over the budget, or not finished within the time-out. */
+function bodyError(e: unknown, opts: ClientOptions): unknown {
+  if (e instanceof BodyTooLargeError) {
+    return new UpstreamError(`${e.message}, the budget for one answer (maxAnswerBytes; a page is far smaller)`, 'garbage', true);
+  }
+  const err = e as Error;
+  if (!opts.signal?.aborted && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
+    return new UpstreamError(`the answer did not finish within ${opts.timeoutMs} ms (its headers came, its body did not)`, 'timeout', true);
+  }
+  return e;
+}
+
 /** Sends single GraphQL requests; retrying is the caller's decision (see `retry.ts`). */
 export class UpstreamClient {
   private readonly clients = new Map<string, GraphQLClient>();
@@ -38,6 +57,17 @@ export class UpstreamClient {
   readonly governors = new Map<string, RateGovernor>();
 
   constructor(readonly opts: ClientOptions) {}
+
+  /** A client with the configuration's key, User-Agent, time-out and answer budget. */
+  static forConfig(config: Config, extra: { timeoutMs?: number; signal?: AbortSignal } = {}): UpstreamClient {
+    return new UpstreamClient({
+      apiKey: config.apiKey,
+      userAgent: `${config.userAgentPrefix}-${config.developerId}`,
+      timeoutMs: extra.timeoutMs ?? config.timeoutMs,
+      maxAnswerBytes: config.maxAnswerBytes,
+      ...(extra.signal ? { signal: extra.signal } : {}),
+    });
+  }
 
   private governor(host: string): RateGovernor {
     let g = this.governors.get(host);
@@ -56,9 +86,14 @@ export class UpstreamClient {
         const res = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
         if (res.status === 429) governor.onRateLimited();
         else governor.onAccepted();
-        if (res.status !== 200) throw httpError(res.status, await res.text().catch(() => ''), res.headers.get('retry-after'));
-        const text = await res.text();
-        bytes = text.length;
+        if (res.status !== 200) throw httpError(res.status, await readText(res, ERROR_BODY_BYTES, { truncate: true }).catch(() => ''), res.headers.get('retry-after'));
+        let text: string;
+        try {
+          text = await readText(res, this.opts.maxAnswerBytes);
+        } catch (e) {
+          throw bodyError(e, this.opts);
+        }
+        bytes = Buffer.byteLength(text);
         if (/^\s*</.test(text)) throw htmlPage(text);
         return new Response(text, { status: 200, headers: res.headers });
       };

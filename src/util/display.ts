@@ -23,6 +23,20 @@ export function inert(text: string): string {
   return text.replace(UNSAFE, escape);
 }
 
+/**
+ * Characters JSON leaves raw that a terminal may obey or reorder: DEL, C1 controls, bidirectional controls, and the
+ * line and paragraph separators. (JSON.stringify already escapes C0.)
+ */
+const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Serialized JSON with those characters written as `\uXXXX` escapes. They can only occur inside strings, where an
+ * escape means the same character: every JSON reader gets exactly the bytes that were stored.
+ */
+export function jsonSafe(json: string): string {
+  return json.replace(JSON_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Terminal cells the text takes (after `inert`). */
 export function cells(text: string): number {
   return stringWidth(text);
@@ -30,19 +44,32 @@ export function cells(text: string): number {
 
 const segmenter = new Intl.Segmenter();
 
-/** Inert text cut to at most `width` cells, with an ellipsis where it was cut (never in the middle of a grapheme). */
+/**
+ * Inert text cut to at most `width` cells, with an ellipsis where it was cut (never in the middle of a grapheme). Only
+ * the graphemes that can show are measured, so a megabyte of text costs no more than a word.
+ */
 export function fit(text: string, width: number): string {
-  const safe = inert(text);
-  if (cells(safe) <= width) return safe;
-  let out = '';
+  const kept: string[] = [];
+  const widths: number[] = [];
   let used = 0;
-  for (const { segment } of segmenter.segment(safe)) {
+  let cut = false;
+  for (const { segment } of segmenter.segment(inert(text))) {
     const w = cells(segment);
-    if (used + w > width - 1) break;
-    out += segment;
+    if (used + w > width) {
+      cut = true;
+      break;
+    }
+    kept.push(segment);
+    widths.push(w);
     used += w;
   }
-  return `${out}…`;
+  if (!cut) return kept.join('');
+  // Room for the ellipsis.
+  while (kept.length && used > width - 1) {
+    kept.pop();
+    used -= widths.pop()!;
+  }
+  return `${kept.join('')}…`;
 }
 
 /** Inert text padded with spaces to `width` cells (on the right, or the left for numbers). */

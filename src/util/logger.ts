@@ -1,7 +1,7 @@
 /** Structured logs on stderr (pino, one JSON object per line), with the API key removed from every string. */
 import pino from 'pino';
 import pretty from 'pino-pretty';
-import { inert } from './display.ts';
+import { inert, jsonSafe } from './display.ts';
 
 /** Log levels accepted by `--log-level`. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -14,14 +14,16 @@ export const LOG_FORMATS = ['json', 'pretty'] as const;
 
 /**
  * Creates the event log; every string field is scrubbed of `secret`. `pretty` writes one line per event for people
- * (time, level, event, then the fields), upstream text in it made inert; `json` is one JSON object per line, where
- * JSON's own escaping keeps control characters inert.
+ * (time, level, event, then the fields), upstream text in it made inert; `json` is one JSON object per line, with
+ * every control and bidirectional character escaped (`jsonSafe`).
  */
 export function createEventLog(level: string, secret: string, format: (typeof LOG_FORMATS)[number] = 'json'): EventLog {
   const stream = format === 'pretty'
     ? pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY, singleLine: true, messageFormat: '{event}', translateTime: 'SYS:HH:MM:ss', ignore: 'event' })
     : pino.destination({ fd: 2, sync: true });
-  const logger = pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, stream);
+  // JSON lines: pino escapes C0 controls; the characters JSON leaves raw (DEL, C1, bidi) are escaped too, so that a
+  // log tailed on a terminal is inert and a log reader still decodes every byte.
+  const logger = pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, ...(format === 'json' ? { hooks: { streamWrite: jsonSafe } } : {}) }, stream);
   const clean = (v: string) => (secret ? v.split(secret).join('***') : v);
   const scrub = (v: unknown): unknown => (typeof v !== 'string' ? v : format === 'pretty' ? inert(clean(v)) : clean(v));
   return (event, fields, lvl = 'info') => {

@@ -46,8 +46,8 @@ function run(program: string, args: string[]): Promise<{ code: number | null; st
     const child = spawn(program, args, { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
@@ -57,8 +57,8 @@ function waitFor(child: ChildProcess, re: RegExp, timeoutMs = 60_000): Promise<s
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`no ${re} within ${timeoutMs} ms: ${out}`)), timeoutMs);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
       if (re.test(out)) {
         clearTimeout(timer);
         resolve(out);

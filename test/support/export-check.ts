@@ -18,10 +18,10 @@ export function cli(
     const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     let termed = false;
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
       if (!termed && opts.termWhen?.(stderr)) {
         termed = true;
         child.kill('SIGTERM');

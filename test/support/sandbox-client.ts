@@ -1,5 +1,11 @@
 /** Helpers for tests that talk to a sandbox process over HTTP. */
 import type { SandboxEndpoint } from '../../src/sandbox/spawn.ts';
+import { readJson, readText } from '../../src/util/http-body.ts';
+
+/** Bytes one GraphQL answer of the sandbox may take here, as in the exporter (the default `maxAnswerBytes`). */
+const ANSWER_BYTES = 48 * 1024 ** 2;
+/** Bytes of one entity's rows from the control API: the largest test worlds hold a few hundred megabytes. */
+const ROWS_BYTES = 1024 ** 3;
 
 /** A GraphQL JSON answer with its HTTP status and headers. */
 export interface Answer {
@@ -11,7 +17,7 @@ export interface Answer {
 /** POSTs a body to a path of the sandbox. */
 export async function post(sb: SandboxEndpoint, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   const res = await fetch(`${sb.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  return { status: res.status, headers: res.headers, body: (await res.json()) as Answer['body'] };
+  return { status: res.status, headers: res.headers, body: await readJson<Answer['body']>(res, ANSWER_BYTES) };
 }
 
 /** The self-hosted subgraph path of a chain and schema. */
@@ -37,7 +43,7 @@ export async function queryError(sb: SandboxEndpoint, chainId: number, schema: s
 /** Every row of an entity at the head (or a block), from the control API. */
 export async function allRows(sb: SandboxEndpoint, chainId: number, schema: string, entity: string, block?: number): Promise<Record<string, any>[]> {
   const res = await fetch(`${sb.url}/_sandbox/rows?chainId=${chainId}&schema=${schema}&entity=${entity}${block ? `&block=${block}` : ''}`);
-  const text = await res.text();
+  const text = await readText(res, ROWS_BYTES);
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cells, fit, humanDuration, humanNumber, humanTime, inert } from '../../src/util/display.ts';
+import { cells, fit, humanDuration, humanNumber, humanTime, inert, jsonSafe } from '../../src/util/display.ts';
 
 describe('inert text', () => {
   it.each([
@@ -16,6 +16,22 @@ describe('inert text', () => {
     const all = Array.from({ length: 0x100 }, (_, i) => String.fromCharCode(i)).join('');
     // eslint-disable-next-line no-control-regex
     expect(inert(all)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+  });
+});
+
+describe('JSON made terminal-safe', () => {
+  it('escapes what JSON leaves raw, and every reader gets the same value back', () => {
+    const all = Array.from({ length: 0x2070 }, (_, i) => String.fromCharCode(i)).join('');
+    const value = { text: all, nested: ['\u202eabc', 'x\u0085y'], n: 1 };
+    const json = jsonSafe(JSON.stringify(value));
+    expect(json).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    expect(JSON.parse(json)).toEqual(value);
+    expect(jsonSafe('"a\u202eb"')).toBe('"a\\u202eb"');
+  });
+
+  it('cuts a megabyte of text to a cell without measuring all of it', () => {
+    const big = '名前🦄<i>'.repeat(80_000);
+    expect(fit(big, 12)).toBe('名前🦄<i>名…');
   });
 });
 
