@@ -24,10 +24,16 @@ install: $(NODE_MODULES) ## Install dependencies (npm ci)
 typecheck: $(NODE_MODULES) ## Type-check with the strict compiler
 	npx tsc --noEmit -p .
 
+lint: $(NODE_MODULES) ## Formatting (120 columns) and lint rules: Biome, as configured in biome.json
+	npx biome ci .
+
+format: $(NODE_MODULES) ## Format the code and sort imports in place (Biome)
+	npx biome check --write .
+
 demo: $(NODE_MODULES) ## Start the sandbox, export every job for every chain, run again for only new data, print a summary
 	npx tsx scripts/demo.ts
 
-test: $(NODE_MODULES) typecheck test-unit test-integration test-containers ## Type-check, then every test tier
+test: $(NODE_MODULES) lint typecheck test-unit test-integration test-containers ## Lint and type-check, then every test tier
 
 test-unit: $(NODE_MODULES) ## Unit tests (pure code, no processes)
 	TEST_TIER=unit npx vitest run
@@ -37,6 +43,7 @@ test-integration: $(NODE_MODULES) ## Integration tests against the sandbox as a 
 
 test-containers: $(NODE_MODULES) ## Container tests: the upstream in a locally built image (skipped, and said so, without a Docker engine)
 	@if docker info >/dev/null 2>&1; then TEST_TIER=containers npx vitest run; \
+	elif [ "$$CI" = "true" ]; then echo "containers tier: no Docker engine is running, and CI=true: the tier may not be skipped in CI (\`make docker-engine\` installs and starts one)"; exit 1; \
 	else echo "containers tier: SKIPPED (no Docker engine is running here; \`make docker-engine\` installs and starts one)"; fi
 
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
@@ -57,4 +64,4 @@ sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install typecheck demo test test-unit test-integration test-containers docker-engine bench bench-quick bench-sandbox sandbox clean
+.PHONY: help install typecheck lint format demo test test-unit test-integration test-containers docker-engine bench bench-quick bench-sandbox sandbox clean

@@ -17,6 +17,7 @@ export default defineConfig({
     pool: 'forks',
     reporters: ['default'],
     // Containers: no reaper container (no registry to pull it from) and the host network, not Docker's bridge.
-    env: TIER === 'containers' ? { TESTCONTAINERS_RYUK_DISABLED: 'true', TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1' } : {},
+    env:
+      TIER === 'containers' ? { TESTCONTAINERS_RYUK_DISABLED: 'true', TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1' } : {},
   },
 });

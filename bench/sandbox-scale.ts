@@ -19,9 +19,16 @@ function memMb(pid: number): { rss: number; hwm: number } {
 
 const sb = await startSandbox(['--scale', String(SCALE), '--chains', '1']);
 const path = `/subgraph/graphql?chainId=1&schemaName=dodoex&apikey=${sb.apiKey}`;
-async function gql(query: string, variables: Record<string, unknown> = {}): Promise<{ ms: number; server: number; data: Record<string, any> }> {
+async function gql(
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<{ ms: number; server: number; data: Record<string, any> }> {
   const t = performance.now();
-  const res = await fetch(`${sb.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(`${sb.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
   const body = (await res.json()) as { data: Record<string, any>; errors?: { message: string }[] };
   if (body.errors) throw new Error(body.errors[0]!.message);
   const server = Number(/dur=([\d.]+)/.exec(res.headers.get('server-timing') ?? '')?.[1]);
@@ -38,7 +45,11 @@ try {
   const rows: string[] = [];
   const line = (label: string, n: number, server: number[], client: number[]) =>
     rows.push(`| ${label} | ${n} | ${median(server).toFixed(1)} | ${median(client).toFixed(1)} |`);
-  for (const [label, frac] of [['start', 0], ['middle (burst)', 0.618], ['end', 0.99]] as const) {
+  for (const [label, frac] of [
+    ['start', 0],
+    ['middle (burst)', 0.618],
+    ['end', 0.99],
+  ] as const) {
     let ts = String(meta.timestamp - span + Math.floor(span * frac));
     let id = '';
     const server: number[] = [];
@@ -65,7 +76,10 @@ try {
     const build = await gql('{ swaps(first: 1, orderBy: id) { id } }');
     line('swaps, first id-ordered query (builds the id index)', 1, [build.server], [build.ms]);
     for (let i = 0; i < REPEATS; i++) {
-      const r = await gql('query P($id: ID!) { swaps(first: 1000, orderBy: id, where: { id_gt: $id }) { id timestamp amountIn amountOut volumeUSD } }', { id });
+      const r = await gql(
+        'query P($id: ID!) { swaps(first: 1000, orderBy: id, where: { id_gt: $id }) { id timestamp amountIn amountOut volumeUSD } }',
+        { id },
+      );
       server.push(r.server);
       client.push(r.ms);
       n = r.data.swaps.length;
@@ -75,7 +89,10 @@ try {
   }
   for (const [label, q] of [
     ['pairs, full id page', '{ pairs(first: 1000, orderBy: id) { id baseReserve quoteReserve updatedAt } }'],
-    ['pairDayDatas, latest page', '{ pairDayDatas(first: 1000, orderBy: date, orderDirection: desc) { id date volumeUSD feeBase feeQuote } }'],
+    [
+      'pairDayDatas, latest page',
+      '{ pairDayDatas(first: 1000, orderBy: date, orderDirection: desc) { id date volumeUSD feeBase feeQuote } }',
+    ],
   ] as const) {
     const server: number[] = [];
     const client: number[] = [];
@@ -89,8 +106,12 @@ try {
     line(`${label} (same page ${REPEATS} times)`, n, server, client);
   }
   const after = memMb(sb.child.pid!);
-  console.log(`sandbox --scale ${SCALE} (one chain): RSS idle ${idle.rss} MB, after the queries ${after.rss} MB, peak (VmHWM) ${after.hwm} MB\n`);
-  console.log(`| request | rows | sandbox ms (median of ${REPEATS}) | client ms (request to parsed body) |\n|---|---:|---:|---:|\n${rows.join('\n')}`);
+  console.log(
+    `sandbox --scale ${SCALE} (one chain): RSS idle ${idle.rss} MB, after the queries ${after.rss} MB, peak (VmHWM) ${after.hwm} MB\n`,
+  );
+  console.log(
+    `| request | rows | sandbox ms (median of ${REPEATS}) | client ms (request to parsed body) |\n|---|---:|---:|---:|\n${rows.join('\n')}`,
+  );
 } finally {
   await sb.stop();
 }

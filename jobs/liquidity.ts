@@ -1,4 +1,4 @@
-import type { Job } from './job.ts';
+import type { Job } from '../src/catalog/job.ts';
 
 /** Liquidity-list snapshots: TVL and APY of every pool, as a time series. */
 export const liquidity: Job = {

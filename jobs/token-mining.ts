@@ -1,5 +1,5 @@
 import { DATASETS } from '../src/catalog/catalog.ts';
-import type { Job } from './job.ts';
+import type { Job } from '../src/catalog/job.ts';
 
 /** The token-factory and mining schemas. */
 export const tokenMining: Job = {

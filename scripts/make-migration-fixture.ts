@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../src/sandbox/spawn.ts';
-import { FIXTURE_ADVANCE, FIXTURE_COMMIT, FIXTURE_FILE, FIXTURE_SANDBOX_FLAGS } from '../test/support/migration-fixture.ts';
+import {
+  FIXTURE_ADVANCE,
+  FIXTURE_COMMIT,
+  FIXTURE_FILE,
+  FIXTURE_SANDBOX_FLAGS,
+} from '../test/support/migration-fixture.ts';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const work = mkdtempSync(join(tmpdir(), 'pool-export-fixture-'));
@@ -19,7 +24,13 @@ execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', old, FIXTURE_COM
 symlinkSync(join(root, 'node_modules'), join(old, 'node_modules'));
 const sb = await startSandbox(FIXTURE_SANDBOX_FLAGS);
 try {
-  const env = { ...process.env, POOL_EXPORT_API_KEY: sb.apiKey, POOL_EXPORT_BASE_URL: sb.url, POOL_EXPORT_DATA_DIR: data, POOL_EXPORT_DEVELOPER_ID: 'fixture' };
+  const env = {
+    ...process.env,
+    POOL_EXPORT_API_KEY: sb.apiKey,
+    POOL_EXPORT_BASE_URL: sb.url,
+    POOL_EXPORT_DATA_DIR: data,
+    POOL_EXPORT_DEVELOPER_ID: 'fixture',
+  };
   const cli = (...args: string[]) => {
     const r = spawnSync(process.execPath, [join(old, 'bin/pool-export.js'), ...args], { env, encoding: 'utf8' });
     process.stdout.write(r.stdout.split('\n').slice(-4).join('\n'));
@@ -29,7 +40,17 @@ try {
   await sb.control('advance', { blocks: FIXTURE_ADVANCE });
   cli('run', '--chains', 'bsc');
   cli('compact');
-  execFileSync('tar', ['-C', data, '--exclude', '.lock*', '--exclude', '.tmp', '-czf', fileURLToPath(FIXTURE_FILE), '.']);
+  execFileSync('tar', [
+    '-C',
+    data,
+    '--exclude',
+    '.lock*',
+    '--exclude',
+    '.tmp',
+    '-czf',
+    fileURLToPath(FIXTURE_FILE),
+    '.',
+  ]);
   process.stdout.write(`\nwrote ${fileURLToPath(FIXTURE_FILE)}\n`);
 } finally {
   await sb.stop();

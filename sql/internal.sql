@@ -67,3 +67,19 @@ CREATE TABLE IF NOT EXISTS _pool_export.meta (
   value VARCHAR NOT NULL
 );
 
+
+-- Where each shard of a backfill under way stands: shard `shard` of `shards` (1-based) of a dataset on a chain. The
+-- rows go, in the transaction that merges them into the dataset's own checkpoint, when every shard is done. Older
+-- versions kept them in `checkpoints` as `<dataset>#<shard>/<shards>`; opening the warehouse moves such rows here.
+CREATE TABLE IF NOT EXISTS _pool_export.shard_checkpoints (
+  chain_id   INTEGER NOT NULL,
+  dataset    VARCHAR NOT NULL,
+  shard      INTEGER NOT NULL,
+  shards     INTEGER NOT NULL,
+  cursor     VARCHAR NOT NULL,   -- JSON: the shard's key range and the position after its last committed row
+  block      BIGINT,
+  block_time TIMESTAMPTZ,
+  run_id     VARCHAR,
+  updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (chain_id, dataset, shard)
+);

@@ -19,7 +19,14 @@ import { LIST_PAGE_SIZE } from './liquidity-list.ts';
 
 /** Bytes one scalar value takes in a JSON answer, at most, generously. */
 const VALUE_BYTES: Readonly<Record<Exclude<ColumnClass, 'list' | 'structs'>, number>> = {
-  text: 1024, ref: 170, int: 11, bool: 5, int8: 22, bigint: 22, raw: 82, decimal: 100,
+  text: 1024,
+  ref: 170,
+  int: 11,
+  bool: 5,
+  int8: 22,
+  bigint: 22,
+  raw: 82,
+  decimal: 100,
 };
 /** Items of a nested list when its `first` is not set (graph-node's default). */
 const NESTED_LIST_ITEMS = 100;
@@ -38,7 +45,8 @@ const keyBytes = (name: string) => name.length + 4;
 
 function structBytes(shape: StructType): number {
   let n = 2;
-  for (const [k, t] of Object.entries(shape)) n += keyBytes(k) + (t === 'text' ? VALUE_BYTES.text : t === 'bool' ? VALUE_BYTES.bool : structBytes(t));
+  for (const [k, t] of Object.entries(shape))
+    n += keyBytes(k) + (t === 'text' ? VALUE_BYTES.text : t === 'bool' ? VALUE_BYTES.bool : structBytes(t));
   return n;
 }
 

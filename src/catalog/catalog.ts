@@ -3,42 +3,23 @@
  * entity, columns and types, key, cursor kind and table once; queries, DDL and row mapping derive from it. Root query
  * field names are not here: each endpoint's introspection names them (`upstream/endpoint-probe.ts`).
  */
+
+import {
+  canonicalSchema,
+  type EntityModel,
+  type FieldModel,
+  loadSchemaModel,
+  lowerCamel,
+  pluralize,
+  SUBGRAPH_SCHEMAS,
+} from '../schemas/entity-model.ts';
+import type { Column, ColumnClass } from './column.ts';
 import { LIST_COLUMNS } from './liquidity-list.ts';
-import { canonicalSchema, loadSchemaModel, lowerCamel, pluralize, SUBGRAPH_SCHEMAS, type EntityModel, type FieldModel } from '../schemas/entity-model.ts';
+
+export type { Column, ColumnClass, StructType } from './column.ts';
 
 /** How a dataset is paged (see DESIGN.md, cursor rules). */
 export type CursorKind = 'event' | 'bucket' | 'mutable' | 'snapshot' | 'list';
-
-/**
- * Storage class of a column: decides its SQL type, JSON check and conversion.
- * - `bigint`: a BigInt that counts, or is a time or a block: BIGINT (every real value fits 64 bits);
- * - `raw`: a BigInt holding a raw token amount or an 18-decimal fixed-point parameter (up to 2^256): DOUBLE;
- * - `decimal`: a BigDecimal: DOUBLE;
- * - `structs`: a list of objects of a declared shape (the liquidity list's positions), a LIST of STRUCTs.
- * Numeric columns also keep the exact upstream text in `<column>_text`.
- */
-export type ColumnClass = 'text' | 'int' | 'int8' | 'bool' | 'bigint' | 'raw' | 'decimal' | 'ref' | 'list' | 'structs';
-
-/** The shape of one element of a `structs` column: text and boolean fields, and nested objects. */
-export interface StructType {
-  readonly [field: string]: 'text' | 'bool' | StructType;
-}
-
-/** One stored column. Numeric upstream values (`bigint`, `decimal`) also keep their exact text in `<column>_text`. */
-export interface Column {
-  /** Upstream field name. */
-  readonly field: string;
-  /** Column name in the warehouse (snake case; references end in `_id`). */
-  readonly column: string;
-  readonly cls: ColumnClass;
-  readonly nullable: boolean;
-  /** The GraphQL selection that fetches it; for the liquidity list, the dotted path of the field in a list item. */
-  readonly select: string;
-  /** The element shape of a `structs` column. */
-  readonly struct?: StructType;
-  /** For a nested list field: whether each object on its path may be null (then so is the value), outermost first. */
-  readonly parents?: readonly boolean[];
-}
 
 /** A dataset to export. */
 export interface Dataset {
@@ -59,10 +40,24 @@ export interface Dataset {
 }
 
 /** Warehouse schema per upstream schema. */
-export const WAREHOUSE_SCHEMA: Readonly<Record<string, string>> = { dodoex: 'dodoex', token: 'token', mine: 'mine', list: 'list' };
+export const WAREHOUSE_SCHEMA: Readonly<Record<string, string>> = {
+  dodoex: 'dodoex',
+  token: 'token',
+  mine: 'mine',
+  list: 'list',
+};
 
 /** Immutable event entities: paged by `(timestamp, id)`. */
-const EVENTS = new Set(['Swap', 'OrderHistory', 'LiquidityHistory', 'BidHistory', 'PositiveSlippage', 'IncentiveRewardHistory', 'Transaction', 'FlashLoan']);
+const EVENTS = new Set([
+  'Swap',
+  'OrderHistory',
+  'LiquidityHistory',
+  'BidHistory',
+  'PositiveSlippage',
+  'IncentiveRewardHistory',
+  'Transaction',
+  'FlashLoan',
+]);
 /** Entities with a single global row: a full snapshot each run, kept as a time series. */
 const SNAPSHOTS = new Set(['DodoZoo', 'DodoToken', 'TradingIncentive']);
 
@@ -75,7 +70,15 @@ export function snake(name: string): string {
 }
 
 const CLASS: Readonly<Record<string, ColumnClass>> = {
-  ID: 'text', String: 'text', Bytes: 'text', Int: 'int', Int8: 'int8', Timestamp: 'int8', Boolean: 'bool', BigInt: 'bigint', BigDecimal: 'decimal',
+  ID: 'text',
+  String: 'text',
+  Bytes: 'text',
+  Int: 'int',
+  Int8: 'int8',
+  Timestamp: 'int8',
+  Boolean: 'bool',
+  BigInt: 'bigint',
+  BigDecimal: 'decimal',
 };
 
 /**
@@ -85,22 +88,42 @@ const CLASS: Readonly<Record<string, ColumnClass>> = {
  * column is DOUBLE. Every other BigInt is a count, a time, a block number, a duration, decimals or a small code: BIGINT.
  */
 export const RAW_AMOUNTS: Readonly<Record<string, readonly string[]>> = {
-  Token: ['totalSupply'], LpToken: ['totalSupply'], Pair: ['i', 'k', 'mtFeeRate'], PairDetail: ['i', 'k', 'b', 'q', 'b0', 'q0'],
-  CrowdPooling: ['i', 'k', 'feeRate', 'tokenCliffRate'], RewardDetail: ['rewardPerBlock'], UserStake: ['balance'],
+  Token: ['totalSupply'],
+  LpToken: ['totalSupply'],
+  Pair: ['i', 'k', 'mtFeeRate'],
+  PairDetail: ['i', 'k', 'b', 'q', 'b0', 'q0'],
+  CrowdPooling: ['i', 'k', 'feeRate', 'tokenCliffRate'],
+  RewardDetail: ['rewardPerBlock'],
+  UserStake: ['balance'],
 };
 
 function column(entity: string, f: FieldModel): Column | undefined {
   if (f.derivedFrom) return undefined;
-  if (f.list) return { field: f.name, column: snake(f.name), cls: 'list', nullable: !f.nonNull, select: f.ref ? `${f.name} { id }` : f.name };
-  if (f.ref) return { field: f.name, column: `${snake(f.name)}_id`, cls: 'ref', nullable: !f.nonNull, select: `${f.name} { id }` };
-  const cls = f.type === 'BigInt' && RAW_AMOUNTS[entity]?.includes(f.name) ? 'raw' : CLASS[f.type] ?? 'text';
+  if (f.list)
+    return {
+      field: f.name,
+      column: snake(f.name),
+      cls: 'list',
+      nullable: !f.nonNull,
+      select: f.ref ? `${f.name} { id }` : f.name,
+    };
+  if (f.ref)
+    return {
+      field: f.name,
+      column: `${snake(f.name)}_id`,
+      cls: 'ref',
+      nullable: !f.nonNull,
+      select: `${f.name} { id }`,
+    };
+  const cls = f.type === 'BigInt' && RAW_AMOUNTS[entity]?.includes(f.name) ? 'raw' : (CLASS[f.type] ?? 'text');
   return { field: f.name, column: snake(f.name), cls, nullable: !f.nonNull, select: f.name };
 }
 
 function kindOf(e: EntityModel): { kind: CursorKind; seq?: string; seqType?: 'BigInt' | 'Int' } {
   if (SNAPSHOTS.has(e.name)) return { kind: 'snapshot' };
   if (EVENTS.has(e.name) && e.field.get('timestamp')) return { kind: 'event', seq: 'timestamp', seqType: 'BigInt' };
-  for (const b of ['date', 'hour']) if (e.field.get(b)?.type === 'Int') return { kind: 'bucket', seq: b, seqType: 'Int' };
+  for (const b of ['date', 'hour'])
+    if (e.field.get(b)?.type === 'Int') return { kind: 'bucket', seq: b, seqType: 'Int' };
   if (e.field.get('updatedAt')) return { kind: 'mutable', seq: 'updatedAt', seqType: 'BigInt' };
   return { kind: 'snapshot' };
 }
@@ -121,7 +144,12 @@ function subgraphDatasets(schema: string): Dataset[] {
 
 /** The liquidity-list dataset: one snapshot of every pool per run. */
 export const LIQUIDITY_DATASET: Dataset = {
-  name: 'list.liquidity', schema: 'list', entity: 'LiquidityLqList', kind: 'list', table: 'list.liquidity', columns: LIST_COLUMNS,
+  name: 'list.liquidity',
+  schema: 'list',
+  entity: 'LiquidityLqList',
+  kind: 'list',
+  table: 'list.liquidity',
+  columns: LIST_COLUMNS,
 };
 
 /** Every dataset, in a stable order. */
@@ -132,5 +160,5 @@ const BY_NAME = new Map(DATASETS.map((d) => [d.name, d]));
 /** Looks a dataset up by name; `mine-v3.x` and `exchange.x` are accepted for `mine.x` and `dodoex.x`. */
 export function findDataset(name: string): Dataset | undefined {
   const [schema = '', table = ''] = name.split('.');
-  return BY_NAME.get(`${schema === 'list' ? 'list' : canonicalSchema(schema) ?? schema}.${table}`);
+  return BY_NAME.get(`${schema === 'list' ? 'list' : (canonicalSchema(schema) ?? schema)}.${table}`);
 }

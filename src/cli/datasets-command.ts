@@ -1,22 +1,26 @@
 /** `pool-export datasets` and `pool-export jobs`: what can be exported, and how it is grouped. */
 import type { CommandModule } from 'yargs';
-import { JOBS } from '../../jobs/index.ts';
 import { DATASETS } from '../catalog/catalog.ts';
+import type { Job } from '../catalog/job.ts';
 
 /** Lists every dataset with its cursor kind, root field and table. */
 export const datasetsCommand: CommandModule = {
   command: 'datasets',
   describe: 'List every dataset: cursor kind, keyset field, upstream entity',
   handler: () => {
-    for (const d of DATASETS) process.stdout.write(`${d.name.padEnd(35)} ${d.kind.padEnd(9)} ${(d.seq ?? 'id').padEnd(10)} ${d.entity}\n`);
+    for (const d of DATASETS)
+      process.stdout.write(`${d.name.padEnd(35)} ${d.kind.padEnd(9)} ${(d.seq ?? 'id').padEnd(10)} ${d.entity}\n`);
   },
 };
 
 /** Lists the jobs with their schedules. */
-export const jobsCommand: CommandModule = {
+export const jobsCommand = (jobs: readonly Job[]): CommandModule => ({
   command: 'jobs',
   describe: 'List the jobs: schedule, description, datasets',
   handler: () => {
-    for (const j of JOBS) process.stdout.write(`${j.name.padEnd(14)} ${j.schedule.padEnd(14)} ${j.description} (${j.datasets.length} datasets)\n`);
+    for (const j of jobs)
+      process.stdout.write(
+        `${j.name.padEnd(14)} ${j.schedule.padEnd(14)} ${j.description} (${j.datasets.length} datasets)\n`,
+      );
   },
-};
+});

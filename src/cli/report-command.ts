@@ -1,22 +1,22 @@
 /** `pool-export report` and `pool-export query`: read the Parquet lake through DuckDB views, never locking the warehouse. */
-import type { DuckDBConnection } from '@duckdb/node-api';
+
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Argv, CommandModule } from 'yargs';
-import { chainName, parseChain, UsageError } from '../config/chains.ts';
-import { loadConfig, trackedSettings } from '../config/config.ts';
-import { openLakeDb, reportViews } from '../lake/lake-db.ts';
+import { chainName, parseChain } from '../config/chains.ts';
+import { trackedSettings } from '../config/config.ts';
+import { UsageError } from '../errors.ts';
 import { LAKE_DIR } from '../lake/layout.ts';
-import { checkOutput, FORMATS, writeResult, type Format, type TableOptions } from '../reports/output.ts';
-import { list } from './run-command.ts';
+import { checkOutput, FORMATS, type Format, type TableOptions, writeResult } from '../reports/output.ts';
+import { openLakeDb, reportViews } from '../reports/views.ts';
+import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
 
-interface OutputArgs {
+interface OutputArgs extends FolderArgs {
   format: Format;
   out?: string;
   columns?: string;
   limit?: number;
-  'data-dir'?: string;
-  config?: string;
 }
 
 interface ReportArgs extends OutputArgs {
@@ -31,24 +31,35 @@ const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 
 function day(flag: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
-  if (!DAY_RE.test(v) || Number.isNaN(Date.parse(v))) throw new UsageError(`--${flag} takes a UTC day as YYYY-MM-DD, not "${v}"`);
+  if (!DAY_RE.test(v) || Number.isNaN(Date.parse(v)))
+    throw new UsageError(`--${flag} takes a UTC day as YYYY-MM-DD, not "${v}"`);
   return v;
 }
 
 /** The options of `report`, `query` and `shell` that shape the output. */
 function outputOptions<T>(y: Argv<T>) {
-  return y
-    .option('format', { choices: FORMATS, default: 'table' as const, describe: 'table: for reading (numbers rounded for people, as many columns as fit); csv, json, parquet, arrow: exact' })
-    .option('out', { type: 'string', describe: 'write to this file instead of stdout (written to a temporary name, then renamed)' })
-    .option('columns', { type: 'string', describe: 'table format: the columns to show, comma-separated (default: as many as fit the terminal)' })
-    .option('limit', { type: 'number', describe: 'table format: rows to show at most' })
-    .option('data-dir', { type: 'string', describe: 'data folder (default: POOL_EXPORT_DATA_DIR or ./data)' })
-    .option('config', { type: 'string', describe: 'JSON config file' });
+  return folderOptions(y)
+    .option('format', {
+      choices: FORMATS,
+      default: 'table' as const,
+      describe:
+        'table: for reading (numbers rounded for people, as many columns as fit); csv, json, parquet, arrow: exact',
+    })
+    .option('out', {
+      type: 'string',
+      describe: 'write to this file instead of stdout (written to a temporary name, then renamed)',
+    })
+    .option('columns', {
+      type: 'string',
+      describe: 'table format: the columns to show, comma-separated (default: as many as fit the terminal)',
+    })
+    .option('limit', { type: 'number', describe: 'table format: rows to show at most' });
 }
 
 /** The table layout the options ask for. */
 function tableOptions(a: OutputArgs): TableOptions {
-  if (a.limit !== undefined && (!Number.isInteger(a.limit) || a.limit < 1)) throw new UsageError(`--limit takes a number of rows from 1, not ${a.limit}`);
+  if (a.limit !== undefined && (!Number.isInteger(a.limit) || a.limit < 1))
+    throw new UsageError(`--limit takes a number of rows from 1, not ${a.limit}`);
   const columns = list(a.columns);
   return { ...(columns ? { columns } : {}), ...(a.limit !== undefined ? { limit: a.limit } : {}) };
 }
@@ -57,12 +68,19 @@ function tableOptions(a: OutputArgs): TableOptions {
  * The lake of a data folder, checked before a query: a folder that is a file, or one where nothing was exported, is
  * a mistake in the command line (a report of it would say 0 rows).
  */
-export async function openLake(a: OutputArgs): Promise<{ db: Awaited<ReturnType<typeof openLakeDb>>; dataDir: string }> {
-  const config = loadConfig({ ...(a.config ? { configFile: a.config } : {}), overrides: { dataDir: a['data-dir'] } });
+export async function openLake(
+  a: OutputArgs,
+): Promise<{ db: Awaited<ReturnType<typeof openLakeDb>>; dataDir: string }> {
+  const config = configFor(a);
   const dir = config.dataDir;
-  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UsageError(`the data folder ${dir} is a file; point --data-dir (or POOL_EXPORT_DATA_DIR) at the folder a run wrote`);
+  if (existsSync(dir) && !statSync(dir).isDirectory())
+    throw new UsageError(
+      `the data folder ${dir} is a file; point --data-dir (or POOL_EXPORT_DATA_DIR) at the folder a run wrote`,
+    );
   if (!existsSync(join(dir, LAKE_DIR))) {
-    throw new UsageError(`nothing has been exported to ${dir} yet (it has no lake); run \`pool-export run\` there, or point --data-dir (or POOL_EXPORT_DATA_DIR) at a data folder, such as data/demo after \`make demo\``);
+    throw new UsageError(
+      `nothing has been exported to ${dir} yet (it has no lake); run \`pool-export run\` there, or point --data-dir (or POOL_EXPORT_DATA_DIR) at a data folder, such as data/demo after \`make demo\``,
+    );
   }
   return { db: await openLakeDb(dir, trackedSettings(config)), dataDir: dir };
 }
@@ -74,29 +92,42 @@ export async function openLake(a: OutputArgs): Promise<{ db: Awaited<ReturnType<
 export async function checkSelect(conn: DuckDBConnection, sql: string): Promise<void> {
   const example = 'for example: pool-export query "SELECT chain, count(*) FROM dodoex.swaps GROUP BY ALL"';
   const check = await conn.runAndReadAll('SELECT json_serialize_sql(CAST($1 AS VARCHAR)) AS j', [sql]);
-  const parsed = JSON.parse(String(check.getRowObjectsJson()[0]!.j)) as { error?: boolean; error_message?: string; statements?: unknown[] };
+  const parsed = JSON.parse(String(check.getRowObjectsJson()[0]!.j)) as {
+    error?: boolean;
+    error_message?: string;
+    statements?: unknown[];
+  };
   if (parsed.error) {
     const why = /Only SELECT statements/.test(parsed.error_message ?? '') ? 'it is not a SELECT' : parsed.error_message;
     throw new UsageError(`query takes one read-only SELECT statement, and ${why}; ${example}`);
   }
-  if ((parsed.statements?.length ?? 0) !== 1) throw new UsageError(`query takes one SELECT statement, and this holds ${parsed.statements?.length}; run them one at a time`);
+  if ((parsed.statements?.length ?? 0) !== 1)
+    throw new UsageError(
+      `query takes one SELECT statement, and this holds ${parsed.statements?.length}; run them one at a time`,
+    );
 }
 
 /** The yargs module of the `report` command. */
 export const reportCommand: CommandModule<object, ReportArgs> = {
   command: 'report [name]',
-  describe: 'Print a report (TVL, volume, APY, top and new pools, positions, crowd pools, smart route); --list lists them',
+  describe:
+    'Print a report (TVL, volume, APY, top and new pools, positions, crowd pools, smart route); --list lists them',
   builder: (y) =>
     outputOptions(y)
       .positional('name', { type: 'string', describe: 'report name (see --list)' })
-      .option('list', { type: 'boolean', default: false, describe: 'list the reports with what each answers and its grain' })
+      .option('list', {
+        type: 'boolean',
+        default: false,
+        describe: 'list the reports with what each answers and its grain',
+      })
       .option('chain', { type: 'string', describe: 'only this chain (name or id)' })
       .option('from', { type: 'string', describe: 'first UTC day, YYYY-MM-DD' })
       .option('to', { type: 'string', describe: 'last UTC day, YYYY-MM-DD (inclusive)' }),
   handler: async (a) => {
     const views = reportViews();
     if (a.list || !a.name) {
-      for (const v of views) process.stdout.write(`${v.name.padEnd(20)} ${v.answers}\n${''.padEnd(20)} grain: ${v.grain}\n`);
+      for (const v of views)
+        process.stdout.write(`${v.name.padEnd(20)} ${v.answers}\n${''.padEnd(20)} grain: ${v.grain}\n`);
       return;
     }
     const view = views.find((v) => v.name === a.name);
@@ -115,7 +146,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
     try {
       if (chain !== undefined) await checkChain(db.conn, chain);
       const sql = `SELECT * FROM reports.${view.name}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ALL`;
-      await writeResult(db.conn, sql, a.format, a.out, table);
+      await writeResult(db.conn, sql, { format: a.format, out: a.out, table });
     } finally {
       db.close();
     }
@@ -128,8 +159,17 @@ interface QueryArgs extends OutputArgs {
 
 /** A chain the lake holds no row of is a mistake in `--chain`: the error lists the chains it has. */
 async function checkChain(conn: DuckDBConnection, chain: number): Promise<void> {
-  const have = (await conn.runAndReadAll('SELECT DISTINCT chain_id FROM list.liquidity UNION SELECT DISTINCT chain_id FROM dodoex.pairs ORDER BY 1')).getRowObjectsJson().map((r) => Number(r.chain_id));
-  if (!have.includes(chain)) throw new UsageError(`the lake holds no data of chain ${chainName(chain)} (${chain}); its chains: ${have.map((c) => `${chainName(c)} (${c})`).join(', ') || 'none yet'}`);
+  const have = (
+    await conn.runAndReadAll(
+      'SELECT DISTINCT chain_id FROM list.liquidity UNION SELECT DISTINCT chain_id FROM dodoex.pairs ORDER BY 1',
+    )
+  )
+    .getRowObjectsJson()
+    .map((r) => Number(r.chain_id));
+  if (!have.includes(chain))
+    throw new UsageError(
+      `the lake holds no data of chain ${chainName(chain)} (${chain}); its chains: ${have.map((c) => `${chainName(c)} (${c})`).join(', ') || 'none yet'}`,
+    );
 }
 
 /** The yargs module of the `query` command. */
@@ -138,13 +178,16 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
   describe: 'Run a read-only SQL query over the lake (tables dodoex.*, token.*, mine.*, list.*, reports.*)',
   builder: (y) => outputOptions(y).positional('sql', { type: 'string', describe: 'one SELECT statement' }),
   handler: async (a) => {
-    if (!a.sql?.trim()) throw new UsageError('query needs one SELECT statement, e.g. pool-export query "SELECT chain, count(*) FROM dodoex.swaps GROUP BY ALL"; `pool-export shell` opens a prompt');
+    if (!a.sql?.trim())
+      throw new UsageError(
+        'query needs one SELECT statement, e.g. pool-export query "SELECT chain, count(*) FROM dodoex.swaps GROUP BY ALL"; `pool-export shell` opens a prompt',
+      );
     const table = tableOptions(a);
     checkOutput(a.format, a.out);
     const { db } = await openLake(a);
     try {
       await checkSelect(db.conn, a.sql);
-      await writeResult(db.conn, a.sql, a.format, a.out, table);
+      await writeResult(db.conn, a.sql, { format: a.format, out: a.out, table });
     } finally {
       db.close();
     }

@@ -1,12 +1,13 @@
 /** `pool-export schedule`: runs each job on its cron schedule until SIGINT or SIGTERM. */
 import type { CommandModule } from 'yargs';
+import type { Job } from '../catalog/job.ts';
+import { DataLockedError, UsageError } from '../errors.ts';
 import { buildPlan } from '../export/plan.ts';
 import { runOnce } from '../export/run-once.ts';
-import { UsageError } from '../config/chains.ts';
-import { DataLockedError } from '../store/data-lock.ts';
 import { parseScheduleOverrides } from '../scheduler/cron.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
-import { commonOptions, logFor, resolveRequest, summary, type CommonArgs } from './run-command.ts';
+import { type CommonArgs, commonOptions, logFor, resolveRequest } from './options.ts';
+import { summary } from './summary.ts';
 
 interface Args extends CommonArgs {
   schedule?: string[];
@@ -14,31 +15,56 @@ interface Args extends CommonArgs {
 }
 
 /** The yargs module of the `schedule` command. */
-export const scheduleCommand: CommandModule<object, Args> = {
+export const scheduleCommand = (all: readonly Job[]): CommandModule<object, Args> => ({
   command: 'schedule',
   describe: 'Run each job on its cron schedule until stopped (SIGINT/SIGTERM stop gracefully)',
   builder: (y) =>
     commonOptions(y)
-      .option('schedule', { type: 'string', array: true, describe: "override a job's schedule: --schedule events='*/2 * * * *' (repeatable)" })
+      .option('schedule', {
+        type: 'string',
+        array: true,
+        describe: "override a job's schedule: --schedule events='*/2 * * * *' (repeatable)",
+      })
       .option('run-now', { type: 'boolean', default: false, describe: 'also run every job once at start' }),
   handler: async (a) => {
-    const { config, jobs, chains, datasets } = resolveRequest(a);
+    const { config, jobs, chains, datasets } = resolveRequest(a, all);
     if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
     const overrides = parseScheduleOverrides(a.schedule ?? []);
-    for (const name of Object.keys(overrides)) if (!jobs.some((j) => j.name === name)) throw new UsageError(`--schedule names job "${name}", which is not among the selected jobs (${jobs.map((j) => j.name).join(', ')})`);
+    for (const name of Object.keys(overrides))
+      if (!jobs.some((j) => j.name === name))
+        throw new UsageError(
+          `--schedule names job "${name}", which is not among the selected jobs (${jobs.map((j) => j.name).join(', ')})`,
+        );
     const log = logFor(a, config);
-    const scheduler = new Scheduler(jobs.map((job) => ({ job, schedule: overrides[job.name] ?? job.schedule })), async (job, signal) => {
-      const tasks = buildPlan(config, { jobs: [job], ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) });
-      try {
-        const outcome = await runOnce({ config, tasks, jobs: [job.name], waitLockSecs: Math.max(30, a['wait-lock']), signal, log });
-        log('job-summary', { job: job.name, summary: summary(outcome.results).split('\n').slice(-2).join(' ') });
-      } catch (e) {
-        if (e instanceof DataLockedError) log('skipped', { job: job.name, reason: e.message }, 'warn');
-        else throw e;
-      }
-    }, log);
+    const scheduler = new Scheduler(
+      jobs.map((job) => ({ job, schedule: overrides[job.name] ?? job.schedule })),
+      async (job, signal) => {
+        const tasks = buildPlan(config, {
+          jobs: [job],
+          ...(chains ? { chains } : {}),
+          ...(datasets ? { datasets } : {}),
+        });
+        try {
+          const outcome = await runOnce({
+            config,
+            tasks,
+            jobs: [job.name],
+            waitLockSecs: Math.max(30, a['wait-lock']),
+            signal,
+            log,
+          });
+          log('job-summary', { job: job.name, summary: summary(outcome.results).split('\n').slice(-2).join(' ') });
+        } catch (e) {
+          if (e instanceof DataLockedError) log('skipped', { job: job.name, reason: e.message }, 'warn');
+          else throw e;
+        }
+      },
+      log,
+    );
     scheduler.start(a['run-now']);
-    process.stdout.write(`scheduler started: ${jobs.map((j) => `${j.name} (${overrides[j.name] ?? j.schedule})`).join(', ')}\n`);
+    process.stdout.write(
+      `scheduler started: ${jobs.map((j) => `${j.name} (${overrides[j.name] ?? j.schedule})`).join(', ')}\n`,
+    );
     await new Promise<void>((resolve) => {
       const stop = (sig: string) => {
         log('stopping', { signal: sig });
@@ -49,4 +75,4 @@ export const scheduleCommand: CommandModule<object, Args> = {
     });
     process.stdout.write('scheduler stopped\n');
   },
-};
+});

@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { CommandModule } from 'yargs';
-import { UsageError } from '../config/chains.ts';
+import { UsageError } from '../errors.ts';
 import { writeResult } from '../reports/output.ts';
 import { inert } from '../util/display.ts';
+import { folderOptions } from './options.ts';
 import { checkSelect, openLake } from './report-command.ts';
 
 interface Args {
@@ -43,11 +44,18 @@ async function dot(conn: DuckDBConnection, line: string): Promise<boolean> {
       process.stdout.write(HELP);
       return true;
     case '.tables':
-      await writeResult(conn, "SELECT table_schema || '.' || table_name AS name FROM information_schema.tables WHERE table_schema NOT IN ('main', 'information_schema', 'pg_catalog') ORDER BY ALL", 'table', undefined);
+      await writeResult(
+        conn,
+        "SELECT table_schema || '.' || table_name AS name FROM information_schema.tables WHERE table_schema NOT IN ('main', 'information_schema', 'pg_catalog') ORDER BY ALL",
+        { format: 'table' },
+      );
       return true;
     case '.schema': {
-      if (!arg || !/^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?$/.test(arg)) throw new UsageError('.schema takes a table or view, such as .schema dodoex.swaps');
-      await writeResult(conn, `SELECT column_name AS "column", column_type AS type FROM (DESCRIBE ${arg})`, 'table', undefined);
+      if (!arg || !/^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?$/.test(arg))
+        throw new UsageError('.schema takes a table or view, such as .schema dodoex.swaps');
+      await writeResult(conn, `SELECT column_name AS "column", column_type AS type FROM (DESCRIBE ${arg})`, {
+        format: 'table',
+      });
       return true;
     }
     default:
@@ -59,15 +67,22 @@ async function dot(conn: DuckDBConnection, line: string): Promise<boolean> {
 export const shellCommand: CommandModule<object, Args> = {
   command: 'shell',
   describe: 'An SQL prompt over the lake (read-only): tables as in query, .tables, .schema NAME, history',
-  builder: (y) =>
-    y
-      .option('data-dir', { type: 'string', describe: 'data folder (default: POOL_EXPORT_DATA_DIR or ./data)' })
-      .option('config', { type: 'string', describe: 'JSON config file' }),
+  builder: (y) => folderOptions(y),
   handler: async (a) => {
     const { db, dataDir } = await openLake({ format: 'table', ...a });
     const tty = process.stdin.isTTY === true;
-    const history = tty && existsSync(HISTORY_FILE) ? readFileSync(HISTORY_FILE, 'utf8').split('\n').filter(Boolean).slice(-HISTORY_SIZE).reverse() : [];
-    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: tty, history, historySize: HISTORY_SIZE, prompt: 'pool-export> ' });
+    const history =
+      tty && existsSync(HISTORY_FILE)
+        ? readFileSync(HISTORY_FILE, 'utf8').split('\n').filter(Boolean).slice(-HISTORY_SIZE).reverse()
+        : [];
+    const rl = createInterface({
+      input: process.stdin,
+      output: process.stdout,
+      terminal: tty,
+      history,
+      historySize: HISTORY_SIZE,
+      prompt: 'pool-export> ',
+    });
     if (tty) process.stdout.write(`The lake of ${dataDir}: .tables lists what is there, .help the commands.\n`);
     let statement = '';
     let failed = false;
@@ -85,7 +100,7 @@ export const shellCommand: CommandModule<object, Args> = {
               statement = '';
               if (tty) appendFileSync(HISTORY_FILE, `${sql.replace(/\s*\n\s*/g, ' ')}\n`);
               await checkSelect(db.conn, sql);
-              await writeResult(db.conn, sql, 'table', undefined);
+              await writeResult(db.conn, sql, { format: 'table' });
             }
           }
         } catch (e) {

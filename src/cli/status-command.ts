@@ -1,31 +1,31 @@
 /** `pool-export status`: per dataset and chain, the last success, rows, lag behind the upstream, the last error. */
+
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { findDataset } from '../catalog/catalog.ts';
-import { chainName, parseChain, UsageError } from '../config/chains.ts';
-import { loadConfig, type Config } from '../config/config.ts';
+import { chainName, parseChain } from '../config/chains.ts';
+import type { Config } from '../config/config.ts';
+import { UsageError } from '../errors.ts';
 import { headEndpointFor } from '../export/plan.ts';
 import { META_QUERY } from '../export/queries.ts';
+import { terminalWidth } from '../reports/output.ts';
 import { readEntries, readStatusFile, type StatusEntry, type StatusFile } from '../store/status-file.ts';
-import { Warehouse, WAREHOUSE_FILE } from '../store/warehouse.ts';
+import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
+import { UpstreamClient } from '../upstream/client.ts';
 import { cells, fit, humanDuration, humanNumber, humanTime, jsonSafe, pad } from '../util/display.ts';
 import { processAlive } from '../util/processes.ts';
-import { list } from './run-command.ts';
-import { terminalWidth } from '../reports/output.ts';
-import { UpstreamClient } from '../upstream/client.ts';
+import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
 
 /** Exit code when a dataset is stale (older than `--stale-after`) or has never been exported. */
 export const EXIT_STALE = 3;
 
-interface Args {
+interface Args extends FolderArgs {
   json: boolean;
   'stale-after': string;
   offline: boolean;
   chains?: string;
   datasets?: string;
-  'data-dir'?: string;
-  config?: string;
 }
 
 /** One line of the status report. */
@@ -56,24 +56,34 @@ export function parseDuration(text: string): number {
 type Meta = { _meta: { block: { number: number; timestamp: number | null } } };
 
 /** Upstream heads per endpoint url; `why` says why none could be read, when none could. */
-async function heads(config: Config, keys: { dataset: string; chainId: number }[]): Promise<{ heads: Map<string, { number: number; timestamp: number }>; why?: string }> {
+async function heads(
+  config: Config,
+  keys: { dataset: string; chainId: number }[],
+): Promise<{ heads: Map<string, { number: number; timestamp: number }>; why?: string }> {
   const out = new Map<string, { number: number; timestamp: number }>();
-  if (!config.apiKey) return { heads: out, why: 'no API key is set (POOL_EXPORT_API_KEY), so the upstream was not asked for its head' };
+  if (!config.apiKey)
+    return { heads: out, why: 'no API key is set (POOL_EXPORT_API_KEY), so the upstream was not asked for its head' };
   const client = UpstreamClient.forConfig(config, { timeoutMs: Math.min(config.timeoutMs, 10_000) });
-  const endpoints = new Map(keys.map((k) => {
-    const e = headEndpointFor(config, findDataset(k.dataset)!, k.chainId);
-    return [e.url, e];
-  }));
+  const endpoints = new Map(
+    keys.map((k) => {
+      const e = headEndpointFor(config, findDataset(k.dataset)!, k.chainId);
+      return [e.url, e];
+    }),
+  );
   let error: string | undefined;
-  await Promise.all([...endpoints.values()].map(async (e) => {
-    try {
-      const m = (await client.request<Meta>(e, META_QUERY, {})).data._meta.block;
-      out.set(e.url, { number: m.number, timestamp: m.timestamp ?? 0 });
-    } catch (err) {
-      error ??= (err as Error).message;
-    }
-  }));
-  return out.size || !endpoints.size ? { heads: out } : { heads: out, why: `the upstream's head could not be read (${error})` };
+  await Promise.all(
+    [...endpoints.values()].map(async (e) => {
+      try {
+        const m = (await client.request<Meta>(e, META_QUERY, {})).data._meta.block;
+        out.set(e.url, { number: m.number, timestamp: m.timestamp ?? 0 });
+      } catch (err) {
+        error ??= (err as Error).message;
+      }
+    }),
+  );
+  return out.size || !endpoints.size
+    ? { heads: out }
+    : { heads: out, why: `the upstream's head could not be read (${error})` };
 }
 
 /**
@@ -88,7 +98,11 @@ async function entries(dataDir: string): Promise<{ entries: readonly StatusEntry
   try {
     w = await Warehouse.open(dataDir, { readOnly: true });
   } catch (e) {
-    if (/in use by another process/.test((e as Error).message)) throw new Error(`a run holds the warehouse in ${dataDir} and no status file was written there yet (runs of this version write one); try again once it has ended`, { cause: e });
+    if (/in use by another process/.test((e as Error).message))
+      throw new Error(
+        `a run holds the warehouse in ${dataDir} and no status file was written there yet (runs of this version write one); try again once it has ended`,
+        { cause: e },
+      );
     throw e;
   }
   try {
@@ -100,12 +114,24 @@ async function entries(dataDir: string): Promise<{ entries: readonly StatusEntry
 
 /** The status table, for an 80-column terminal: dataset, chain, rows, lag, last success, state; errors below. */
 function table(rows: readonly StatusRow[], width: number): string {
-  const ago = (iso: string | null) => (iso === null ? 'never' : `${humanDuration(Math.max(0, Date.now() / 1000 - Date.parse(iso) / 1000))} ago`);
-  const cellsOf = rows.map((r) => [r.dataset, r.chain, humanNumber(r.rows), r.lagSeconds === null ? '-' : humanDuration(r.lagSeconds), ago(r.lastSuccess), r.unavailable ? 'unavailable' : r.stale ? 'STALE' : 'ok']);
+  const ago = (iso: string | null) =>
+    iso === null ? 'never' : `${humanDuration(Math.max(0, Date.now() / 1000 - Date.parse(iso) / 1000))} ago`;
+  const cellsOf = rows.map((r) => [
+    r.dataset,
+    r.chain,
+    humanNumber(r.rows),
+    r.lagSeconds === null ? '-' : humanDuration(r.lagSeconds),
+    ago(r.lastSuccess),
+    r.unavailable ? 'unavailable' : r.stale ? 'STALE' : 'ok',
+  ]);
   const head = ['dataset', 'chain', 'rows', 'lag', 'last success', 'state'];
   const right = [false, false, true, true, false, false];
   const widths = head.map((h, i) => Math.max(h.length, ...cellsOf.map((c) => cells(c[i]!))));
-  const line = (c: readonly string[]) => c.map((x, i) => pad(x, widths[i]!, right[i])).join('  ').trimEnd();
+  const line = (c: readonly string[]) =>
+    c
+      .map((x, i) => pad(x, widths[i]!, right[i]))
+      .join('  ')
+      .trimEnd();
   const out = [line(head)];
   rows.forEach((r, i) => {
     out.push(line(cellsOf[i]!));
@@ -119,27 +145,58 @@ export const statusCommand: CommandModule<object, Args> = {
   command: 'status',
   describe: `Report per dataset and chain: last success, rows, lag behind the upstream, last error (exit ${EXIT_STALE} when stale); answers during a run`,
   builder: (y) =>
-    y
+    folderOptions(y)
       .option('json', { type: 'boolean', default: false, describe: 'print JSON instead of a table' })
-      .option('stale-after', { type: 'string', default: '2h', describe: 'a dataset lagging more than this (or never exported) is stale' })
-      .option('offline', { type: 'boolean', default: false, describe: 'do not ask the upstream for its head; lag is measured against the clock' })
+      .option('stale-after', {
+        type: 'string',
+        default: '2h',
+        describe: 'a dataset lagging more than this (or never exported) is stale',
+      })
+      .option('offline', {
+        type: 'boolean',
+        default: false,
+        describe: 'do not ask the upstream for its head; lag is measured against the clock',
+      })
       .option('chains', { type: 'string', describe: 'comma list of chains' })
-      .option('datasets', { type: 'string', describe: 'comma list of datasets' })
-      .option('data-dir', { type: 'string', describe: 'data folder (default: POOL_EXPORT_DATA_DIR or ./data)' })
-      .option('config', { type: 'string', describe: 'JSON config file' }),
+      .option('datasets', { type: 'string', describe: 'comma list of datasets' }),
   handler: async (a) => {
-    const config = loadConfig({ ...(a.config ? { configFile: a.config } : {}), overrides: { dataDir: a['data-dir'] } });
+    const config = configFor(a);
     const staleAfter = parseDuration(a['stale-after']);
     const chains = list(a.chains)?.map(parseChain);
-    const wanted = list(a.datasets)?.map((n) => findDataset(n)?.name ?? (() => { throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\``); })());
-    if (existsSync(config.dataDir) && !statSync(config.dataDir).isDirectory()) throw new UsageError(`the data folder ${config.dataDir} is a file; point --data-dir (or POOL_EXPORT_DATA_DIR) at the folder a run wrote`);
+    const wanted = list(a.datasets)?.map(
+      (n) =>
+        findDataset(n)?.name ??
+        (() => {
+          throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\``);
+        })(),
+    );
+    if (existsSync(config.dataDir) && !statSync(config.dataDir).isDirectory())
+      throw new UsageError(
+        `the data folder ${config.dataDir} is a file; point --data-dir (or POOL_EXPORT_DATA_DIR) at the folder a run wrote`,
+      );
     const { entries: all, file } = await entries(config.dataDir);
     const known = all.filter((e) => (!chains || chains.includes(e.chainId)) && (!wanted || wanted.includes(e.dataset)));
     // Datasets named on the command line that were never exported are shown as such (and are stale).
-    const missing = (wanted ?? []).flatMap((d) => (chains ?? config.chains).filter((c) => !known.some((e) => e.dataset === d && e.chainId === c))
-      .map((chainId): StatusEntry => ({ dataset: d, chainId, lastSuccess: null, lastStatus: null, lastError: null, rows: 0, block: null, blockTime: null })));
+    const missing = (wanted ?? []).flatMap((d) =>
+      (chains ?? config.chains)
+        .filter((c) => !known.some((e) => e.dataset === d && e.chainId === c))
+        .map(
+          (chainId): StatusEntry => ({
+            dataset: d,
+            chainId,
+            lastSuccess: null,
+            lastStatus: null,
+            lastError: null,
+            rows: 0,
+            block: null,
+            blockTime: null,
+          }),
+        ),
+    );
     const keys = [...known, ...missing];
-    const up = a.offline ? { heads: new Map<string, { number: number; timestamp: number }>(), why: 'asked not to (--offline)' } : await heads(config, keys);
+    const up = a.offline
+      ? { heads: new Map<string, { number: number; timestamp: number }>(), why: 'asked not to (--offline)' }
+      : await heads(config, keys);
     const now = Date.now() / 1000;
     const rows: StatusRow[] = keys.map((c) => {
       const head = up.heads.get(headEndpointFor(config, findDataset(c.dataset)!, c.chainId).url);
@@ -147,20 +204,38 @@ export const statusCommand: CommandModule<object, Args> = {
       const lagSeconds = blockTs === null ? null : Math.max(0, Math.round((head?.timestamp ?? now) - blockTs));
       const unavailable = c.lastStatus === 'unavailable';
       return {
-        dataset: c.dataset, chain: chainName(c.chainId), chainId: c.chainId, lastSuccess: c.lastSuccess, rows: c.rows, block: c.block, blockTime: c.blockTime,
-        upstreamBlock: head?.number ?? null, lagBlocks: head && c.block !== null ? Math.max(0, head.number - c.block) : null, lagSeconds,
-        lastError: unavailable ? null : c.lastError, unavailable, stale: !unavailable && (c.lastSuccess === null || lagSeconds === null || lagSeconds > staleAfter),
+        dataset: c.dataset,
+        chain: chainName(c.chainId),
+        chainId: c.chainId,
+        lastSuccess: c.lastSuccess,
+        rows: c.rows,
+        block: c.block,
+        blockTime: c.blockTime,
+        upstreamBlock: head?.number ?? null,
+        lagBlocks: head && c.block !== null ? Math.max(0, head.number - c.block) : null,
+        lagSeconds,
+        lastError: unavailable ? null : c.lastError,
+        unavailable,
+        stale: !unavailable && (c.lastSuccess === null || lagSeconds === null || lagSeconds > staleAfter),
       };
     });
     // A run that left the file in 'running' may have been killed: only a live one is in progress.
     const running = file?.run.state === 'running' && processAlive(file.run.pid) ? file.run : undefined;
     const lagAgainst = up.why ? `the clock: ${up.why}` : "the upstream's head";
     if (a.json) {
-      process.stdout.write(`${jsonSafe(JSON.stringify({ staleAfterSeconds: staleAfter, lagAgainst, running: running ?? null, datasets: rows }, null, 2))}\n`);
+      process.stdout.write(
+        `${jsonSafe(JSON.stringify({ staleAfterSeconds: staleAfter, lagAgainst, running: running ?? null, datasets: rows }, null, 2))}\n`,
+      );
     } else {
       const width = terminalWidth().width ?? 80;
-      if (running) process.stdout.write(`a run is in progress (pid ${running.pid}, since ${humanTime(running.startedAt)}); figures as of ${humanTime(file!.writtenAt)}\n`);
-      if (!rows.length) process.stdout.write(`nothing has been exported to ${config.dataDir} yet; run \`pool-export run\`, or point --data-dir at a data folder (data/demo after \`make demo\`)\n`);
+      if (running)
+        process.stdout.write(
+          `a run is in progress (pid ${running.pid}, since ${humanTime(running.startedAt)}); figures as of ${humanTime(file!.writtenAt)}\n`,
+        );
+      if (!rows.length)
+        process.stdout.write(
+          `nothing has been exported to ${config.dataDir} yet; run \`pool-export run\`, or point --data-dir at a data folder (data/demo after \`make demo\`)\n`,
+        );
       else process.stdout.write(`${table(rows, width)}\nlag is measured against ${lagAgainst}\n`);
     }
     if (rows.length === 0 || rows.some((r) => r.stale)) process.exitCode = EXIT_STALE;

@@ -1,8 +1,16 @@
 /** Chain names and ids the exporter knows; any other id may be given as a number. */
+import { UsageError } from '../errors.ts';
 
 /** Known chains (SERVICE.md §2.4). */
 export const CHAINS: Readonly<Record<string, number>> = {
-  ethereum: 1, bsc: 56, polygon: 137, arbitrum: 42161, moonriver: 1285, aurora: 1313161554, avax: 43114, optimism: 10,
+  ethereum: 1,
+  bsc: 56,
+  polygon: 137,
+  arbitrum: 42161,
+  moonriver: 1285,
+  aurora: 1313161554,
+  avax: 43114,
+  optimism: 10,
 };
 
 /** The name of a chain id (or the id as text). */
@@ -16,12 +24,4 @@ export function parseChain(text: string): number {
   if (CHAINS[t] !== undefined) return CHAINS[t]!;
   if (/^\d+$/.test(t) && Number(t) > 0) return Number(t);
   throw new UsageError(`unknown chain "${text}"; use a chain id or one of: ${Object.keys(CHAINS).join(', ')}`);
-}
-
-/** An error in what the user typed or configured: exit code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
 }

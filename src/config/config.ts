@@ -1,11 +1,13 @@
 /** Configuration: defaults, then the config file, then environment variables; validated once and frozen. */
+
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
-import { DATASETS } from '../catalog/catalog.ts';
 import { defaultAnswerBudget } from '../catalog/answer-budget.ts';
-import { CHAINS, parseChain, UsageError } from './chains.ts';
-import { MIN_TRACKED_LIQUIDITY_USD, trustedTokens, type TrackedSettings } from './tracked.ts';
+import { DATASETS } from '../catalog/catalog.ts';
+import { UsageError } from '../errors.ts';
+import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
+import { CHAINS, parseChain } from './chains.ts';
+import { MIN_TRACKED_LIQUIDITY_USD, type TrackedSettings, trustedTokens } from './tracked.ts';
 
 /** How one chain and schema is reached. */
 export type Route = { readonly kind: 'self' } | { readonly kind: 'gateway'; readonly subgraphId: string };
@@ -100,7 +102,13 @@ export const DEFAULTS = {
   listPoolTypes: LIST_POOL_TYPES,
   trustedTokens: {},
   minTrackedLiquidityUsd: MIN_TRACKED_LIQUIDITY_USD,
-} satisfies Omit<Config, 'chains' | 'routes' | 'schemaNames' | 'listPoolTypes' | 'trustedTokens'> & { chains: number[]; routes: Record<string, Route>; schemaNames: Record<string, string>; listPoolTypes: readonly string[]; trustedTokens: Record<string, string[]> };
+} satisfies Omit<Config, 'chains' | 'routes' | 'schemaNames' | 'listPoolTypes' | 'trustedTokens'> & {
+  chains: number[];
+  routes: Record<string, Route>;
+  schemaNames: Record<string, string>;
+  listPoolTypes: readonly string[];
+  trustedTokens: Record<string, string[]>;
+};
 
 /** Environment variables and the keys they set. */
 const ENV: Readonly<Record<string, keyof Config>> = {
@@ -111,8 +119,26 @@ const ENV: Readonly<Record<string, keyof Config>> = {
   POOL_EXPORT_DATA_DIR: 'dataDir',
 };
 
-const INT_KEYS = ['concurrency', 'perEndpointConcurrency', 'pageSize', 'timeoutMs', 'maxAttempts', 'confirmations', 'reorgWindowSecs', 'batchRows', 'shards'] as const;
-const STRING_KEYS = ['dataDir', 'baseUrl', 'gatewayUrl', 'apiKey', 'developerId', 'userAgentPrefix', 'duckdbMemoryLimit'] as const;
+const INT_KEYS = [
+  'concurrency',
+  'perEndpointConcurrency',
+  'pageSize',
+  'timeoutMs',
+  'maxAttempts',
+  'confirmations',
+  'reorgWindowSecs',
+  'batchRows',
+  'shards',
+] as const;
+const STRING_KEYS = [
+  'dataDir',
+  'baseUrl',
+  'gatewayUrl',
+  'apiKey',
+  'developerId',
+  'userAgentPrefix',
+  'duckdbMemoryLimit',
+] as const;
 
 function checkUrl(key: string, v: string): string {
   try {
@@ -126,28 +152,41 @@ function checkUrl(key: string, v: string): string {
 
 function checkRoutes(raw: unknown): Record<string, Route> {
   if (raw === undefined) return {};
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError('config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new UsageError(
+      'config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}',
+    );
   const out: Record<string, Route> = {};
   for (const [key, r] of Object.entries(raw as Record<string, { kind?: string; subgraphId?: string }>)) {
     const m = /^(\d+)\/([a-z0-9-]+)$/.exec(key);
     const schema = m ? canonicalSchema(m[2]!) : undefined;
-    if (!m || !schema) throw new UsageError(`config route key "${key}" must be <chainId>/<schema> with schema ${SUBGRAPH_SCHEMAS.join(', ')}`);
+    if (!m || !schema)
+      throw new UsageError(
+        `config route key "${key}" must be <chainId>/<schema> with schema ${SUBGRAPH_SCHEMAS.join(', ')}`,
+      );
     const canonical = `${m[1]}/${schema}`;
     if (r.kind === 'self') out[canonical] = { kind: 'self' };
-    else if (r.kind === 'gateway' && typeof r.subgraphId === 'string' && r.subgraphId) out[canonical] = { kind: 'gateway', subgraphId: r.subgraphId };
-    else throw new UsageError(`config route "${key}" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}`);
+    else if (r.kind === 'gateway' && typeof r.subgraphId === 'string' && r.subgraphId)
+      out[canonical] = { kind: 'gateway', subgraphId: r.subgraphId };
+    else
+      throw new UsageError(
+        `config route "${key}" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}`,
+      );
   }
   return out;
 }
 
 function checkSchemaNames(raw: unknown): Record<string, string> {
   const example = '{"mine": "mine-v3"}';
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError(`config "schemaNames" must be an object like ${example}`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new UsageError(`config "schemaNames" must be an object like ${example}`);
   const out: Record<string, string> = { ...DEFAULTS.schemaNames };
   for (const [k, v] of Object.entries(raw)) {
     const schema = canonicalSchema(k);
-    if (!schema) throw new UsageError(`config schemaNames key "${k}" is not a schema; valid: ${SUBGRAPH_SCHEMAS.join(', ')}`);
-    if (typeof v !== 'string' || !/^[A-Za-z0-9_-]+$/.test(v)) throw new UsageError(`config schemaNames.${k} must be a schema name such as "mine", not ${JSON.stringify(v)}`);
+    if (!schema)
+      throw new UsageError(`config schemaNames key "${k}" is not a schema; valid: ${SUBGRAPH_SCHEMAS.join(', ')}`);
+    if (typeof v !== 'string' || !/^[A-Za-z0-9_-]+$/.test(v))
+      throw new UsageError(`config schemaNames.${k} must be a schema name such as "mine", not ${JSON.stringify(v)}`);
     out[schema] = v;
   }
   return out;
@@ -155,12 +194,15 @@ function checkSchemaNames(raw: unknown): Record<string, string> {
 
 function checkTrustedTokens(raw: unknown): Record<string, readonly string[]> {
   const example = '{"56": ["0x55d398326f99059ff775485246999027b3197955"]}';
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError(`config "trustedTokens" must map chain ids to token addresses, like ${example}`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new UsageError(`config "trustedTokens" must map chain ids to token addresses, like ${example}`);
   const out: Record<string, readonly string[]> = {};
   for (const [chain, list] of Object.entries(raw)) {
     if (!/^\d+$/.test(chain)) throw new UsageError(`config trustedTokens key "${chain}" must be a chain id such as 56`);
     if (!Array.isArray(list) || !list.every((a) => typeof a === 'string' && /^0x[0-9a-fA-F]{40}$/.test(a))) {
-      throw new UsageError(`config trustedTokens["${chain}"] must be a list of token addresses (0x and 40 hex digits), like ${example}`);
+      throw new UsageError(
+        `config trustedTokens["${chain}"] must be a list of token addresses (0x and 40 hex digits), like ${example}`,
+      );
     }
     out[chain] = Object.freeze(list.map((a: string) => a.toLowerCase()));
   }
@@ -174,12 +216,23 @@ export function trackedSettings(config: Pick<Config, 'trustedTokens' | 'minTrack
 
 function checkPoolTypes(raw: unknown): readonly string[] {
   if (!Array.isArray(raw) || raw.length === 0 || !raw.every((t) => typeof t === 'string' && /^[A-Z0-9]+$/.test(t))) {
-    throw new UsageError(`config "listPoolTypes" must be a non-empty list of pool types such as ${JSON.stringify(LIST_POOL_TYPES)}`);
+    throw new UsageError(
+      `config "listPoolTypes" must be a non-empty list of pool types such as ${JSON.stringify(LIST_POOL_TYPES)}`,
+    );
   }
   return Object.freeze([...raw] as string[]);
 }
 
-const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+};
 
 /** A size in bytes: a whole number, or a text such as `64MiB` or `100MB`. */
 function checkSize(key: string, raw: unknown, min: number): number {
@@ -187,14 +240,17 @@ function checkSize(key: string, raw: unknown, min: number): number {
   const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
   const v = m && unit ? Math.round(Number(m[1]) * unit) : NaN;
   if ((typeof raw !== 'number' && typeof raw !== 'string') || !Number.isFinite(v) || v < min) {
-    throw new UsageError(`${key} must be a size of at least ${min / 1024 ** 2} MiB, such as 64MiB or ${64 * 1024 ** 2}, not ${JSON.stringify(raw)}`);
+    throw new UsageError(
+      `${key} must be a size of at least ${min / 1024 ** 2} MiB, such as 64MiB or ${64 * 1024 ** 2}, not ${JSON.stringify(raw)}`,
+    );
   }
   return v;
 }
 
 function checkAmount(key: string, raw: unknown): number {
   const v = Number(raw);
-  if (typeof raw !== 'number' || !Number.isFinite(v) || v < 0) throw new UsageError(`${key} must be a number of USD from 0, such as 50000, not ${JSON.stringify(raw)}`);
+  if (typeof raw !== 'number' || !Number.isFinite(v) || v < 0)
+    throw new UsageError(`${key} must be a number of USD from 0, such as 50000, not ${JSON.stringify(raw)}`);
   return v;
 }
 
@@ -202,38 +258,61 @@ function checkAmount(key: string, raw: unknown): number {
 function readFile(path: string | undefined): Record<string, unknown> {
   const file = path ?? (existsSync('pool-export.config.json') ? 'pool-export.config.json' : undefined);
   if (!file) return {};
-  if (!existsSync(file)) throw new UsageError(`config file ${file} does not exist; pass --config with a JSON file, or leave it out`);
+  if (!existsSync(file))
+    throw new UsageError(`config file ${file} does not exist; pass --config with a JSON file, or leave it out`);
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new UsageError(`config file ${file} is not valid JSON (${(e as Error).message}); fix it or pass another --config`);
+    throw new UsageError(
+      `config file ${file} is not valid JSON (${(e as Error).message}); fix it or pass another --config`,
+    );
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError(`config file ${file} must hold a JSON object`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new UsageError(`config file ${file} must hold a JSON object`);
   const valid = Object.keys(DEFAULTS);
-  for (const k of Object.keys(raw)) if (!valid.includes(k)) throw new UsageError(`config file ${file}: unknown key "${k}"; valid keys: ${valid.join(', ')}`);
+  for (const k of Object.keys(raw))
+    if (!valid.includes(k))
+      throw new UsageError(`config file ${file}: unknown key "${k}"; valid keys: ${valid.join(', ')}`);
   return raw as Record<string, unknown>;
 }
 
 /** Loads and validates the configuration. */
-export function loadConfig(opts: { configFile?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<Record<keyof Config, unknown>> } = {}): Config {
+export function loadConfig(
+  opts: { configFile?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<Record<keyof Config, unknown>> } = {},
+): Config {
   const env = opts.env ?? process.env;
   const merged: Record<string, unknown> = { ...DEFAULTS, ...readFile(opts.configFile) };
-  for (const [name, key] of Object.entries(ENV)) if (env[name] !== undefined && env[name] !== '') merged[key] = env[name];
+  for (const [name, key] of Object.entries(ENV))
+    if (env[name] !== undefined && env[name] !== '') merged[key] = env[name];
   for (const [k, v] of Object.entries(opts.overrides ?? {})) if (v !== undefined) merged[k] = v;
   for (const k of STRING_KEYS) if (typeof merged[k] !== 'string') throw new UsageError(`${k} must be a string`);
   for (const k of INT_KEYS) {
     const v = Number(merged[k]);
-    if (!Number.isInteger(v) || v < (k === 'confirmations' || k === 'reorgWindowSecs' ? 0 : 1)) throw new UsageError(`${k} must be a whole number${k === 'confirmations' ? '' : ' of at least 1'}, not ${JSON.stringify(merged[k])}`);
+    if (!Number.isInteger(v) || v < (k === 'confirmations' || k === 'reorgWindowSecs' ? 0 : 1))
+      throw new UsageError(
+        `${k} must be a whole number${k === 'confirmations' ? '' : ' of at least 1'}, not ${JSON.stringify(merged[k])}`,
+      );
     merged[k] = v;
   }
-  if (merged.duckdbMemoryLimit !== '' && !/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(String(merged.duckdbMemoryLimit))) throw new UsageError(`duckdbMemoryLimit must be a size such as 256MB or 1GB, not ${JSON.stringify(merged.duckdbMemoryLimit)}`);
+  if (
+    merged.duckdbMemoryLimit !== '' &&
+    !/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(String(merged.duckdbMemoryLimit))
+  )
+    throw new UsageError(
+      `duckdbMemoryLimit must be a size such as 256MB or 1GB, not ${JSON.stringify(merged.duckdbMemoryLimit)}`,
+    );
   if ((merged.shards as number) > 64) throw new UsageError(`shards must be at most 64, not ${merged.shards}`);
-  if ((merged.pageSize as number) > 1000) throw new UsageError(`pageSize must be at most 1000 (graph-node's limit), not ${merged.pageSize}`);
+  if ((merged.pageSize as number) > 1000)
+    throw new UsageError(`pageSize must be at most 1000 (graph-node's limit), not ${merged.pageSize}`);
   const chains = merged.chains;
-  if (!Array.isArray(chains) || chains.length === 0) throw new UsageError('chains must be a non-empty list of chain names or ids');
+  if (!Array.isArray(chains) || chains.length === 0)
+    throw new UsageError('chains must be a non-empty list of chain names or ids');
   const apiKey = merged.apiKey as string;
-  if (apiKey && !/^[\x21-\x7e]+$/.test(apiKey)) throw new UsageError('POOL_EXPORT_API_KEY holds spaces or control characters; copy the key again from the developer platform');
+  if (apiKey && !/^[\x21-\x7e]+$/.test(apiKey))
+    throw new UsageError(
+      'POOL_EXPORT_API_KEY holds spaces or control characters; copy the key again from the developer platform',
+    );
   return Object.freeze({
     ...(merged as unknown as Config),
     dataDir: resolve(merged.dataDir as string),

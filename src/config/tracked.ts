@@ -24,18 +24,32 @@ export const MIN_TRACKED_LIQUIDITY_USD = 50_000;
 
 /** The shipped trusted tokens, by chain id. */
 export const DEFAULT_TRUSTED: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
-  Object.entries((TRUSTED as { chains: Record<string, { address: string }[]> }).chains).map(([chain, list]) => [chain, list.map((t) => t.address)]),
+  Object.entries((TRUSTED as { chains: Record<string, { address: string }[]> }).chains).map(([chain, list]) => [
+    chain,
+    list.map((t) => t.address),
+  ]),
 );
 
-const SYMBOLS = new Map(Object.entries((TRUSTED as { chains: Record<string, { address: string; symbol: string }[]> }).chains)
-  .flatMap(([chain, list]) => list.map((t) => [`${chain}/${t.address}`, t.symbol] as const)));
+const SYMBOLS = new Map(
+  Object.entries((TRUSTED as { chains: Record<string, { address: string; symbol: string }[]> }).chains).flatMap(
+    ([chain, list]) => list.map((t) => [`${chain}/${t.address}`, t.symbol] as const),
+  ),
+);
 
 /** The trusted set: the shipped one, with each chain the config names replaced by the config's list. */
 export function trustedTokens(overrides: Readonly<Record<string, readonly string[]>>): TrustedToken[] {
   const byChain = { ...DEFAULT_TRUSTED, ...overrides };
   return Object.entries(byChain).flatMap(([chain, list]) =>
-    list.map((address) => ({ chainId: Number(chain), token: address.toLowerCase(), symbol: SYMBOLS.get(`${chain}/${address.toLowerCase()}`) ?? null })));
+    list.map((address) => ({
+      chainId: Number(chain),
+      token: address.toLowerCase(),
+      symbol: SYMBOLS.get(`${chain}/${address.toLowerCase()}`) ?? null,
+    })),
+  );
 }
 
 /** The settings of the shipped defaults. */
-export const DEFAULT_TRACKED: TrackedSettings = { tokens: trustedTokens({}), minLiquidityUsd: MIN_TRACKED_LIQUIDITY_USD };
+export const DEFAULT_TRACKED: TrackedSettings = {
+  tokens: trustedTokens({}),
+  minLiquidityUsd: MIN_TRACKED_LIQUIDITY_USD,
+};

@@ -1,6 +1,8 @@
 /** Turns a page of upstream JSON into flat rows for the warehouse, checking every value's type. Pure and synchronous. */
-import { chainName } from '../config/chains.ts';
+
 import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
+import { chainName } from '../config/chains.ts';
+import { GarbageError } from '../errors.ts';
 
 /** Largest 64-bit integer: a BigInt count, time or block beyond it is garbage (no real one comes close). */
 const INT64_MAX = 2n ** 63n - 1n;
@@ -13,15 +15,29 @@ const DOUBLE_DIGITS = 308;
 /** What to do about a value of the wrong type. */
 const SCHEMA_HINT = 'The upstream schema may have changed: run `pool-export schema check`';
 /** What to do about a number out of range. */
-const RANGE_HINT = 'No real value comes near it, so the task stops here, storing nothing of this page, until the upstream corrects it';
+const RANGE_HINT =
+  'No real value comes near it, so the task stops here, storing nothing of this page, until the upstream corrects it';
 
-/** A value that does not fit a dataset's declared type: stops the task with the dataset, chain and field named. */
-export class GarbageError extends Error {
-  constructor(readonly dataset: string, readonly chainId: number, readonly field: string, detail: string, hint = SCHEMA_HINT) {
-    super(`upstream sent invalid data for ${dataset} on ${chainName(chainId)} (chain ${chainId}), field "${field}": ${detail}. ${hint}`);
-    this.name = 'GarbageError';
-  }
+/** Where a value sits: a column of a dataset on a chain. */
+interface Cell {
+  readonly ds: Dataset;
+  readonly chainId: number;
+  readonly c: Column;
 }
+
+/** A GarbageError for a field of a dataset on a chain; `hint` says what to do (by default: check the schema). */
+function garbage(
+  at: { ds: Dataset; chainId: number; field: string },
+  detail: string,
+  hint = SCHEMA_HINT,
+): GarbageError {
+  const { ds, chainId, field } = at;
+  return new GarbageError({ dataset: ds.name, chainId, chain: chainName(chainId), field }, detail, hint);
+}
+
+/** A GarbageError for a cell's value. */
+const garbageAt = (cell: Cell, detail: string, hint?: string) =>
+  garbage({ ...cell, field: fieldName(cell.ds, cell.c) }, detail, hint);
 
 /** Mapped rows: every numeric value fits its column, so none is stored as NULL. */
 export interface MappedPage {
@@ -87,89 +103,105 @@ function shown(v: unknown): string {
   return text.length <= 80 ? text : `${text.slice(0, 80)}… (${text.length.toLocaleString('en-US')} characters)`;
 }
 
-function bad(ds: Dataset, chainId: number, c: Column, v: unknown, what: string, hint?: string): GarbageError {
-  return new GarbageError(ds.name, chainId, fieldName(ds, c), `expected ${what}, got ${shown(v)}`, hint);
+/** A value of the wrong type. */
+function bad(cell: Cell, v: unknown, what: string): GarbageError {
+  return garbageAt(cell, `expected ${what}, got ${shown(v)}`);
 }
 
-function listItem(ds: Dataset, chainId: number, c: Column, v: unknown, x: unknown): string | null {
+/** A number of the right type, out of its column's range. */
+function outOfRange(cell: Cell, v: unknown, what: string): GarbageError {
+  return garbageAt(cell, `expected ${what}, got ${shown(v)}`, RANGE_HINT);
+}
+
+/** One element of a `list` column (`v`): an id, a string or null. */
+function listItem(cell: Cell, v: unknown, x: unknown): string | null {
   if (typeof x === 'object' && x !== null && 'id' in x) return String((x as { id: unknown }).id);
   if (typeof x === 'string' || x === null) return x;
-  throw bad(ds, chainId, c, v, 'a list of strings');
+  throw bad(cell, v, 'a list of strings');
 }
 
 /** One element of a `structs` column, checked against its shape and reduced to its declared fields, in their order. */
-function structItem(ds: Dataset, chainId: number, c: Column, shape: StructType, x: unknown, path: string): Record<string, unknown> | null {
+function structItem(
+  cell: Cell,
+  x: unknown,
+  at: { readonly shape: StructType; readonly path: string },
+): Record<string, unknown> | null {
   if (x === null) return null;
-  if (typeof x !== 'object' || Array.isArray(x)) throw bad(ds, chainId, c, x, `an object at ${path}`);
+  if (typeof x !== 'object' || Array.isArray(x)) throw bad(cell, x, `an object at ${at.path}`);
   const out: Record<string, unknown> = {};
-  for (const [k, t] of Object.entries(shape)) {
+  for (const [k, t] of Object.entries(at.shape)) {
     const v = (x as Record<string, unknown>)[k];
-    const at = `${path}.${k}`;
-    if (v === undefined) throw new GarbageError(ds.name, chainId, fieldName(ds, c), `${at} is missing from the answer`);
-    if (t === 'text' && v !== null && typeof v !== 'string') throw bad(ds, chainId, c, v, `a string at ${at}`);
-    if (t === 'bool' && v !== null && typeof v !== 'boolean') throw bad(ds, chainId, c, v, `a boolean at ${at}`);
-    out[k] = typeof t === 'object' ? structItem(ds, chainId, c, t, v, at) : v;
+    const path = `${at.path}.${k}`;
+    if (v === undefined) throw garbageAt(cell, `${path} is missing from the answer`);
+    if (t === 'text' && v !== null && typeof v !== 'string') throw bad(cell, v, `a string at ${path}`);
+    if (t === 'bool' && v !== null && typeof v !== 'boolean') throw bad(cell, v, `a boolean at ${path}`);
+    out[k] = typeof t === 'object' ? structItem(cell, v, { shape: t, path }) : v;
   }
   return out;
 }
 
 /** The checked value of a column. */
-function check(ds: Dataset, chainId: number, c: Column, v: unknown): unknown {
-  if (v === undefined) throw new GarbageError(ds.name, chainId, fieldName(ds, c), 'the field is missing from the answer');
+function check(cell: Cell, v: unknown): unknown {
+  const c = cell.c;
+  if (v === undefined) throw garbageAt(cell, 'the field is missing from the answer');
   if (v === null) {
-    if (!c.nullable) throw bad(ds, chainId, c, v, 'a value (the schema says non-null)');
+    if (!c.nullable) throw bad(cell, v, 'a value (the schema says non-null)');
     return null;
   }
   switch (c.cls) {
     case 'text':
-      if (typeof v !== 'string') throw bad(ds, chainId, c, v, 'a string');
+      if (typeof v !== 'string') throw bad(cell, v, 'a string');
       return v;
     case 'ref': {
       const id = typeof v === 'object' ? (v as { id?: unknown }).id : undefined;
-      if (typeof id !== 'string') throw bad(ds, chainId, c, v, 'an entity reference { id }');
+      if (typeof id !== 'string') throw bad(cell, v, 'an entity reference { id }');
       return id;
     }
     case 'int':
-      if (typeof v !== 'number' || !Number.isInteger(v)) throw bad(ds, chainId, c, v, 'an integer');
+      if (typeof v !== 'number' || !Number.isInteger(v)) throw bad(cell, v, 'an integer');
       return v;
     case 'bool':
-      if (typeof v !== 'boolean') throw bad(ds, chainId, c, v, 'a boolean');
+      if (typeof v !== 'boolean') throw bad(cell, v, 'a boolean');
       return v;
     case 'int8':
     case 'bigint':
-      if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(ds, chainId, c, v, 'a BigInt as a decimal string');
-      if (!fitsInt64(v)) throw bad(ds, chainId, c, v, 'a count, time or block number within 64 bits', RANGE_HINT);
+      if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(cell, v, 'a BigInt as a decimal string');
+      if (!fitsInt64(v)) throw outOfRange(cell, v, 'a count, time or block number within 64 bits');
       return v;
     case 'raw':
-      if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(ds, chainId, c, v, 'a BigInt as a decimal string');
-      if (!fitsDouble(v, v.length)) throw bad(ds, chainId, c, v, 'an amount within DOUBLE range (below 1.8e308)', RANGE_HINT);
+      if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(cell, v, 'a BigInt as a decimal string');
+      if (!fitsDouble(v, v.length)) throw outOfRange(cell, v, 'an amount within DOUBLE range (below 1.8e308)');
       return v;
     case 'decimal': {
       const m = typeof v === 'string' ? DECIMAL_RE.exec(v) : null;
-      if (!m) throw bad(ds, chainId, c, v, 'a BigDecimal as a decimal string');
-      if (!fitsDouble(v as string, m[1]!.length)) throw bad(ds, chainId, c, v, 'a BigDecimal within DOUBLE range (below 1.8e308)', RANGE_HINT);
+      if (!m) throw bad(cell, v, 'a BigDecimal as a decimal string');
+      if (!fitsDouble(v as string, m[1]!.length))
+        throw outOfRange(cell, v, 'a BigDecimal within DOUBLE range (below 1.8e308)');
       return v;
     }
     case 'list':
-      if (!Array.isArray(v)) throw bad(ds, chainId, c, v, 'a list');
-      return v.map((x) => listItem(ds, chainId, c, v, x));
+      if (!Array.isArray(v)) throw bad(cell, v, 'a list');
+      return v.map((x) => listItem(cell, v, x));
     case 'structs':
-      if (!Array.isArray(v)) throw bad(ds, chainId, c, v, 'a list of objects');
-      return v.map((x, i) => structItem(ds, chainId, c, c.struct!, x, `${c.field}[${i}]`));
+      if (!Array.isArray(v)) throw bad(cell, v, 'a list of objects');
+      return v.map((x, i) => structItem(cell, x, { shape: c.struct!, path: `${c.field}[${i}]` }));
   }
 }
 
 /** Maps one page of rows (subgraph entities or liquidity-list items). */
 export function mapPage(ds: Dataset, chainId: number, items: unknown[]): MappedPage {
   const plan = planOf(ds);
+  const cells: Cell[] = plan.map(({ c }) => ({ ds, chainId, c }));
   const rows: Record<string, unknown>[] = new Array(items.length);
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
-    if (typeof item !== 'object' || item === null) throw new GarbageError(ds.name, chainId, 'row', `expected an object, got ${JSON.stringify(item)}`);
+    if (typeof item !== 'object' || item === null)
+      throw garbage({ ds, chainId, field: 'row' }, `expected an object, got ${JSON.stringify(item)}`);
     const row: Record<string, unknown> = {};
-    for (const { c, keys } of plan) {
+    for (let k = 0; k < plan.length; k++) {
+      const { c, keys } = plan[k]!;
       const raw = valueAt(item, keys, c.parents);
-      row[c.column] = raw === UNDER_NULL ? null : check(ds, chainId, c, raw);
+      row[c.column] = raw === UNDER_NULL ? null : check(cells[k]!, raw);
     }
     rows[i] = row;
   }

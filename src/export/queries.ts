@@ -21,18 +21,36 @@ export function selection(ds: Dataset): string {
 export function pageQuery(ds: Dataset, root: string, shape: PageShape): string {
   const sel = selection(ds);
   const head = `query Page($first: Int!, $block: Int!`;
-  const rows = (args: string, vars: string) => `${head}${vars}) { rows: ${root}(first: $first, block: { number: $block }, ${args}) { ${sel} } }`;
+  const rows = (args: string, vars: string) =>
+    `${head}${vars}) { rows: ${root}(first: $first, block: { number: $block }, ${args}) { ${sel} } }`;
   if (shape === 'id') return rows('orderBy: id, orderDirection: asc, where: { id_gt: $id }', ', $id: ID!');
-  if (shape === 'changed-since') return rows('orderBy: id, orderDirection: asc, where: { id_gt: $id, _change_block: { number_gte: $since } }', ', $id: ID!, $since: Int!');
+  if (shape === 'changed-since')
+    return rows(
+      'orderBy: id, orderDirection: asc, where: { id_gt: $id, _change_block: { number_gte: $since } }',
+      ', $id: ID!, $since: Int!',
+    );
   const seq = ds.seq!;
-  if (shape === 'null-id') return rows(`orderBy: id, orderDirection: asc, where: { ${seq}: null, id_gt: $id }`, ', $id: ID!');
+  if (shape === 'null-id')
+    return rows(`orderBy: id, orderDirection: asc, where: { ${seq}: null, id_gt: $id }`, ', $id: ID!');
   const t = ds.seqType!;
   // A shard of the key range: the same keyset, bounded above by `$to` (exclusive).
-  if (shape === 'range-first') return rows(`orderBy: ${seq}, orderDirection: asc, where: { ${seq}_gte: $from, ${seq}_lt: $to }`, `, $from: ${t}!, $to: ${t}!`);
-  if (shape === 'range-next') return rows(`orderBy: ${seq}, orderDirection: asc, where: { or: [{ ${seq}_gt: $seq, ${seq}_lt: $to }, { ${seq}: $seq, id_gt: $id }] }`, `, $seq: ${t}!, $id: ID!, $to: ${t}!`);
-  if (shape === 'seq-first') return rows(`orderBy: ${seq}, orderDirection: asc, where: { ${seq}_gte: $from }`, `, $from: ${t}!`);
+  if (shape === 'range-first')
+    return rows(
+      `orderBy: ${seq}, orderDirection: asc, where: { ${seq}_gte: $from, ${seq}_lt: $to }`,
+      `, $from: ${t}!, $to: ${t}!`,
+    );
+  if (shape === 'range-next')
+    return rows(
+      `orderBy: ${seq}, orderDirection: asc, where: { or: [{ ${seq}_gt: $seq, ${seq}_lt: $to }, { ${seq}: $seq, id_gt: $id }] }`,
+      `, $seq: ${t}!, $id: ID!, $to: ${t}!`,
+    );
+  if (shape === 'seq-first')
+    return rows(`orderBy: ${seq}, orderDirection: asc, where: { ${seq}_gte: $from }`, `, $from: ${t}!`);
   // Keyset on (seq, id): a strict `seq_gt` alone would lose rows that share the boundary value.
-  return rows(`orderBy: ${seq}, orderDirection: asc, where: { or: [{ ${seq}_gt: $seq }, { ${seq}: $seq, id_gt: $id }] }`, `, $seq: ${t}!, $id: ID!`);
+  return rows(
+    `orderBy: ${seq}, orderDirection: asc, where: { or: [{ ${seq}_gt: $seq }, { ${seq}: $seq, id_gt: $id }] }`,
+    `, $seq: ${t}!, $id: ID!`,
+  );
 }
 
 /** The block lookup sent once per endpoint and run. */

@@ -1,22 +1,22 @@
 /** The orchestrator of one run: a flat recipe over the plan's tasks. */
-import { explainWriteError, isDiskFull } from '../util/disk-full.ts';
+
 import pLimit from 'p-limit';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
+import { errorClass, explainWriteError, TaskError, UpstreamError } from '../errors.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
-import { RunLedger } from '../store/run-ledger.ts';
-import { StatusKeeper } from '../store/status-file.ts';
+import { type LedgerTask, RunLedger } from '../store/run-ledger.ts';
 import { DuckDBSink } from '../store/sink.ts';
+import { StatusKeeper } from '../store/status-file.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
+import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';
-import { redact, UpstreamError } from '../upstream/upstream-error.ts';
-import { endpointInfo, PROBE_QUERY, type EndpointInfo, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
+import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
 import { headEndpointFor } from './plan.ts';
+import { runTask } from './run-task.ts';
 import { emptyStats, type PinnedBlock, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
-import { runTask, StopRequested, TaskError } from './task-runner.ts';
-
 
 /** Inputs of a run, passed explicitly. */
 export interface RunArgs {
@@ -56,17 +56,32 @@ async function probeEndpoints(args: RunArgs): Promise<Map<string, Probed>> {
   const now = Math.floor(Date.now() / 1000);
   // The liquidity list has no block: its snapshots are stamped with the head of the same chain's exchange subgraph.
   const lookupFor = (t: Task) => headEndpointFor(args.config, t.ds, t.chainId);
-  const endpoints = new Map(args.tasks.map((t) => [lookupFor(t).url, { chainId: t.chainId, schema: t.ds.kind === 'list' ? 'dodoex' : t.ds.schema, endpoint: lookupFor(t) }]));
+  const endpoints = new Map(
+    args.tasks.map((t) => [
+      lookupFor(t).url,
+      { chainId: t.chainId, schema: t.ds.kind === 'list' ? 'dodoex' : t.ds.schema, endpoint: lookupFor(t) },
+    ]),
+  );
   const probe = async (t: { chainId: number; schema: string; endpoint: Endpoint }): Promise<Probed> => {
     try {
       const r = await withRetries(() => args.client.request<ProbeAnswer>(t.endpoint, PROBE_QUERY, {}), {
         maxAttempts: args.config.maxAttempts,
         maxAttemptsFor: (e) => (e.kind === 'unreachable' ? PROBE_UNREACHABLE_ATTEMPTS : Infinity),
-        onRetry: (err, attempt, delayMs) => args.log('retry', { endpoint: t.endpoint.label, attempt, delayMs, kind: err.kind, error: redact(err.message, args.config.apiKey) }),
+        onRetry: (err, attempt, delayMs) =>
+          args.log('retry', {
+            endpoint: t.endpoint.label,
+            attempt,
+            delayMs,
+            kind: err.kind,
+            error: redact(err.message, args.config.apiKey),
+          }),
       });
       const info = endpointInfo(r.data);
       if (info.hasIndexingErrors) {
-        throw new UpstreamError(`the ${t.schema} subgraph of ${chainName(t.chainId)} reports indexing errors, so its data may be incomplete; these datasets are skipped until it recovers`, 'graphql', false);
+        throw new UpstreamError(
+          `the ${t.schema} subgraph of ${chainName(t.chainId)} reports indexing errors, so its data may be incomplete; these datasets are skipped until it recovers`,
+          { kind: 'graphql', retryable: false },
+        );
       }
       const number = Math.max(0, info.head.number - args.config.confirmations);
       // With confirmations the pinned block is a little older than the head; the head's time is close enough for
@@ -79,40 +94,92 @@ async function probeEndpoints(args: RunArgs): Promise<Map<string, Probed>> {
   const byHost = new Map<string, { chainId: number; schema: string; endpoint: Endpoint }[]>();
   for (const t of endpoints.values()) byHost.set(t.endpoint.host, [...(byHost.get(t.endpoint.host) ?? []), t]);
   const limit = pLimit(args.config.concurrency);
-  await Promise.all([...byHost.values()].map(async ([first, ...rest]) => {
-    const answer = await limit(() => probe(first!));
-    probed.set(first!.endpoint.url, answer);
-    const down = answer instanceof UpstreamError && answer.kind === 'unreachable';
-    if (down) args.log('host-unreachable', { host: first!.endpoint.host, endpoints: rest.length + 1, error: redact(answer.message, args.config.apiKey) }, 'error');
-    await Promise.all(rest.map(async (t) => probed.set(t.endpoint.url, down ? answer : await limit(() => probe(t)))));
-  }));
+  await Promise.all(
+    [...byHost.values()].map(async ([first, ...rest]) => {
+      const answer = await limit(() => probe(first!));
+      probed.set(first!.endpoint.url, answer);
+      const down = answer instanceof UpstreamError && answer.kind === 'unreachable';
+      if (down)
+        args.log(
+          'host-unreachable',
+          { host: first!.endpoint.host, endpoints: rest.length + 1, error: redact(answer.message, args.config.apiKey) },
+          'error',
+        );
+      await Promise.all(rest.map(async (t) => probed.set(t.endpoint.url, down ? answer : await limit(() => probe(t)))));
+    }),
+  );
   for (const t of args.tasks) if (t.ds.kind === 'list') probed.set(t.endpoint.url, probed.get(lookupFor(t).url)!);
   return probed;
 }
 
 /** Runs one task and turns any failure into a failed result naming the task. */
-async function runOne(args: RunArgs, sink: DuckDBSink, checkpoints: CheckpointStore, task: Task, probe: Probed): Promise<TaskResult> {
+async function runOne(
+  { args, sink, checkpoints }: { args: RunArgs; sink: DuckDBSink; checkpoints: CheckpointStore },
+  task: Task,
+  probe: Probed,
+): Promise<TaskResult> {
   const startedAt = new Date();
   const label = { dataset: task.ds.name, chain: chainName(task.chainId), chainId: task.chainId };
   const empty = emptyStats();
   if (probe instanceof Error) {
     // An unreachable host says so in the same words for all of its tasks (the summary then gives them one line).
-    const why = probe instanceof UpstreamError && probe.kind === 'unreachable' ? probe.message : `the block lookup failed: ${probe.message}`;
+    const why =
+      probe instanceof UpstreamError && probe.kind === 'unreachable'
+        ? probe.message
+        : `the block lookup failed: ${probe.message}`;
     const message = redact(`${task.ds.name} on ${label.chain}: ${why}`, args.config.apiKey);
     args.log('task-failed', { ...label, errorClass: errorClass(probe), error: message }, 'error');
-    return { task, status: 'failed', stats: empty, block: null, cursorBefore: null, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: errorClass(probe), message } };
+    return {
+      task,
+      status: 'failed',
+      stats: empty,
+      block: null,
+      cursorBefore: null,
+      cursorAfter: null,
+      startedAt,
+      endedAt: new Date(),
+      error: { cls: errorClass(probe), message },
+    };
   }
   const block = probe.block;
   const root = task.ds.kind === 'list' ? 'liquidity_list' : probe.info.roots.get(task.ds.entity);
   if (root === undefined) {
     // An older deployment lacks the entity: skipped there, neither a failure nor a success.
     const message = `${task.ds.name} on ${label.chain}: unavailable: the ${task.ds.schema} deployment at ${task.endpoint.label} has no ${task.ds.entity} entity (older deployments lack some); skipped there`;
-    args.log('task-unavailable', { ...label, entity: task.ds.entity, deployment: probe.info.deployment, message: redact(message, args.config.apiKey) }, 'warn');
-    return { task, status: 'unavailable', stats: empty, block: block.number, cursorBefore: null, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: 'unavailable', message: redact(message, args.config.apiKey) } };
+    args.log(
+      'task-unavailable',
+      {
+        ...label,
+        entity: task.ds.entity,
+        deployment: probe.info.deployment,
+        message: redact(message, args.config.apiKey),
+      },
+      'warn',
+    );
+    return {
+      task,
+      status: 'unavailable',
+      stats: empty,
+      block: block.number,
+      cursorBefore: null,
+      cursorAfter: null,
+      startedAt,
+      endedAt: new Date(),
+      error: { cls: 'unavailable', message: redact(message, args.config.apiKey) },
+    };
   }
   const pin: TaskPin = { block, root, changeBlock: probe.info.changeBlock };
   args.log('task-start', { ...label, block: block.number });
-  const deps = { config: args.config, client: args.client, sink, checkpoints, runId: args.runId, signal: args.signal, log: args.log, ...(args.progress ? { onPage: args.progress.page.bind(args.progress) } : {}) };
+  const deps = {
+    config: args.config,
+    source: args.client,
+    sink,
+    checkpoints,
+    runId: args.runId,
+    signal: args.signal,
+    log: args.log,
+    ...(args.progress ? { onPage: args.progress.page.bind(args.progress) } : {}),
+  };
   let result: TaskResult;
   let run: Awaited<ReturnType<typeof runTask>>['run'] | undefined;
   let before: string | null = null;
@@ -120,25 +187,62 @@ async function runOne(args: RunArgs, sink: DuckDBSink, checkpoints: CheckpointSt
     const r = await runTask(task, deps, pin);
     run = r.run;
     before = r.before;
-    result = { task, status: 'ok', stats: run.stats, block: block.number, cursorBefore: before, cursorAfter: run.cursor, startedAt, endedAt: new Date() };
-    args.log('task-done', { ...label, rows: run.stats.rows, pages: run.stats.pages, requests: run.stats.requests, retries: run.stats.retries, duplicates: run.stats.duplicates });
+    result = {
+      task,
+      status: 'ok',
+      stats: run.stats,
+      block: block.number,
+      cursorBefore: before,
+      cursorAfter: run.cursor,
+      startedAt,
+      endedAt: new Date(),
+    };
+    args.log('task-done', {
+      ...label,
+      rows: run.stats.rows,
+      pages: run.stats.pages,
+      requests: run.stats.requests,
+      retries: run.stats.retries,
+      duplicates: run.stats.duplicates,
+    });
   } catch (e) {
-    const message = redact(`${task.ds.name} on ${label.chain}: ${explainWriteError(args.config.dataDir, e)}`, args.config.apiKey);
-    const stats = e instanceof TaskError ? e.taskStats : empty;
-    if (e instanceof TaskError) before = e.cursorBefore;
-    result = { task, status: 'failed', stats, block: block.number, cursorBefore: before, cursorAfter: null, startedAt, endedAt: new Date(), error: { cls: errorClass(e), message } };
+    const message = redact(
+      `${task.ds.name} on ${label.chain}: ${explainWriteError(args.config.dataDir, e)}`,
+      args.config.apiKey,
+    );
+    const stats = e instanceof TaskError ? (e.progress.stats as TaskStats) : empty;
+    if (e instanceof TaskError) before = e.progress.cursorBefore;
+    result = {
+      task,
+      status: 'failed',
+      stats,
+      block: block.number,
+      cursorBefore: before,
+      cursorAfter: null,
+      startedAt,
+      endedAt: new Date(),
+      error: { cls: errorClass(e), message },
+    };
     args.log('task-failed', { ...label, errorClass: errorClass(e), error: message }, 'error');
   }
   return result;
 }
 
-/** The class of an error for the ledger: the upstream kind, or the error's name. */
-export function errorClass(e: unknown): string {
-  if (e instanceof TaskError) return errorClass(e.cause);
-  if (e instanceof UpstreamError) return `upstream-${e.kind}`;
-  if (e instanceof StopRequested) return 'stopped';
-  if (isDiskFull(e)) return 'disk-full';
-  return (e as Error)?.name ?? 'Error';
+/** A task's result as the run ledger records it. */
+function ledgerTask(r: TaskResult): LedgerTask {
+  const { pages, rows, requests, retries, duplicates } = r.stats;
+  return {
+    chainId: r.task.chainId,
+    dataset: r.task.ds.name,
+    status: r.status,
+    startedAt: r.startedAt,
+    endedAt: r.endedAt,
+    ...{ pages, rows, requests, retries, duplicates },
+    block: r.block,
+    cursorBefore: r.cursorBefore,
+    cursorAfter: r.cursorAfter,
+    ...(r.error ? { error: r.error } : {}),
+  };
 }
 
 /** Runs every task of the plan; each task commits its own batches, so a failure never undoes another task's work. */
@@ -158,16 +262,29 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   const hosts = new Map<string, ReturnType<typeof pLimit>>();
   const hostLimit = (h: string) => hosts.get(h) ?? hosts.set(h, pLimit(args.config.perEndpointConcurrency)).get(h)!;
   args.progress?.start(args.tasks.length);
-  const results = await Promise.all(args.tasks.map((t) => limit(() => hostLimit(t.endpoint.host)(async () => {
-    const r = await runOne(args, sink, checkpoints, t, pinned.get(t.endpoint.url)!);
-    args.progress?.done(r);
-    await status.taskEnded({ dataset: t.ds.name, chainId: t.chainId, status: r.status, error: r.error?.message ?? null, endedAt: r.endedAt });
-    return r;
-  }))));
+  const results = await Promise.all(
+    args.tasks.map((t) =>
+      limit(() =>
+        hostLimit(t.endpoint.host)(async () => {
+          const r = await runOne({ args, sink, checkpoints }, t, pinned.get(t.endpoint.url)!);
+          args.progress?.done(r);
+          await status.taskEnded({
+            dataset: t.ds.name,
+            chainId: t.chainId,
+            status: r.status,
+            error: r.error?.message ?? null,
+            endedAt: r.endedAt,
+          });
+          return r;
+        }),
+      ),
+    ),
+  );
   args.progress?.stop();
   // 5. Each task and the run close in the ledger.
-  await ledger.tasks(args.runId, results);
-  await ledger.finish(args.runId, results, args.signal.aborted);
+  const records = results.map(ledgerTask);
+  await ledger.tasks(args.runId, records);
+  await ledger.finish(args.runId, records, args.signal.aborted);
   await status.end();
   return results;
 }

@@ -1,13 +1,13 @@
 /** One run as the CLI and the scheduler make it: lock the data folder, open the warehouse, export, close, unlock. */
 import { randomUUID } from 'node:crypto';
-import { lockDataDir } from '../store/data-lock.ts';
-import { writeLake } from '../lake/lake-writer.ts';
-import { writeViewsFile } from '../lake/lake-db.ts';
 import { trackedSettings } from '../config/config.ts';
+import { diskFullMessage, explainWriteError, isDiskFull } from '../errors.ts';
+import { writeLake } from '../lake/lake-writer.ts';
+import { writeViewsFile } from '../reports/views.ts';
+import { lockDataDir } from '../store/data-lock.ts';
 import { Warehouse } from '../store/warehouse.ts';
-import { diskFullMessage, explainWriteError, isDiskFull } from '../util/disk-full.ts';
 import { UpstreamClient } from '../upstream/client.ts';
-import { runExport, type RunArgs } from './run-export.ts';
+import { type RunArgs, runExport } from './run-export.ts';
 import type { TaskResult } from './task.ts';
 
 /** Inputs of one run: those of `runExport` that do not need the warehouse open, and the lock's patience. */
@@ -38,17 +38,34 @@ export async function runOnce(args: RunOnceArgs): Promise<RunOutcome> {
 async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
   const lost = new AbortController();
   const signal = AbortSignal.any([args.signal, lost.signal]);
-  const lock = await lockDataDir(args.config.dataDir, `run of ${args.jobs.join(',') || 'datasets'}`, args.waitLockSecs, (e) => {
-    args.log('lock-lost', { error: e.message }, 'error');
-    lost.abort();
+  const lock = await lockDataDir(args.config.dataDir, {
+    what: `run of ${args.jobs.join(',') || 'datasets'}`,
+    waitSecs: args.waitLockSecs,
+    onLost: (e) => {
+      args.log('lock-lost', { error: e.message }, 'error');
+      lost.abort();
+    },
   });
   try {
-    const warehouse = await Warehouse.open(args.config.dataDir, args.config.duckdbMemoryLimit ? { memoryLimit: args.config.duckdbMemoryLimit } : {});
+    const warehouse = await Warehouse.open(
+      args.config.dataDir,
+      args.config.duckdbMemoryLimit ? { memoryLimit: args.config.duckdbMemoryLimit } : {},
+    );
     try {
       const client = UpstreamClient.forConfig(args.config, { signal });
       const runId = randomUUID();
       args.log('run-start', { runId, jobs: args.jobs, tasks: args.tasks.length });
-      const results = await runExport({ config: args.config, tasks: args.tasks, jobs: args.jobs, warehouse, client, runId, signal, log: args.log, ...(args.progress ? { progress: args.progress } : {}) });
+      const results = await runExport({
+        config: args.config,
+        tasks: args.tasks,
+        jobs: args.jobs,
+        warehouse,
+        client,
+        runId,
+        signal,
+        log: args.log,
+        ...(args.progress ? { progress: args.progress } : {}),
+      });
       // The new data goes to the Parquet lake (this run's, and any an interrupted run left), and the views file is renewed.
       // A failure here keeps the warehouse as committed: what the lake lacks stays listed for the next run.
       let lakeError: string | undefined;
@@ -60,8 +77,15 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
         lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
         args.log('lake-failed', { runId, error: lakeError }, 'error');
       }
-      for (const [host, g] of client.governors) if (g.limited) args.log('upstream-pace', { host, rateLimited: g.limited, requestsPerSecond: Number(g.rate.toFixed(2)) });
-      args.log('run-done', { runId, failed: results.filter((r) => r.status === 'failed').length, rows: results.reduce((a, r) => a + r.stats.rows, 0), stopped: signal.aborted });
+      for (const [host, g] of client.governors)
+        if (g.limited)
+          args.log('upstream-pace', { host, rateLimited: g.limited, requestsPerSecond: Number(g.rate.toFixed(2)) });
+      args.log('run-done', {
+        runId,
+        failed: results.filter((r) => r.status === 'failed').length,
+        rows: results.reduce((a, r) => a + r.stats.rows, 0),
+        stopped: signal.aborted,
+      });
       return { runId, results, stopped: signal.aborted, ...(lakeError ? { lakeError } : {}) };
     } finally {
       await warehouse.close();

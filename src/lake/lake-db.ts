@@ -1,44 +1,15 @@
 /**
- * DuckDB over the Parquet lake: views named like the warehouse tables (`dodoex.swaps`…) and the report views of
- * `sql/views/`. `query` and `report` use an in-memory database, so they never meet the warehouse's write lock;
- * `<dataDir>/lake.duckdb` holds the same views for people's own DuckDB sessions and notebooks.
+ * DuckDB over the Parquet lake: one view per dataset, named like its warehouse table (`dodoex.swaps`…). The reports
+ * build on them (see `reports/views.ts`).
  */
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { DATASETS, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
-import { createTable, lit, q, qt } from '../store/ddl.ts';
+import { createTable } from '../store/ddl.ts';
+import { lit, q, qt } from '../util/sql.ts';
 import { datasetDir, LAKE_DIR, viewGlob } from './layout.ts';
-import { DEFAULT_TRACKED, type TrackedSettings } from '../config/tracked.ts';
-
-/** The views file inside the data folder. */
-export const VIEWS_FILE = 'lake.duckdb';
-
-const VIEWS_DIR = new URL('../../sql/views/', import.meta.url);
-/** Views the reports build on (tracked value), defined before them and not listed as reports. */
-const HELPERS_DIR = new URL('../../sql/helpers/', import.meta.url);
-
-/** The SQL files of a folder, in name order. */
-function sqlFiles(dir: URL): string[] {
-  return readdirSync(dir).filter((f) => f.endsWith('.sql')).sort().map((f) => readFileSync(new URL(f, dir), 'utf8'));
-}
-
-/** One report view: its name, what it answers and its grain, from the header of its SQL file. */
-export interface ReportView {
-  readonly name: string;
-  readonly answers: string;
-  readonly grain: string;
-  readonly sql: string;
-}
-
-/** The report views of `sql/views/`, in file order. */
-export function reportViews(): ReportView[] {
-  return readdirSync(VIEWS_DIR).filter((f) => f.endsWith('.sql')).sort().map((f) => {
-    const sql = readFileSync(new URL(f, VIEWS_DIR), 'utf8');
-    const field = (k: string) => new RegExp(`^-- ${k}: (.+)$`, 'm').exec(sql)?.[1]?.trim() ?? '';
-    return { name: field('name') || f.replace(/^\d+-|\.sql$/g, ''), answers: field('answers'), grain: field('grain'), sql };
-  });
-}
 
 /** Whether a folder holds a Parquet file at any depth (skipping the `history` folder of mutable datasets). */
 function hasParquet(dir: string): boolean {
@@ -51,78 +22,26 @@ function hasParquet(dir: string): boolean {
   return false;
 }
 
-/** The trusted tokens and the backing threshold, as a table and a macro of the `reports` schema. */
-async function defineTracked(conn: DuckDBConnection, tracked: TrackedSettings): Promise<void> {
-  await conn.run('CREATE OR REPLACE TABLE reports.trusted_tokens (chain_id INTEGER, token VARCHAR, symbol VARCHAR)');
-  const insert = await conn.prepare('INSERT INTO reports.trusted_tokens VALUES ($1, $2, $3)');
-  for (const t of tracked.tokens) {
-    insert.bindInteger(1, t.chainId);
-    insert.bindVarchar(2, t.token);
-    if (t.symbol === null) insert.bindNull(3);
-    else insert.bindVarchar(3, t.symbol);
-    await insert.run();
-  }
-  await conn.run(`CREATE OR REPLACE MACRO reports.min_tracked_liquidity_usd() AS CAST(${Number(tracked.minLiquidityUsd)} AS DOUBLE)`);
-}
-
-/** Creates the dataset views (or empty tables where the lake has no file yet), the tracked-value helpers and the report views. */
-async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: TrackedSettings): Promise<void> {
+/**
+ * Creates a view per dataset over its Parquet files, named like its warehouse table (or an empty table where the lake
+ * has no file yet, so that queries still bind).
+ */
+export async function defineDatasetViews(conn: DuckDBConnection, dataDir: string): Promise<void> {
   const lake = join(dataDir, LAKE_DIR);
   for (const s of new Set(Object.values(WAREHOUSE_SCHEMA))) await conn.run(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
-  await conn.run('CREATE SCHEMA IF NOT EXISTS reports');
   for (const ds of DATASETS) {
     const glob = viewGlob(lake, ds);
     const root = ds.kind === 'mutable' ? join(datasetDir(lake, ds), 'current') : datasetDir(lake, ds);
     if (hasParquet(root)) {
       // Partition columns: `chain` (the chain's name) stays; `day` duplicates the row's own time columns.
       const exclude = ds.kind === 'mutable' ? '' : ' EXCLUDE (day)';
-      await conn.run(`CREATE OR REPLACE VIEW ${qt(ds.table)} AS SELECT *${exclude} FROM read_parquet(${lit(glob)}, hive_partitioning = true, union_by_name = true)`);
+      await conn.run(
+        `CREATE OR REPLACE VIEW ${qt(ds.table)} AS SELECT *${exclude} FROM read_parquet(${lit(glob)}, hive_partitioning = true, union_by_name = true)`,
+      );
     } else {
       // No file yet: an empty table with the view's columns (the `chain` partition included), so that queries still bind.
       await conn.run(createTable(ds));
       await conn.run(`ALTER TABLE ${qt(ds.table)} ADD COLUMN chain VARCHAR`);
     }
-  }
-  await defineTracked(conn, tracked);
-  for (const sql of sqlFiles(HELPERS_DIR)) await conn.run(sql);
-  for (const v of reportViews()) await conn.run(v.sql);
-}
-
-/** An in-memory DuckDB with the lake's views; close it when done. */
-export async function openLakeDb(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<{ conn: DuckDBConnection; close: () => void }> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const conn = await instance.connect();
-  await defineViews(conn, dataDir, tracked);
-  return {
-    conn,
-    close: () => {
-      conn.closeSync();
-      instance.closeSync();
-    },
-  };
-}
-
-/** Renews `<dataDir>/lake.duckdb`: built under a temporary name, then renamed over the old one. */
-export async function writeViewsFile(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<void> {
-  const target = join(dataDir, VIEWS_FILE);
-  const tmp = `${target}.tmp`;
-  rmSync(tmp, { force: true });
-  rmSync(`${tmp}.wal`, { force: true });
-  try {
-    const instance = await DuckDBInstance.create(tmp);
-    const conn = await instance.connect();
-    try {
-      await defineViews(conn, dataDir, tracked);
-      await conn.run('CHECKPOINT');
-    } finally {
-      conn.closeSync();
-      instance.closeSync();
-    }
-    renameSync(tmp, target);
-  } catch (e) {
-    // The old views file stays; no half-built one is left behind.
-    rmSync(tmp, { force: true });
-    rmSync(`${tmp}.wal`, { force: true });
-    throw e;
   }
 }

@@ -10,8 +10,8 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
-import { lit, qt } from '../store/ddl.ts';
 import type { Warehouse } from '../store/warehouse.ts';
+import { lit, qt } from '../util/sql.ts';
 import { chainDir, dayExpr, LAKE_DIR } from './layout.ts';
 
 /** Rows per Parquet row group: large enough for good compression, small enough for readers to skip groups. */
@@ -36,17 +36,26 @@ const COPY_OPTS = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_
  * named `<base>.parquet`, `<base>-1.parquet`, …; with `replace`, files of an earlier write under the same base that
  * this write did not renew are removed, so a rewritten day never keeps stale rows.
  */
-export function moveTree(tmp: string, dest: string, base: string, replace: boolean): number {
+export function moveTree(
+  tmp: string,
+  dest: string,
+  files: { readonly base: string; readonly replace: boolean },
+): number {
+  const { base, replace } = files;
   let n = 0;
   if (!existsSync(tmp)) return 0;
   for (const part of readdirSync(tmp)) {
     const target = join(dest, part);
     mkdirSync(target, { recursive: true });
-    const names = readdirSync(join(tmp, part)).sort().map((file, i) => [file, i === 0 ? `${base}.parquet` : `${base}-${i}.parquet`] as const);
+    const names = readdirSync(join(tmp, part))
+      .sort()
+      .map((file, i) => [file, i === 0 ? `${base}.parquet` : `${base}-${i}.parquet`] as const);
     for (const [file, name] of names) renameSync(join(tmp, part, file), join(target, name));
     if (replace) {
       const kept = new Set(names.map(([, name]) => name));
-      for (const old of readdirSync(target)) if (!kept.has(old) && (old === `${base}.parquet` || (old.startsWith(`${base}-`) && old.endsWith('.parquet')))) rmSync(join(target, old));
+      for (const old of readdirSync(target))
+        if (!kept.has(old) && (old === `${base}.parquet` || (old.startsWith(`${base}-`) && old.endsWith('.parquet'))))
+          rmSync(join(target, old));
     }
     n += names.length;
   }
@@ -79,10 +88,10 @@ async function rebuildPending(w: Warehouse, lake: string, p: Pending): Promise<n
   const staging = join(lake, '.tmp', `rebuild-${p.ds.name}-${p.chainId}`);
   rmSync(staging, { recursive: true, force: true });
   try {
-    const files = await writePending(w, staging, lake, { ...p, rebuild: false });
+    const files = await writePending(w, { ...p, rebuild: false }, { root: staging, lake });
     for (const part of PARTS) {
-      const live = chainDir(lake, p.ds, p.chainId, part);
-      const staged = chainDir(staging, p.ds, p.chainId, part);
+      const live = chainDir(lake, p, part);
+      const staged = chainDir(staging, p, part);
       const aside = `${live}.old`;
       rmSync(aside, { recursive: true, force: true });
       if (existsSync(live)) renameSync(live, aside);
@@ -102,7 +111,12 @@ async function rebuildPending(w: Warehouse, lake: string, p: Pending): Promise<n
  * Writes the lake files one dataset and chain lacks into `root` (the lake, or a staging copy of it; temporary files
  * go under `lake`); returns the files written. Rewriting the same files is harmless.
  */
-async function writePending(w: Warehouse, root: string, lake: string, p: Pending): Promise<number> {
+async function writePending(
+  w: Warehouse,
+  p: Pending,
+  dirs: { readonly root: string; readonly lake: string },
+): Promise<number> {
+  const { root, lake } = dirs;
   const { ds, chainId: chain } = p;
   const tmp = join(lake, '.tmp', `${p.runs[0]}-${ds.name}-${chain}`);
   rmSync(tmp, { recursive: true, force: true });
@@ -113,23 +127,29 @@ async function writePending(w: Warehouse, root: string, lake: string, p: Pending
       const from = Math.floor((p.fromSeq ?? 0) / DAY) * DAY;
       const seq = ds.columns.find((c) => c.field === ds.seq)!.column;
       const where = `chain_id = ${chain} AND "${seq}" >= ${from}`;
-      const range = (await w.all(`SELECT min("${seq}") AS lo, max("${seq}") AS hi FROM ${qt(ds.table)} WHERE ${where}`))[0]!;
+      const range = (
+        await w.all(`SELECT min("${seq}") AS lo, max("${seq}") AS hi FROM ${qt(ds.table)} WHERE ${where}`)
+      )[0]!;
       // A partitioned COPY pins buffers for every open day file: write at most DAYS_PER_COPY days per statement.
       let files = 0;
       mkdirSync(tmp, { recursive: true });
       const first = range.lo === null ? 0 : Math.floor(Number(range.lo) / DAY) * DAY;
       for (let start = first; range.hi !== null && start <= Number(range.hi); start += DAYS_PER_COPY * DAY) {
         const chunk = join(tmp, String(start));
-        await w.exec(partitioned(ds, `${where} AND "${seq}" >= ${start} AND "${seq}" < ${start + DAYS_PER_COPY * DAY}`, chunk));
-        files += moveTree(chunk, chainDir(root, ds, chain, 'data'), 'data', true);
+        await w.exec(
+          partitioned(ds, `${where} AND "${seq}" >= ${start} AND "${seq}" < ${start + DAYS_PER_COPY * DAY}`, chunk),
+        );
+        files += moveTree(chunk, chainDir(root, { ds, chainId: chain }, 'data'), { base: 'data', replace: true });
       }
       return files;
     }
     let files = 0;
     if (ds.kind === 'mutable') {
-      const current = join(chainDir(root, ds, chain, 'current'), 'data.parquet');
+      const current = join(chainDir(root, { ds, chainId: chain }, 'current'), 'data.parquet');
       mkdirSync(dirname(current), { recursive: true });
-      await w.exec(`COPY (SELECT * FROM ${qt(ds.table)} WHERE chain_id = ${chain}) TO ${lit(`${current}.tmp`)} (${COPY_OPTS})`);
+      await w.exec(
+        `COPY (SELECT * FROM ${qt(ds.table)} WHERE chain_id = ${chain}) TO ${lit(`${current}.tmp`)} (${COPY_OPTS})`,
+      );
       renameSync(`${current}.tmp`, current);
       files++;
     }
@@ -137,7 +157,10 @@ async function writePending(w: Warehouse, root: string, lake: string, p: Pending
     for (const runId of p.runs) {
       rmSync(tmp, { recursive: true, force: true });
       await w.exec(partitioned(ds, `chain_id = ${chain} AND _run_id = ${lit(runId)}`, tmp));
-      files += moveTree(tmp, chainDir(root, ds, chain, ds.kind === 'mutable' ? 'history' : 'data'), `part-${runId}`, true);
+      files += moveTree(tmp, chainDir(root, { ds, chainId: chain }, ds.kind === 'mutable' ? 'history' : 'data'), {
+        base: `part-${runId}`,
+        replace: true,
+      });
     }
     return files;
   } finally {
@@ -154,14 +177,25 @@ export async function writeLake(w: Warehouse, dataDir: string): Promise<number> 
   const lake = join(dataDir, LAKE_DIR);
   const byName = new Map(DATASETS.map((d) => [d.name, d]));
   await w.exec(`SET partitioned_write_flush_threshold = ${FLUSH_THRESHOLD_ROWS}`);
-  const rows = await w.all('SELECT chain_id, dataset, from_seq, runs, coalesce(rebuild, false) AS rebuild FROM _pool_export.lake_pending ORDER BY dataset, chain_id');
+  const rows = await w.all(
+    'SELECT chain_id, dataset, from_seq, runs, coalesce(rebuild, false) AS rebuild FROM _pool_export.lake_pending ORDER BY dataset, chain_id',
+  );
   let files = 0;
   for (const r of rows) {
     const ds = byName.get(String(r.dataset));
     const chainId = Number(r.chain_id);
-    const p: Pending | undefined = ds && { ds, chainId, fromSeq: r.from_seq === null ? null : Number(r.from_seq), runs: (r.runs as unknown[]).map(String), rebuild: r.rebuild === true };
-    if (p) files += p.rebuild ? await rebuildPending(w, lake, p) : await writePending(w, lake, lake, p);
-    await w.exec('DELETE FROM _pool_export.lake_pending WHERE chain_id = $1 AND dataset = $2', [chainId, String(r.dataset)]);
+    const p: Pending | undefined = ds && {
+      ds,
+      chainId,
+      fromSeq: r.from_seq === null ? null : Number(r.from_seq),
+      runs: (r.runs as unknown[]).map(String),
+      rebuild: r.rebuild === true,
+    };
+    if (p) files += p.rebuild ? await rebuildPending(w, lake, p) : await writePending(w, p, { root: lake, lake });
+    await w.exec('DELETE FROM _pool_export.lake_pending WHERE chain_id = $1 AND dataset = $2', [
+      chainId,
+      String(r.dataset),
+    ]);
   }
   return files;
 }

@@ -1,11 +1,12 @@
 /** Writes a query's result as a table, CSV, JSON, Parquet or an Arrow IPC stream, to stdout or to a file (temp + rename). */
-import type { DuckDBConnection, Json } from '@duckdb/node-api';
-import { tableFromJSON, tableToIPC } from 'apache-arrow';
+
 import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import type { DuckDBConnection, Json } from '@duckdb/node-api';
+import { tableFromJSON, tableToIPC } from 'apache-arrow';
+import { UsageError } from '../errors.ts';
 import { cells, fit, humanNumber, humanTime, jsonSafe, pad } from '../util/display.ts';
-import { UsageError } from '../config/chains.ts';
-import { lit } from '../store/ddl.ts';
+import { lit } from '../util/sql.ts';
 
 /** Output formats of `report` and `query`. */
 export const FORMATS = ['table', 'csv', 'json', 'parquet', 'arrow'] as const;
@@ -42,20 +43,37 @@ function tableCell(v: Json): string {
  * A table that fits `width` cells: the columns that fit, left to right (a line below names the others and how to see
  * them), numbers right-aligned.
  */
-export function renderTable(columns: readonly string[], rows: readonly Record<string, Json>[], opts: TableOptions = {}): string {
+export function renderTable(
+  columns: readonly string[],
+  rows: readonly Record<string, Json>[],
+  opts: TableOptions = {},
+): string {
   const shown = opts.limit === undefined ? rows : rows.slice(0, opts.limit);
   const text = shown.map((r) => columns.map((c) => tableCell(r[c] ?? null)));
-  const numeric = columns.map((c) => shown.some((r) => typeof r[c] === 'number') && shown.every((r) => r[c] === null || typeof r[c] === 'number'));
+  const numeric = columns.map(
+    (c) => shown.some((r) => typeof r[c] === 'number') && shown.every((r) => r[c] === null || typeof r[c] === 'number'),
+  );
   const widths = columns.map((c, i) => Math.max(cells(fit(c, MAX_CELL)), ...text.map((t) => cells(t[i]!))));
   const limit = opts.width ?? Infinity;
   let keep = 0;
   for (let used = 0; keep < columns.length && used + widths[keep]! <= limit; keep++) used += widths[keep]! + 2;
   keep = Math.max(1, keep);
-  const line = (cellsOfRow: string[]) => cellsOfRow.slice(0, keep).map((c, i) => pad(c, widths[i]!, numeric[i])).join('  ').trimEnd();
+  const line = (cellsOfRow: string[]) =>
+    cellsOfRow
+      .slice(0, keep)
+      .map((c, i) => pad(c, widths[i]!, numeric[i]))
+      .join('  ')
+      .trimEnd();
   const out = [line(columns.map((c) => fit(c, MAX_CELL))), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)];
   const more = shown.length < rows.length ? `, ${shown.length} shown` : '';
   out.push(`(${rows.length} rows${more})`);
-  if (keep < columns.length) out.push(fit(`(${columns.length - keep} more columns: ${columns.slice(keep).join(', ')}; choose with --columns, or use --format csv)`, limit));
+  if (keep < columns.length)
+    out.push(
+      fit(
+        `(${columns.length - keep} more columns: ${columns.slice(keep).join(', ')}; choose with --columns, or use --format csv)`,
+        limit,
+      ),
+    );
   return out.join('\n');
 }
 
@@ -70,18 +88,30 @@ export function terminalWidth(): { width?: number } {
 export function checkOutput(format: Format, out: string | undefined): void {
   if (out !== undefined) {
     const dir = dirname(resolve(out));
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--out ${out}: the folder ${dir} does not exist; create it, or write somewhere else`);
+    if (!existsSync(dir) || !statSync(dir).isDirectory())
+      throw new UsageError(`--out ${out}: the folder ${dir} does not exist; create it, or write somewhere else`);
     return;
   }
   if (format === 'parquet') throw new UsageError('--format parquet needs --out FILE');
-  if (format === 'arrow' && process.stdout.isTTY) throw new UsageError('--format arrow writes a binary stream: pass --out FILE, or pipe it into a reader (| python …)');
+  if (format === 'arrow' && process.stdout.isTTY)
+    throw new UsageError(
+      '--format arrow writes a binary stream: pass --out FILE, or pipe it into a reader (| python …)',
+    );
+}
+
+/** Where and how a result is written: its format, the file (stdout when absent), and the table's settings. */
+export interface ResultOutput {
+  readonly format: Format;
+  readonly out?: string | undefined;
+  readonly table?: TableOptions;
 }
 
 /**
  * Runs `sql` and writes its result. CSV, JSON, Parquet and Arrow keep every value exact (64-bit integers that
  * JavaScript cannot hold exactly as strings); the table format is for reading (see `renderTable`).
  */
-export async function writeResult(conn: DuckDBConnection, sql: string, format: Format, out: string | undefined, table: TableOptions = {}): Promise<number> {
+export async function writeResult(conn: DuckDBConnection, sql: string, to: ResultOutput): Promise<number> {
+  const { format, out, table = {} } = to;
   checkOutput(format, out);
   const emit = (data: string | Uint8Array) => {
     if (!out) return void process.stdout.write(data);
@@ -97,7 +127,10 @@ export async function writeResult(conn: DuckDBConnection, sql: string, format: F
   const reader = await conn.runAndReadAll(sql);
   const all = reader.columnNames();
   const unknown = (table.columns ?? []).filter((c) => !all.includes(c));
-  if (unknown.length) throw new UsageError(`--columns names ${unknown.join(', ')}, which the result does not have; its columns: ${all.join(', ')}`);
+  if (unknown.length)
+    throw new UsageError(
+      `--columns names ${unknown.join(', ')}, which the result does not have; its columns: ${all.join(', ')}`,
+    );
   const columns = format === 'table' && table.columns?.length ? [...table.columns] : all;
   // 64-bit integers (counts, ranks, blocks) come back as strings; they are numbers when JavaScript holds them exactly.
   const types = reader.columnTypes().map((t) => t.toString());
@@ -113,8 +146,20 @@ export async function writeResult(conn: DuckDBConnection, sql: string, format: F
     return r;
   });
   if (format === 'json') emit(`${jsonSafe(JSON.stringify(rows, null, 1))}\n`);
-  else if (format === 'csv') emit(`${[columns.map((c) => csvCell(c)).join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c] ?? null)).join(','))].join('\n')}\n`);
-  else if (format === 'arrow') emit(tableToIPC(tableFromJSON(rows.length ? rows : [Object.fromEntries(columns.map((c) => [c, null]))]).slice(0, rows.length), 'stream'));
-  else emit(`${renderTable(columns, rows, { ...table, ...(table.width === undefined && !out ? terminalWidth() : {}) })}\n`);
+  else if (format === 'csv')
+    emit(
+      `${[columns.map((c) => csvCell(c)).join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c] ?? null)).join(','))].join('\n')}\n`,
+    );
+  else if (format === 'arrow')
+    emit(
+      tableToIPC(
+        tableFromJSON(rows.length ? rows : [Object.fromEntries(columns.map((c) => [c, null]))]).slice(0, rows.length),
+        'stream',
+      ),
+    );
+  else
+    emit(
+      `${renderTable(columns, rows, { ...table, ...(table.width === undefined && !out ? terminalWidth() : {}) })}\n`,
+    );
   return rows.length;
 }

@@ -1,13 +1,23 @@
 /** Builds the GraphQL API schema that graph-node generates from an entity schema: filters, orderBy enums, root fields, `_meta`. */
 import { buildSchema, type GraphQLSchema } from 'graphql';
 import type { EntityModel, FieldModel, SchemaModel } from '../schemas/entity-model.ts';
-import { rootNames, type NamingMode } from './naming.ts';
+import { type NamingMode, rootNames } from './naming.ts';
 
 const EQ = ['', '_not'];
 const ORD = ['_gt', '_lt', '_gte', '_lte', '_in', '_not_in'];
 const STR = [
-  '_contains', '_contains_nocase', '_not_contains', '_not_contains_nocase', '_starts_with', '_starts_with_nocase',
-  '_not_starts_with', '_not_starts_with_nocase', '_ends_with', '_ends_with_nocase', '_not_ends_with', '_not_ends_with_nocase',
+  '_contains',
+  '_contains_nocase',
+  '_not_contains',
+  '_not_contains_nocase',
+  '_starts_with',
+  '_starts_with_nocase',
+  '_not_starts_with',
+  '_not_starts_with_nocase',
+  '_ends_with',
+  '_ends_with_nocase',
+  '_not_ends_with',
+  '_not_ends_with_nocase',
 ];
 
 /** Filter suffixes per scalar type, as graph-node's `field_filter_ops` generates them. */
@@ -79,7 +89,11 @@ function filterFields(f: FieldModel, model: SchemaModel): string[] {
 
 function filterType(e: EntityModel, model: SchemaModel, changeBlock: boolean): string {
   const lines = e.fields.flatMap((f) => filterFields(f, model));
-  lines.push(...(changeBlock ? ['_change_block: BlockChangedFilter'] : []), `and: [${e.name}_filter]`, `or: [${e.name}_filter]`);
+  lines.push(
+    ...(changeBlock ? ['_change_block: BlockChangedFilter'] : []),
+    `and: [${e.name}_filter]`,
+    `or: [${e.name}_filter]`,
+  );
   return `input ${e.name}_filter {\n  ${lines.join('\n  ')}\n}`;
 }
 
@@ -114,7 +128,11 @@ export interface ApiOptions {
 export function apiSdl(model: SchemaModel, opts: ApiOptions = { naming: 'current', changeBlock: true }): string {
   const parts = [PRELUDE, ...(opts.changeBlock ? ['input BlockChangedFilter { number_gte: Int! }'] : [])];
   for (const e of model.entities) {
-    parts.push(objectType(e), filterType(e, model, opts.changeBlock), `enum ${e.name}_orderBy { ${orderByValues(e, model).join(' ')} }`);
+    parts.push(
+      objectType(e),
+      filterType(e, model, opts.changeBlock),
+      `enum ${e.name}_orderBy { ${orderByValues(e, model).join(' ')} }`,
+    );
   }
   const query = model.entities.flatMap((e) => queryFields(e, opts.naming));
   query.push('  _meta(block: Block_height): _Meta_');

@@ -1,6 +1,6 @@
 /** Runs one collection query (`where`, `orderBy`, `orderDirection`, `skip`, `first`) over a table, with a keyset fast path. */
 import type { EntityModel } from '../schemas/entity-model.ts';
-import { compileWhere, compareBytes, scalarOps, type FilterContext } from './filter.ts';
+import { compareBytes, compileWhere, type FilterContext, scalarOps } from './filter.ts';
 import { QueryError, rangeError } from './graph-errors.ts';
 import type { Direction, Row, Table } from './table.ts';
 
@@ -39,7 +39,8 @@ function sortKey(entity: EntityModel, orderBy: string, ctx: FilterContext): { ke
   }
   const target = ctx.entity(field.type);
   const cf = target.field.get(child);
-  if (!cf || !field.ref || field.list) throw new QueryError(`Ordering by \`${orderBy}\` is not supported for type \`${entity.name}\``);
+  if (!cf || !field.ref || field.list)
+    throw new QueryError(`Ordering by \`${orderBy}\` is not supported for type \`${entity.name}\``);
   return {
     key: (r) => (typeof r[field.name] === 'string' ? ctx.lookup(target.name, r[field.name] as string)?.[child] : null),
     type: cf.ref ? 'String' : cf.type,
@@ -47,12 +48,20 @@ function sortKey(entity: EntityModel, orderBy: string, ctx: FilterContext): { ke
 }
 
 /** A comparator for `orderBy` then id, both in `dir`; NULLs last ascending and first descending, as in Postgres. */
-export function rowComparator(entity: EntityModel, orderBy: string | undefined, dir: Direction, ctx: FilterContext): (a: Row, b: Row) => number {
+export function rowComparator(
+  entity: EntityModel,
+  orderBy: string | undefined,
+  dir: Direction,
+  ctx: FilterContext,
+): (a: Row, b: Row) => number {
   const sign = dir === 'desc' ? -1 : 1;
   const byId = (a: Row, b: Row) => sign * compareBytes(a.id, b.id);
   if (!orderBy || orderBy === 'id') return byId;
   const { key, type } = sortKey(entity, orderBy, ctx);
-  const cmp = type === 'List' ? (x: unknown, y: unknown) => compareBytes(JSON.stringify(x), JSON.stringify(y)) : scalarOps(type).cmp;
+  const cmp =
+    type === 'List'
+      ? (x: unknown, y: unknown) => compareBytes(JSON.stringify(x), JSON.stringify(y))
+      : scalarOps(type).cmp;
   return (a, b) => {
     const x = key(a);
     const y = key(b);
@@ -64,7 +73,11 @@ export function rowComparator(entity: EntityModel, orderBy: string | undefined, 
 }
 
 /** The tightest bound a `where` puts on a numeric field in one direction (lower for asc, upper for desc). */
-export function seqBound(where: Record<string, unknown> | null | undefined, field: string, dir: Direction): number | undefined {
+export function seqBound(
+  where: Record<string, unknown> | null | undefined,
+  field: string,
+  dir: Direction,
+): number | undefined {
   if (!where) return undefined;
   const keys = dir === 'asc' ? [field, `${field}_gt`, `${field}_gte`] : [field, `${field}_lt`, `${field}_lte`];
   let bound: number | undefined;
@@ -79,7 +92,8 @@ export function seqBound(where: Record<string, unknown> | null | undefined, fiel
   const ors = where.or as Record<string, unknown>[] | undefined;
   if (ors && ors.length > 0) {
     const bs = ors.map((o) => seqBound(o, field, dir));
-    if (bs.every((b) => b !== undefined)) tighten(dir === 'asc' ? Math.min(...(bs as number[])) : Math.max(...(bs as number[])));
+    if (bs.every((b) => b !== undefined))
+      tighten(dir === 'asc' ? Math.min(...(bs as number[])) : Math.max(...(bs as number[])));
   }
   return bound !== undefined && Number.isFinite(bound) ? bound : undefined;
 }
@@ -90,7 +104,11 @@ export function idBound(where: Record<string, unknown> | null | undefined, dir: 
   const keys = dir === 'asc' ? ['id', 'id_gt', 'id_gte'] : ['id', 'id_lt', 'id_lte'];
   let bound: string | undefined;
   const tighten = (v: string | undefined) => {
-    if (v !== undefined && (bound === undefined || (dir === 'asc' ? compareBytes(v, bound) > 0 : compareBytes(v, bound) < 0))) bound = v;
+    if (
+      v !== undefined &&
+      (bound === undefined || (dir === 'asc' ? compareBytes(v, bound) > 0 : compareBytes(v, bound) < 0))
+    )
+      bound = v;
   };
   for (const k of keys) if (typeof where[k] === 'string') tighten(where[k] as string);
   for (const sub of (where.and as Record<string, unknown>[] | undefined) ?? []) tighten(idBound(sub, dir));
@@ -98,7 +116,13 @@ export function idBound(where: Record<string, unknown> | null | undefined, dir: 
 }
 
 /** Runs a collection query. `restrict` pre-filters rows (nested collections). */
-export function runCollection(table: Table, args: CollectionArgs, ctx: FilterContext, limits: Limits, restrict?: (r: Row) => boolean): Row[] {
+export function runCollection(
+  table: Table,
+  args: CollectionArgs,
+  ctx: FilterContext,
+  limits: Limits,
+  restrict?: (r: Row) => boolean,
+): Row[] {
   const { first, skip } = checkRange(args, limits);
   const entity = table.entity;
   const pred = compileWhere(entity, args.where, ctx);

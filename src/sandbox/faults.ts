@@ -1,5 +1,5 @@
 /** Fault injection and rate limiting: seeded, so a run with the same settings meets the same faults. */
-import { UsageError } from '../config/chains.ts';
+import { UsageError } from '../errors.ts';
 
 /** Kinds of injected fault, in the order they are drawn. */
 export const FAULT_KINDS = ['reset', 'timeout', 'http500', 'truncate', 'graphql', 'indexing', 'burst429'] as const;
@@ -17,9 +17,11 @@ export function parseFaults(spec: string): FaultRates {
   if (!spec.trim()) return rates;
   for (const part of spec.split(',')) {
     const [k, v] = part.split('=').map((s) => s.trim());
-    if (!FAULT_KINDS.includes(k as FaultKind)) throw new UsageError(`unknown fault "${k}" in --faults; valid kinds: ${FAULT_KINDS.join(', ')}`);
+    if (!FAULT_KINDS.includes(k as FaultKind))
+      throw new UsageError(`unknown fault "${k}" in --faults; valid kinds: ${FAULT_KINDS.join(', ')}`);
     const rate = Number(v);
-    if (!(rate >= 0 && rate <= 1)) throw new UsageError(`fault rate for "${k}" must be a number from 0 to 1, but is "${v}"`);
+    if (!(rate >= 0 && rate <= 1))
+      throw new UsageError(`fault rate for "${k}" must be a number from 0 to 1, but is "${v}"`);
     rates[k as FaultKind] = rate;
   }
   return rates;
@@ -30,7 +32,10 @@ export class FaultPlan {
   private state: number;
   private burstLeft = 0;
 
-  constructor(public rates: FaultRates, seed: number) {
+  constructor(
+    public rates: FaultRates,
+    seed: number,
+  ) {
     this.state = seed >>> 0;
   }
 

@@ -1,6 +1,7 @@
 /** Compiles a graph-node `where` object into a row predicate with graph-node's semantics (SQL NULL rules, byte-wise strings). */
-import * as exact from '../util/exact.ts';
+
 import type { EntityModel, FieldModel } from '../schemas/entity-model.ts';
+import * as exact from '../util/exact.ts';
 import { decodeError, mixedOrError, QueryError } from './graph-errors.ts';
 import type { Row, View } from './table.ts';
 
@@ -18,9 +19,25 @@ export interface FilterContext {
 }
 
 const SUFFIX_ORDER = [
-  '_not_contains_nocase', '_not_starts_with_nocase', '_not_ends_with_nocase', '_contains_nocase', '_starts_with_nocase',
-  '_ends_with_nocase', '_not_starts_with', '_not_ends_with', '_not_contains', '_starts_with', '_ends_with', '_contains',
-  '_not_in', '_gte', '_lte', '_not', '_in', '_gt', '_lt',
+  '_not_contains_nocase',
+  '_not_starts_with_nocase',
+  '_not_ends_with_nocase',
+  '_contains_nocase',
+  '_starts_with_nocase',
+  '_ends_with_nocase',
+  '_not_starts_with',
+  '_not_ends_with',
+  '_not_contains',
+  '_starts_with',
+  '_ends_with',
+  '_contains',
+  '_not_in',
+  '_gte',
+  '_lte',
+  '_not',
+  '_in',
+  '_gt',
+  '_lt',
 ];
 
 /** Byte-wise (UTF-8) order of two strings, as Postgres with the C collation. */
@@ -99,7 +116,10 @@ export function scalarOps(type: string): { cmp: Cmp; norm: (v: unknown) => unkno
     case 'Int8':
       return { cmp: (a, b) => compareIntText(String(a), String(b)), norm: (v) => bigintValue(v).toString() };
     case 'BigDecimal':
-      return { cmp: (a, b) => exact.compare(exact.parse(a as string), exact.parse(b as string)), norm: (v) => exact.format(decimalValue(v)) };
+      return {
+        cmp: (a, b) => exact.compare(exact.parse(a as string), exact.parse(b as string)),
+        norm: (v) => exact.format(decimalValue(v)),
+      };
     case 'Int':
     case 'Timestamp':
       return { cmp: (a, b) => Number(a) - Number(b), norm: (v) => v };
@@ -117,7 +137,13 @@ function stringOp(suffix: string, want: string): ((s: string) => boolean) | unde
   const w = nocase ? want.toLowerCase() : want;
   const base = suffix.replace('_nocase', '').replace('_not', '');
   const test =
-    base === '_contains' ? (s: string) => s.includes(w) : base === '_starts_with' ? (s: string) => s.startsWith(w) : base === '_ends_with' ? (s: string) => s.endsWith(w) : undefined;
+    base === '_contains'
+      ? (s: string) => s.includes(w)
+      : base === '_starts_with'
+        ? (s: string) => s.startsWith(w)
+        : base === '_ends_with'
+          ? (s: string) => s.endsWith(w)
+          : undefined;
   if (!test) return undefined;
   const neg = suffix.startsWith('_not');
   return (s) => test(nocase ? s.toLowerCase() : s) !== neg;
@@ -152,7 +178,12 @@ function scalarPredicate(name: string, type: string, suffix: string, raw: unknow
   const str = stringOp(suffix, String(want));
   if (str) return (r) => r[name] != null && str(String(r[name]));
   const test: Record<string, (c: number) => boolean> = {
-    '': (c) => c === 0, _not: (c) => c !== 0, _gt: (c) => c > 0, _lt: (c) => c < 0, _gte: (c) => c >= 0, _lte: (c) => c <= 0,
+    '': (c) => c === 0,
+    _not: (c) => c !== 0,
+    _gt: (c) => c > 0,
+    _lt: (c) => c < 0,
+    _gte: (c) => c >= 0,
+    _lte: (c) => c <= 0,
   };
   const t = test[suffix];
   if (!t) throw new QueryError(`Filter \`${name}${suffix}\` is not supported`);
@@ -165,12 +196,17 @@ function listPredicate(field: FieldModel, suffix: string, raw: unknown): Predica
   const { cmp, norm } = scalarOps(elType);
   const want = Array.isArray(raw) ? raw.map(norm) : [];
   const nocase = suffix.endsWith('_nocase');
-  const eq = (a: unknown, b: unknown) => (nocase ? String(a).toLowerCase() === String(b).toLowerCase() : cmp(a, b) === 0);
+  const eq = (a: unknown, b: unknown) =>
+    nocase ? String(a).toLowerCase() === String(b).toLowerCase() : cmp(a, b) === 0;
   const containsAll = (list: unknown[]) => want.every((w) => list.some((x) => eq(x, w)));
   const sameList = (list: unknown[]) => list.length === want.length && list.every((x, i) => eq(x, want[i]));
   const ops: Record<string, (l: unknown[]) => boolean> = {
-    '': sameList, _not: (l) => !sameList(l), _contains: containsAll, _contains_nocase: containsAll,
-    _not_contains: (l) => !containsAll(l), _not_contains_nocase: (l) => !containsAll(l),
+    '': sameList,
+    _not: (l) => !sameList(l),
+    _contains: containsAll,
+    _contains_nocase: containsAll,
+    _not_contains: (l) => !containsAll(l),
+    _not_contains_nocase: (l) => !containsAll(l),
   };
   const op = ops[suffix];
   if (!op) throw new QueryError(`Filter \`${name}${suffix}\` is not supported`);
@@ -178,7 +214,8 @@ function listPredicate(field: FieldModel, suffix: string, raw: unknown): Predica
 }
 
 function childPredicate(field: FieldModel, raw: unknown, ctx: FilterContext, depth: number): Predicate {
-  if (depth > 0) throw new QueryError(`Child filter nesting not supported by value \`${field.name}\`: \`${JSON.stringify(raw)}\``);
+  if (depth > 0)
+    throw new QueryError(`Child filter nesting not supported by value \`${field.name}\`: \`${JSON.stringify(raw)}\``);
   const child = ctx.entity(field.type);
   const inner = compileWhere(child, raw as Record<string, unknown>, ctx, depth + 1);
   if (field.derivedFrom) {
@@ -186,7 +223,12 @@ function childPredicate(field: FieldModel, raw: unknown, ctx: FilterContext, dep
     return (r) => ctx.referencing(child.name, back, r.id).some(inner);
   }
   if (field.list) {
-    return (r) => Array.isArray(r[field.name]) && (r[field.name] as string[]).some((id) => { const c = ctx.lookup(child.name, id); return c !== undefined && inner(c); });
+    return (r) =>
+      Array.isArray(r[field.name]) &&
+      (r[field.name] as string[]).some((id) => {
+        const c = ctx.lookup(child.name, id);
+        return c !== undefined && inner(c);
+      });
   }
   return (r) => {
     const id = r[field.name];
@@ -197,7 +239,12 @@ function childPredicate(field: FieldModel, raw: unknown, ctx: FilterContext, dep
 }
 
 /** Compiles a `where` object. Keys are ANDed; `and`/`or` take lists; `or` beside column filters is an error. */
-export function compileWhere(entity: EntityModel, where: Record<string, unknown> | undefined | null, ctx: FilterContext, depth = 0): Predicate {
+export function compileWhere(
+  entity: EntityModel,
+  where: Record<string, unknown> | undefined | null,
+  ctx: FilterContext,
+  depth = 0,
+): Predicate {
   if (!where) return () => true;
   const keys = Object.keys(where).filter((k) => where[k] !== undefined);
   if (keys.includes('or')) {

@@ -21,13 +21,22 @@
  *     first Token of each page a `totalSupply` of 10,000 digits.
  */
 import type { GraphQLSchema } from 'graphql';
+import { UsageError } from '../errors.ts';
 import type { SchemaModel } from '../schemas/entity-model.ts';
-import { UsageError } from '../config/chains.ts';
 import { buildApiSchema } from './api-schema.ts';
 import type { Deployment, GraphQLResult } from './subgraph-executor.ts';
 
 /** The kinds of garbage. */
-export const GARBAGE_MODES = ['html', 'wrong-type', 'missing-field', 'remove-field', 'indexing-errors', 'duplicate-id', 'null-answer', 'hostile'] as const;
+export const GARBAGE_MODES = [
+  'html',
+  'wrong-type',
+  'missing-field',
+  'remove-field',
+  'indexing-errors',
+  'duplicate-id',
+  'null-answer',
+  'hostile',
+] as const;
 
 /** The cases of `hostile`. */
 export const HOSTILE_CASES = ['names', 'error-text', 'endless', 'trickle', 'numbers'] as const;
@@ -70,7 +79,8 @@ export function hostileNames(v: unknown): void {
 }
 
 /** The message of every answer under `hostile` `error-text`. */
-export const HOSTILE_ERROR = 'indexer said \u001b[2J\u001b]0;owned\u0007 \u202edeifitrec\u202c <b onmouseover=alert(1)>bold</b> \u009b6n';
+export const HOSTILE_ERROR =
+  'indexer said \u001b[2J\u001b]0;owned\u0007 \u202edeifitrec\u202c <b onmouseover=alert(1)>bold</b> \u009b6n';
 
 /** A BigDecimal of 1e400, as graph-node prints it. */
 export const HUGE_DECIMAL = `1${'0'.repeat(400)}`;
@@ -91,13 +101,15 @@ export interface Garbage {
 }
 
 /** The page a misconfigured proxy serves. */
-export const HTML_PAGE = '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>\n';
+export const HTML_PAGE =
+  '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>\n';
 
 /** Reads a control-API body; `{}` or `{"mode": ""}` turns garbage off. */
 export function parseGarbage(body: Record<string, unknown>, models: readonly SchemaModel[]): Garbage | undefined {
   if (!body.mode) return undefined;
   const mode = GARBAGE_MODES.find((m) => m === body.mode);
-  if (!mode) throw new UsageError(`unknown garbage mode "${String(body.mode)}"; valid modes: ${GARBAGE_MODES.join(', ')}`);
+  if (!mode)
+    throw new UsageError(`unknown garbage mode "${String(body.mode)}"; valid modes: ${GARBAGE_MODES.join(', ')}`);
   if (mode === 'html' || mode === 'indexing-errors') return { mode };
   if (mode === 'hostile') {
     const c = HOSTILE_CASES.find((x) => x === body.case);
@@ -105,16 +117,21 @@ export function parseGarbage(body: Record<string, unknown>, models: readonly Sch
     return { mode, case: c };
   }
   if (mode === 'null-answer') {
-    if (!NULLABLE_LIST_FIELDS.includes(String(body.field))) throw new UsageError(`garbage mode null-answer needs "field", one of ${NULLABLE_LIST_FIELDS.join(', ')}`);
+    if (!NULLABLE_LIST_FIELDS.includes(String(body.field)))
+      throw new UsageError(`garbage mode null-answer needs "field", one of ${NULLABLE_LIST_FIELDS.join(', ')}`);
     return { mode, field: String(body.field) };
   }
   const entity = String(body.entity ?? '');
   if (mode === 'duplicate-id') {
-    if (!models.some((m) => m.byName.has(entity))) throw new UsageError('garbage mode duplicate-id needs an existing "entity", e.g. {"entity": "Swap"}');
+    if (!models.some((m) => m.byName.has(entity)))
+      throw new UsageError('garbage mode duplicate-id needs an existing "entity", e.g. {"entity": "Swap"}');
     return { mode, entity };
   }
   const field = String(body.field ?? '');
-  if (!models.some((m) => m.byName.get(entity)?.field.has(field))) throw new UsageError(`garbage mode ${mode} needs an existing "entity" and "field", e.g. {"entity": "Swap", "field": "amountIn"}`);
+  if (!models.some((m) => m.byName.get(entity)?.field.has(field)))
+    throw new UsageError(
+      `garbage mode ${mode} needs an existing "entity" and "field", e.g. {"entity": "Swap", "field": "amountIn"}`,
+    );
   return { mode, entity, field };
 }
 
@@ -146,7 +163,9 @@ function wrongType(v: unknown): unknown {
 }
 
 /** The row hook that applies `wrong-type`, `missing-field` and hostile `names`, or undefined. */
-export function rowGarbler(g: Garbage | undefined): ((entity: string, row: Record<string, unknown>) => void) | undefined {
+export function rowGarbler(
+  g: Garbage | undefined,
+): ((entity: string, row: Record<string, unknown>) => void) | undefined {
   if (g?.mode === 'hostile' && g.case === 'names') return (_entity, row) => hostileNames(row);
   if (g?.mode !== 'wrong-type' && g?.mode !== 'missing-field') return undefined;
   return (entity, row) => {
@@ -157,7 +176,9 @@ export function rowGarbler(g: Garbage | undefined): ((entity: string, row: Recor
 }
 
 /** The page hook that applies `duplicate-id` and hostile `numbers` to each collection answered, or undefined. */
-export function pageGarbler(g: Garbage | undefined): ((entity: string, rows: Record<string, unknown>[]) => void) | undefined {
+export function pageGarbler(
+  g: Garbage | undefined,
+): ((entity: string, rows: Record<string, unknown>[]) => void) | undefined {
   if (g?.mode === 'hostile' && g.case === 'numbers') {
     return (entity, rows) => {
       if (entity === 'Swap' && rows[0] && 'amountIn' in rows[0]) rows[0].amountIn = HUGE_DECIMAL;
@@ -185,6 +206,7 @@ export function garbleList(result: GraphQLResult, g: Garbage | undefined): Graph
 /** The result with `indexing-errors` applied to its `_meta`. */
 export function garbleMeta(result: GraphQLResult, g: Garbage | undefined): GraphQLResult {
   if (g?.mode !== 'indexing-errors' || !result.data) return result;
-  for (const v of Object.values(result.data)) if (v && typeof v === 'object' && 'hasIndexingErrors' in v) (v as Record<string, unknown>).hasIndexingErrors = true;
+  for (const v of Object.values(result.data))
+    if (v && typeof v === 'object' && 'hasIndexingErrors' in v) (v as Record<string, unknown>).hasIndexingErrors = true;
   return result;
 }

@@ -2,7 +2,10 @@
 
 /** A query error reported to the client as `{"errors":[{"message":…}]}` with HTTP 200. */
 export class QueryError extends Error {
-  constructor(message: string, readonly locations?: readonly { line: number; column: number }[]) {
+  constructor(
+    message: string,
+    readonly locations?: readonly { line: number; column: number }[],
+  ) {
     super(message);
     this.name = 'QueryError';
   }

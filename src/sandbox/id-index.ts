@@ -117,7 +117,13 @@ export class IdIndex {
     const run: Row[] = [];
     while (inA() || inB()) {
       // The next word in `dir` over both sources; every event with that word is one run, sorted by the whole id.
-      const key = !inB() ? main.keys[a]! : !inA() ? tail.keys[b]! : sign * (main.keys[a]! - tail.keys[b]!) <= 0 ? main.keys[a]! : tail.keys[b]!;
+      const key = !inB()
+        ? main.keys[a]!
+        : !inA()
+          ? tail.keys[b]!
+          : sign * (main.keys[a]! - tail.keys[b]!) <= 0
+            ? main.keys[a]!
+            : tail.keys[b]!;
       run.length = 0;
       for (; inA() && main.keys[a] === key; a += step) {
         const i = main.idx[a]!;

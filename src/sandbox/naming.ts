@@ -9,7 +9,7 @@
  * (the indexing gateway's schema still has `maintainerEarnings: [MaintainerEarnings!]!` and no single lookup: DODOEX/widgets
  * a56d6a1a, `packages/dodoex-api/src/gql/graphql.ts`, type `Query`).
  */
-import { lowerCamel, pluralize, type EntityModel, type SchemaModel } from '../schemas/entity-model.ts';
+import { type EntityModel, lowerCamel, pluralize, type SchemaModel } from '../schemas/entity-model.ts';
 
 /** graph-node's naming rule: `current` from v0.35.0 on, `legacy` before it. */
 export type NamingMode = 'current' | 'legacy';

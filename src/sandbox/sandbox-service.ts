@@ -1,15 +1,15 @@
 /** Composes the sandbox: a world per chain, one deployment per chain and schema, and the gateway's subgraph ids. */
 import type { GraphQLSchema } from 'graphql';
+import { loadSchemaModel, type SchemaModel, withoutEntities } from '../schemas/entity-model.ts';
 import { mix } from '../util/hash.ts';
 import { buildApiSchema } from './api-schema.ts';
 import { dodoexTables } from './dodoex-data.ts';
-import { loadSchemaModel, withoutEntities, type SchemaModel } from '../schemas/entity-model.ts';
 import type { ChainSource } from './liquidity-list.ts';
+import { type DeploymentProfile, PROFILES, rootFields } from './naming.ts';
 import type { Deployment } from './subgraph-executor.ts';
 import type { Table } from './table.ts';
 import { mineTables, tokenTables } from './token-mine-data.ts';
-import { Worlds, type World, type WorldOptions } from './world.ts';
-import { PROFILES, rootFields, type DeploymentProfile } from './naming.ts';
+import { type World, type WorldOptions, Worlds } from './world.ts';
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
@@ -39,10 +39,15 @@ export class SandboxService {
   private readonly tables = new Map<string, Map<string, Table>>();
   private readonly deployments = new Map<string, Deployment>();
 
-  constructor(readonly opts: WorldOptions, readonly chainIds: readonly number[], readonly profiles: RouteProfiles = DEFAULT_ROUTE_PROFILES) {
+  constructor(
+    readonly opts: WorldOptions,
+    readonly chainIds: readonly number[],
+    readonly profiles: RouteProfiles = DEFAULT_ROUTE_PROFILES,
+  ) {
     this.worlds = new Worlds(opts);
     for (const schema of Object.keys(BUILDERS)) this.models.set(schema, loadSchemaModel(schema));
-    for (const p of [profiles.subgraph, profiles.gateway]) if (!PROFILES[p]) throw new Error(`unknown deployment profile ${p}`);
+    for (const p of [profiles.subgraph, profiles.gateway])
+      if (!PROFILES[p]) throw new Error(`unknown deployment profile ${p}`);
   }
 
   /** The entity schemas served. */
@@ -86,8 +91,13 @@ export class SandboxService {
       const model = withoutEntities(this.models.get(schema)!, new Set(profile.omit));
       const world = this.worlds.get(chainId);
       d = {
-        id: this.deploymentId(chainId, schema), model, api: this.api(schema, profileName, model, profile), apiOptions: profile,
-        roots: rootFields(model, profile.naming), tables: this.tablesOf(chainId, schema), tl: world.tl,
+        id: this.deploymentId(chainId, schema),
+        model,
+        api: this.api(schema, profileName, model, profile),
+        apiOptions: profile,
+        roots: rootFields(model, profile.naming),
+        tables: this.tablesOf(chainId, schema),
+        tl: world.tl,
       };
       this.deployments.set(key, d);
     }
@@ -97,21 +107,28 @@ export class SandboxService {
   /** The deployment behind a gateway subgraph id, among the served chains. */
   bySubgraphId(id: string): Deployment | undefined {
     for (const chainId of this.chainIds) {
-      for (const schema of Object.keys(BUILDERS)) if (this.subgraphId(chainId, schema) === id) return this.deployment(chainId, schema, 'gateway');
+      for (const schema of Object.keys(BUILDERS))
+        if (this.subgraphId(chainId, schema) === id) return this.deployment(chainId, schema, 'gateway');
     }
     return undefined;
   }
 
   /** The chains the liquidity list serves, with their `dodoex` tables. */
   listChains(): Map<number, ChainSource> {
-    return new Map(this.chainIds.map((id) => [id, { world: this.worlds.get(id), tables: this.tablesOf(id, 'dodoex') }]));
+    return new Map(
+      this.chainIds.map((id) => [id, { world: this.worlds.get(id), tables: this.tablesOf(id, 'dodoex') }]),
+    );
   }
 
   /** Gateway ids of every served chain and schema, for printing at start. */
   subgraphs(): { chainId: number; chain: string; schema: string; subgraphId: string; deploymentId: string }[] {
     return this.chainIds.flatMap((chainId) =>
       Object.keys(BUILDERS).map((schema) => ({
-        chainId, chain: this.worlds.get(chainId).tl.spec.name, schema, subgraphId: this.subgraphId(chainId, schema), deploymentId: this.deploymentId(chainId, schema),
+        chainId,
+        chain: this.worlds.get(chainId).tl.spec.name,
+        schema,
+        subgraphId: this.subgraphId(chainId, schema),
+        deploymentId: this.deploymentId(chainId, schema),
       })),
     );
   }

@@ -5,7 +5,13 @@ export const LIQUIDITY_LIST_BODY = {
   operationName: 'FetchLiquidityList',
   variables: {
     first: 1000,
-    where: { refreshNow: true, filterState: { address: '', viewOnlyOwn: false, filterTypes: ['CLASSICAL', 'DVM', 'DSP'] }, chainIds: [56], currentPage: 1, pageSize: 8 },
+    where: {
+      refreshNow: true,
+      filterState: { address: '', viewOnlyOwn: false, filterTypes: ['CLASSICAL', 'DVM', 'DSP'] },
+      chainIds: [56],
+      currentPage: 1,
+      pageSize: 8,
+    },
   },
   query: `query FetchLiquidityList($where: Liquiditylist_filter) {
   liquidity_list(where: $where) {

@@ -1,19 +1,37 @@
 /** The sandbox's HTTP server: the liquidity list, the self-hosted subgraph route, the gateway route, and a control API. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FaultPlan, RateLimiter, parseFaults, type FaultKind, type FaultRates } from './faults.ts';
-import { garbledDeployment, garbleList, garbleMeta, HOSTILE_ERROR, hostileNames, HTML_PAGE, pageGarbler, parseGarbage, rowGarbler, type Garbage } from './garbage.ts';
-import { executeLiquidityList } from './liquidity-list.ts';
 import { canonicalSchema } from '../schemas/entity-model.ts';
+import { type FaultKind, FaultPlan, type FaultRates, parseFaults, RateLimiter } from './faults.ts';
+import {
+  type Garbage,
+  garbledDeployment,
+  garbleList,
+  garbleMeta,
+  HOSTILE_ERROR,
+  HTML_PAGE,
+  hostileNames,
+  pageGarbler,
+  parseGarbage,
+  rowGarbler,
+} from './garbage.ts';
+import { executeLiquidityList } from './liquidity-list.ts';
 import type { SandboxService } from './sandbox-service.ts';
-import { executeSubgraph, indexedHeader, type Deployment, type ExecOptions, type GraphQLRequest, type GraphQLResult } from './subgraph-executor.ts';
+import {
+  type Deployment,
+  type ExecOptions,
+  executeSubgraph,
+  type GraphQLRequest,
+  type GraphQLResult,
+  indexedHeader,
+} from './subgraph-executor.ts';
 
 /** Largest request body accepted. */
 const MAX_BODY_BYTES = 1 << 20;
 /** How long a `timeout` fault holds a request before dropping it. */
 const TIMEOUT_HOLD_MS = 120_000;
 /** The indexer address the gateway names in `bad indexers` errors. */
-const INDEXER = '0x' + 'ab'.repeat(20);
+const INDEXER = `0x${'ab'.repeat(20)}`;
 
 /** Server settings. */
 export interface ServerOptions {
@@ -42,7 +60,17 @@ interface Stats {
   busyMs: number;
 }
 
-const newStats = (): Stats => ({ requests: 0, byRoute: {}, byStatus: {}, faults: {}, rateLimited: 0, userAgents: {}, inFlight: 0, maxInFlight: 0, busyMs: 0 });
+const newStats = (): Stats => ({
+  requests: 0,
+  byRoute: {},
+  byStatus: {},
+  faults: {},
+  rateLimited: 0,
+  userAgents: {},
+  inFlight: 0,
+  maxInFlight: 0,
+  busyMs: 0,
+});
 const bump = (rec: Record<string, number>, key: string) => (rec[key] = (rec[key] ?? 0) + 1);
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -74,7 +102,10 @@ export class SandboxServer {
   private readonly held = new Set<ServerResponse>();
   private garbage: Garbage | undefined;
 
-  constructor(readonly service: SandboxService, readonly opts: ServerOptions) {
+  constructor(
+    readonly service: SandboxService,
+    readonly opts: ServerOptions,
+  ) {
     this.faults = new FaultPlan(opts.faults, opts.faultSeed);
     this.limiter = new RateLimiter(opts.rateLimit);
     this.latencyMs = opts.latencyMs;
@@ -89,7 +120,9 @@ export class SandboxServer {
       this.server!.listen(port, host, resolve);
     });
     if (this.opts.blockTimeMs > 0) {
-      this.ticker = setInterval(() => this.service.worldsInUse().forEach((w) => w.tl.advance(1)), this.opts.blockTimeMs);
+      this.ticker = setInterval(() => {
+        for (const w of this.service.worldsInUse()) w.tl.advance(1);
+      }, this.opts.blockTimeMs);
       this.ticker.unref();
     }
     const addr = this.server.address() as AddressInfo;
@@ -120,7 +153,14 @@ export class SandboxServer {
   }
 
   private async data(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const route = url.pathname === '/graphql' ? 'list' : url.pathname === '/subgraph/graphql' ? 'subgraph' : /^\/api\/[^/]*\/subgraphs\/id\/[^/]+$/.test(url.pathname) ? 'gateway' : undefined;
+    const route =
+      url.pathname === '/graphql'
+        ? 'list'
+        : url.pathname === '/subgraph/graphql'
+          ? 'subgraph'
+          : /^\/api\/[^/]*\/subgraphs\/id\/[^/]+$/.test(url.pathname)
+            ? 'gateway'
+            : undefined;
     if (!route) return send(res, 200, { message: 'Not found' });
     bump(this.stats.byRoute, route);
     bump(this.stats.userAgents, req.headers['user-agent'] ?? '');
@@ -134,23 +174,38 @@ export class SandboxServer {
     const wait = this.limiter.take();
     if (wait > 0) {
       this.stats.rateLimited++;
-      return send(res, 429, { message: 'API rate limit exceeded' }, { 'retry-after': String(Math.max(1, Math.ceil(wait))) });
+      return send(
+        res,
+        429,
+        { message: 'API rate limit exceeded' },
+        { 'retry-after': String(Math.max(1, Math.ceil(wait))) },
+      );
     }
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     const fault = this.faults.draw();
     if (fault) bump(this.stats.faults, fault);
     if (fault && this.transportFault(fault, res)) return;
-    if (route !== 'list' && this.garbage?.mode === 'html') return send(res, 200, HTML_PAGE, { 'content-type': 'text/html' });
+    if (route !== 'list' && this.garbage?.mode === 'html')
+      return send(res, 200, HTML_PAGE, { 'content-type': 'text/html' });
     if (this.garbage?.mode === 'hostile' && this.hostileAnswer(this.garbage, res)) return;
     if (route === 'gateway') return this.gateway(url, body, res, fault);
-    if (!req.headers['content-type']?.includes('application/json')) return send(res, 400, { error: 'Content-Type header is required' });
+    if (!req.headers['content-type']?.includes('application/json'))
+      return send(res, 400, { error: 'Content-Type header is required' });
     let parsed: GraphQLRequest;
     try {
       parsed = JSON.parse(body) as GraphQLRequest;
     } catch {
-      return send(res, 400, { error: 'GraphQL server error (client error): The "query" field is missing in request data' });
+      return send(res, 400, {
+        error: 'GraphQL server error (client error): The "query" field is missing in request data',
+      });
     }
-    if (route === 'list') return this.reply(res, performance.now(), garbleList(executeLiquidityList(parsed, this.service.listChains()), this.garbage), fault);
+    if (route === 'list')
+      return this.reply(
+        res,
+        performance.now(),
+        garbleList(executeLiquidityList(parsed, this.service.listChains()), this.garbage),
+        fault,
+      );
     const chainId = Number(url.searchParams.get('chainId'));
     const schema = canonicalSchema(url.searchParams.get('schemaName') ?? '');
     if (!Number.isInteger(chainId) || chainId <= 0 || !schema) {
@@ -195,7 +250,10 @@ export class SandboxServer {
     }
     if (fault === 'timeout') {
       this.held.add(res);
-      setTimeout(() => { this.held.delete(res); res.destroy(); }, TIMEOUT_HOLD_MS).unref();
+      setTimeout(() => {
+        this.held.delete(res);
+        res.destroy();
+      }, TIMEOUT_HOLD_MS).unref();
       return true;
     }
     if (fault === 'http500') {
@@ -213,7 +271,13 @@ export class SandboxServer {
    * Sends a GraphQL answer. `started` is when its execution began: the time to here goes to `stats.busyMs` and to a
    * `server-timing` header, so that a client can tell the sandbox's time from the transport's and its own.
    */
-  private reply(res: ServerResponse, started: number, result: GraphQLResult, fault: FaultKind | undefined, headers: Record<string, string> = {}): void {
+  private reply(
+    res: ServerResponse,
+    started: number,
+    result: GraphQLResult,
+    fault: FaultKind | undefined,
+    headers: Record<string, string> = {},
+  ): void {
     if (fault === 'graphql') result = { errors: [{ message: 'Store error: database unavailable' }] };
     const text = JSON.stringify(result);
     const ms = performance.now() - started;
@@ -231,14 +295,22 @@ export class SandboxServer {
   private execOptions(fault: FaultKind | undefined): ExecOptions {
     const garble = rowGarbler(this.garbage);
     const garblePage = pageGarbler(this.garbage);
-    return { limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip }, indexingError: fault === 'indexing', ...(garble ? { garble } : {}), ...(garblePage ? { garblePage } : {}) };
+    return {
+      limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip },
+      indexingError: fault === 'indexing',
+      ...(garble ? { garble } : {}),
+      ...(garblePage ? { garblePage } : {}),
+    };
   }
 
   private subgraph(served: Deployment, req: GraphQLRequest, res: ServerResponse, fault: FaultKind | undefined): void {
     const started = performance.now();
     const dep = garbledDeployment(served, this.garbage);
     const result = garbleMeta(executeSubgraph(dep, req, this.execOptions(fault)), this.garbage);
-    this.reply(res, started, result, fault, { 'graph-indexed': indexedHeader(dep.tl), 'graph-attestable': String(!result.errors) });
+    this.reply(res, started, result, fault, {
+      'graph-indexed': indexedHeader(dep.tl),
+      'graph-attestable': String(!result.errors),
+    });
   }
 
   private gateway(url: URL, body: string, res: ServerResponse, fault: FaultKind | undefined): void {
@@ -261,25 +333,40 @@ export class SandboxServer {
     const first = result.errors?.[0]?.message ?? '';
     const block = /has only indexed up to block number (\d+) and data for block number (\d+)/.exec(first);
     if (block) return err(`bad indexers: {${INDEXER}: Unavailable(missing block: ${block[2]}, latest: ${block[1]})}`);
-    if (/argument must be between 0 and|Query timed out|Store error:/.test(first)) return err(`bad indexers: {${INDEXER}: BadResponse(unattestable response: ${first.slice(0, 256)})}`);
+    if (/argument must be between 0 and|Query timed out|Store error:/.test(first))
+      return err(`bad indexers: {${INDEXER}: BadResponse(unattestable response: ${first.slice(0, 256)})}`);
     this.reply(res, started, result, fault);
   }
 
   private async control(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = req.method === 'POST' ? (JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>) : {};
     const chainId = body.chainId === undefined ? undefined : Number(body.chainId);
-    const heads = () => this.service.worldsInUse().map((w) => ({ chainId: w.chainId, name: w.tl.spec.name, head: w.tl.head, hash: w.tl.hash(w.tl.head), timestamp: w.tl.ts(w.tl.head) }));
+    const heads = () =>
+      this.service.worldsInUse().map((w) => ({
+        chainId: w.chainId,
+        name: w.tl.spec.name,
+        head: w.tl.head,
+        hash: w.tl.hash(w.tl.head),
+        timestamp: w.tl.ts(w.tl.head),
+      }));
     switch (url.pathname) {
       case '/_sandbox/info':
-        return send(res, 200, { chains: heads(), subgraphs: this.service.subgraphs(), maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip });
+        return send(res, 200, {
+          chains: heads(),
+          subgraphs: this.service.subgraphs(),
+          maxFirst: this.opts.maxFirst,
+          maxSkip: this.opts.maxSkip,
+        });
       case '/_sandbox/advance': {
         const blocks = Number(body.blocks ?? 1);
-        this.service.worldsInUse(chainId).forEach((w) => w.tl.advance(blocks));
+        for (const w of this.service.worldsInUse(chainId)) w.tl.advance(blocks);
         return send(res, 200, { chains: heads() });
       }
       case '/_sandbox/reorg': {
         const depth = Number(body.depth ?? 1);
-        const from = this.service.worldsInUse(chainId).map((w) => ({ chainId: w.chainId, fromBlock: w.tl.reorg(depth) }));
+        const from = this.service
+          .worldsInUse(chainId)
+          .map((w) => ({ chainId: w.chainId, fromBlock: w.tl.reorg(depth) }));
         return send(res, 200, { reorged: from, chains: heads() });
       }
       case '/_sandbox/faults':

@@ -1,5 +1,5 @@
 /** Starts `pool-export sandbox` as a child process and waits for its URL; used by the demo and the tests. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { readJson } from '../util/http-body.ts';
 
@@ -26,7 +26,13 @@ export interface SandboxProcess extends SandboxEndpoint {
 
 /** The control API of the sandbox at `url`. */
 export async function callControl<T>(url: string, path: string, body?: unknown): Promise<T> {
-  const call = () => fetch(`${url}/_sandbox/${path}`, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const call = () =>
+    fetch(
+      `${url}/_sandbox/${path}`,
+      body === undefined
+        ? {}
+        : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } },
+    );
   let res: Response;
   try {
     res = await call();
@@ -51,14 +57,24 @@ const START_TIMEOUT_MS = 30_000;
 export const PINNED_NOW = '2026-01-01T00:00:00Z';
 
 /** Starts a sandbox with the given extra flags (`--api-key` is always set; `--now` is pinned unless given). */
-export async function startSandbox(flags: string[] = [], apiKey = '5a4db0c5e1f0d1e2a3b4c5d6e7f80912'): Promise<SandboxProcess> {
+export async function startSandbox(
+  flags: string[] = [],
+  apiKey = '5a4db0c5e1f0d1e2a3b4c5d6e7f80912',
+): Promise<SandboxProcess> {
   const now = flags.includes('--now') ? [] : ['--now', PINNED_NOW];
-  const child = spawn(process.execPath, [...SANDBOX_NODE_FLAGS, BIN, 'sandbox', '--port', '0', '--api-key', apiKey, ...now, ...flags], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [...SANDBOX_NODE_FLAGS, BIN, 'sandbox', '--port', '0', '--api-key', apiKey, ...now, ...flags],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`sandbox did not start within ${START_TIMEOUT_MS} ms: ${stderr}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`sandbox did not start within ${START_TIMEOUT_MS} ms: ${stderr}`)),
+      START_TIMEOUT_MS,
+    );
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       const m = /^ready (\S+)$/m.exec(out);

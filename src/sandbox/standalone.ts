@@ -4,8 +4,8 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { UsageError } from '../config/chains.ts';
-import { sandboxCommand } from '../cli/sandbox-command.ts';
+import { EXIT_USAGE, exitCodeOf } from '../errors.ts';
+import { sandboxCommand } from './command.ts';
 
 await yargs(hideBin(process.argv))
   .scriptName('pool-export-sandbox')
@@ -14,6 +14,6 @@ await yargs(hideBin(process.argv))
   .help()
   .fail((msg, err) => {
     process.stderr.write(`pool-export-sandbox: ${err?.message ?? msg}\n`);
-    process.exit(err && !(err instanceof UsageError) && err.name !== 'YError' ? 1 : 2);
+    process.exit(err ? exitCodeOf(err) : EXIT_USAGE);
   })
   .parseAsync();

@@ -1,16 +1,26 @@
 /** Executes subgraph queries with graph-node's semantics: validated by graphql-js, resolved by a direct walk of the selections. */
 import {
-  executeSync, Kind, parse, validate, GraphQLError, GraphQLObjectType, type DocumentNode, type FieldNode, type FragmentDefinitionNode,
-  type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode,
+  type DocumentNode,
+  executeSync,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLError,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  parse,
+  type SelectionSetNode,
+  validate,
 } from 'graphql';
 import { getArgumentValues, getVariableValues } from 'graphql/execution/values.js';
-import { runCollection, type CollectionArgs, type Limits } from './collection.ts';
 import type { EntityModel, SchemaModel } from '../schemas/entity-model.ts';
+import type { ApiOptions } from './api-schema.ts';
+import { type CollectionArgs, type Limits, runCollection } from './collection.ts';
 import type { FilterContext } from './filter.ts';
 import { blockAheadError, blockBeforeError, decodeError, QueryError } from './graph-errors.ts';
 import { allRows, type Row, type Table, type View } from './table.ts';
 import type { Timeline } from './timeline.ts';
-import type { ApiOptions } from './api-schema.ts';
 
 /** Parsed and validated documents kept by query text; exporters send the same text with new variables. */
 const DOC_CACHE_SIZE = 512;
@@ -174,7 +184,8 @@ class Walker {
     for (const s of set.selections) {
       if (s.kind === Kind.FIELD) out.push(s);
       else if (s.kind === Kind.INLINE_FRAGMENT) {
-        if (!s.typeCondition || s.typeCondition.name.value === typeName) out.push(...this.fields(s.selectionSet, typeName));
+        if (!s.typeCondition || s.typeCondition.name.value === typeName)
+          out.push(...this.fields(s.selectionSet, typeName));
       } else {
         const f = this.fragments[s.name.value];
         if (f && f.typeCondition.name.value === typeName) out.push(...this.fields(f.selectionSet, typeName));
@@ -233,8 +244,16 @@ class Walker {
   collection(p: FieldPlan, row: Row, view: View): Record<string, unknown>[] | null {
     const ids = row[p.name];
     if (p.kind === 'list' && !Array.isArray(ids)) return null;
-    const restrict = p.derivedFrom ? (r: Row) => r[p.derivedFrom!] === row.id : (r: Row) => (ids as string[]).includes(r.id);
-    const rows = runCollection(p.table!, this.args(p.entity.name, p.node) as CollectionArgs, this.ctx(view), this.limits, restrict);
+    const restrict = p.derivedFrom
+      ? (r: Row) => r[p.derivedFrom!] === row.id
+      : (r: Row) => (ids as string[]).includes(r.id);
+    const rows = runCollection(
+      p.table!,
+      this.args(p.entity.name, p.node) as CollectionArgs,
+      this.ctx(view),
+      this.limits,
+      restrict,
+    );
     return rows.map((r) => this.row(p.target!, r, p.node.selectionSet!, view));
   }
 
@@ -246,8 +265,17 @@ class Walker {
   meta(node: FieldNode, block: Block): Record<string, unknown> {
     const { view, hashKnown } = resolveBlock(this.dep, block);
     const tl = this.dep.tl;
-    const blockObj = { number: view.at, hash: hashKnown ? tl.hash(view.at) : null, timestamp: tl.ts(view.at), parentHash: hashKnown ? tl.hash(view.at - 1) : null };
-    const value: Record<string, unknown> = { block: blockObj, deployment: this.dep.id, hasIndexingErrors: this.indexingError };
+    const blockObj = {
+      number: view.at,
+      hash: hashKnown ? tl.hash(view.at) : null,
+      timestamp: tl.ts(view.at),
+      parentHash: hashKnown ? tl.hash(view.at - 1) : null,
+    };
+    const value: Record<string, unknown> = {
+      block: blockObj,
+      deployment: this.dep.id,
+      hasIndexingErrors: this.indexingError,
+    };
     return this.plain(value, node.selectionSet!, '_Meta_');
   }
 
@@ -256,7 +284,10 @@ class Walker {
     for (const node of this.fields(set, typeName)) {
       const key = node.alias?.value ?? node.name.value;
       const v = node.name.value === '__typename' ? typeName : value[node.name.value];
-      out[key] = node.selectionSet && v && typeof v === 'object' ? this.plain(v as Record<string, unknown>, node.selectionSet, '_Block_') : (v ?? null);
+      out[key] =
+        node.selectionSet && v && typeof v === 'object'
+          ? this.plain(v as Record<string, unknown>, node.selectionSet, '_Block_')
+          : (v ?? null);
     }
     return out;
   }
@@ -275,7 +306,11 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
   const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   const op = typeof req.operationName === 'string' ? ops.find((o) => o.name?.value === req.operationName) : ops[0];
   if (!op) return { errors: [{ message: `Operation ${String(req.operationName)} not found` }] };
-  const coerced = getVariableValues(dep.api, op.variableDefinitions ?? [], (req.variables as Record<string, unknown>) ?? {});
+  const coerced = getVariableValues(
+    dep.api,
+    op.variableDefinitions ?? [],
+    (req.variables as Record<string, unknown>) ?? {},
+  );
   if (coerced.errors) return { errors: coerced.errors.map(translate) };
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
@@ -285,7 +320,11 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
   const intro = roots.filter((n) => n.name.value === '__schema' || n.name.value === '__type');
   try {
     if (intro.length) {
-      const r = executeSync({ schema: dep.api, document: introspectionOnly(doc, op, intro), variableValues: coerced.coerced });
+      const r = executeSync({
+        schema: dep.api,
+        document: introspectionOnly(doc, op, intro),
+        variableValues: coerced.coerced,
+      });
       Object.assign(data, r.data ?? {});
     }
     for (const node of roots) {
@@ -316,14 +355,18 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
       opts.garblePage?.(root.entity.name, data[key] as Record<string, unknown>[]);
     }
   } catch (e) {
-    if (e instanceof QueryError) return { errors: [e.locations ? { message: e.message, locations: e.locations } : { message: e.message }] };
+    if (e instanceof QueryError)
+      return { errors: [e.locations ? { message: e.message, locations: e.locations } : { message: e.message }] };
     throw e;
   }
   if (opts.indexingError) {
     const policy = roots.map((n) => walker.args('Query', n).subgraphError).find((p) => p !== undefined);
     const kept: Record<string, unknown> = {};
     if (policy === 'allow') Object.assign(kept, data);
-    else for (const n of roots) if (['_meta', '__schema', '__type'].includes(n.name.value)) kept[n.alias?.value ?? n.name.value] = data[n.alias?.value ?? n.name.value];
+    else
+      for (const n of roots)
+        if (['_meta', '__schema', '__type'].includes(n.name.value))
+          kept[n.alias?.value ?? n.name.value] = data[n.alias?.value ?? n.name.value];
     return { data: kept, errors: [{ message: 'indexing_error' }] };
   }
   return { data };

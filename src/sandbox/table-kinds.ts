@@ -1,6 +1,7 @@
 /** Table builders for the three shapes of generated data: event streams, time buckets summed from events, and small tables. */
-import { firstWord, hashNumber, hashWords, mix } from '../util/hash.ts';
+
 import type { EntityModel } from '../schemas/entity-model.ts';
+import { firstWord, hashNumber, hashWords, mix } from '../util/hash.ts';
 import { IdIndex } from './id-index.ts';
 import type { Direction, Row, Table, View } from './table.ts';
 import type { EventStream, Timeline } from './timeline.ts';
@@ -19,7 +20,6 @@ export function eventHash(tl: Timeline, tag: number, i: number, salt: number): s
   return hashWords(mix(tl.seed, tl.spec.chainId, tag, i, salt), i);
 }
 
-
 /** The event index encoded in a hash made by `eventHash` (the first 66 characters of an id), or -1. */
 export function indexOfHash(hash: string): number {
   return hashNumber(hash.slice(0, 66));
@@ -34,7 +34,12 @@ function idIndexOf(stream: EventStream, tag: number): IdIndex {
   let index = byTag.get(tag);
   if (!index) {
     const tl = stream.tl;
-    byTag.set(tag, (index = new IdIndex(stream, (i) => firstWord(mix(tl.seed, tl.spec.chainId, tag, i, tl.salt(stream.blockOf(i)))))));
+    byTag.set(
+      tag,
+      (index = new IdIndex(stream, (i) =>
+        firstWord(mix(tl.seed, tl.spec.chainId, tag, i, tl.salt(stream.blockOf(i)))),
+      )),
+    );
   }
   return index;
 }
@@ -43,7 +48,13 @@ function idIndexOf(stream: EventStream, tag: number): IdIndex {
  * A table with one row per event of a stream, ordered by the block timestamp field `seq`. Every row's id starts with
  * `eventHash(tl, tag, i, salt)`, which the id index relies on.
  */
-export function eventTable(entity: EntityModel, stream: EventStream, tag: number, seq: string | undefined, row: (i: number) => Row): Table {
+export function eventTable(
+  entity: EntityModel,
+  stream: EventStream,
+  tag: number,
+  seq: string | undefined,
+  row: (i: number) => Row,
+): Table {
   const tl = stream.tl;
   const ids = idIndexOf(stream, tag);
   // The last large group (a burst of events in one block), kept: keyset pages through it would each rebuild it whole.
@@ -114,7 +125,10 @@ export function bucketTable<A>(spec: BucketSpec<A>): Table {
   const bucketOfIndex = (i: number) => Math.floor(tl.ts(spec.stream.blockOf(i)) / spec.secs);
   const rowsOf = (bucket: number, view: View): Row[] => {
     const first = spec.stream.firstIndexAt(tl.blockAtOrAfter(bucket * spec.secs));
-    const end = Math.min(spec.stream.firstIndexAt(tl.blockAtOrAfter((bucket + 1) * spec.secs)), spec.stream.count(view.at));
+    const end = Math.min(
+      spec.stream.firstIndexAt(tl.blockAtOrAfter((bucket + 1) * spec.secs)),
+      spec.stream.count(view.at),
+    );
     const key = `${bucket}:${end}:${view.epoch}`;
     const hit = cache.get(key);
     if (hit) return hit;

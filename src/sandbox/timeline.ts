@@ -31,7 +31,14 @@ export const KNOWN_CHAINS: readonly ChainSpec[] = [
 
 /** The spec of a chain id: a known one, or one derived from the id. */
 export function chainSpec(chainId: number): ChainSpec {
-  return KNOWN_CHAINS.find((c) => c.chainId === chainId) ?? { chainId, name: `chain-${chainId}`, startBlock: 1_000_000 + (chainId % 1000) * 1000, blockSecs: 2 };
+  return (
+    KNOWN_CHAINS.find((c) => c.chainId === chainId) ?? {
+      chainId,
+      name: `chain-${chainId}`,
+      startBlock: 1_000_000 + (chainId % 1000) * 1000,
+      blockSecs: 2,
+    }
+  );
 }
 
 /** Blocks of one chain. */
@@ -46,7 +53,12 @@ export class Timeline {
   private readonly reorgs: number[] = [];
 
   /** `headTs`: the Unix time of the head at start; history ends there. */
-  constructor(readonly seed: number, spec: ChainSpec, historyDays: number, headTs = HEAD_TIMESTAMP) {
+  constructor(
+    readonly seed: number,
+    spec: ChainSpec,
+    historyDays: number,
+    headTs = HEAD_TIMESTAMP,
+  ) {
     this.spec = spec;
     this.historyBlocks = Math.floor((historyDays * 86_400) / spec.blockSecs);
     this.startTs = headTs - this.historyBlocks * spec.blockSecs;
@@ -120,7 +132,11 @@ export class Timeline {
 export class EventStream {
   private readonly burstAt: number;
 
-  constructor(readonly tl: Timeline, readonly total: number, readonly burst = 0) {
+  constructor(
+    readonly tl: Timeline,
+    readonly total: number,
+    readonly burst = 0,
+  ) {
     this.burstAt = burst > 0 ? Math.floor(total * 0.61803) : Number.POSITIVE_INFINITY;
   }
 

@@ -1,11 +1,26 @@
 /** The shared state of one chain's generated world: sizes, streams and the versioned mutable entities every schema reads. */
-import * as X from '../util/exact.ts';
+
 import TRUSTED from '../config/trusted-tokens.json' with { type: 'json' };
+import * as X from '../util/exact.ts';
 import { hexOf, pick } from '../util/hash.ts';
-import { EventStream, Timeline, chainSpec } from './timeline.ts';
+import { chainSpec, EventStream, Timeline } from './timeline.ts';
 
 /** Stream tags, mixed into every hash so that streams never share values. */
-export const TAG = { swap: 1, order: 2, lp: 3, bid: 4, mtfee: 5, slip: 6, reward: 7, token: 10, pair: 11, user: 12, cp: 13, mine: 14, erc20: 15 } as const;
+export const TAG = {
+  swap: 1,
+  order: 2,
+  lp: 3,
+  bid: 4,
+  mtfee: 5,
+  slip: 6,
+  reward: 7,
+  token: 10,
+  pair: 11,
+  user: 12,
+  cp: 13,
+  mine: 14,
+  erc20: 15,
+} as const;
 
 /** Options that size a chain's world. */
 export interface WorldOptions {
@@ -23,7 +38,12 @@ export interface WorldOptions {
 const SPECIAL_TOKENS: readonly { symbol: string; name: string; decimals: number; price: X.Dec }[] = [
   { symbol: 'USDT', name: 'Tether USD', decimals: 6, price: X.dec(1) },
   { symbol: 'WETH', name: 'Wrapped Ether', decimals: 18, price: X.dec(2000) },
-  { symbol: `O'Reilly"; DROP TABLE tokens;--`, name: `Robert'); DROP TABLE swaps;-- "quoted" \\ back`, decimals: 18, price: X.dec(5, 1) },
+  {
+    symbol: `O'Reilly"; DROP TABLE tokens;--`,
+    name: `Robert'); DROP TABLE swaps;-- "quoted" \\ back`,
+    decimals: 18,
+    price: X.dec(5, 1),
+  },
   { symbol: '🦄UNI🚀', name: 'Unicorn 🦄 «Ünïcödé»', decimals: 18, price: X.dec(725, 2) },
   { symbol: 'DUST', name: 'Dust token', decimals: 18, price: X.dec(1, 18) },
   { symbol: 'BIG', name: 'Big supply', decimals: 0, price: X.parse('1234.567890123456789012345678901234') },
@@ -35,10 +55,18 @@ const SPECIAL_TOKENS: readonly { symbol: string; name: string; decimals: number;
  * 1 of a world): DODO's own subgraph prices every token from these (src/config/trusted-tokens.json cites the source).
  */
 const REAL_TOKENS: ReadonlyMap<number, readonly { id: string; symbol: string; name: string }[]> = new Map(
-  Object.entries((TRUSTED as { chains: Record<string, { address: string; symbol: string; role: string }[]> }).chains).map(([chain, list]) => {
+  Object.entries(
+    (TRUSTED as { chains: Record<string, { address: string; symbol: string; role: string }[]> }).chains,
+  ).map(([chain, list]) => {
     const stable = list.find((t) => t.role === 'stable')!;
     const wrapped = list.find((t) => t.role === 'wrapped-native')!;
-    return [Number(chain), [{ id: stable.address, symbol: stable.symbol, name: `${stable.symbol} stablecoin` }, { id: wrapped.address, symbol: wrapped.symbol, name: `Wrapped ${wrapped.symbol.slice(1)}` }]];
+    return [
+      Number(chain),
+      [
+        { id: stable.address, symbol: stable.symbol, name: `${stable.symbol} stablecoin` },
+        { id: wrapped.address, symbol: wrapped.symbol, name: `Wrapped ${wrapped.symbol.slice(1)}` },
+      ],
+    ];
   }),
 );
 
@@ -177,7 +205,10 @@ class Pool implements PairState {
 
   private reserve(side: number): X.Dec {
     if (this.type === 'VIRTUAL') return X.dec(0);
-    return X.dec(1 + pick(1_000_000_000, this.seed, this.chainId, TAG.pair, this.index, this.version, this.salt, side), 3 - this.magnitude);
+    return X.dec(
+      1 + pick(1_000_000_000, this.seed, this.chainId, TAG.pair, this.index, this.version, this.salt, side),
+      3 - this.magnitude,
+    );
   }
 }
 
@@ -203,7 +234,10 @@ export class World {
   readonly every: { pair: number; token: number; user: number; cp: number; mine: number };
   readonly router: string;
 
-  constructor(readonly opts: WorldOptions, chainId: number) {
+  constructor(
+    readonly opts: WorldOptions,
+    chainId: number,
+  ) {
     this.chainId = chainId;
     this.tl = new Timeline(opts.seed, chainSpec(chainId), opts.historyDays, opts.now);
     const n = Math.max(10, opts.swaps);
@@ -272,7 +306,8 @@ export class World {
     const id = real?.id ?? hexOf(5, seed, this.chainId, TAG.token, k);
     const base = special?.price ?? X.dec(1 + pick(1_000_000, seed, this.chainId, TAG.token, k, 7), 3);
     // The stable token keeps its price; the others drift by up to ±1% per version.
-    const drift = k === 0 ? X.dec(1) : X.dec(100_000 + pick(2001, seed, this.chainId, TAG.token, k, version, salt) - 1000, 5);
+    const drift =
+      k === 0 ? X.dec(1) : X.dec(100_000 + pick(2001, seed, this.chainId, TAG.token, k, version, salt) - 1000, 5);
     return {
       index: k,
       id,
@@ -317,7 +352,8 @@ export class World {
     if (quoteIdx === baseIdx) quoteIdx = 0;
     // A VIRTUAL pair's id is `<base>-<quote>`: each takes its own token pair, so that no two share an id (as no two
     // subgraph entities can), whatever the seed and scale.
-    if (virtual) [baseIdx, quoteIdx] = virtualTokens(Math.floor(k / 10), tokens, pick(2, seed, c, TAG.pair, k, 7) === 1);
+    if (virtual)
+      [baseIdx, quoteIdx] = virtualTokens(Math.floor(k / 10), tokens, pick(2, seed, c, TAG.pair, k, 7) === 1);
     // The scam pool holds 1e30-scale reserves of two tokens no one trusts (the hostile SQL and emoji symbols), whose
     // prices would inflate every untracked total.
     const scam = k === this.scamPool();
@@ -333,7 +369,9 @@ export class World {
       type: virtual ? 'VIRTUAL' : k === 0 ? 'DVM' : POOL_TYPES[pick(POOL_TYPES.length, seed, c, TAG.pair, k, 4)]!,
       magnitude: scam ? 30 : k === 5 ? -12 : 0,
       lpFeeRate: virtual ? X.dec(0) : FEE_RATES[pick(FEE_RATES.length, seed, c, TAG.pair, k, 5)]!,
-      creator: virtual ? '0x0000000000000000000000000000000000000000' : this.userId(pick(this.userCount(created), seed, c, TAG.pair, k, 6)),
+      creator: virtual
+        ? '0x0000000000000000000000000000000000000000'
+        : this.userId(pick(this.userCount(created), seed, c, TAG.pair, k, 6)),
       id: virtual ? undefined : hexOf(5, seed, c, TAG.pair, k),
     };
   }
@@ -359,8 +397,20 @@ export class World {
     const quote = this.token(st.quoteIdx, at);
     const salt = this.salt(updated);
     const last = this.pairLast[k];
-    if (last && last.salt === salt && last.version === version && last.base === base && last.quote === quote) return last;
-    return (this.pairLast[k] = new Pool(this.opts.seed, this.chainId, k, st, version, updated, salt, base, quote, this.poolPrice(k, st, version, updated, salt)));
+    if (last && last.salt === salt && last.version === version && last.base === base && last.quote === quote)
+      return last;
+    return (this.pairLast[k] = new Pool(
+      this.opts.seed,
+      this.chainId,
+      k,
+      st,
+      version,
+      updated,
+      salt,
+      base,
+      quote,
+      this.poolPrice(k, st, version, updated, salt),
+    ));
   }
 
   /**
@@ -441,5 +491,4 @@ export class Worlds {
   all(): World[] {
     return [...this.byChain.values()];
   }
-
 }

@@ -1,6 +1,6 @@
 /** Cron expressions: validated with node-cron, with an error that names the job, the field and the fix. */
 import cron from 'node-cron';
-import { UsageError } from '../config/chains.ts';
+import { UsageError } from '../errors.ts';
 
 /** Checks a cron expression; the error lists what is wrong per field. */
 export function checkCron(job: string, expr: string): void {

@@ -5,7 +5,7 @@
  * everything new since the last checkpoint anyway.
  */
 import cron, { type ScheduledTask } from 'node-cron';
-import type { Job } from '../../jobs/job.ts';
+import type { Job } from '../catalog/job.ts';
 import type { EventLog } from '../util/logger.ts';
 import { checkCron } from './cron.ts';
 
@@ -40,7 +40,17 @@ export class Scheduler {
   private tick(job: Job): void {
     if (this.stopper.signal.aborted) return;
     if (this.running === job || this.waiting.includes(job)) {
-      this.log('skipped', { job: job.name, reason: this.running === job ? 'the previous run of this job is still running' : 'a run of this job is already waiting' }, 'warn');
+      this.log(
+        'skipped',
+        {
+          job: job.name,
+          reason:
+            this.running === job
+              ? 'the previous run of this job is still running'
+              : 'a run of this job is already waiting',
+        },
+        'warn',
+      );
       return;
     }
     this.waiting.push(job);

@@ -4,12 +4,22 @@
  * introspection (`upstream/endpoint-probe.ts`) and the sandbox names them per deployment profile (`sandbox/naming.ts`).
  */
 import { readFileSync } from 'node:fs';
-import { Kind, parse, type FieldDefinitionNode, type TypeNode } from 'graphql';
+import { type FieldDefinitionNode, Kind, parse, type TypeNode } from 'graphql';
 
 /** Scalar types a subgraph field can have. */
 export type ScalarType = 'ID' | 'String' | 'Bytes' | 'BigInt' | 'BigDecimal' | 'Int' | 'Int8' | 'Boolean' | 'Timestamp';
 
-const SCALARS = new Set<string>(['ID', 'String', 'Bytes', 'BigInt', 'BigDecimal', 'Int', 'Int8', 'Boolean', 'Timestamp']);
+const SCALARS = new Set<string>([
+  'ID',
+  'String',
+  'Bytes',
+  'BigInt',
+  'BigDecimal',
+  'Int',
+  'Int8',
+  'Boolean',
+  'Timestamp',
+]);
 
 /** One field of an entity. `type` is a scalar name or an entity name when `ref` is true. */
 export interface FieldModel {
@@ -72,7 +82,14 @@ function fieldModel(node: FieldDefinitionNode): FieldModel {
   const derived = node.directives?.find((d) => d.name.value === 'derivedFrom');
   const arg = derived?.arguments?.find((a) => a.name.value === 'field')?.value;
   const derivedFrom = arg?.kind === Kind.STRING ? arg.value : undefined;
-  return { name: node.name.value, type, ref: !SCALARS.has(type), list, nonNull, ...(derivedFrom ? { derivedFrom } : {}) };
+  return {
+    name: node.name.value,
+    type,
+    ref: !SCALARS.has(type),
+    list,
+    nonNull,
+    ...(derivedFrom ? { derivedFrom } : {}),
+  };
 }
 
 /** Parses `@entity` SDL into a schema model. */
@@ -95,13 +112,23 @@ export function withoutEntities(model: SchemaModel, omit: ReadonlySet<string>): 
 }
 
 /** Schema file names by canonical schema name. */
-export const SCHEMA_FILES: Readonly<Record<string, string>> = { dodoex: 'dodoex.graphql', token: 'token.graphql', mine: 'mine.graphql' };
+export const SCHEMA_FILES: Readonly<Record<string, string>> = {
+  dodoex: 'dodoex.graphql',
+  token: 'token.graphql',
+  mine: 'mine.graphql',
+};
 
 /** The canonical subgraph schema names. */
 export const SUBGRAPH_SCHEMAS = ['dodoex', 'token', 'mine'] as const;
 
 /** Other spellings of schema names that users and the upstream use: the seed document's `exchange`, the hosted `mine-v3`. */
-export const SCHEMA_ALIASES: Readonly<Record<string, string>> = { dodoex: 'dodoex', exchange: 'dodoex', token: 'token', mine: 'mine', 'mine-v3': 'mine' };
+export const SCHEMA_ALIASES: Readonly<Record<string, string>> = {
+  dodoex: 'dodoex',
+  exchange: 'dodoex',
+  token: 'token',
+  mine: 'mine',
+  'mine-v3': 'mine',
+};
 
 /** The canonical schema name for a typed one, or undefined. */
 export function canonicalSchema(name: string): string | undefined {

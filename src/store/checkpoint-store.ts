@@ -1,13 +1,9 @@
-/** Checkpoints: where each (chain, dataset) task stands. Written only inside the transaction that commits its rows. */
+/**
+ * Checkpoints: where each (chain, dataset) task stands, and each shard of a backfill under way. Written only inside the
+ * transaction that commits their rows, by compare-and-set: a move from a checkpoint that is no longer there changes no
+ * row, which is how a second writer is detected.
+ */
 import type { Warehouse } from './warehouse.ts';
-
-/** A second writer moved the checkpoint under us: stop rather than duplicate or lose rows. */
-export class ConcurrentWriterError extends Error {
-  constructor(dataset: string, chainId: number) {
-    super(`the checkpoint of ${dataset} on chain ${chainId} was changed by another process during this run; make sure only one pool-export run uses this data folder`);
-    this.name = 'ConcurrentWriterError';
-  }
-}
 
 /** A committed checkpoint. */
 export interface Checkpoint {
@@ -15,19 +11,70 @@ export interface Checkpoint {
   readonly block: number | null;
 }
 
-/** The statements of a compare-and-set move from `prev` to `next`. */
-export function checkpointStatements(
-  chainId: number, dataset: string, prev: string | null, next: string, block: { number: number | null; time: string | null }, runId: string,
-): { sql: string; params: (string | number | null)[] } {
-  if (prev === null) {
+/** The committed checkpoint of one shard of a backfill: shard `shard` (1-based) of `shards`. */
+export interface ShardCheckpoint {
+  readonly shard: number;
+  readonly shards: number;
+  readonly cursor: string;
+}
+
+/** Which checkpoint a move concerns: a dataset's own on a chain, or one shard's of its backfill. */
+export interface CheckpointKey {
+  readonly chainId: number;
+  readonly dataset: string;
+  readonly shard?: { readonly shard: number; readonly shards: number };
+}
+
+/** A checkpoint move from `prev` (null: none yet) to `next`, at a block, by a run. */
+export interface CheckpointMove {
+  readonly prev: string | null;
+  readonly next: string;
+  readonly block: { readonly number: number | null; readonly time: string | null };
+  readonly runId: string;
+}
+
+type Statement = { sql: string; params: (string | number | null)[] };
+
+/**
+ * The statement of a compare-and-set move. It changes exactly one row when the checkpoint stood at `prev`; zero when
+ * another writer moved it (or created it) first: `INSERT … ON CONFLICT DO NOTHING` and `UPDATE … WHERE cursor = prev`.
+ */
+export function checkpointStatement(key: CheckpointKey, move: CheckpointMove): Statement {
+  const { chainId, dataset, shard } = key;
+  const at = [move.next, move.block.number, move.runId, move.block.time];
+  if (shard) {
+    if (move.prev === null) {
+      return {
+        sql: `INSERT INTO _pool_export.shard_checkpoints (chain_id, dataset, shard, shards, cursor, block, run_id, block_time)
+              VALUES ($1, $2, $3, $4, $5, $6, $7, $8::TIMESTAMPTZ) ON CONFLICT DO NOTHING`,
+        params: [chainId, dataset, shard.shard, shard.shards, ...at],
+      };
+    }
     return {
-      sql: 'INSERT INTO _pool_export.checkpoints (chain_id, dataset, cursor, block, run_id, block_time) VALUES ($1, $2, $3, $4, $5, $6::TIMESTAMPTZ)',
-      params: [chainId, dataset, next, block.number, runId, block.time],
+      sql: `UPDATE _pool_export.shard_checkpoints SET cursor = $5, block = $6, run_id = $7, block_time = $8::TIMESTAMPTZ, updated_at = now()
+            WHERE chain_id = $1 AND dataset = $2 AND shard = $3 AND shards = $4 AND cursor = $9`,
+      params: [chainId, dataset, shard.shard, shard.shards, ...at, move.prev],
+    };
+  }
+  if (move.prev === null) {
+    return {
+      sql: `INSERT INTO _pool_export.checkpoints (chain_id, dataset, cursor, block, run_id, block_time)
+            VALUES ($1, $2, $3, $4, $5, $6::TIMESTAMPTZ) ON CONFLICT DO NOTHING`,
+      params: [chainId, dataset, ...at],
     };
   }
   return {
-    sql: 'UPDATE _pool_export.checkpoints SET cursor = $3, block = $4, run_id = $5, block_time = $7::TIMESTAMPTZ, updated_at = now() WHERE chain_id = $1 AND dataset = $2 AND cursor = $6',
-    params: [chainId, dataset, next, block.number, runId, prev, block.time],
+    sql: `UPDATE _pool_export.checkpoints SET cursor = $3, block = $4, run_id = $5, block_time = $6::TIMESTAMPTZ, updated_at = now()
+          WHERE chain_id = $1 AND dataset = $2 AND cursor = $7`,
+    params: [chainId, dataset, ...at, move.prev],
+  };
+}
+
+/** The statement that drops a dataset's shard checkpoints once they are merged into its own. */
+export function dropShardsStatement(chainId: number, dataset: string): Statement {
+  return {
+    sql: 'DELETE FROM _pool_export.shard_checkpoints WHERE chain_id = $1 AND dataset = $2',
+    params: [chainId, dataset],
   };
 }
 
@@ -37,14 +84,16 @@ export class CheckpointStore {
 
   /** The committed checkpoint of a task, if any. */
   async get(chainId: number, dataset: string): Promise<Checkpoint | undefined> {
-    const rows = await this.w.all('SELECT cursor, block FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2', [chainId, dataset]);
-    const r = rows[0];
+    const sql = 'SELECT cursor, block FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2';
+    const r = (await this.w.all(sql, [chainId, dataset]))[0];
     return r ? { cursor: String(r.cursor), block: r.block === null ? null : Number(r.block) } : undefined;
   }
 
-  /** The checkpoints of a backfill's shards (`<dataset>#<k>/<n>`), by name. */
-  async shards(chainId: number, dataset: string): Promise<Map<string, string>> {
-    const rows = await this.w.all('SELECT dataset, cursor FROM _pool_export.checkpoints WHERE chain_id = $1 AND starts_with(dataset, $2) ORDER BY dataset', [chainId, `${dataset}#`]);
-    return new Map(rows.map((r) => [String(r.dataset), String(r.cursor)]));
+  /** The checkpoints of a backfill's shards, by shard number. */
+  async shards(chainId: number, dataset: string): Promise<ShardCheckpoint[]> {
+    const sql =
+      'SELECT shard, shards, cursor FROM _pool_export.shard_checkpoints WHERE chain_id = $1 AND dataset = $2 ORDER BY shard';
+    const rows = await this.w.all(sql, [chainId, dataset]);
+    return rows.map((r) => ({ shard: Number(r.shard), shards: Number(r.shards), cursor: String(r.cursor) }));
   }
 }

@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, sta
 import { hostname } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import lockfile from 'proper-lockfile';
+import { DataLockedError } from '../errors.ts';
 import { processAlive } from '../util/processes.ts';
 
 /** A lock not refreshed for this long belongs to a dead process and may be taken over. */
@@ -11,14 +12,6 @@ const STALE_MS = 10_000;
 const UPDATE_MS = 2_000;
 /** Pause between attempts while waiting for the lock. */
 const RETRY_MS = 500;
-
-/** The data folder is locked by another process. */
-export class DataLockedError extends Error {
-  constructor(dataDir: string, owner: string) {
-    super(`the data folder ${dataDir} is in use by another pool-export process (${owner}); wait for it to finish, or pass --wait-lock SECONDS`);
-    this.name = 'DataLockedError';
-  }
-}
 
 /**
  * Creates a folder one level at a time. Node 20's recursive mkdirSync never returns for some paths (under /proc it
@@ -58,13 +51,24 @@ export interface DataLock {
   release(): Promise<void>;
 }
 
+/** Who takes the lock: what it does (shown to others who find it held), how long it waits, what it does if it loses it. */
+export interface LockHolder {
+  readonly what: string;
+  readonly waitSecs: number;
+  readonly onLost: (e: Error) => void;
+}
+
 /** Takes the data folder's lock, waiting up to `waitSecs`; `onLost` is called if another process takes it over. */
-export async function lockDataDir(dataDir: string, what: string, waitSecs: number, onLost: (e: Error) => void): Promise<DataLock> {
+export async function lockDataDir(dataDir: string, holder: LockHolder): Promise<DataLock> {
+  const { what, waitSecs, onLost } = holder;
   try {
     ensureDir(dataDir);
     accessSync(dataDir, constants.W_OK);
   } catch (e) {
-    throw new Error(`the data folder ${dataDir} cannot be created or written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); choose another with --data-dir or POOL_EXPORT_DATA_DIR`, { cause: e });
+    throw new Error(
+      `the data folder ${dataDir} cannot be created or written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); choose another with --data-dir or POOL_EXPORT_DATA_DIR`,
+      { cause: e },
+    );
   }
   const ownerFile = join(dataDir, '.lock-owner.json');
   const lockPath = join(dataDir, '.lock');
@@ -81,7 +85,10 @@ export async function lockDataDir(dataDir: string, what: string, waitSecs: numbe
       lockfilePath: lockPath,
       stale: STALE_MS,
       update: UPDATE_MS,
-      retries: waitSecs > 0 ? { retries: Math.ceil((waitSecs * 1000) / RETRY_MS), factor: 1, minTimeout: RETRY_MS, maxTimeout: RETRY_MS } : 0,
+      retries:
+        waitSecs > 0
+          ? { retries: Math.ceil((waitSecs * 1000) / RETRY_MS), factor: 1, minTimeout: RETRY_MS, maxTimeout: RETRY_MS }
+          : 0,
       onCompromised: onLost,
     });
   } catch (e) {
@@ -90,7 +97,10 @@ export async function lockDataDir(dataDir: string, what: string, waitSecs: numbe
     throw new DataLockedError(dataDir, o ? `pid ${o.pid}, ${o.what}, since ${o.since}` : 'owner unknown');
   }
   try {
-    writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, host: hostname(), what, since: new Date().toISOString() }));
+    writeFileSync(
+      ownerFile,
+      JSON.stringify({ pid: process.pid, host: hostname(), what, since: new Date().toISOString() }),
+    );
   } catch (e) {
     // A full disk, say: give the lock back and leave no empty owner file behind.
     rmSync(ownerFile, { force: true });

@@ -1,20 +1,6 @@
 /** DDL and conversions of a dataset's table, derived from the catalog. */
 import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
-
-/** Quotes an identifier. */
-export function q(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-/** A schema-qualified table name, quoted. */
-export function qt(table: string): string {
-  return table.split('.').map(q).join('.');
-}
-
-/** A string literal. */
-export function lit(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
-}
+import { lit, q, qt } from '../util/sql.ts';
 
 /**
  * SQL types: plain numbers that DuckDB, pandas and polars compute with, and that Parquet carries as they are (INT64,
@@ -22,17 +8,35 @@ export function lit(s: string): string {
  * The exact upstream text of each is in `<column>_text`.
  */
 const SQL_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
-  text: 'VARCHAR', ref: 'VARCHAR', int: 'INTEGER', int8: 'BIGINT', bool: 'BOOLEAN', bigint: 'BIGINT', raw: 'DOUBLE', decimal: 'DOUBLE', list: 'VARCHAR[]',
+  text: 'VARCHAR',
+  ref: 'VARCHAR',
+  int: 'INTEGER',
+  int8: 'BIGINT',
+  bool: 'BOOLEAN',
+  bigint: 'BIGINT',
+  raw: 'DOUBLE',
+  decimal: 'DOUBLE',
+  list: 'VARCHAR[]',
 };
 
 /** How the column arrives in the NDJSON batch file: numbers as the upstream's text, cast in the INSERT. */
 const JSON_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
-  text: 'VARCHAR', ref: 'VARCHAR', int: 'INTEGER', int8: 'VARCHAR', bool: 'BOOLEAN', bigint: 'VARCHAR', raw: 'VARCHAR', decimal: 'VARCHAR', list: 'VARCHAR[]',
+  text: 'VARCHAR',
+  ref: 'VARCHAR',
+  int: 'INTEGER',
+  int8: 'VARCHAR',
+  bool: 'BOOLEAN',
+  bigint: 'VARCHAR',
+  raw: 'VARCHAR',
+  decimal: 'VARCHAR',
+  list: 'VARCHAR[]',
 };
 
 /** The SQL type of one struct shape: `STRUCT("a" VARCHAR, "b" STRUCT(…))`. */
 function structSql(t: StructType): string {
-  return `STRUCT(${Object.entries(t).map(([k, v]) => `${q(k)} ${v === 'text' ? 'VARCHAR' : v === 'bool' ? 'BOOLEAN' : structSql(v)}`).join(', ')})`;
+  return `STRUCT(${Object.entries(t)
+    .map(([k, v]) => `${q(k)} ${v === 'text' ? 'VARCHAR' : v === 'bool' ? 'BOOLEAN' : structSql(v)}`)
+    .join(', ')})`;
 }
 
 /** The SQL type of a column (the batch file carries the same for `structs`). */
@@ -51,7 +55,10 @@ export function hasText(c: Column): boolean {
 
 /** The data columns of a dataset's table with their SQL types (the exporter's own columns follow them). */
 export function tableColumns(ds: Dataset): [name: string, type: string][] {
-  return ds.columns.flatMap((c): [string, string][] => [[c.column, sqlType(c)], ...(hasText(c) ? [[`${c.column}_text`, 'VARCHAR'] as [string, string]] : [])]);
+  return ds.columns.flatMap((c): [string, string][] => [
+    [c.column, sqlType(c)],
+    ...(hasText(c) ? [[`${c.column}_text`, 'VARCHAR'] as [string, string]] : []),
+  ]);
 }
 
 /** CREATE TABLE for a dataset. */

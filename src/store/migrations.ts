@@ -8,8 +8,9 @@
  * A migration runs in one transaction when a run (or `pool-export migrate`) first opens the warehouse for writing;
  * a read-only open of an older warehouse stops with an error that names the command.
  */
-import { DATASETS, type Column } from '../catalog/catalog.ts';
-import { hasText, lit, q, qt, sqlType, tableColumns } from './ddl.ts';
+import { type Column, DATASETS } from '../catalog/catalog.ts';
+import { lit, q, qt } from '../util/sql.ts';
+import { hasText, sqlType, tableColumns } from './ddl.ts';
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = 2;
@@ -18,14 +19,6 @@ export const SCHEMA_VERSION = 2;
 export interface MigrationTx {
   exec(sql: string, params?: (string | number | null)[]): Promise<number>;
   all(sql: string, params?: (string | number | null)[]): Promise<Record<string, unknown>[]>;
-}
-
-/** A warehouse written by an earlier version, opened where it cannot be migrated (read-only). */
-export class MigrationNeededError extends Error {
-  constructor(path: string, version: number) {
-    super(`the warehouse ${path} was written by an earlier pool-export (schema version ${version}; this one needs ${SCHEMA_VERSION}); run \`pool-export migrate\` (or any \`pool-export run\`) on this data folder to upgrade it in place`);
-    this.name = 'MigrationNeededError';
-  }
 }
 
 /** Dataset tables present in the warehouse, as `schema.table`. */
@@ -40,14 +33,18 @@ async function presentTables(tx: MigrationTx): Promise<Set<string>> {
  */
 export async function readVersion(tx: MigrationTx): Promise<number | undefined> {
   const tables = await presentTables(tx);
-  const meta = tables.has('_pool_export.meta') ? await tx.all("SELECT value FROM _pool_export.meta WHERE key = 'schema_version'") : [];
+  const meta = tables.has('_pool_export.meta')
+    ? await tx.all("SELECT value FROM _pool_export.meta WHERE key = 'schema_version'")
+    : [];
   if (meta[0]) return Number(meta[0].value);
   return DATASETS.some((d) => tables.has(d.table)) ? 1 : undefined;
 }
 
 /** Records the schema version. */
 export async function writeVersion(tx: MigrationTx, version: number): Promise<void> {
-  await tx.exec("INSERT OR REPLACE INTO _pool_export.meta (key, value) VALUES ('schema_version', $1)", [String(version)]);
+  await tx.exec("INSERT OR REPLACE INTO _pool_export.meta (key, value) VALUES ('schema_version', $1)", [
+    String(version),
+  ]);
 }
 
 /** The numeric columns whose type a warehouse of version 1 holds otherwise, with the expression that recomputes them. */
@@ -64,16 +61,24 @@ function retyped(c: Column): { type: string; using: string } | undefined {
  */
 async function toVersion2(tx: MigrationTx): Promise<void> {
   const tables = await presentTables(tx);
-  const types = new Map((await tx.all("SELECT schema_name || '.' || table_name || '.' || column_name AS c, data_type AS t FROM duckdb_columns() WHERE NOT internal"))
-    .map((r) => [String(r.c), String(r.t)]));
+  const types = new Map(
+    (
+      await tx.all(
+        "SELECT schema_name || '.' || table_name || '.' || column_name AS c, data_type AS t FROM duckdb_columns() WHERE NOT internal",
+      )
+    ).map((r) => [String(r.c), String(r.t)]),
+  );
   for (const ds of DATASETS.filter((d) => tables.has(d.table))) {
     // Fields the catalog reads now and did not then (the liquidity list's): new columns, NULL in older rows.
-    for (const [name, type] of tableColumns(ds)) if (!types.has(`${ds.table}.${name}`)) await tx.exec(`ALTER TABLE ${qt(ds.table)} ADD COLUMN ${q(name)} ${type}`);
+    for (const [name, type] of tableColumns(ds))
+      if (!types.has(`${ds.table}.${name}`)) await tx.exec(`ALTER TABLE ${qt(ds.table)} ADD COLUMN ${q(name)} ${type}`);
     for (const c of ds.columns) {
       const to = retyped(c);
       const have = types.get(`${ds.table}.${c.column}`);
       if (!to || have === undefined || have === to.type) continue;
-      await tx.exec(`ALTER TABLE ${qt(ds.table)} ALTER COLUMN ${q(c.column)} SET DATA TYPE ${to.type} USING ${to.using}`);
+      await tx.exec(
+        `ALTER TABLE ${qt(ds.table)} ALTER COLUMN ${q(c.column)} SET DATA TYPE ${to.type} USING ${to.using}`,
+      );
     }
     // Every partition of the dataset is rewritten, from the first key and for every run whose rows it keeps.
     await tx.exec(
@@ -85,11 +90,30 @@ async function toVersion2(tx: MigrationTx): Promise<void> {
   // Versions 1 read mutable entities by updatedAt alone, which misses rows whose updatedAt is null or did not move
   // (maintainer fees and earnings, LP tokens): their next run reads every row again, then goes on incrementally.
   const mutable = DATASETS.filter((d) => d.kind === 'mutable').map((d) => d.name);
-  await tx.exec(`UPDATE _pool_export.checkpoints SET cursor = json_object('mode', 'full', 'id', '', 'block', block)::VARCHAR WHERE dataset IN (${mutable.map(lit).join(', ')})`);
+  await tx.exec(
+    `UPDATE _pool_export.checkpoints SET cursor = json_object('mode', 'full', 'id', '', 'block', block)::VARCHAR WHERE dataset IN (${mutable.map(lit).join(', ')})`,
+  );
   // The per-column counts of values that did not fit DECIMAL/HUGEINT: there are none any more.
-  if (types.has('_pool_export.run_tasks.out_of_range')) await tx.exec('ALTER TABLE _pool_export.run_tasks DROP COLUMN out_of_range');
+  if (types.has('_pool_export.run_tasks.out_of_range'))
+    await tx.exec('ALTER TABLE _pool_export.run_tasks DROP COLUMN out_of_range');
   await tx.exec('DROP MACRO IF EXISTS pe_dec');
   await tx.exec('DROP MACRO IF EXISTS pe_dec_abs');
+}
+
+/**
+ * Changes to the exporter's own tables that need no new schema version, run at every writable open in the upgrade's
+ * transaction (each is idempotent): checkpoints of backfill shards, kept by older versions as `<dataset>#<k>/<n>` rows
+ * of `checkpoints`, move to `shard_checkpoints`.
+ */
+export async function migrateLedger(tx: MigrationTx): Promise<void> {
+  const pattern = lit('^(.+)#(\\d+)/(\\d+)$');
+  await tx.exec(
+    `INSERT INTO _pool_export.shard_checkpoints (chain_id, dataset, shard, shards, cursor, block, block_time, run_id, updated_at)
+     SELECT chain_id, regexp_extract(dataset, ${pattern}, 1), CAST(regexp_extract(dataset, ${pattern}, 2) AS INTEGER),
+            CAST(regexp_extract(dataset, ${pattern}, 3) AS INTEGER), cursor, block, block_time, run_id, updated_at
+     FROM _pool_export.checkpoints WHERE regexp_matches(dataset, ${pattern})`,
+  );
+  await tx.exec(`DELETE FROM _pool_export.checkpoints WHERE regexp_matches(dataset, ${pattern})`);
 }
 
 /** The steps, by the version they produce. */

@@ -1,10 +1,18 @@
 /** Writes batches of mapped rows into their table and moves the checkpoint in the same transaction. */
+
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Dataset } from '../catalog/catalog.ts';
-import { ConcurrentWriterError, checkpointStatements } from './checkpoint-store.ts';
-import { insertParts, jsonColumns, lit, q, qt } from './ddl.ts';
+import { ConcurrentWriterError } from '../errors.ts';
+import { lit, q, qt } from '../util/sql.ts';
+import {
+  type CheckpointKey,
+  type CheckpointMove,
+  checkpointStatement,
+  dropShardsStatement,
+} from './checkpoint-store.ts';
+import { insertParts, jsonColumns } from './ddl.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /** What a batch replaces before it is inserted, so that re-reads never duplicate a row. */
@@ -30,11 +38,10 @@ export interface Batch {
   readonly takenAt?: string;
   readonly rows: readonly Record<string, unknown>[];
   readonly replace: Replace;
-  readonly checkpoint: { readonly prev: string | null; readonly next: string };
-  /** The checkpoint row moved, when not the dataset's own: a shard's (`<dataset>#<k>/<n>`). */
-  readonly checkpointName?: string;
+  /** The checkpoint move that commits with the rows: the dataset's own, or (with `shard`) one shard's of its backfill. */
+  readonly checkpoint: Pick<CheckpointMove, 'prev' | 'next'> & Pick<CheckpointKey, 'shard'>;
   /** Deletes the dataset's shard checkpoints in the same transaction (the shards are merged into its own). */
-  readonly dropShards?: boolean;
+  readonly mergeShards?: boolean;
 }
 
 /** What committing a batch did. */
@@ -68,7 +75,10 @@ export class DuckDBSink {
   private readonly queue: Pending[] = [];
   private draining = false;
 
-  constructor(private readonly w: Warehouse, dataDir: string) {
+  constructor(
+    private readonly w: Warehouse,
+    dataDir: string,
+  ) {
     this.tmpDir = join(dataDir, '.tmp');
     mkdirSync(this.tmpDir, { recursive: true });
   }
@@ -88,7 +98,7 @@ export class DuckDBSink {
         const group = this.queue.splice(0, GROUP_LIMIT);
         try {
           const counts = await this.commit(group.map((p) => p.batch));
-          group.forEach((p, i) => p.resolve(counts[i]!));
+          for (const [i, p] of group.entries()) p.resolve(counts[i]!);
         } catch (e) {
           if (group.length === 1) group[0]!.reject(e);
           else for (const p of group) await this.commit([p.batch]).then((c) => p.resolve(c[0]!), p.reject);
@@ -129,38 +139,66 @@ async function writeOne(tx: Tx, b: Batch, file: string): Promise<Written> {
   const source = `read_json(${lit(file)}, format = 'newline_delimited', columns = ${jsonColumns(b.ds)})`;
   const { target, select } = insertParts(b.ds);
   const table = qt(b.ds.table);
-  if (b.replace.kind === 'from') await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [b.chainId, b.replace.from]);
-  if (b.replace.kind === 'range') await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2 AND ${q(b.replace.column)} < $3`, [b.chainId, b.replace.from, b.replace.to]);
-  if (b.replace.kind === 'ids' && b.rows.length) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
+  if (b.replace.kind === 'from')
+    await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [
+      b.chainId,
+      b.replace.from,
+    ]);
+  if (b.replace.kind === 'range')
+    await tx.exec(
+      `DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2 AND ${q(b.replace.column)} < $3`,
+      [b.chainId, b.replace.from, b.replace.to],
+    );
+  if (b.replace.kind === 'ids' && b.rows.length)
+    await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
   // An entity table never holds two rows with one id: a stored row of an event or bucket dataset with an id of this
   // batch, left after the re-read range was cleared, is an upstream defect; the newest row wins, and the ids are counted.
   let replacedIds: string[] = [];
   let lakeFrom = b.replace.kind === 'from' || b.replace.kind === 'range' ? Number(b.replace.from) : null;
   if ((b.ds.kind === 'event' || b.ds.kind === 'bucket') && b.rows.length) {
     const seq = q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column);
-    const gone = await tx.all(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source}) RETURNING id, CAST(${seq} AS BIGINT) AS seq`, [b.chainId]);
+    const gone = await tx.all(
+      `DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source}) RETURNING id, CAST(${seq} AS BIGINT) AS seq`,
+      [b.chainId],
+    );
     replacedIds = gone.map((r) => String(r.id));
     // The lake rewrites the days of the removed rows too.
     for (const r of gone) lakeFrom = Math.min(lakeFrom ?? Number(r.seq), Number(r.seq));
   }
   // A snapshot replaces one taken at the same block (or, for the block-less list, by the same run).
-  if (b.replace.kind === 'snapshot' && b.block !== null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
-  if (b.replace.kind === 'snapshot' && b.block === null) await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
+  if (b.replace.kind === 'snapshot' && b.block !== null)
+    await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
+  if (b.replace.kind === 'snapshot' && b.block === null)
+    await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
   const inserted = b.rows.length
-    ? await tx.exec(`INSERT INTO ${table} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${source}`, [b.chainId, b.block, b.runId, b.takenAt ?? null])
+    ? await tx.exec(
+        `INSERT INTO ${table} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${source}`,
+        [b.chainId, b.block, b.runId, b.takenAt ?? null],
+      )
     : 0;
   if (inserted !== b.rows.length) throw new Error(`inserted ${inserted} of ${b.rows.length} rows into ${b.ds.table}`);
-  const cpName = b.checkpointName ?? b.ds.name;
-  const cp = checkpointStatements(b.chainId, cpName, b.checkpoint.prev, b.checkpoint.next, { number: b.block, time: b.blockTime }, b.runId);
-  let moved: number;
-  try {
-    moved = await tx.exec(cp.sql, cp.params);
-  } catch (e) {
-    if (/duplicate key|PRIMARY KEY|constraint/i.test((e as Error).message)) throw new ConcurrentWriterError(cpName, b.chainId);
-    throw e;
+  const key: CheckpointKey = {
+    chainId: b.chainId,
+    dataset: b.ds.name,
+    ...(b.checkpoint.shard ? { shard: b.checkpoint.shard } : {}),
+  };
+  const cp = checkpointStatement(key, {
+    ...b.checkpoint,
+    block: { number: b.block, time: b.blockTime },
+    runId: b.runId,
+  });
+  // Compare-and-set: no row moved means another writer moved (or created) this checkpoint first.
+  if ((await tx.exec(cp.sql, cp.params)) !== 1) {
+    const shard = b.checkpoint.shard;
+    throw new ConcurrentWriterError(
+      shard ? `${b.ds.name} (shard ${shard.shard} of ${shard.shards})` : b.ds.name,
+      b.chainId,
+    );
   }
-  if (moved !== 1) throw new ConcurrentWriterError(cpName, b.chainId);
-  if (b.dropShards) await tx.exec(`DELETE FROM _pool_export.checkpoints WHERE chain_id = $1 AND starts_with(dataset, $2)`, [b.chainId, `${b.ds.name}#`]);
+  if (b.mergeShards) {
+    const drop = dropShardsStatement(b.chainId, b.ds.name);
+    await tx.exec(drop.sql, drop.params);
+  }
   if (inserted > 0 || lakeFrom !== null) {
     await tx.exec(
       `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs) VALUES ($1, $2, $3, [$4])

@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS } from '../catalog/catalog.ts';
-import { qt } from './ddl.ts';
+import { qt } from '../util/sql.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /** The file's name in the data folder. */
@@ -34,11 +34,17 @@ export interface StatusFile {
   /** When the file was written (ISO). */
   readonly writtenAt: string;
   /** The run that wrote it: still running, or ended. */
-  readonly run: { readonly id: string; readonly pid: number; readonly startedAt: string; readonly state: 'running' | 'ended' };
+  readonly run: {
+    readonly id: string;
+    readonly pid: number;
+    readonly startedAt: string;
+    readonly state: 'running' | 'ended';
+  };
   readonly entries: readonly StatusEntry[];
 }
 
-const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(String(v).replace(' ', 'T').replace(/\+00$/, 'Z')).toISOString());
+const iso = (v: unknown) =>
+  v === null || v === undefined ? null : new Date(String(v).replace(' ', 'T').replace(/\+00$/, 'Z')).toISOString();
 
 /**
  * Every dataset and chain with a checkpoint or a task in the ledger (one that only ever failed, too), from the
@@ -47,7 +53,8 @@ const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(Str
 export async function readEntries(w: Warehouse, only?: { dataset: string; chainId: number }): Promise<StatusEntry[]> {
   const filter = only ? 'AND dataset = $1 AND chain_id = $2' : '';
   const params = only ? [only.dataset, only.chainId] : [];
-  const rows = await w.all(`
+  const rows = await w.all(
+    `
     WITH t AS (
       SELECT chain_id, dataset, max(ended_at) FILTER (WHERE status = 'ok')::VARCHAR AS last_success,
              arg_max(error, ended_at) AS last_error, arg_max(status, ended_at) AS last_status
@@ -55,19 +62,31 @@ export async function readEntries(w: Warehouse, only?: { dataset: string; chainI
     )
     SELECT chain_id, dataset, c.block, c.block_time::VARCHAR AS block_time, t.last_success, t.last_error, t.last_status
     FROM _pool_export.checkpoints c FULL JOIN t USING (chain_id, dataset)
-    WHERE NOT contains(dataset, '#') AND (c.cursor IS NOT NULL OR t.last_status IS NOT NULL) ${filter}
-    ORDER BY dataset, chain_id`, params);
-  const tables = new Set((await w.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables()")).map((r) => String(r.t)));
+    WHERE (c.cursor IS NOT NULL OR t.last_status IS NOT NULL) ${filter}
+    ORDER BY dataset, chain_id`,
+    params,
+  );
+  const tables = new Set(
+    (await w.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables()")).map((r) => String(r.t)),
+  );
   const counts = new Map<string, number>();
   for (const ds of DATASETS.filter((d) => tables.has(d.table) && (!only || d.name === only.dataset))) {
-    for (const x of await w.all(`SELECT chain_id, count(*) AS n FROM ${qt(ds.table)} ${only ? 'WHERE chain_id = $1' : ''} GROUP BY chain_id`, only ? [only.chainId] : [])) {
+    for (const x of await w.all(
+      `SELECT chain_id, count(*) AS n FROM ${qt(ds.table)} ${only ? 'WHERE chain_id = $1' : ''} GROUP BY chain_id`,
+      only ? [only.chainId] : [],
+    )) {
       counts.set(`${ds.name}/${x.chain_id}`, Number(x.n));
     }
   }
   return rows.map((r) => ({
-    dataset: String(r.dataset), chainId: Number(r.chain_id), lastSuccess: iso(r.last_success), lastStatus: r.last_status === null ? null : String(r.last_status),
-    lastError: r.last_error === null ? null : String(r.last_error), rows: counts.get(`${String(r.dataset)}/${Number(r.chain_id)}`) ?? 0,
-    block: r.block === null ? null : Number(r.block), blockTime: iso(r.block_time),
+    dataset: String(r.dataset),
+    chainId: Number(r.chain_id),
+    lastSuccess: iso(r.last_success),
+    lastStatus: r.last_status === null ? null : String(r.last_status),
+    lastError: r.last_error === null ? null : String(r.last_error),
+    rows: counts.get(`${String(r.dataset)}/${Number(r.chain_id)}`) ?? 0,
+    block: r.block === null ? null : Number(r.block),
+    blockTime: iso(r.block_time),
   }));
 }
 
@@ -90,7 +109,11 @@ export class StatusKeeper {
   private readonly entries = new Map<string, StatusEntry>();
   private state: 'running' | 'ended' = 'running';
 
-  private constructor(private readonly w: Warehouse, private readonly dataDir: string, private readonly run: { id: string; startedAt: string }) {}
+  private constructor(
+    private readonly w: Warehouse,
+    private readonly dataDir: string,
+    private readonly run: { id: string; startedAt: string },
+  ) {}
 
   /** Starts keeping the status of a run, from the warehouse as it stands. */
   static async start(w: Warehouse, dataDir: string, runId: string): Promise<StatusKeeper> {
@@ -101,14 +124,32 @@ export class StatusKeeper {
   }
 
   /** A task ended: its dataset's entry is read again from the warehouse, with the task's outcome. */
-  async taskEnded(t: { dataset: string; chainId: number; status: string; error: string | null; endedAt: Date }): Promise<void> {
+  async taskEnded(t: {
+    dataset: string;
+    chainId: number;
+    status: string;
+    error: string | null;
+    endedAt: Date;
+  }): Promise<void> {
     const key = `${t.dataset}/${t.chainId}`;
     const [fresh] = await readEntries(this.w, { dataset: t.dataset, chainId: t.chainId });
     const before = this.entries.get(key);
-    const base = fresh ?? before ?? { dataset: t.dataset, chainId: t.chainId, lastSuccess: null, rows: 0, block: null, blockTime: null, lastError: null, lastStatus: null };
+    const base = fresh ??
+      before ?? {
+        dataset: t.dataset,
+        chainId: t.chainId,
+        lastSuccess: null,
+        rows: 0,
+        block: null,
+        blockTime: null,
+        lastError: null,
+        lastStatus: null,
+      };
     this.entries.set(key, {
-      ...base, lastStatus: t.status, lastError: t.status === 'ok' ? null : t.error,
-      lastSuccess: t.status === 'ok' ? t.endedAt.toISOString() : before?.lastSuccess ?? base.lastSuccess,
+      ...base,
+      lastStatus: t.status,
+      lastError: t.status === 'ok' ? null : t.error,
+      lastSuccess: t.status === 'ok' ? t.endedAt.toISOString() : (before?.lastSuccess ?? base.lastSuccess),
     });
     this.write();
   }

@@ -1,10 +1,13 @@
 /** The DuckDB warehouse file: opening, schema creation, transactions. */
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue, type Json } from '@duckdb/node-api';
+
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WAREHOUSE_SCHEMA, type Dataset } from '../catalog/catalog.ts';
-import { createTable, q, qt, tableColumns } from './ddl.ts';
-import { migrate, MigrationNeededError, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
+import { type DuckDBConnection, DuckDBInstance, type DuckDBValue, type Json } from '@duckdb/node-api';
+import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
+import { MigrationNeededError } from '../errors.ts';
+import { q, qt } from '../util/sql.ts';
+import { createTable, tableColumns } from './ddl.ts';
+import { migrate, migrateLedger, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
 
 /** File name of the warehouse inside the data folder. */
 export const WAREHOUSE_FILE = 'warehouse.duckdb';
@@ -18,7 +21,11 @@ export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 export class Warehouse {
   private queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(readonly path: string, private readonly instance: DuckDBInstance, private readonly conn: DuckDBConnection) {}
+  private constructor(
+    readonly path: string,
+    private readonly instance: DuckDBInstance,
+    private readonly conn: DuckDBConnection,
+  ) {}
 
   /** Opens (creating if needed) the warehouse of a data folder, with the exporter's tables and macros. */
   static async open(dataDir: string, opts: { readOnly?: boolean; memoryLimit?: string } = {}): Promise<Warehouse> {
@@ -33,7 +40,11 @@ export class Warehouse {
       });
     } catch (e) {
       const msg = (e as Error).message;
-      if (/lock/i.test(msg)) throw new Error(`the warehouse ${path} is in use by another process (${msg.split('\n')[0]}); wait for it to finish or stop it`, { cause: e });
+      if (/lock/i.test(msg))
+        throw new Error(
+          `the warehouse ${path} is in use by another process (${msg.split('\n')[0]}); wait for it to finish or stop it`,
+          { cause: e },
+        );
       throw new Error(`cannot open the warehouse ${path}: ${msg}`, { cause: e });
     }
     const conn = await instance.connect();
@@ -55,7 +66,8 @@ export class Warehouse {
   private async upgrade(readOnly: boolean): Promise<void> {
     if (readOnly) {
       const version = await this.transaction(readVersion);
-      if (version !== undefined && version < SCHEMA_VERSION) throw new MigrationNeededError(this.path, version);
+      if (version !== undefined && version < SCHEMA_VERSION)
+        throw new MigrationNeededError(this.path, { found: version, needed: SCHEMA_VERSION });
       return;
     }
     await this.exec(INTERNAL_SQL);
@@ -63,7 +75,11 @@ export class Warehouse {
       const version = await readVersion(tx);
       if (version === undefined) await writeVersion(tx, SCHEMA_VERSION);
       else if (version < SCHEMA_VERSION) await migrate(tx, version);
-      else if (version > SCHEMA_VERSION) throw new Error(`the warehouse ${this.path} was written by a newer pool-export (schema version ${version}; this one knows ${SCHEMA_VERSION}); use that version, or a copy of the data folder`);
+      else if (version > SCHEMA_VERSION)
+        throw new Error(
+          `the warehouse ${this.path} was written by a newer pool-export (schema version ${version}; this one knows ${SCHEMA_VERSION}); use that version, or a copy of the data folder`,
+        );
+      await migrateLedger(tx);
     });
     // Keep schema changes out of the WAL: DuckDB can fail to replay catalog entries after a crash.
     await this.exec('CHECKPOINT');
@@ -75,10 +91,20 @@ export class Warehouse {
    */
   async ensureTables(datasets: readonly Dataset[]): Promise<void> {
     await this.transaction(async (tx) => {
-      for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!))) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
+      for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!)))
+        await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
       for (const d of datasets) await tx.exec(createTable(d));
-      const have = new Set((await tx.all("SELECT schema_name || '.' || table_name || '.' || column_name AS c FROM duckdb_columns() WHERE NOT internal")).map((r) => String(r.c)));
-      for (const d of datasets) for (const [name, type] of tableColumns(d)) if (!have.has(`${d.table}.${name}`)) await tx.exec(`ALTER TABLE ${qt(d.table)} ADD COLUMN ${q(name)} ${type}`);
+      const have = new Set(
+        (
+          await tx.all(
+            "SELECT schema_name || '.' || table_name || '.' || column_name AS c FROM duckdb_columns() WHERE NOT internal",
+          )
+        ).map((r) => String(r.c)),
+      );
+      for (const d of datasets)
+        for (const [name, type] of tableColumns(d))
+          if (!have.has(`${d.table}.${name}`))
+            await tx.exec(`ALTER TABLE ${qt(d.table)} ADD COLUMN ${q(name)} ${type}`);
     });
     await this.exec('CHECKPOINT');
   }
@@ -94,7 +120,12 @@ export class Warehouse {
   }
 
   /** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */
-  async transaction<T>(fn: (tx: { exec: (sql: string, params?: Params) => Promise<number>; all: (sql: string, params?: Params) => Promise<Record<string, Json>[]> }) => Promise<T>): Promise<T> {
+  async transaction<T>(
+    fn: (tx: {
+      exec: (sql: string, params?: Params) => Promise<number>;
+      all: (sql: string, params?: Params) => Promise<Record<string, Json>[]>;
+    }) => Promise<T>,
+  ): Promise<T> {
     return this.serial(async () => {
       await this.conn.run('BEGIN TRANSACTION');
       try {

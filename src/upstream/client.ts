@@ -1,9 +1,11 @@
 /** The GraphQL client: graphql-request with a time-out per request, errors classified, the API key kept out of messages. */
+
 import { ClientError, GraphQLClient } from 'graphql-request';
 import type { Config } from '../config/config.ts';
-import { BodyTooLargeError, readText } from '../util/http-body.ts';
+import { BodyTooLargeError, UpstreamError } from '../errors.ts';
+import { readText } from '../util/http-body.ts';
 import { RateGovernor } from './rate-governor.ts';
-import { graphqlError, htmlPage, httpError, redact, UpstreamError } from './upstream-error.ts';
+import { graphqlError, htmlPage, httpError, redact } from './upstream-error.ts';
 
 /** One upstream endpoint (a chain and schema, or the liquidity list). */
 export interface Endpoint {
@@ -41,11 +43,17 @@ const ERROR_BODY_BYTES = 64 * 1024;
 /** An answer whose body could not be read whole: over the budget, or not finished within the time-out. */
 function bodyError(e: unknown, opts: ClientOptions): unknown {
   if (e instanceof BodyTooLargeError) {
-    return new UpstreamError(`${e.message}, the budget for one answer (maxAnswerBytes; a page is far smaller)`, 'garbage', true);
+    return new UpstreamError(`${e.message}, the budget for one answer (maxAnswerBytes; a page is far smaller)`, {
+      kind: 'garbage',
+      retryable: true,
+    });
   }
   const err = e as Error;
   if (!opts.signal?.aborted && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
-    return new UpstreamError(`the answer did not finish within ${opts.timeoutMs} ms (its headers came, its body did not)`, 'timeout', true);
+    return new UpstreamError(
+      `the answer did not finish within ${opts.timeoutMs} ms (its headers came, its body did not)`,
+      { kind: 'timeout', retryable: true },
+    );
   }
   return e;
 }
@@ -86,7 +94,12 @@ export class UpstreamClient {
         const res = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
         if (res.status === 429) governor.onRateLimited();
         else governor.onAccepted();
-        if (res.status !== 200) throw httpError(res.status, await readText(res, ERROR_BODY_BYTES, { truncate: true }).catch(() => ''), res.headers.get('retry-after'));
+        if (res.status !== 200)
+          throw httpError(
+            res.status,
+            await readText(res, ERROR_BODY_BYTES, { truncate: true }).catch(() => ''),
+            res.headers.get('retry-after'),
+          );
         let text: string;
         try {
           text = await readText(res, this.opts.maxAnswerBytes);
@@ -97,7 +110,10 @@ export class UpstreamClient {
         if (/^\s*</.test(text)) throw htmlPage(text);
         return new Response(text, { status: 200, headers: res.headers });
       };
-      c = new GraphQLClient(endpoint.url, { fetch: timed, headers: { 'user-agent': this.opts.userAgent, 'content-type': 'application/json' } });
+      c = new GraphQLClient(endpoint.url, {
+        fetch: timed,
+        headers: { 'user-agent': this.opts.userAgent, 'content-type': 'application/json' },
+      });
       Object.defineProperty(c, 'lastBytes', { get: () => bytes });
       this.clients.set(endpoint.url, c);
     }
@@ -117,27 +133,62 @@ export class UpstreamClient {
 
   private classify(e: unknown, endpoint: Endpoint): UpstreamError {
     const clean = (s: string) => redact(s, this.opts.apiKey);
-    if (e instanceof UpstreamError) return new UpstreamError(`${clean(e.message)} from ${endpoint.label}`, e.kind, e.retryable, e.extra);
+    if (e instanceof UpstreamError)
+      return new UpstreamError(`${clean(e.message)} from ${endpoint.label}`, {
+        kind: e.kind,
+        retryable: e.retryable,
+        ...e.extra,
+      });
     if (e instanceof ClientError) {
       const errors = (e.response.errors ?? []).map((x) => clean(String(x.message)));
       if (errors.length) return graphqlError(errors, e.response.status);
-      return new UpstreamError(`unexpected answer from ${endpoint.label}: ${clean(String(e.response.error ?? e.message)).slice(0, 300)}`, 'garbage', true);
+      return new UpstreamError(
+        `unexpected answer from ${endpoint.label}: ${clean(String(e.response.error ?? e.message)).slice(0, 300)}`,
+        { kind: 'garbage', retryable: true },
+      );
     }
     const err = e as Error & { cause?: { code?: string; message?: string } };
-    if (this.opts.signal?.aborted) return new UpstreamError('stopped on request', 'stopped', false);
-    if (err.name === 'TimeoutError' || err.name === 'AbortError') return new UpstreamError(`no answer within ${this.opts.timeoutMs} ms from ${endpoint.label}`, 'timeout', true);
+    if (this.opts.signal?.aborted)
+      return new UpstreamError('stopped on request', { kind: 'stopped', retryable: false });
+    if (err.name === 'TimeoutError' || err.name === 'AbortError')
+      return new UpstreamError(`no answer within ${this.opts.timeoutMs} ms from ${endpoint.label}`, {
+        kind: 'timeout',
+        retryable: true,
+      });
     if (err.name === 'TypeError' && /fetch failed|terminated/.test(err.message)) {
       const code = err.cause?.code ?? '';
       const detail = clean(err.cause?.message ?? code ?? err.message);
       // A name that does not resolve will not resolve on a retry; a refused connection might, after a restart.
-      if (/bad port/.test(detail)) return new UpstreamError(`the upstream address ${endpoint.host} uses a port that HTTP clients refuse (${detail}): use another port`, 'unreachable', false);
-      if (code === 'ENOTFOUND') return new UpstreamError(`the upstream host ${endpoint.host} could not be resolved (${detail}): check the address (POOL_EXPORT_BASE_URL, POOL_EXPORT_GATEWAY_URL) and the network`, 'unreachable', false);
-      if (UNREACHABLE.has(code)) return new UpstreamError(`the upstream host ${endpoint.host} could not be reached (${detail}): check the address, the network and any proxy`, 'unreachable', true);
-      return new UpstreamError(`connection failed to ${endpoint.label}: ${detail}`, 'network', true);
+      if (/bad port/.test(detail))
+        return new UpstreamError(
+          `the upstream address ${endpoint.host} uses a port that HTTP clients refuse (${detail}): use another port`,
+          { kind: 'unreachable', retryable: false },
+        );
+      if (code === 'ENOTFOUND')
+        return new UpstreamError(
+          `the upstream host ${endpoint.host} could not be resolved (${detail}): check the address (POOL_EXPORT_BASE_URL, POOL_EXPORT_GATEWAY_URL) and the network`,
+          { kind: 'unreachable', retryable: false },
+        );
+      if (UNREACHABLE.has(code))
+        return new UpstreamError(
+          `the upstream host ${endpoint.host} could not be reached (${detail}): check the address, the network and any proxy`,
+          { kind: 'unreachable', retryable: true },
+        );
+      return new UpstreamError(`connection failed to ${endpoint.label}: ${detail}`, {
+        kind: 'network',
+        retryable: true,
+      });
     }
     if (err instanceof SyntaxError || /JSON|Unexpected end/.test(err.message)) {
-      return new UpstreamError(`answer from ${endpoint.label} is not valid JSON (${clean(err.message).slice(0, 200)})`, 'garbage', true);
+      return new UpstreamError(
+        `answer from ${endpoint.label} is not valid JSON (${clean(err.message).slice(0, 200)})`,
+        { kind: 'garbage', retryable: true },
+      );
     }
-    return new UpstreamError(`request to ${endpoint.label} failed: ${clean(err.message ?? String(e))}`, 'network', true, { cause: undefined });
+    return new UpstreamError(`request to ${endpoint.label} failed: ${clean(err.message ?? String(e))}`, {
+      kind: 'network',
+      retryable: true,
+      cause: undefined,
+    });
   }
 }

@@ -16,7 +16,11 @@ export const PROBE_QUERY = `{ _meta { block { number hash timestamp } deployment
 
 /** The answer of the probe. */
 export interface ProbeAnswer {
-  readonly _meta: { block: { number: number; hash: string | null; timestamp: number | null }; deployment: string; hasIndexingErrors: boolean };
+  readonly _meta: {
+    block: { number: number; hash: string | null; timestamp: number | null };
+    deployment: string;
+    hasIndexingErrors: boolean;
+  };
   readonly __schema: { queryType: { fields: { name: string; type: TypeRef }[] } };
   readonly changeBlock: { name: string } | null;
 }

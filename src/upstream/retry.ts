@@ -1,5 +1,5 @@
 /** Retries with exponential backoff and full jitter, honouring Retry-After; counts attempts for the run ledger. */
-import { UpstreamError } from './upstream-error.ts';
+import { UpstreamError } from '../errors.ts';
 
 /** First backoff step. */
 const BASE_DELAY_MS = 250;
@@ -33,7 +33,10 @@ export async function withRetries<T>(fn: (attempt: number) => Promise<T>, opts: 
     try {
       return await fn(attempt);
     } catch (e) {
-      const budget = e instanceof UpstreamError ? Math.min(opts.maxAttempts, opts.maxAttemptsFor?.(e) ?? Infinity) : opts.maxAttempts;
+      const budget =
+        e instanceof UpstreamError
+          ? Math.min(opts.maxAttempts, opts.maxAttemptsFor?.(e) ?? Infinity)
+          : opts.maxAttempts;
       if (!(e instanceof UpstreamError) || !e.retryable || attempt >= budget) {
         if (e instanceof UpstreamError && e.retryable) e.message = `${e.message} (gave up after ${attempt} attempts)`;
         throw e;

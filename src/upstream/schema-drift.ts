@@ -13,7 +13,9 @@ export interface TypeRef {
 
 /** The part of an introspection answer that is compared. */
 export interface Introspected {
-  readonly __schema: { readonly types: readonly { name: string; kind: string; fields: { name: string; type: TypeRef }[] | null }[] };
+  readonly __schema: {
+    readonly types: readonly { name: string; kind: string; fields: { name: string; type: TypeRef }[] | null }[];
+  };
 }
 
 /** One difference between the catalog and the upstream. */
@@ -43,14 +45,21 @@ export function modelTypeText(f: FieldModel): string {
  * The drift of one upstream schema. `read` maps each entity the catalog exports to the fields it reads; changes to
  * those are breaking, everything else is a notice.
  */
-export function schemaDrift(model: SchemaModel, upstream: Introspected, read: ReadonlyMap<string, ReadonlySet<string>>): Drift[] {
+export function schemaDrift(
+  model: SchemaModel,
+  upstream: Introspected,
+  read: ReadonlyMap<string, ReadonlySet<string>>,
+): Drift[] {
   const out: Drift[] = [];
   const types = new Map(upstream.__schema.types.filter((t) => t.kind === 'OBJECT').map((t) => [t.name, t]));
   for (const e of model.entities) {
     const readFields = read.get(e.name);
     const t = types.get(e.name);
     if (!t) {
-      out.push({ severity: 'unavailable', what: `type ${e.name} is not in this deployment: its dataset is skipped here` });
+      out.push({
+        severity: 'unavailable',
+        what: `type ${e.name} is not in this deployment: its dataset is skipped here`,
+      });
       continue;
     }
     const got = new Map((t.fields ?? []).map((f) => [f.name, typeText(f.type)]));
@@ -61,11 +70,17 @@ export function schemaDrift(model: SchemaModel, upstream: Introspected, read: Re
       if (have === undefined) out.push({ severity, what: `field ${e.name}.${f.name} (${want}) is gone` });
       else if (have !== want) out.push({ severity, what: `field ${e.name}.${f.name} changed type: ${want} → ${have}` });
     }
-    for (const [name, type] of got) if (!e.field.has(name)) out.push({ severity: 'notice', what: `field ${e.name}.${name} (${type}) is new; the catalog does not read it` });
+    for (const [name, type] of got)
+      if (!e.field.has(name))
+        out.push({
+          severity: 'notice',
+          what: `field ${e.name}.${name} (${type}) is new; the catalog does not read it`,
+        });
   }
   const known = new Set(model.entities.map((e) => e.name));
   for (const name of types.keys()) {
-    if (name === 'Query' || name === 'Subscription' || name.startsWith('_') || name.startsWith('__') || known.has(name)) continue;
+    if (name === 'Query' || name === 'Subscription' || name.startsWith('_') || name.startsWith('__') || known.has(name))
+      continue;
     out.push({ severity: 'notice', what: `type ${name} is new; the catalog does not export it` });
   }
   return out;

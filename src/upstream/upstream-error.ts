@@ -1,59 +1,72 @@
 /** Errors from the upstream, classified by what the runner should do with them. */
-
-/**
- * What went wrong, in terms a user can act on. `unreachable`: the host could not be resolved or connected to (a
- * wrong address, no network); `network`: a connection that broke or was reset.
- */
-export type UpstreamErrorKind = 'unreachable' | 'network' | 'timeout' | 'http' | 'rate-limit' | 'graphql' | 'auth' | 'garbage' | 'stopped';
-
-/** An upstream failure: retryable ones are retried with backoff; the others stop the task. */
-export class UpstreamError extends Error {
-  constructor(
-    message: string,
-    readonly kind: UpstreamErrorKind,
-    readonly retryable: boolean,
-    readonly extra: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
-  ) {
-    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
-    this.name = 'UpstreamError';
-  }
-}
+import { UpstreamError } from '../errors.ts';
 
 /** graph-node and gateway messages that mean "try again": transient store, indexer or block-availability conditions. */
 const RETRYABLE_GRAPHQL = [
-  /^Store error/, /^indexing_error$/, /^bad indexers/, /Query timed out/, /service is overloaded/, /query is too expensive/, /is therefore not yet available/,
-  /no block with that hash found/, /the chain was reorganized/, /Too many requests/i, /no indexers found/, /database unavailable/,
+  /^Store error/,
+  /^indexing_error$/,
+  /^bad indexers/,
+  /Query timed out/,
+  /service is overloaded/,
+  /query is too expensive/,
+  /is therefore not yet available/,
+  /no block with that hash found/,
+  /the chain was reorganized/,
+  /Too many requests/i,
+  /no indexers found/,
+  /database unavailable/,
 ];
 
 /** Classifies GraphQL `errors` of an otherwise well-formed answer. */
 export function graphqlError(messages: string[], status: number): UpstreamError {
   const msg = messages.join('; ');
   if (messages.some((m) => m.startsWith('auth error:'))) {
-    return new UpstreamError(`the gateway refused the API key (${msg}); set POOL_EXPORT_API_KEY to a valid gateway key (32 hex characters)`, 'auth', false, { status });
+    return new UpstreamError(
+      `the gateway refused the API key (${msg}); set POOL_EXPORT_API_KEY to a valid gateway key (32 hex characters)`,
+      { kind: 'auth', retryable: false, status },
+    );
   }
   const retryable = messages.every((m) => RETRYABLE_GRAPHQL.some((re) => re.test(m)));
   // A query that no longer validates means the upstream schema changed under the catalog.
   const drift = messages.some((m) => /^Type `\w+` has no field `\w+`|^Unknown argument|^Cannot query field/.test(m));
-  return new UpstreamError(`upstream answered with GraphQL errors: ${msg}${drift ? '. The upstream schema no longer matches the catalog: run `pool-export schema check` to see the drift' : ''}`, 'graphql', retryable, { status });
+  return new UpstreamError(
+    `upstream answered with GraphQL errors: ${msg}${drift ? '. The upstream schema no longer matches the catalog: run `pool-export schema check` to see the drift' : ''}`,
+    { kind: 'graphql', retryable, status },
+  );
 }
 
 /** An HTML page where JSON was expected (a proxy or an error page in the way): retried, since such pages pass. */
 export function htmlPage(text: string): UpstreamError {
   const title = /<title>([^<]{0,120})<\/title>/i.exec(text)?.[1]?.trim();
-  return new UpstreamError(`answered with an HTML page${title ? ` ("${title}")` : ''} instead of JSON`, 'garbage', true);
+  return new UpstreamError(`answered with an HTML page${title ? ` ("${title}")` : ''} instead of JSON`, {
+    kind: 'garbage',
+    retryable: true,
+  });
 }
 
 /** Classifies an HTTP status that is not 200. */
 export function httpError(status: number, bodyText: string, retryAfter: string | null): UpstreamError {
   const snippet = bodyText.replace(/\s+/g, ' ').slice(0, 200);
   if (status === 401 || status === 403) {
-    return new UpstreamError(`the service refused the API key (HTTP ${status}: ${snippet}); set POOL_EXPORT_API_KEY to a valid key`, 'auth', false, { status });
+    return new UpstreamError(
+      `the service refused the API key (HTTP ${status}: ${snippet}); set POOL_EXPORT_API_KEY to a valid key`,
+      { kind: 'auth', retryable: false, status },
+    );
   }
   if (status === 429) {
     const secs = Number(retryAfter);
-    return new UpstreamError(`rate limited (HTTP 429)`, 'rate-limit', true, { status, ...(Number.isFinite(secs) && secs >= 0 ? { retryAfterMs: secs * 1000 } : {}) });
+    return new UpstreamError(`rate limited (HTTP 429)`, {
+      kind: 'rate-limit',
+      retryable: true,
+      status,
+      ...(Number.isFinite(secs) && secs >= 0 ? { retryAfterMs: secs * 1000 } : {}),
+    });
   }
-  return new UpstreamError(`HTTP ${status}: ${snippet}`, 'http', status >= 500 || status === 408, { status });
+  return new UpstreamError(`HTTP ${status}: ${snippet}`, {
+    kind: 'http',
+    retryable: status >= 500 || status === 408,
+    status,
+  });
 }
 
 /** Removes the API key from any text before it is logged, stored or shown. */

@@ -13,14 +13,14 @@ import stringWidth from 'string-width';
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** The visible escape of one unsafe character: `\x1b`, `\u202e`. */
-function escape(c: string): string {
+function escapeChar(c: string): string {
   const code = c.charCodeAt(0);
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
 /** The text with every control and bidirectional character shown as a visible escape. */
 export function inert(text: string): string {
-  return text.replace(UNSAFE, escape);
+  return text.replace(UNSAFE, escapeChar);
 }
 
 /**
@@ -98,7 +98,12 @@ export function humanNumber(n: number): string {
 
 /** A time for reading, in one format everywhere: `2026-01-01 00:00:00Z` (UTC, to the second). */
 export function humanTime(t: Date | string | number): string {
-  const d = t instanceof Date ? t : new Date(typeof t === 'string' && /^\d{4}-\d{2}-\d{2} \d/.test(t) ? t.replace(' ', 'T').replace(/\+00$/, 'Z') : t);
+  const d =
+    t instanceof Date
+      ? t
+      : new Date(
+          typeof t === 'string' && /^\d{4}-\d{2}-\d{2} \d/.test(t) ? t.replace(' ', 'T').replace(/\+00$/, 'Z') : t,
+        );
   return Number.isNaN(d.getTime()) ? String(t) : `${d.toISOString().slice(0, 19).replace('T', ' ')}Z`;
 }
 

@@ -99,7 +99,7 @@ export function parse(text: string): Dec {
   const match = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text.trim());
   if (!match || (match[2] === '' && (match[3] ?? '') === '')) throw new Error(`not a decimal number: ${text}`);
   const [, sign, int = '', frac = '', exp = '0'] = match;
-  const m = BigInt((int + frac) || '0');
+  const m = BigInt(int + frac || '0');
   return { m: sign === '-' ? -m : m, s: frac.length - Number(exp) };
 }
 

@@ -51,8 +51,17 @@ export function hashWords(h: number, n: number): string {
   const w1 = mix(h, 1);
   const w4 = mix(h, 4);
   const w5 = mix(h, 5);
-  return '0x' + hex32(w0) + hex32(w1) + hex32(mix(h, 2)) + hex32(mix(h, 3)) + hex32(w4) + hex32(w5) +
-    hex32((Math.floor(n / 0x100000000) ^ mix(w0, w5)) >>> 0) + hex32((n ^ mix(w1, w4)) >>> 0);
+  return (
+    '0x' +
+    hex32(w0) +
+    hex32(w1) +
+    hex32(mix(h, 2)) +
+    hex32(mix(h, 3)) +
+    hex32(w4) +
+    hex32(w5) +
+    hex32((Math.floor(n / 0x100000000) ^ mix(w0, w5)) >>> 0) +
+    hex32((n ^ mix(w1, w4)) >>> 0)
+  );
 }
 
 /** The number encoded in a hash made by `hashWords` (`0x` and 64 lowercase hex digits), or -1 for any other text. */

@@ -3,14 +3,7 @@
  * memory, never the machine. Every HTTP body pool-export reads goes through here: upstream answers, their error pages,
  * and the sandbox's control API.
  */
-
-/** A body larger than its budget: reading stopped at the budget and the connection was dropped. */
-export class BodyTooLargeError extends Error {
-  constructor(readonly budget: number, detail: string) {
-    super(`the answer exceeded ${bytesText(budget)} (${detail})`);
-    this.name = 'BodyTooLargeError';
-  }
-}
+import { BodyTooLargeError } from '../errors.ts';
 
 /** Bytes for reading: `32 MiB`, `64 KiB`, `812 bytes`. */
 export function bytesText(n: number): string {
@@ -28,7 +21,10 @@ export async function readBody(res: Response, budget: number, opts: { truncate?:
   const declared = Number(res.headers.get('content-length'));
   if (!opts.truncate && Number.isFinite(declared) && declared > budget) {
     await res.body?.cancel().catch(() => undefined);
-    throw new BodyTooLargeError(budget, `its content-length is ${declared.toLocaleString('en-US')} bytes`);
+    throw new BodyTooLargeError(
+      budget,
+      `the answer exceeded ${bytesText(budget)} (its content-length is ${declared.toLocaleString('en-US')} bytes)`,
+    );
   }
   if (!res.body) return Buffer.alloc(0);
   const reader = res.body.getReader();
@@ -39,7 +35,11 @@ export async function readBody(res: Response, budget: number, opts: { truncate?:
     if (done) break;
     if (size + value.byteLength > budget) {
       await reader.cancel().catch(() => undefined);
-      if (!opts.truncate) throw new BodyTooLargeError(budget, `${(size + value.byteLength).toLocaleString('en-US')} bytes received when reading stopped`);
+      if (!opts.truncate)
+        throw new BodyTooLargeError(
+          budget,
+          `the answer exceeded ${bytesText(budget)} (${(size + value.byteLength).toLocaleString('en-US')} bytes received when reading stopped)`,
+        );
       chunks.push(value.subarray(0, budget - size));
       size = budget;
       break;

@@ -7,7 +7,11 @@ import { inert, jsonSafe } from './display.ts';
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 /** A logger of task events. */
-export type EventLog = (event: string, fields: Record<string, unknown>, level?: 'info' | 'warn' | 'error' | 'debug') => void;
+export type EventLog = (
+  event: string,
+  fields: Record<string, unknown>,
+  level?: 'info' | 'warn' | 'error' | 'debug',
+) => void;
 
 /** Formats accepted by `--log-format`: JSON lines for log shippers, or pretty lines for people. */
 export const LOG_FORMATS = ['json', 'pretty'] as const;
@@ -18,12 +22,29 @@ export const LOG_FORMATS = ['json', 'pretty'] as const;
  * every control and bidirectional character escaped (`jsonSafe`).
  */
 export function createEventLog(level: string, secret: string, format: (typeof LOG_FORMATS)[number] = 'json'): EventLog {
-  const stream = format === 'pretty'
-    ? pretty({ destination: 2, sync: true, colorize: process.stderr.isTTY, singleLine: true, messageFormat: '{event}', translateTime: 'SYS:HH:MM:ss', ignore: 'event' })
-    : pino.destination({ fd: 2, sync: true });
+  const stream =
+    format === 'pretty'
+      ? pretty({
+          destination: 2,
+          sync: true,
+          colorize: process.stderr.isTTY,
+          singleLine: true,
+          messageFormat: '{event}',
+          translateTime: 'SYS:HH:MM:ss',
+          ignore: 'event',
+        })
+      : pino.destination({ fd: 2, sync: true });
   // JSON lines: pino escapes C0 controls; the characters JSON leaves raw (DEL, C1, bidi) are escaped too, so that a
   // log tailed on a terminal is inert and a log reader still decodes every byte.
-  const logger = pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, ...(format === 'json' ? { hooks: { streamWrite: jsonSafe } } : {}) }, stream);
+  const logger = pino(
+    {
+      level,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      ...(format === 'json' ? { hooks: { streamWrite: jsonSafe } } : {}),
+    },
+    stream,
+  );
   const clean = (v: string) => (secret ? v.split(secret).join('***') : v);
   const scrub = (v: unknown): unknown => (typeof v !== 'string' ? v : format === 'pretty' ? inert(clean(v)) : clean(v));
   return (event, fields, lvl = 'info') => {

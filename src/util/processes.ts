@@ -47,7 +47,11 @@ const SECRET_FLAG = /((?:^|\s)-*[\w-]*(?:key|token|secret|password)[\w-]*(?:=|\s
 /** A process's command line, for messages (`/proc/<pid>/cmdline`): secrets in flags masked, cut to 160 characters. */
 export function commandLineOf(pid: number): string | undefined {
   try {
-    const line = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ').replace(SECRET_FLAG, '$1***');
+    const line = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter(Boolean)
+      .join(' ')
+      .replace(SECRET_FLAG, '$1***');
     return line.length > 160 ? `${line.slice(0, 159)}…` : line;
   } catch {
     return undefined;

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GenericContainer, getContainerRuntimeClient, Wait, type StartedTestContainer } from 'testcontainers';
+import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../jobs/events.ts';
 import { callControl, PINNED_NOW, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
@@ -39,7 +39,9 @@ async function waitReady(): Promise<void> {
   for (let i = 0; i < 300; i++) {
     try {
       if ((await fetch(`${sb.url}/_sandbox/info`)).ok) return;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the sandbox container did not come back within 30 s');
@@ -56,7 +58,8 @@ async function slow(): Promise<void> {
 }
 
 /** Waits until the sandbox has served `n` data requests: the backfill is under way, however fast the machine is. */
-const run = (data: string, config: string) => cli(['run', '--chains', 'bsc', '--jobs', 'events', '--config', config], sandboxEnv(sb, data));
+const run = (data: string, config: string) =>
+  cli(['run', '--chains', 'bsc', '--jobs', 'events', '--config', config], sandboxEnv(sb, data));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
@@ -82,6 +85,28 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+type Container = Awaited<ReturnType<typeof docker>>;
+
+/**
+ * The scenario every test here plays: a backfill of the events job on bsc against a slowed upstream; once the sandbox
+ * has served 30 requests (the run is under way, however fast the machine is), `disrupt` does something to the
+ * container while the run goes on. Returns the run's outcome.
+ */
+async function disruptedRun(data: string, config: string, disrupt: (c: Container) => Promise<void>) {
+  await slow();
+  const running = run(data, config);
+  await waitForRequests(sb, 30);
+  await disrupt(await docker());
+  return running;
+}
+
+/** A re-run with patient settings ends well, and the export is exact. */
+async function expectExactRerun(data: string): Promise<void> {
+  const again = await run(data, patient);
+  expect(again.code, again.stdout + again.stderr).toBe(0);
+  expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+}
+
 describe('the upstream in a container', () => {
   it('serves the sandbox from an image built locally, on the host network', async () => {
     const info = await callControl<{ chains: unknown[] }>(sb.url, 'info');
@@ -90,12 +115,10 @@ describe('the upstream in a container', () => {
 
   it('a run rides out a container restart in the middle of a backfill and ends exact', async () => {
     const data = join(dir, 'restart');
-    await slow();
-    const running = run(data, patient);
-    await waitForRequests(sb, 30);
-    await container.restart();
-    await waitReady();
-    const r = await running;
+    const r = await disruptedRun(data, patient, async () => {
+      await container.restart();
+      await waitReady();
+    });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(Number(/(\d+) retries/.exec(r.stdout)?.[1])).toBeGreaterThan(0);
     expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
@@ -103,14 +126,11 @@ describe('the upstream in a container', () => {
 
   it('a run rides out a paused (hung) container: time-outs are retried after it resumes', async () => {
     const data = join(dir, 'pause');
-    await slow();
-    const running = run(data, patient);
-    await waitForRequests(sb, 30);
-    const c = await docker();
-    await c.pause();
-    await sleep(4000);
-    await c.unpause();
-    const r = await running;
+    const r = await disruptedRun(data, patient, async (c) => {
+      await c.pause();
+      await sleep(4000);
+      await c.unpause();
+    });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout + r.stderr).toMatch(/no answer within 1500 ms/);
     expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
@@ -118,42 +138,37 @@ describe('the upstream in a container', () => {
 
   it('a run stops cleanly when the container is killed and stays down; a re-run after it starts again is exact', async () => {
     const data = join(dir, 'kill');
-    await slow();
-    const running = run(data, impatient);
-    await waitForRequests(sb, 30);
-    const c = await docker();
-    await c.kill();
+    let killed: Container | undefined;
     try {
-      const r = await running;
+      const r = await disruptedRun(data, impatient, async (c) => {
+        killed = c;
+        await c.kill();
+      });
       expect(r.code).toBe(1);
-      expect(r.stdout).toMatch(/FAILED (dodoex\.\w+ on bsc|\d+ tasks \(.* on bsc\)): .*(ECONNREFUSED|connection|fetch failed|socket)/i);
+      expect(r.stdout).toMatch(
+        /FAILED (dodoex\.\w+ on bsc|\d+ tasks \(.* on bsc\)): .*(ECONNREFUSED|connection|fetch failed|socket)/i,
+      );
       expect(r.stdout + r.stderr).not.toContain(KEY);
     } finally {
       // started again whatever the assertions say, so that one failure does not take the next test with it
-      await c.start();
+      await killed?.start();
       await waitReady();
     }
-    const again = await run(data, patient);
-    expect(again.code, again.stdout + again.stderr).toBe(0);
-    expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+    await expectExactRerun(data);
   }, 240_000);
 
   it('a run stops cleanly when the container hangs past the retry budget; after a stop and start, a re-run is exact', async () => {
     const data = join(dir, 'stop');
-    await slow();
-    const running = run(data, impatient);
-    await waitForRequests(sb, 30);
-    const c = await docker();
-    await c.pause();
-    const r = await running;
+    const r = await disruptedRun(data, impatient, (c) => c.pause());
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/FAILED (dodoex\.\w+ on bsc|\d+ tasks \(.* on bsc\)): no answer within 1000 ms from http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex&apikey=\*\*\* \(gave up after 3 attempts\)/);
+    expect(r.stdout).toMatch(
+      /FAILED (dodoex\.\w+ on bsc|\d+ tasks \(.* on bsc\)): no answer within 1000 ms from http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex&apikey=\*\*\* \(gave up after 3 attempts\)/,
+    );
+    const c = await docker();
     await c.unpause();
     await c.stop({ t: 5 });
     await c.start();
     await waitReady();
-    const again = await run(data, patient);
-    expect(again.code, again.stdout + again.stderr).toBe(0);
-    expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+    await expectExactRerun(data);
   }, 240_000);
 });

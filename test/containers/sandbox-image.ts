@@ -42,13 +42,19 @@ export async function buildSandboxImage(): Promise<string> {
       format: 'esm',
       target: 'node20',
       outfile: join(rootfs, 'app/sandbox.mjs'),
-      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+      banner: {
+        js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+      },
       logLevel: 'error',
     });
     // The upstream schemas are read next to the code.
-    for (const f of readdirSync(join(ROOT, 'src/schemas')).filter((n) => n.endsWith('.graphql'))) place(rootfs, join(ROOT, 'src/schemas', f), `/app/${f}`);
+    for (const f of readdirSync(join(ROOT, 'src/schemas')).filter((n) => n.endsWith('.graphql')))
+      place(rootfs, join(ROOT, 'src/schemas', f), `/app/${f}`);
     mkdirSync(join(rootfs, 'tmp'));
-    writeFileSync(join(ctx, 'Dockerfile'), `FROM scratch\nCOPY rootfs/ /\nENTRYPOINT ${JSON.stringify(['/usr/local/bin/node', ...SANDBOX_NODE_FLAGS, '/app/sandbox.mjs'])}\n`);
+    writeFileSync(
+      join(ctx, 'Dockerfile'),
+      `FROM scratch\nCOPY rootfs/ /\nENTRYPOINT ${JSON.stringify(['/usr/local/bin/node', ...SANDBOX_NODE_FLAGS, '/app/sandbox.mjs'])}\n`,
+    );
     await GenericContainer.fromDockerfile(ctx).build(SANDBOX_IMAGE, { deleteOnExit: false });
     return SANDBOX_IMAGE;
   } finally {

@@ -1,17 +1,30 @@
 /** Bad input of every kind: a clear message naming the fix, exit 2 for usage and 1 for runtime errors, stored data untouched. */
-import { createHash } from 'node:crypto';
+
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
-import { DATASETS } from '../../src/catalog/catalog.ts';
-import { lockDataDir } from '../../src/store/data-lock.ts';
-import { qt } from '../../src/store/ddl.ts';
-import { Warehouse } from '../../src/store/warehouse.ts';
 import { events } from '../../jobs/events.ts';
+import { DATASETS } from '../../src/catalog/catalog.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { lockDataDir } from '../../src/store/data-lock.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { qt } from '../../src/util/sql.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 
@@ -36,8 +49,17 @@ async function stored(root: string): Promise<string> {
   walk(join(root, 'lake'));
   const w = await Warehouse.open(root, { readOnly: true });
   try {
-    h.update(JSON.stringify(await w.all('SELECT chain_id, dataset, cursor, block FROM _pool_export.checkpoints ORDER BY ALL')));
-    for (const ds of DATASETS) h.update(JSON.stringify(await w.all(`SELECT count(*) AS n, md5(coalesce(string_agg(id, ',' ORDER BY id), '')) AS ids FROM ${qt(ds.table)}`).catch(() => 'missing')));
+    h.update(
+      JSON.stringify(await w.all('SELECT chain_id, dataset, cursor, block FROM _pool_export.checkpoints ORDER BY ALL')),
+    );
+    for (const ds of DATASETS)
+      h.update(
+        JSON.stringify(
+          await w
+            .all(`SELECT count(*) AS n, md5(coalesce(string_agg(id, ',' ORDER BY id), '')) AS ids FROM ${qt(ds.table)}`)
+            .catch(() => 'missing'),
+        ),
+      );
   } finally {
     await w.close();
   }
@@ -68,53 +90,240 @@ type Case = [string, string[], Record<string, string>, number, RegExp];
 const cases = (): Case[] => [
   ['unknown command', ['nope'], {}, 2, /Unknown argument: nope/],
   ['unknown flag', ['run', '--nope'], {}, 2, /Unknown argument: nope/],
-  ['unknown chain', ['run', '--chains', 'mars'], {}, 2, /unknown chain "mars"; use a chain id or one of: ethereum, bsc/],
+  [
+    'unknown chain',
+    ['run', '--chains', 'mars'],
+    {},
+    2,
+    /unknown chain "mars"; use a chain id or one of: ethereum, bsc/,
+  ],
   ['unknown job', ['run', '--jobs', 'nope'], {}, 2, /unknown job "nope"; jobs: liquidity, events, state, token-mining/],
-  ['unknown dataset', ['run', '--datasets', 'dodoex.nope'], {}, 2, /unknown dataset "dodoex\.nope"; run `pool-export datasets`/],
+  [
+    'unknown dataset',
+    ['run', '--datasets', 'dodoex.nope'],
+    {},
+    2,
+    /unknown dataset "dodoex\.nope"; run `pool-export datasets`/,
+  ],
   ['negative --wait-lock', ['run', '--wait-lock', '-1'], {}, 2, /--wait-lock must be a number of seconds from 0/],
   ['bad --log-level', ['run', '--log-level', 'loud'], {}, 2, /Argument: log-level, Given: "loud", Choices: "trace"/],
-  ['bad --log-format', ['run', '--log-format', 'xml'], {}, 2, /Argument: log-format, Given: "xml", Choices: "json", "pretty"/],
-  ['missing config file', ['run', '--config', '/nonexistent.json'], {}, 2, /config file \/nonexistent\.json does not exist/],
-  ['malformed config file', ['run', '--config', config('{"chains": [')], {}, 2, /is not valid JSON .*; fix it or pass another --config/],
-  ['unknown config key', ['run', '--config', config('{"pagesize": 10}')], {}, 2, /unknown key "pagesize"; valid keys: .*pageSize/],
-  ['page size over the limit', ['run', '--config', config('{"pageSize": 5000}')], {}, 2, /pageSize must be at most 1000/],
-  ['zero concurrency', ['run', '--config', config('{"concurrency": 0}')], {}, 2, /concurrency must be a whole number of at least 1/],
+  [
+    'bad --log-format',
+    ['run', '--log-format', 'xml'],
+    {},
+    2,
+    /Argument: log-format, Given: "xml", Choices: "json", "pretty"/,
+  ],
+  [
+    'missing config file',
+    ['run', '--config', '/nonexistent.json'],
+    {},
+    2,
+    /config file \/nonexistent\.json does not exist/,
+  ],
+  [
+    'malformed config file',
+    ['run', '--config', config('{"chains": [')],
+    {},
+    2,
+    /is not valid JSON .*; fix it or pass another --config/,
+  ],
+  [
+    'unknown config key',
+    ['run', '--config', config('{"pagesize": 10}')],
+    {},
+    2,
+    /unknown key "pagesize"; valid keys: .*pageSize/,
+  ],
+  [
+    'page size over the limit',
+    ['run', '--config', config('{"pageSize": 5000}')],
+    {},
+    2,
+    /pageSize must be at most 1000/,
+  ],
+  [
+    'zero concurrency',
+    ['run', '--config', config('{"concurrency": 0}')],
+    {},
+    2,
+    /concurrency must be a whole number of at least 1/,
+  ],
   ['empty chain list', ['run', '--config', config('{"chains": []}')], {}, 2, /chains must be a non-empty list/],
-  ['bad route', ['run', '--config', config('{"routes": {"56/dodoex": {"kind": "gateway"}}}')], {}, 2, /route "56\/dodoex" must be/],
-  ['bad base URL', ['run'], { POOL_EXPORT_BASE_URL: 'ftp://example' }, 2, /POOL_EXPORT_BASE_URL\) must be an http\(s\) URL/],
-  ['API key with a space', ['run'], { POOL_EXPORT_API_KEY: 'ab cd' }, 2, /POOL_EXPORT_API_KEY holds spaces or control characters/],
+  [
+    'bad route',
+    ['run', '--config', config('{"routes": {"56/dodoex": {"kind": "gateway"}}}')],
+    {},
+    2,
+    /route "56\/dodoex" must be/,
+  ],
+  [
+    'bad base URL',
+    ['run'],
+    { POOL_EXPORT_BASE_URL: 'ftp://example' },
+    2,
+    /POOL_EXPORT_BASE_URL\) must be an http\(s\) URL/,
+  ],
+  [
+    'API key with a space',
+    ['run'],
+    { POOL_EXPORT_API_KEY: 'ab cd' },
+    2,
+    /POOL_EXPORT_API_KEY holds spaces or control characters/,
+  ],
   ['no API key', ['run'], { POOL_EXPORT_API_KEY: '' }, 2, /no API key: set POOL_EXPORT_API_KEY/],
-  ['wrong API key', ['run', '--chains', 'bsc', '--jobs', 'events'], { POOL_EXPORT_API_KEY: 'wrong-key-123' }, 1, /refused the API key .*401.*Invalid API key in request.*set POOL_EXPORT_API_KEY/],
+  [
+    'wrong API key',
+    ['run', '--chains', 'bsc', '--jobs', 'events'],
+    { POOL_EXPORT_API_KEY: 'wrong-key-123' },
+    1,
+    /refused the API key .*401.*Invalid API key in request.*set POOL_EXPORT_API_KEY/,
+  ],
   ['bad --stale-after', ['status', '--stale-after', 'soon'], {}, 2, /--stale-after takes a duration such as 90s/],
   ['status of an unknown chain', ['status', '--chains', 'mars'], {}, 2, /unknown chain "mars"/],
   ['unknown report', ['report', 'nope'], {}, 2, /unknown report "nope"; reports: tvl_list/],
   ['bad --from', ['report', 'volume_daily', '--from', '2025-13-01'], {}, 2, /--from takes a UTC day as YYYY-MM-DD/],
   ['bad --format', ['report', 'volume_daily', '--format', 'xml'], {}, 2, /Argument: format, Given: "xml"/],
-  ['parquet without --out', ['report', 'volume_daily', '--format', 'parquet'], {}, 2, /--format parquet needs --out FILE/],
+  [
+    'parquet without --out',
+    ['report', 'volume_daily', '--format', 'parquet'],
+    {},
+    2,
+    /--format parquet needs --out FILE/,
+  ],
   ['a writing query', ['query', 'DELETE FROM dodoex.swaps'], {}, 2, /query takes one read-only SELECT statement/],
-  ['two statements', ['query', 'SELECT 1; DROP TABLE dodoex.swaps'], {}, 2, /query takes one read-only SELECT statement, and it is not a SELECT/],
-  ['two SELECT statements', ['query', 'SELECT 1; SELECT 2'], {}, 2, /query takes one SELECT statement, and this holds 2/],
-  ['an UPDATE', ['query', 'UPDATE dodoex.swaps SET id = 1'], {}, 2, /query takes one read-only SELECT statement, and it is not a SELECT; for example: pool-export query "SELECT/],
-  ['query with no SQL', ['query'], {}, 2, /query needs one SELECT statement, e\.g\. pool-export query "SELECT chain, count\(\*\) FROM dodoex\.swaps GROUP BY ALL"; `pool-export shell` opens a prompt/],
-  ['--from after --to', ['report', 'volume_daily', '--from', '2026-01-02', '--to', '2026-01-01'], {}, 2, /--from 2026-01-02 is after --to 2026-01-01; the range would be empty/],
-  ['a chain with no data', ['report', 'volume_daily', '--chain', '999'], {}, 2, /the lake holds no data of chain 999 \(999\); its chains: bsc \(56\)/],
-  ['--out into a missing folder', ['report', 'volume_daily', '--format', 'csv', '--out', '/nonexistent/x.csv'], {}, 2, /--out \/nonexistent\/x\.csv: the folder \/nonexistent does not exist; create it, or write somewhere else/],
-  ['report of a data folder that is a file', ['report', 'volume_daily'], { POOL_EXPORT_DATA_DIR: join(dir, 'a-file') }, 2, /the data folder .*a-file is a file; point --data-dir/],
-  ['report of a data folder with nothing exported', ['report', 'volume_daily'], { POOL_EXPORT_DATA_DIR: join(dir, 'empty-folder') }, 2, /nothing has been exported to .*empty-folder yet \(it has no lake\); run `pool-export run` there, or point --data-dir .* data\/demo after `make demo`/],
-  ['dry run in a data folder that is a file', ['run', '--dry-run'], { POOL_EXPORT_DATA_DIR: join(dir, 'a-file') }, 2, /the data folder .*a-file is a file; choose another/],
+  [
+    'two statements',
+    ['query', 'SELECT 1; DROP TABLE dodoex.swaps'],
+    {},
+    2,
+    /query takes one read-only SELECT statement, and it is not a SELECT/,
+  ],
+  [
+    'two SELECT statements',
+    ['query', 'SELECT 1; SELECT 2'],
+    {},
+    2,
+    /query takes one SELECT statement, and this holds 2/,
+  ],
+  [
+    'an UPDATE',
+    ['query', 'UPDATE dodoex.swaps SET id = 1'],
+    {},
+    2,
+    /query takes one read-only SELECT statement, and it is not a SELECT; for example: pool-export query "SELECT/,
+  ],
+  [
+    'query with no SQL',
+    ['query'],
+    {},
+    2,
+    /query needs one SELECT statement, e\.g\. pool-export query "SELECT chain, count\(\*\) FROM dodoex\.swaps GROUP BY ALL"; `pool-export shell` opens a prompt/,
+  ],
+  [
+    '--from after --to',
+    ['report', 'volume_daily', '--from', '2026-01-02', '--to', '2026-01-01'],
+    {},
+    2,
+    /--from 2026-01-02 is after --to 2026-01-01; the range would be empty/,
+  ],
+  [
+    'a chain with no data',
+    ['report', 'volume_daily', '--chain', '999'],
+    {},
+    2,
+    /the lake holds no data of chain 999 \(999\); its chains: bsc \(56\)/,
+  ],
+  [
+    '--out into a missing folder',
+    ['report', 'volume_daily', '--format', 'csv', '--out', '/nonexistent/x.csv'],
+    {},
+    2,
+    /--out \/nonexistent\/x\.csv: the folder \/nonexistent does not exist; create it, or write somewhere else/,
+  ],
+  [
+    'report of a data folder that is a file',
+    ['report', 'volume_daily'],
+    { POOL_EXPORT_DATA_DIR: join(dir, 'a-file') },
+    2,
+    /the data folder .*a-file is a file; point --data-dir/,
+  ],
+  [
+    'report of a data folder with nothing exported',
+    ['report', 'volume_daily'],
+    { POOL_EXPORT_DATA_DIR: join(dir, 'empty-folder') },
+    2,
+    /nothing has been exported to .*empty-folder yet \(it has no lake\); run `pool-export run` there, or point --data-dir .* data\/demo after `make demo`/,
+  ],
+  [
+    'dry run in a data folder that is a file',
+    ['run', '--dry-run'],
+    { POOL_EXPORT_DATA_DIR: join(dir, 'a-file') },
+    2,
+    /the data folder .*a-file is a file; choose another/,
+  ],
   ['bad --limit', ['report', 'volume_daily', '--limit', '0'], {}, 2, /--limit takes a number of rows from 1, not 0/],
-  ['unknown --columns', ['report', 'volume_daily', '--columns', 'day,nope'], {}, 2, /--columns names nope, which the result does not have; its columns: chain_id, day, pool/],
+  [
+    'unknown --columns',
+    ['report', 'volume_daily', '--columns', 'day,nope'],
+    {},
+    2,
+    /--columns names nope, which the result does not have; its columns: chain_id, day, pool/,
+  ],
   ['invalid cron', ['schedule', '--schedule', 'events=bad'], {}, 2, /invalid cron expression "bad" for job events/],
-  ['out-of-range cron field', ['schedule', '--schedule', 'events=*/5 25 * * *'], {}, 2, /invalid cron expression .* hour "25"/],
-  ['schedule of an unselected job', ['schedule', '--jobs', 'events', '--schedule', 'state=0 * * * *'], {}, 2, /--schedule names job "state", which is not among the selected jobs/],
+  [
+    'out-of-range cron field',
+    ['schedule', '--schedule', 'events=*/5 25 * * *'],
+    {},
+    2,
+    /invalid cron expression .* hour "25"/,
+  ],
+  [
+    'schedule of an unselected job',
+    ['schedule', '--jobs', 'events', '--schedule', 'state=0 * * * *'],
+    {},
+    2,
+    /--schedule names job "state", which is not among the selected jobs/,
+  ],
   ['schedule without cron', ['schedule', '--schedule', 'events'], {}, 2, /--schedule takes job=cron/],
   ['sandbox on a non-loopback address', ['sandbox', '--host', '10.0.0.1'], {}, 2, /--host must be a loopback address/],
-  ['sandbox on a port in use', ['sandbox', '--port', new URL(sb.url).port], {}, 1,
-    new RegExp(`port ${new URL(sb.url).port} on 127\\.0\\.0\\.1 is already in use by pid ${sb.child.pid} \\(.*pool-export\\.js sandbox .*\\): stop it \\(kill ${sb.child.pid}\\), or pass another --port \\(0 picks a free one\\)`)],
-  ['fault rate over 1', ['sandbox', '--faults', 'http500=2'], {}, 2, /fault rate for "http500" must be a number from 0 to 1/],
-  ['unknown fault', ['sandbox', '--faults', 'bogus=0.1'], {}, 2, /unknown fault "bogus" in --faults; valid kinds: reset, timeout/],
-  ['data folder in /proc', ['run', '--chains', 'bsc'], { POOL_EXPORT_DATA_DIR: '/proc/pool-export-data' }, 1, /the data folder \/proc\/pool-export-data cannot be created or written \(ENOENT\); choose another/],
-  ['data folder under a file', ['run', '--chains', 'bsc'], { POOL_EXPORT_DATA_DIR: join(dir, 'a-file', 'data') }, 1, /the data folder .*a-file\/data cannot be created or written \(ENOTDIR\); choose another with --data-dir/],
+  [
+    'sandbox on a port in use',
+    ['sandbox', '--port', new URL(sb.url).port],
+    {},
+    1,
+    new RegExp(
+      `port ${new URL(sb.url).port} on 127\\.0\\.0\\.1 is already in use by pid ${sb.child.pid} \\(.*pool-export\\.js sandbox .*\\): stop it \\(kill ${sb.child.pid}\\), or pass another --port \\(0 picks a free one\\)`,
+    ),
+  ],
+  [
+    'fault rate over 1',
+    ['sandbox', '--faults', 'http500=2'],
+    {},
+    2,
+    /fault rate for "http500" must be a number from 0 to 1/,
+  ],
+  [
+    'unknown fault',
+    ['sandbox', '--faults', 'bogus=0.1'],
+    {},
+    2,
+    /unknown fault "bogus" in --faults; valid kinds: reset, timeout/,
+  ],
+  [
+    'data folder in /proc',
+    ['run', '--chains', 'bsc'],
+    { POOL_EXPORT_DATA_DIR: '/proc/pool-export-data' },
+    1,
+    /the data folder \/proc\/pool-export-data cannot be created or written \(ENOENT\); choose another/,
+  ],
+  [
+    'data folder under a file',
+    ['run', '--chains', 'bsc'],
+    { POOL_EXPORT_DATA_DIR: join(dir, 'a-file', 'data') },
+    1,
+    /the data folder .*a-file\/data cannot be created or written \(ENOTDIR\); choose another with --data-dir/,
+  ],
 ];
 
 /** A loopback port that nothing listens on (taken and given back). */
@@ -157,45 +366,71 @@ describe('bad input', () => {
     expect(await stored(data)).toBe(before);
   }, 240_000);
 
-  it.runIf(canMount)('a full disk: a clear message naming the folder and the fix, exit 1, stored data untouched; exact once space is freed', async () => {
-    const disk = join(dir, 'disk');
-    mkdirSync(disk);
-    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', disk], { encoding: 'utf8' });
-    expect(mounted.status, mounted.stderr).toBe(0);
-    try {
-      const small = join(disk, 'data');
-      const envSmall = sandboxEnv(sb, small);
-      const args = ['run', '--chains', 'bsc', '--jobs', 'events'];
-      const first = await cli(args, envSmall);
-      expect(first.code, first.stdout + first.stderr.split('\n').filter((l) => !l.startsWith('{')).join('\n')).toBe(0);
-      await sb.control('advance', { blocks: 400 });
-      fill(disk);
-      const before = await stored(small);
-      for (const attempt of [1, 2]) {
+  it.runIf(canMount)(
+    'a full disk: a clear message naming the folder and the fix, exit 1, stored data untouched; exact once space is freed',
+    async () => {
+      const disk = join(dir, 'disk');
+      mkdirSync(disk);
+      const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', disk], { encoding: 'utf8' });
+      expect(mounted.status, mounted.stderr).toBe(0);
+      try {
+        const small = join(disk, 'data');
+        const envSmall = sandboxEnv(sb, small);
+        const args = ['run', '--chains', 'bsc', '--jobs', 'events'];
+        const first = await cli(args, envSmall);
+        expect(
+          first.code,
+          first.stdout +
+            first.stderr
+              .split('\n')
+              .filter((l) => !l.startsWith('{'))
+              .join('\n'),
+        ).toBe(0);
+        await sb.control('advance', { blocks: 400 });
+        fill(disk);
+        const before = await stored(small);
+        for (const attempt of [1, 2]) {
+          const r = await cli(args, envSmall);
+          expect(r.code, `attempt ${attempt}: ${r.stdout}${r.stderr}`).toBe(1);
+          expect(r.stdout + r.stderr).toMatch(
+            new RegExp(
+              `the disk holding the data folder ${small} is full \\(.*(ENOSPC|No space left on device).*\\); free space there, or point --data-dir at a folder on another disk, and run again`,
+            ),
+          );
+          expect(await stored(small)).toBe(before);
+          // No half-written file is left: no batch files, no views file under construction, no empty lock owner.
+          expect(readdirSync(join(small, '.tmp'))).toEqual([]);
+          expect(
+            readdirSync(small).filter((n) => n !== '.tmp' && (n.endsWith('.tmp') || n.startsWith('.lock'))),
+          ).toEqual([]);
+        }
+        rmSync(join(disk, 'filler'));
         const r = await cli(args, envSmall);
-        expect(r.code, `attempt ${attempt}: ${r.stdout}${r.stderr}`).toBe(1);
-        expect(r.stdout + r.stderr).toMatch(new RegExp(`the disk holding the data folder ${small} is full \\(.*(ENOSPC|No space left on device).*\\); free space there, or point --data-dir at a folder on another disk, and run again`));
-        expect(await stored(small)).toBe(before);
-        // No half-written file is left: no batch files, no views file under construction, no empty lock owner.
-        expect(readdirSync(join(small, '.tmp'))).toEqual([]);
-        expect(readdirSync(small).filter((n) => n !== '.tmp' && (n.endsWith('.tmp') || n.startsWith('.lock')))).toEqual([]);
+        expect(r.code, r.stdout + r.stderr).toBe(0);
+        expect((await compareWithSandbox(sb, small, [56], events.datasets)).mismatches).toEqual([]);
+        expect(await lakeBehindWarehouse(small)).toEqual([]);
+      } finally {
+        spawnSync('umount', [disk]);
       }
-      rmSync(join(disk, 'filler'));
-      const r = await cli(args, envSmall);
-      expect(r.code, r.stdout + r.stderr).toBe(0);
-      expect((await compareWithSandbox(sb, small, [56], events.datasets)).mismatches).toEqual([]);
-      expect(await lakeBehindWarehouse(small)).toEqual([]);
-    } finally {
-      spawnSync('umount', [disk]);
-    }
-  }, 180_000);
+    },
+    180_000,
+  );
 
   it('an unreachable upstream fails within a few attempts, with one line for all of its tasks, and retries logged', async () => {
     const before = await stored(data);
     const port = await closedPort();
-    const r = await cli(['run', '--chains', 'bsc', '--jobs', 'events'], { ...env, POOL_EXPORT_BASE_URL: `http://127.0.0.1:${port}` });
+    const r = await cli(['run', '--chains', 'bsc', '--jobs', 'events'], {
+      ...env,
+      POOL_EXPORT_BASE_URL: `http://127.0.0.1:${port}`,
+    });
     expect(r.code).toBe(1);
-    expect(r.stdout.match(/^FAILED .*$/gm)).toEqual([expect.stringMatching(new RegExp(`^FAILED \\d+ tasks \\(\\d+ datasets on bsc\\): the upstream host 127\\.0\\.0\\.1:${port} could not be reached \\(.*ECONNREFUSED.*\\): check the address, the network and any proxy \\(gave up after 3 attempts\\)$`))]);
+    expect(r.stdout.match(/^FAILED .*$/gm)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^FAILED \\d+ tasks \\(\\d+ datasets on bsc\\): the upstream host 127\\.0\\.0\\.1:${port} could not be reached \\(.*ECONNREFUSED.*\\): check the address, the network and any proxy \\(gave up after 3 attempts\\)$`,
+        ),
+      ),
+    ]);
     // One host, asked once: three attempts (two retries, each logged), never one per endpoint.
     expect(r.stderr.match(/"event":"retry"/g)).toHaveLength(2);
     expect(r.stderr.match(/"event":"host-unreachable"/g)).toHaveLength(1);
@@ -204,7 +439,12 @@ describe('bad input', () => {
 
   it('tables and status fit 80 columns, with numbers for reading; csv stays exact', async () => {
     const narrow = { ...env, COLUMNS: '80' };
-    for (const args of [['report', 'volume_daily'], ['report', 'top_pools'], ['query', 'SELECT * FROM reports.apy'], ['status', '--offline', '--stale-after', '10000d']]) {
+    for (const args of [
+      ['report', 'volume_daily'],
+      ['report', 'top_pools'],
+      ['query', 'SELECT * FROM reports.apy'],
+      ['status', '--offline', '--stale-after', '10000d'],
+    ]) {
       const r = await cli(args, narrow);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       const wide = r.stdout.split('\n').filter((l) => [...l].length > 80);
@@ -214,7 +454,10 @@ describe('bad input', () => {
     const table = await cli(['report', 'volume_daily', '--columns', 'day,pool,volume_usd'], narrow);
     expect(table.stdout).toMatch(/^day +pool +volume_usd$/m);
     expect(table.stdout).toMatch(/\d(\.\d+)?[KMBT]?$/m);
-    const csv = await cli(['query', 'SELECT amount_in, amount_in_text FROM dodoex.swaps ORDER BY id LIMIT 20', '--format', 'csv'], narrow);
+    const csv = await cli(
+      ['query', 'SELECT amount_in, amount_in_text FROM dodoex.swaps ORDER BY id LIMIT 20', '--format', 'csv'],
+      narrow,
+    );
     for (const line of csv.stdout.trim().split('\n').slice(1)) {
       const [number, text] = line.split(',');
       expect(Number(number)).toBe(Number(text));
@@ -241,28 +484,38 @@ describe('bad input', () => {
 
   it('a dry run writes nothing, not even a data folder, and shows no key where none is set', async () => {
     const fresh = join(dir, 'dry-run-folder');
-    const r = await cli(['run', '--dry-run', '--chains', 'bsc', '--datasets', 'dodoex.swaps,list.liquidity'], { ...env, POOL_EXPORT_DATA_DIR: fresh, POOL_EXPORT_API_KEY: '' });
+    const r = await cli(['run', '--dry-run', '--chains', 'bsc', '--datasets', 'dodoex.swaps,list.liquidity'], {
+      ...env,
+      POOL_EXPORT_DATA_DIR: fresh,
+      POOL_EXPORT_API_KEY: '',
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^plan: 2 tasks, data folder .*dry-run-folder \(nothing exported there yet\)$/m);
     expect(r.stdout).toContain('no API key is set: a run needs POOL_EXPORT_API_KEY');
     expect(r.stdout).not.toContain('apikey=');
-    expect(r.stdout).toMatch(/dodoex\.swaps +bsc +event +http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex  cursor \(start of history\)/);
+    expect(r.stdout).toMatch(
+      /dodoex\.swaps +bsc +event +http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex {2}cursor \(start of history\)/,
+    );
     expect(existsSync(fresh)).toBe(false);
     // With a warehouse, the cursors are read without writing to it.
     const before = await stored(data);
     const again = await cli(['run', '--dry-run', '--chains', 'bsc', '--datasets', 'dodoex.swaps'], env);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toMatch(/dodoex\.swaps +bsc +event +.*apikey=\*\*\*  cursor \{"seq":"\d+","id":"0x[0-9a-f-]+","block":\d+\}/);
+    expect(again.stdout).toMatch(
+      /dodoex\.swaps +bsc +event +.*apikey=\*\*\* {2}cursor \{"seq":"\d+","id":"0x[0-9a-f-]+","block":\d+\}/,
+    );
     expect(await stored(data)).toBe(before);
   });
 
   it('stops at once when another process holds the data folder, naming it, and touches nothing', async () => {
     const before = await stored(data);
-    const lock = await lockDataDir(data, 'a test holding the folder', 0, () => undefined);
+    const lock = await lockDataDir(data, { what: 'a test holding the folder', waitSecs: 0, onLost: () => undefined });
     try {
       const r = await cli(['run', '--chains', 'bsc'], env);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`in use by another pool-export process \\(pid ${process.pid}, a test holding the folder, since `));
+      expect(r.stderr).toMatch(
+        new RegExp(`in use by another pool-export process \\(pid ${process.pid}, a test holding the folder, since `),
+      );
     } finally {
       await lock.release();
     }

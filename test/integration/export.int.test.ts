@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, nullNumbers, sandboxEnv } from '../support/export-check.ts';
@@ -75,29 +75,45 @@ describe('export core', () => {
   it('reads through the gateway route when the config says so, exactly the same', async () => {
     const data = join(dir, 'gateway');
     const info = await sb.control<{ subgraphs: { chainId: number; schema: string; subgraphId: string }[] }>('info');
-    const routes = Object.fromEntries(info.subgraphs.filter((s) => s.chainId === 43114).map((s) => [`43114/${s.schema}`, { kind: 'gateway', subgraphId: s.subgraphId }]));
+    const routes = Object.fromEntries(
+      info.subgraphs
+        .filter((s) => s.chainId === 43114)
+        .map((s) => [`43114/${s.schema}`, { kind: 'gateway', subgraphId: s.subgraphId }]),
+    );
     const config = join(dir, 'gateway.json');
     writeFileSync(config, JSON.stringify({ routes, gatewayUrl: sb.url }));
     await sb.control('stats', {});
-    const r = await cli(['run', '--chains', 'avax', '--config', config, '--jobs', 'events,state,token-mining'], sandboxEnv(sb, data));
+    const r = await cli(
+      ['run', '--chains', 'avax', '--config', config, '--jobs', 'events,state,token-mining'],
+      sandboxEnv(sb, data),
+    );
     expect(r.code, r.stderr + r.stdout).toBe(0);
     const stats = await sb.control<{ byRoute: Record<string, number> }>('stats');
     expect(stats.byRoute).toEqual({ gateway: expect.any(Number) });
     // The gateway's deployment, like the real one, lacks three newer entities: their datasets are unavailable there.
     const cmp = await compareWithSandbox(sb, data, [43114]);
     expect(cmp.mismatches).toEqual([]);
-    expect(cmp.unavailable.sort()).toEqual(['dodoex.dpp_oracle_admins@43114', 'dodoex.pair_details@43114', 'dodoex.positive_slippages@43114']);
-    expect(r.stdout).toMatch(/^unavailable \(the upstream deployment has no such entity; skipped there, not a failure\): .*dodoex\.positive_slippages on avax/m);
+    expect(cmp.unavailable.sort()).toEqual([
+      'dodoex.dpp_oracle_admins@43114',
+      'dodoex.pair_details@43114',
+      'dodoex.positive_slippages@43114',
+    ]);
+    expect(r.stdout).toMatch(
+      /^unavailable \(the upstream deployment has no such entity; skipped there, not a failure\): .*dodoex\.positive_slippages on avax/m,
+    );
   }, 120_000);
 
-  it('snapshots the liquidity list: every pool once, with the service\'s numbers', async () => {
+  it("snapshots the liquidity list: every pool once, with the service's numbers", async () => {
     const data = join(dir, 'list');
     const r = await cli(['run', '--jobs', 'liquidity', '--chains', 'bsc,ethereum'], sandboxEnv(sb, data));
     expect(r.code, r.stderr).toBe(0);
     const w = await Warehouse.open(data, { readOnly: true });
     try {
       for (const chainId of [56, 1]) {
-        const rows = await w.all('SELECT id, tvl_text, base_reserve_text, type FROM list.liquidity WHERE chain_id = $1', [chainId]);
+        const rows = await w.all(
+          'SELECT id, tvl_text, base_reserve_text, type FROM list.liquidity WHERE chain_id = $1',
+          [chainId],
+        );
         const pairs = (await allRows(sb, chainId, 'dodoex', 'Pair')).filter((p) => p.type !== 'VIRTUAL');
         expect(rows.map((x) => x.id).sort()).toEqual(pairs.map((p) => p.id).sort());
         const byId = new Map(pairs.map((p) => [p.id, p]));
@@ -133,7 +149,10 @@ describe('export core', () => {
     for (const n of points) {
       await sb.control('stats', {});
       const r = await cli(['run', ...chains], env, { killWhen: waitForRequests(sb, n) });
-      expect(r.signal === 'SIGKILL' || r.code === 0, `killed after ${n} requests; exit ${r.code}: ${r.stderr.slice(0, 1500)}`).toBe(true);
+      expect(
+        r.signal === 'SIGKILL' || r.code === 0,
+        `killed after ${n} requests; exit ${r.code}: ${r.stderr.slice(0, 1500)}`,
+      ).toBe(true);
       if (r.signal === 'SIGKILL') killed++;
       await expectReadable(data, `after the kill after ${n} requests`);
     }
@@ -149,7 +168,10 @@ describe('export core', () => {
     const data = join(dir, 'shards');
     const env = sandboxEnv(sb, data);
     const config = join(dir, 'shards.json');
-    writeFileSync(config, JSON.stringify({ pageSize: 100, batchRows: 100, shards: 4, maxAttempts: 2, timeoutMs: 2000 }));
+    writeFileSync(
+      config,
+      JSON.stringify({ pageSize: 100, batchRows: 100, shards: 4, maxAttempts: 2, timeoutMs: 2000 }),
+    );
     const args = ['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', config];
     await sb.control('faults', { latencyMs: 40 });
     await sb.control('stats', {});
@@ -163,32 +185,42 @@ describe('export core', () => {
     expect(stopped.code, stopped.stdout).toBe(1);
     expect(stats.maxInFlight).toBeGreaterThanOrEqual(3);
     let w = await Warehouse.open(data, { readOnly: true });
-    const shards = await w.all("SELECT dataset, cursor FROM _pool_export.checkpoints WHERE chain_id = 56 ORDER BY dataset");
+    const shards = await w.all(
+      "SELECT dataset || '#' || shard || '/' || shards AS dataset, cursor FROM _pool_export.shard_checkpoints WHERE chain_id = 56 ORDER BY shard",
+    );
     const rows = await w.all('SELECT timestamp_text AS ts, id FROM dodoex.swaps WHERE chain_id = 56');
     await w.close();
-    expect(shards.map((r) => r.dataset)).toEqual(['dodoex.swaps#1/4', 'dodoex.swaps#2/4', 'dodoex.swaps#3/4', 'dodoex.swaps#4/4'].slice(0, shards.length));
+    expect(shards.map((r) => r.dataset)).toEqual(
+      ['dodoex.swaps#1/4', 'dodoex.swaps#2/4', 'dodoex.swaps#3/4', 'dodoex.swaps#4/4'].slice(0, shards.length),
+    );
     expect(shards.length).toBeGreaterThanOrEqual(2);
     // Every stored row lies in a shard's range at or before that shard's checkpoint: nothing past a checkpoint is kept.
-    const cursors = shards.map((r) => JSON.parse(String(r.cursor)) as { lo: string; hi: string; seq?: string; id?: string });
+    const cursors = shards.map(
+      (r) => JSON.parse(String(r.cursor)) as { lo: string; hi: string; seq?: string; id?: string },
+    );
     for (const row of rows) {
       const ts = BigInt(String(row.ts));
       const c = cursors.find((x) => ts >= BigInt(x.lo) && ts < BigInt(x.hi));
       expect(c, `row ${String(row.id)} at ${ts} is in no started shard`).toBeDefined();
-      expect(c!.seq !== undefined && (ts < BigInt(c!.seq) || (ts === BigInt(c!.seq) && String(row.id) <= c!.id!)), `row ${String(row.id)} past its shard's checkpoint`).toBe(true);
+      expect(
+        c!.seq !== undefined && (ts < BigInt(c!.seq) || (ts === BigInt(c!.seq) && String(row.id) <= c!.id!)),
+        `row ${String(row.id)} past its shard's checkpoint`,
+      ).toBe(true);
     }
     // A run killed before every shard committed once leaves some shards without a checkpoint: drop the first one's,
     // and the resumed run must rebuild it from the range the others record.
     w = await Warehouse.open(data);
-    await w.exec("DELETE FROM _pool_export.checkpoints WHERE dataset = 'dodoex.swaps#1/4'");
+    await w.exec("DELETE FROM _pool_export.shard_checkpoints WHERE dataset = 'dodoex.swaps' AND shard = 1");
     await w.close();
     const resumed = await cli(args, env);
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     w = await Warehouse.open(data, { readOnly: true });
     const after = await w.all('SELECT dataset FROM _pool_export.checkpoints WHERE chain_id = 56');
+    const shardsLeft = await w.all('SELECT * FROM _pool_export.shard_checkpoints');
     await w.close();
     expect(after.map((r) => r.dataset)).toEqual(['dodoex.swaps']);
+    expect(shardsLeft).toEqual([]);
     expect((await compareWithSandbox(sb, data, [56], ['dodoex.swaps'])).mismatches).toEqual([]);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
   }, 120_000);
 });
-

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../jobs/events.ts';
-import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { openLakeDb } from '../../src/reports/views.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { openLakeDb } from '../../src/lake/lake-db.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
 import { allRows, waitForRequests } from '../support/sandbox-client.ts';
 
@@ -26,13 +26,17 @@ afterAll(async () => {
 });
 
 function filesUnder(root: string): string[] {
-  return readdirSync(root).flatMap((n) => (statSync(join(root, n)).isDirectory() ? filesUnder(join(root, n)) : [join(root, n)]));
+  return readdirSync(root).flatMap((n) =>
+    statSync(join(root, n)).isDirectory() ? filesUnder(join(root, n)) : [join(root, n)],
+  );
 }
 
 describe('upstream faults', () => {
   it('completes a backfill exactly through 500s, time-outs, truncated bodies, resets, GraphQL errors and 429 bursts', async () => {
     const data = join(dir, 'ok');
-    await sb.control('faults', { faults: 'http500=0.05,timeout=0.02,truncate=0.01,reset=0.01,graphql=0.01,burst429=0.01' });
+    await sb.control('faults', {
+      faults: 'http500=0.05,timeout=0.02,truncate=0.01,reset=0.01,graphql=0.01,burst429=0.01',
+    });
     await sb.control('stats', {});
     const r = await cli(['run', '--chains', 'bsc', '--jobs', 'events', '--config', config], sandboxEnv(sb, data));
     const stats = await sb.control<{ faults: Record<string, number>; requests: number }>('stats');
@@ -53,7 +57,10 @@ describe('upstream faults', () => {
     const env = sandboxEnv(sb, data);
     const perPage = join(dir, 'per-page.json');
     // One shard: this test is about the dataset's own checkpoint (sharded backfills are tested in export.int.test.ts).
-    writeFileSync(perPage, JSON.stringify({ timeoutMs: 1500, pageSize: 100, batchRows: 100, maxAttempts: 3, shards: 1 }));
+    writeFileSync(
+      perPage,
+      JSON.stringify({ timeoutMs: 1500, pageSize: 100, batchRows: 100, maxAttempts: 3, shards: 1 }),
+    );
     await sb.control('faults', { latencyMs: 60 });
     await sb.control('stats', {});
     const running = cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', perPage], env);
@@ -63,15 +70,22 @@ describe('upstream faults', () => {
     const r = await running;
     await sb.control('faults', { faults: '', latencyMs: 0 });
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/FAILED dodoex\.swaps on bsc: HTTP 500: Internal Server Error from http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex&apikey=\*\*\* \(gave up after 3 attempts\)/);
+    expect(r.stdout).toMatch(
+      /FAILED dodoex\.swaps on bsc: HTTP 500: Internal Server Error from http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex&apikey=\*\*\* \(gave up after 3 attempts\)/,
+    );
     expect(r.stdout + r.stderr).not.toContain(sb.apiKey);
     const w = await Warehouse.open(data, { readOnly: true });
-    const cp = JSON.parse(String((await w.all("SELECT cursor FROM _pool_export.checkpoints WHERE dataset = 'dodoex.swaps'"))[0]!.cursor)) as { seq: string; id: string };
+    const cp = JSON.parse(
+      String((await w.all("SELECT cursor FROM _pool_export.checkpoints WHERE dataset = 'dodoex.swaps'"))[0]!.cursor),
+    ) as { seq: string; id: string };
     const rows = await w.all('SELECT timestamp_text AS ts, id FROM dodoex.swaps');
     await w.close();
     // Every committed row is at or before the checkpoint, and the checkpoint is the last committed row.
     const key = (x: Record<string, unknown>) => [BigInt(String(x.ts)), String(x.id)] as const;
-    const after = rows.filter((x) => { const [t, i] = key(x); return t > BigInt(cp.seq) || (t === BigInt(cp.seq) && i > cp.id); });
+    const after = rows.filter((x) => {
+      const [t, i] = key(x);
+      return t > BigInt(cp.seq) || (t === BigInt(cp.seq) && i > cp.id);
+    });
     expect(rows.length).toBeGreaterThan(0);
     expect(after).toEqual([]);
     expect(rows.some((x) => String(x.id) === cp.id)).toBe(true);
@@ -88,10 +102,29 @@ describe('upstream faults', () => {
     const failFast = join(dir, 'fail-fast.json');
     writeFileSync(failFast, JSON.stringify({ timeoutMs: 1500, maxAttempts: 2 }));
     const runs = [
-      await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.tokens,dodoex.pairs,token.tokens,list.liquidity', '--config', config, '--log-level', 'debug'], env),
+      await cli(
+        [
+          'run',
+          '--chains',
+          'bsc',
+          '--datasets',
+          'dodoex.tokens,dodoex.pairs,token.tokens,list.liquidity',
+          '--config',
+          config,
+          '--log-level',
+          'debug',
+        ],
+        env,
+      ),
       // Failing runs too: a key the upstream refuses, and an upstream that is down.
-      await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', failFast], { ...env, POOL_EXPORT_API_KEY: 'ffffffffffffffffffffffffffffffff' }),
-      await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', failFast], { ...env, POOL_EXPORT_BASE_URL: 'http://127.0.0.1:9' }),
+      await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', failFast], {
+        ...env,
+        POOL_EXPORT_API_KEY: 'ffffffffffffffffffffffffffffffff',
+      }),
+      await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', failFast], {
+        ...env,
+        POOL_EXPORT_BASE_URL: 'http://127.0.0.1:9',
+      }),
     ];
     await sb.control('faults', { faults: '' });
     expect(runs.map((r) => r.code)).toEqual([0, 1, 1]);
@@ -106,8 +139,14 @@ describe('upstream faults', () => {
     const w = await Warehouse.open(data, { readOnly: true });
     const lake = await openLakeDb(data);
     try {
-      const inWarehouse = new Map((await w.all('SELECT id, symbol FROM dodoex.tokens')).map((r) => [String(r.id), String(r.symbol)]));
-      const inLake = new Map((await lake.conn.runAndReadAll('SELECT id, symbol FROM dodoex.tokens')).getRowObjectsJson().map((r) => [String(r.id), String(r.symbol)]));
+      const inWarehouse = new Map(
+        (await w.all('SELECT id, symbol FROM dodoex.tokens')).map((r) => [String(r.id), String(r.symbol)]),
+      );
+      const inLake = new Map(
+        (await lake.conn.runAndReadAll('SELECT id, symbol FROM dodoex.tokens'))
+          .getRowObjectsJson()
+          .map((r) => [String(r.id), String(r.symbol)]),
+      );
       expect(inWarehouse).toEqual(upstream);
       expect(inLake).toEqual(upstream);
     } finally {
@@ -116,4 +155,3 @@ describe('upstream faults', () => {
     }
   }, 240_000);
 });
-

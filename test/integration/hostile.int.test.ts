@@ -4,14 +4,14 @@
  * at the answer budget with bounded memory; a trickling one at the time-out; numbers no column can hold are refused
  * by name; and a run killed and left unreaped holds no lock.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOSTILE_ERROR, HOSTILE_TEXT } from '../../src/sandbox/garbage.ts';
-import { BIN, startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { BIN, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
 import { cliWithPeakRss } from '../support/peak-rss.ts';
@@ -34,7 +34,10 @@ const config = (name: string, cfg: Record<string, unknown>) => {
 /** Asserts that output for people holds no raw control or bidi character, and returns it. */
 function inertOutput(what: string, text: string): string {
   const hit = UNSAFE.exec(text);
-  expect(hit, `${what} holds U+${hit?.[0].codePointAt(0)!.toString(16).padStart(4, '0')} raw at ${hit?.index}`).toBeNull();
+  expect(
+    hit,
+    `${what} holds U+${hit?.[0].codePointAt(0)?.toString(16).padStart(4, '0')} raw at ${hit?.index}`,
+  ).toBeNull();
   return text;
 }
 
@@ -45,7 +48,9 @@ async function parquetValues(glob: string, columns: string[]): Promise<Set<strin
   try {
     const out = new Set<string>();
     for (const c of columns) {
-      const rows = (await conn.runAndReadAll(`SELECT DISTINCT "${c}" AS v FROM read_parquet('${glob}', union_by_name = true)`)).getRowObjectsJS();
+      const rows = (
+        await conn.runAndReadAll(`SELECT DISTINCT "${c}" AS v FROM read_parquet('${glob}', union_by_name = true)`)
+      ).getRowObjectsJS();
       for (const r of rows) if (typeof r.v === 'string') out.add(r.v);
     }
     return out;
@@ -90,7 +95,9 @@ describe('hostile names', () => {
       const stored = await w.all('SELECT symbol, name FROM dodoex.tokens');
       expect(stored.map((x) => x.symbol)).toEqual(expect.arrayContaining(symbols));
       expect(stored.map((x) => x.name)).toEqual(expect.arrayContaining(names));
-      const list = await w.all('SELECT base_token_symbol AS s FROM list.liquidity UNION SELECT quote_token_symbol FROM list.liquidity');
+      const list = await w.all(
+        'SELECT base_token_symbol AS s FROM list.liquidity UNION SELECT quote_token_symbol FROM list.liquidity',
+      );
       expect(list.map((x) => x.s)).toEqual(expect.arrayContaining(symbols));
     } finally {
       await w.close();
@@ -98,7 +105,10 @@ describe('hostile names', () => {
     const lake = join(data(), 'lake');
     const tokens = await parquetValues(join(lake, 'dodoex', 'tokens', '**', '*.parquet'), ['symbol', 'name']);
     for (const v of [...symbols, ...names]) expect(tokens.has(v), JSON.stringify(v.slice(0, 40))).toBe(true);
-    const listed = await parquetValues(join(lake, 'list', 'liquidity', '**', '*.parquet'), ['base_token_symbol', 'quote_token_symbol']);
+    const listed = await parquetValues(join(lake, 'list', 'liquidity', '**', '*.parquet'), [
+      'base_token_symbol',
+      'quote_token_symbol',
+    ]);
     for (const v of symbols) expect(listed.has(v)).toBe(true);
   }, 120_000);
 
@@ -116,11 +126,26 @@ describe('hostile names', () => {
       expect(r.code, r.stderr).toBe(0);
       inertOutput(`report ${report}`, r.stdout);
     }
-    const top = await cli(['report', 'top_pools', '--chain', 'bsc', '--columns', 'pool,base_token_symbol,quote_token_symbol', '--limit', '1000'], e);
+    const top = await cli(
+      [
+        'report',
+        'top_pools',
+        '--chain',
+        'bsc',
+        '--columns',
+        'pool,base_token_symbol,quote_token_symbol',
+        '--limit',
+        '1000',
+      ],
+      e,
+    );
     expect(top.stdout).toMatch(/\\x1b\]0;pwned|NUL\\x00C1/);
 
     const shell = await new Promise<string>((resolve) => {
-      const child = spawn(process.execPath, [BIN, 'shell'], { env: { ...process.env, ...e }, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, 'shell'], {
+        env: { ...process.env, ...e },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
       child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -138,10 +163,15 @@ describe('hostile names', () => {
     expect(RAW_IN_JSON.exec(json.stdout)).toBeNull();
     const rows = JSON.parse(json.stdout) as { symbol: string; name: string }[];
     expect(rows.map((x) => x.symbol)).toEqual(expect.arrayContaining([HOSTILE_TEXT.DUST, HOSTILE_TEXT.BIG]));
-    expect(rows.map((x) => x.name)).toEqual(expect.arrayContaining([HOSTILE_TEXT.Nameless, HOSTILE_TEXT['Big supply']]));
+    expect(rows.map((x) => x.name)).toEqual(
+      expect.arrayContaining([HOSTILE_TEXT.Nameless, HOSTILE_TEXT['Big supply']]),
+    );
 
     const csvFile = join(dir, 'tokens.csv');
-    const csv = await cli(['query', 'SELECT symbol FROM dodoex.tokens ORDER BY id', '--format', 'csv', '--out', csvFile], e);
+    const csv = await cli(
+      ['query', 'SELECT symbol FROM dodoex.tokens ORDER BY id', '--format', 'csv', '--out', csvFile],
+      e,
+    );
     expect(csv.code, csv.stderr).toBe(0);
     expect(readFileSync(csvFile, 'utf8')).toContain(HOSTILE_TEXT.DUST);
   }, 120_000);
@@ -152,14 +182,27 @@ describe('hostile error messages', () => {
     const data = join(dir, 'error-text');
     const cfg = config('error-text', { maxAttempts: 2 });
     await sb.control('garbage', { mode: 'hostile', case: 'error-text' });
-    const json = await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps,dodoex.tokens', '--config', cfg], env(data));
-    const pretty = await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', cfg, '--log-format', 'pretty'], env(data));
+    const json = await cli(
+      ['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps,dodoex.tokens', '--config', cfg],
+      env(data),
+    );
+    const pretty = await cli(
+      ['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', cfg, '--log-format', 'pretty'],
+      env(data),
+    );
     await sb.control('garbage', {});
     expect(json.code).toBe(1);
-    expect(inertOutput('the summary', json.stdout)).toContain('indexer said \\x1b[2J\\x1b]0;owned\\x07 \\u202edeifitrec\\u202c <b onmouseover=alert(1)>bold</b> \\x9b6n');
+    expect(inertOutput('the summary', json.stdout)).toContain(
+      'indexer said \\x1b[2J\\x1b]0;owned\\x07 \\u202edeifitrec\\u202c <b onmouseover=alert(1)>bold</b> \\x9b6n',
+    );
     expect(RAW_IN_JSON.exec(json.stderr)).toBeNull();
-    const lines = json.stderr.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.some((l) => Object.values(l).some((v) => typeof v === 'string' && v.includes(HOSTILE_ERROR)))).toBe(true);
+    const lines = json.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.some((l) => Object.values(l).some((v) => typeof v === 'string' && v.includes(HOSTILE_ERROR)))).toBe(
+      true,
+    );
     expect(pretty.code).toBe(1);
     expect(inertOutput('the pretty log', pretty.stderr)).toContain('\\u202edeifitrec');
     inertOutput('the summary', pretty.stdout);
@@ -179,10 +222,23 @@ describe('answers without end', () => {
     const cfg = config('endless', { maxAttempts: 3 });
     await sb.control('garbage', { mode: 'hostile', case: 'endless' });
     const r = await cliWithPeakRss(['run', '--chains', 'bsc', '--config', cfg], env(join(dir, 'endless')));
-    const small = await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', config('endless-small', { maxAttempts: 2, maxAnswerBytes: '2MiB' })], env(join(dir, 'endless-small')));
+    const small = await cli(
+      [
+        'run',
+        '--chains',
+        'bsc',
+        '--datasets',
+        'dodoex.swaps',
+        '--config',
+        config('endless-small', { maxAttempts: 2, maxAnswerBytes: '2MiB' }),
+      ],
+      env(join(dir, 'endless-small')),
+    );
     await sb.control('garbage', {});
     expect(r.code, r.stdout + r.stderr.slice(-2000)).toBe(1);
-    expect(r.stdout).toMatch(/^FAILED \d+ tasks \(.* on bsc\): .*the answer exceeded 48 MiB \([\d,]+ bytes received when reading stopped\), the budget for one answer \(maxAnswerBytes; a page is far smaller\) from http:\/\/127\.0\.0\.1:\d+\/\S+apikey=\*\*\* \(gave up after 3 attempts\)$/m);
+    expect(r.stdout).toMatch(
+      /^FAILED \d+ tasks \(.* on bsc\): .*the answer exceeded 48 MiB \([\d,]+ bytes received when reading stopped\), the budget for one answer \(maxAnswerBytes; a page is far smaller\) from http:\/\/127\.0\.0\.1:\d+\/\S+apikey=\*\*\* \(gave up after 3 attempts\)$/m,
+    );
     expect(r.peakMiB, `peak RSS ${r.peakMiB.toFixed(0)} MiB`).toBeLessThan(400);
     expect(small.code).toBe(1);
     expect(small.stdout).toMatch(/the answer exceeded 2 MiB .*\(gave up after 2 attempts\)/);
@@ -191,17 +247,26 @@ describe('answers without end', () => {
   it('an answer that trickles one byte a second ends at the time-out, with its body named', async () => {
     const cfg = config('trickle', { maxAttempts: 2, timeoutMs: 1500 });
     await sb.control('garbage', { mode: 'hostile', case: 'trickle' });
-    const r = await cli(['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', cfg], env(join(dir, 'trickle')));
+    const r = await cli(
+      ['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', cfg],
+      env(join(dir, 'trickle')),
+    );
     await sb.control('garbage', {});
     expect(r.code, r.stdout + r.stderr).toBe(1);
-    expect(r.stdout).toMatch(/FAILED .*the answer did not finish within 1500 ms \(its headers came, its body did not\) from http:\/\/127\.0\.0\.1:\d+\/\S+ \(gave up after 2 attempts\)/);
+    expect(r.stdout).toMatch(
+      /FAILED .*the answer did not finish within 1500 ms \(its headers came, its body did not\) from http:\/\/127\.0\.0\.1:\d+\/\S+ \(gave up after 2 attempts\)/,
+    );
   }, 60_000);
 });
 
 describe('numbers no column can hold', () => {
   it('are refused by name, storing nothing of their page and losing nothing stored; a clean re-run is exact', async () => {
     const datasets = ['dodoex.swaps', 'dodoex.tokens'];
-    const run = (data: string) => cli(['run', '--chains', 'bsc', '--datasets', datasets.join(','), '--config', config('numbers', { maxAttempts: 2 })], env(data));
+    const run = (data: string) =>
+      cli(
+        ['run', '--chains', 'bsc', '--datasets', datasets.join(','), '--config', config('numbers', { maxAttempts: 2 })],
+        env(data),
+      );
     const base = join(dir, 'numbers-base');
     expect((await run(base)).code).toBe(0);
     await sb.control('advance', { blocks: 200 });
@@ -222,10 +287,14 @@ describe('numbers no column can hold', () => {
     const f = await run(fresh);
     await sb.control('garbage', {});
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/FAILED dodoex\.swaps on bsc: .*field "amountIn": expected a BigDecimal within DOUBLE range \(below 1\.8e308\), got "10{78}… \(403 characters\)\. No real value comes near it/);
+    expect(r.stdout).toMatch(
+      /FAILED dodoex\.swaps on bsc: .*field "amountIn": expected a BigDecimal within DOUBLE range \(below 1\.8e308\), got "10{78}… \(403 characters\)\. No real value comes near it/,
+    );
     expect(await count(data)).toBe(before);
     expect(f.code).toBe(1);
-    expect(f.stdout).toMatch(/FAILED dodoex\.tokens on bsc: .*field "totalSupply": expected an amount within DOUBLE range \(below 1\.8e308\), got "9{79}… \(10,002 characters\)/);
+    expect(f.stdout).toMatch(
+      /FAILED dodoex\.tokens on bsc: .*field "totalSupply": expected an amount within DOUBLE range \(below 1\.8e308\), got "9{79}… \(10,002 characters\)/,
+    );
     expect(inertOutput('the summary', r.stdout + f.stdout).length).toBeLessThan(5000);
     for (const d of [data, fresh]) {
       const again = await run(d);
@@ -248,7 +317,9 @@ describe('a run killed and never reaped', () => {
     // `exec sleep` makes the run's parent a process that never waits for it, like a container's bare PID 1.
     const sh = `"${process.execPath}" "${BIN}" run --chains bsc >/dev/null 2>&1 & echo $!; exec sleep 600`;
     parent = spawn('sh', ['-c', sh], { env: { ...process.env, ...env(data) }, stdio: ['ignore', 'pipe', 'ignore'] });
-    const pid = await new Promise<number>((resolve) => parent!.stdout!.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim()))));
+    const pid = await new Promise<number>((resolve) =>
+      parent!.stdout!.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim()))),
+    );
     await waitForRequests(sb, 20);
     const owner = join(data, '.lock-owner.json');
     expect(existsSync(owner) && (JSON.parse(readFileSync(owner, 'utf8')) as { pid: number }).pid).toBe(pid);

@@ -1,18 +1,19 @@
 /** The Parquet lake, the report views and the query and report commands, against a real export of the sandbox. */
-import { tableFromIPC } from 'apache-arrow';
-import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
+
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
+import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
 import pl from 'nodejs-polars';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS } from '../../src/catalog/catalog.ts';
 import { datasetDir } from '../../src/lake/layout.ts';
-import { openLakeDb } from '../../src/lake/lake-db.ts';
-import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { openLakeDb } from '../../src/reports/views.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { qt } from '../../src/store/ddl.ts';
+import { qt } from '../../src/util/sql.ts';
 import { cli, nullNumbers, sandboxEnv } from '../support/export-check.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 
@@ -50,7 +51,8 @@ async function warehouseCounts(): Promise<Map<string, number>> {
   const w = await Warehouse.open(data, { readOnly: true });
   try {
     const out = new Map<string, number>();
-    for (const ds of DATASETS) out.set(ds.name, Number((await w.all(`SELECT count(*) AS n FROM ${qt(ds.table)}`))[0]!.n));
+    for (const ds of DATASETS)
+      out.set(ds.name, Number((await w.all(`SELECT count(*) AS n FROM ${qt(ds.table)}`))[0]!.n));
     return out;
   } finally {
     await w.close();
@@ -64,13 +66,18 @@ describe('the Parquet lake', () => {
     let checked = 0;
     try {
       for (const ds of DATASETS) {
-        const root = ds.kind === 'mutable' ? join(datasetDir(join(data, 'lake'), ds), 'current') : datasetDir(join(data, 'lake'), ds);
+        const root =
+          ds.kind === 'mutable'
+            ? join(datasetDir(join(data, 'lake'), ds), 'current')
+            : datasetDir(join(data, 'lake'), ds);
         const files = parquetFiles(root);
         if (counts.get(ds.name) === 0) {
           expect(files, ds.name).toEqual([]);
           continue;
         }
-        const viaDuck = Number((await db.conn.runAndReadAll(`SELECT count(*) AS n FROM ${qt(ds.table)}`)).getRowObjectsJson()[0]!.n);
+        const viaDuck = Number(
+          (await db.conn.runAndReadAll(`SELECT count(*) AS n FROM ${qt(ds.table)}`)).getRowObjectsJson()[0]!.n,
+        );
         let viaPolars = 0;
         let viaHyparquet = 0;
         for (const f of files) {
@@ -79,16 +86,36 @@ describe('the Parquet lake', () => {
           const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
           viaHyparquet += Number((await parquetMetadataAsync(ab)).num_rows);
         }
-        expect([viaDuck, viaPolars, viaHyparquet], ds.name).toEqual([counts.get(ds.name), counts.get(ds.name), counts.get(ds.name)]);
+        expect([viaDuck, viaPolars, viaHyparquet], ds.name).toEqual([
+          counts.get(ds.name),
+          counts.get(ds.name),
+          counts.get(ds.name),
+        ]);
         // A sample row: the same id and exact numeric text through all three readers.
         const f = files[0]!;
         const buf = readFileSync(f);
-        const first = (await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength), rowEnd: 1, compressors }))[0] as Record<string, unknown>;
+        const first = (
+          await parquetReadObjects({
+            file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
+            rowEnd: 1,
+            compressors,
+          })
+        )[0] as Record<string, unknown>;
         const text = ds.columns.find((c) => c.cls === 'decimal' || c.cls === 'bigint' || c.cls === 'raw');
-        const polarsRow = pl.readParquet(f).select('id', ...(text ? [`${text.column}_text`] : [])).head(1).toRecords()[0] as Record<string, unknown>;
-        const duckRow = (await db.conn.runAndReadAll(`SELECT * FROM read_parquet('${f}') LIMIT 1`)).getRowObjectsJson()[0]!;
+        const polarsRow = pl
+          .readParquet(f)
+          .select('id', ...(text ? [`${text.column}_text`] : []))
+          .head(1)
+          .toRecords()[0] as Record<string, unknown>;
+        const duckRow = (
+          await db.conn.runAndReadAll(`SELECT * FROM read_parquet('${f}') LIMIT 1`)
+        ).getRowObjectsJson()[0]!;
         expect([polarsRow.id, first.id], ds.name).toEqual([duckRow.id, duckRow.id]);
-        if (text) expect([polarsRow[`${text.column}_text`], first[`${text.column}_text`]], `${ds.name}.${text.column}_text`).toEqual([duckRow[`${text.column}_text`], duckRow[`${text.column}_text`]]);
+        if (text)
+          expect(
+            [polarsRow[`${text.column}_text`], first[`${text.column}_text`]],
+            `${ds.name}.${text.column}_text`,
+          ).toEqual([duckRow[`${text.column}_text`], duckRow[`${text.column}_text`]]);
         checked++;
       }
     } finally {
@@ -101,15 +128,27 @@ describe('the Parquet lake', () => {
     const db = await openLakeDb(data);
     const w = await Warehouse.open(data, { readOnly: true });
     try {
-      for (const [table, cols] of [['list.liquidity', ['tvl', 'tvl_text', 'base_token_decimals', 'i', '_taken_at', 'chain_id']], ['dodoex.swaps', ['amount_in', 'timestamp', 'log_index', 'updated_at']], ['dodoex.pairs', ['tx_count', 'i', 'created_at_block_number']]] as const) {
-        const types = async (rows: Record<string, unknown>[]) => cols.map((c) => rows.find((x) => x.column_name === c)?.column_type);
+      for (const [table, cols] of [
+        ['list.liquidity', ['tvl', 'tvl_text', 'base_token_decimals', 'i', '_taken_at', 'chain_id']],
+        ['dodoex.swaps', ['amount_in', 'timestamp', 'log_index', 'updated_at']],
+        ['dodoex.pairs', ['tx_count', 'i', 'created_at_block_number']],
+      ] as const) {
+        const types = async (rows: Record<string, unknown>[]) =>
+          cols.map((c) => rows.find((x) => x.column_name === c)?.column_type);
         const lake = await types((await db.conn.runAndReadAll(`DESCRIBE ${table}`)).getRowObjectsJson());
         const warehouse = await types(await w.all(`DESCRIBE ${table}`));
         expect(lake, table).toEqual(warehouse);
       }
       const cols = (await db.conn.runAndReadAll('DESCRIBE list.liquidity')).getRowObjectsJson();
       const type = (c: string) => cols.find((x) => x.column_name === c)?.column_type;
-      expect([type('tvl'), type('tvl_text'), type('base_token_decimals'), type('i'), type('_taken_at'), type('chain_id')]).toEqual(['DOUBLE', 'VARCHAR', 'BIGINT', 'DOUBLE', 'TIMESTAMP WITH TIME ZONE', 'INTEGER']);
+      expect([
+        type('tvl'),
+        type('tvl_text'),
+        type('base_token_decimals'),
+        type('i'),
+        type('_taken_at'),
+        type('chain_id'),
+      ]).toEqual(['DOUBLE', 'VARCHAR', 'BIGINT', 'DOUBLE', 'TIMESTAMP WITH TIME ZONE', 'INTEGER']);
     } finally {
       db.close();
       await w.close();
@@ -123,7 +162,13 @@ describe('the Parquet lake', () => {
     expect(tvl).toBe(Number(df.getColumn('tvl_text').get(0)));
     expect(String(df.getColumn('base_token_decimals').dtype)).toMatch(/Int64/);
     const buf = readFileSync(f);
-    const row = (await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength), rowEnd: 1, compressors }))[0] as Record<string, unknown>;
+    const row = (
+      await parquetReadObjects({
+        file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength),
+        rowEnd: 1,
+        compressors,
+      })
+    )[0] as Record<string, unknown>;
     expect(row._taken_at).toBeInstanceOf(Date);
     expect(typeof row.tvl).toBe('number');
   });
@@ -136,7 +181,22 @@ describe('the Parquet lake', () => {
 describe('report views', () => {
   it('lists every report with what it answers and its grain', async () => {
     const r = await cli(['report', '--list'], env);
-    for (const name of ['tvl_list', 'tvl_daily', 'tvl_by_chain_type', 'tvl_by_token', 'volume_daily', 'volume_hourly', 'volume_by_token', 'apy', 'top_pools', 'new_pools', 'positions_by_user', 'crowdpooling_daily', 'smart_route_volume', 'suspicious_pools']) {
+    for (const name of [
+      'tvl_list',
+      'tvl_daily',
+      'tvl_by_chain_type',
+      'tvl_by_token',
+      'volume_daily',
+      'volume_hourly',
+      'volume_by_token',
+      'apy',
+      'top_pools',
+      'new_pools',
+      'positions_by_user',
+      'crowdpooling_daily',
+      'smart_route_volume',
+      'suspicious_pools',
+    ]) {
       expect(r.stdout).toMatch(new RegExp(`^${name}\\s+\\S.*\\n\\s+grain: \\S`, 'm'));
     }
   });
@@ -185,7 +245,10 @@ describe('query and report commands', () => {
     // Query once the run is under way (it holds the warehouse from before its first request).
     await waitForRequests(sb, 3);
     const q = await cli(['query', 'SELECT count(*) AS n FROM dodoex.swaps', '--format', 'json'], env);
-    const stillRunning = (await Promise.race([running.then(() => false), new Promise((r) => setTimeout(() => r(true), 10))])) as boolean;
+    const stillRunning = (await Promise.race([
+      running.then(() => false),
+      new Promise((r) => setTimeout(() => r(true), 10)),
+    ])) as boolean;
     expect(q.code, q.stderr).toBe(0);
     expect(Number((JSON.parse(q.stdout) as { n: number }[])[0]!.n)).toBeGreaterThan(0);
     expect(stillRunning).toBe(true);

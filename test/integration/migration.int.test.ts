@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, nullNumbers, sandboxEnv } from '../support/export-check.ts';
 import { FIXTURE_ADVANCE, FIXTURE_CHAIN, FIXTURE_FILE, FIXTURE_SANDBOX_FLAGS } from '../support/migration-fixture.ts';
 
@@ -44,46 +44,63 @@ async function raw(file: string, sql: string): Promise<Record<string, unknown>[]
 /** The Parquet type of a column in every file of a dataset's lake folder. */
 async function lakeTypes(dataset: string, column: string): Promise<string[]> {
   const [schema, table] = dataset.split('.');
-  const rows = await raw(':memory:', `SELECT DISTINCT type AS t FROM parquet_schema('${join(data, 'lake', schema!, table!)}/**/*.parquet') WHERE name = '${column}'`);
+  const rows = await raw(
+    ':memory:',
+    `SELECT DISTINCT type AS t FROM parquet_schema('${join(data, 'lake', schema!, table!)}/**/*.parquet') WHERE name = '${column}'`,
+  );
   return rows.map((r) => String(r.t)).sort();
 }
 
 describe('a warehouse written by an earlier version', () => {
-  it.each([['migrate'], ['run']])('is migrated by `%s`: numbers recomputed from their exact text, the lake rebuilt, and the export goes on exactly', async (command) => {
-    const env = sandboxEnv(sb, data);
-    // What the earlier version left: numbers that did not fit DECIMAL(38,18) are NULL, and the lake holds decimals.
-    const before = await raw(join(data, 'warehouse.duckdb'), "SELECT count(*) FILTER (WHERE base_reserve IS NULL) AS n, any_value(typeof(base_reserve)) AS t FROM dodoex.pairs");
-    expect(Number(before[0]!.n)).toBeGreaterThan(0);
-    expect(before[0]!.t).toBe('DECIMAL(38,18)');
-    expect(await lakeTypes('dodoex.swaps', 'amount_in')).toEqual(['FIXED_LEN_BYTE_ARRAY']);
+  it.each([['migrate'], ['run']])(
+    'is migrated by `%s`: numbers recomputed from their exact text, the lake rebuilt, and the export goes on exactly',
+    async (command) => {
+      const env = sandboxEnv(sb, data);
+      // What the earlier version left: numbers that did not fit DECIMAL(38,18) are NULL, and the lake holds decimals.
+      const before = await raw(
+        join(data, 'warehouse.duckdb'),
+        'SELECT count(*) FILTER (WHERE base_reserve IS NULL) AS n, any_value(typeof(base_reserve)) AS t FROM dodoex.pairs',
+      );
+      expect(Number(before[0]!.n)).toBeGreaterThan(0);
+      expect(before[0]!.t).toBe('DECIMAL(38,18)');
+      expect(await lakeTypes('dodoex.swaps', 'amount_in')).toEqual(['FIXED_LEN_BYTE_ARRAY']);
 
-    // A read-only command cannot migrate: it says which command does.
-    const status = await cli(['status', '--offline'], env);
-    expect(status.code).toBe(1);
-    expect(status.stderr).toMatch(/was written by an earlier pool-export \(schema version 1; this one needs 2\); run `pool-export migrate` \(or any `pool-export run`\)/);
+      // A read-only command cannot migrate: it says which command does.
+      const status = await cli(['status', '--offline'], env);
+      expect(status.code).toBe(1);
+      expect(status.stderr).toMatch(
+        /was written by an earlier pool-export \(schema version 1; this one needs 2\); run `pool-export migrate` \(or any `pool-export run`\)/,
+      );
 
-    const first = await cli(command === 'migrate' ? ['migrate'] : ['run', '--chains', 'bsc'], env);
-    expect(first.code, first.stdout + first.stderr).toBe(0);
-    expect(await raw(join(data, 'warehouse.duckdb'), "SELECT value FROM _pool_export.meta WHERE key = 'schema_version'")).toEqual([{ value: '2' }]);
-    expect(await nullNumbers(data)).toEqual([]);
-    expect(await lakeTypes('dodoex.swaps', 'amount_in')).toEqual(['DOUBLE']);
-    expect(await lakeTypes('dodoex.pairs', 'base_reserve')).toEqual(['DOUBLE']);
-    expect(await lakeTypes('dodoex.swaps', 'timestamp')).toEqual(['INT64']);
-    expect(await lakeBehindWarehouse(data)).toEqual([]);
-    // The earlier version read mutable entities by updatedAt alone and missed rows whose updatedAt is null: every
-    // mutable dataset is read whole once more (its cursor is back to a full pass), then goes on incrementally.
-    if (command === 'migrate') {
-      const modes = await raw(join(data, 'warehouse.duckdb'), "SELECT DISTINCT json_extract_string(cursor, '$.mode') AS m FROM _pool_export.checkpoints WHERE dataset IN ('dodoex.maintainer_earnings', 'dodoex.lp_tokens', 'dodoex.pairs')");
-      expect(modes).toEqual([{ m: 'full' }]);
-    }
+      const first = await cli(command === 'migrate' ? ['migrate'] : ['run', '--chains', 'bsc'], env);
+      expect(first.code, first.stdout + first.stderr).toBe(0);
+      expect(
+        await raw(join(data, 'warehouse.duckdb'), "SELECT value FROM _pool_export.meta WHERE key = 'schema_version'"),
+      ).toEqual([{ value: '2' }]);
+      expect(await nullNumbers(data)).toEqual([]);
+      expect(await lakeTypes('dodoex.swaps', 'amount_in')).toEqual(['DOUBLE']);
+      expect(await lakeTypes('dodoex.pairs', 'base_reserve')).toEqual(['DOUBLE']);
+      expect(await lakeTypes('dodoex.swaps', 'timestamp')).toEqual(['INT64']);
+      expect(await lakeBehindWarehouse(data)).toEqual([]);
+      // The earlier version read mutable entities by updatedAt alone and missed rows whose updatedAt is null: every
+      // mutable dataset is read whole once more (its cursor is back to a full pass), then goes on incrementally.
+      if (command === 'migrate') {
+        const modes = await raw(
+          join(data, 'warehouse.duckdb'),
+          "SELECT DISTINCT json_extract_string(cursor, '$.mode') AS m FROM _pool_export.checkpoints WHERE dataset IN ('dodoex.maintainer_earnings', 'dodoex.lp_tokens', 'dodoex.pairs')",
+        );
+        expect(modes).toEqual([{ m: 'full' }]);
+      }
 
-    await sb.control('advance', { blocks: 200 });
-    const next = await cli(['run', '--chains', 'bsc'], env);
-    expect(next.code, next.stdout + next.stderr).toBe(0);
-    const cmp = await compareWithSandbox(sb, data, [FIXTURE_CHAIN]);
-    expect(cmp.mismatches).toEqual([]);
-    expect(cmp.checked).toBe(40);
-    expect(await nullNumbers(data)).toEqual([]);
-    expect(await lakeBehindWarehouse(data)).toEqual([]);
-  }, 120_000);
+      await sb.control('advance', { blocks: 200 });
+      const next = await cli(['run', '--chains', 'bsc'], env);
+      expect(next.code, next.stdout + next.stderr).toBe(0);
+      const cmp = await compareWithSandbox(sb, data, [FIXTURE_CHAIN]);
+      expect(cmp.mismatches).toEqual([]);
+      expect(cmp.checked).toBe(40);
+      expect(await nullNumbers(data)).toEqual([]);
+      expect(await lakeBehindWarehouse(data)).toEqual([]);
+    },
+    120_000,
+  );
 });

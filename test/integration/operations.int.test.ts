@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../jobs/events.ts';
-import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
 
@@ -25,8 +25,12 @@ afterEach(async () => {
 async function ledger(data: string): Promise<{ runs: Record<string, any>[]; tasks: Record<string, any>[] }> {
   const w = await Warehouse.open(data, { readOnly: true });
   try {
-    const runs = await w.all('SELECT run_id, jobs, epoch_ms(started_at) AS s, epoch_ms(ended_at) AS e, status, tasks, failed, error FROM _pool_export.runs ORDER BY started_at');
-    const tasks = await w.all('SELECT run_id, dataset, status, error_class, block, cursor_before, cursor_after FROM _pool_export.run_tasks');
+    const runs = await w.all(
+      'SELECT run_id, jobs, epoch_ms(started_at) AS s, epoch_ms(ended_at) AS e, status, tasks, failed, error FROM _pool_export.runs ORDER BY started_at',
+    );
+    const tasks = await w.all(
+      'SELECT run_id, dataset, status, error_class, block, cursor_before, cursor_after FROM _pool_export.run_tasks',
+    );
     return { runs, tasks };
   } finally {
     await w.close();
@@ -41,10 +45,24 @@ describe('scheduler', () => {
     expect((await cli(['run', '--chains', 'bsc', '--jobs', 'events,liquidity'], env)).code).toBe(0);
     await sb.control('faults', { latencyMs: 200 });
     const runsDone = (stderr: string) => (stderr.match(/"event":"run-done"/g) ?? []).length;
-    const r = await cli(['schedule', '--chains', 'bsc', '--jobs', 'events,liquidity', '--schedule', 'events=* * * * * *', '--schedule', 'liquidity=*/2 * * * * *'], env, {
-      termWhen: (stderr) => runsDone(stderr) >= 3,
-      termAfterMs: 60_000,
-    });
+    const r = await cli(
+      [
+        'schedule',
+        '--chains',
+        'bsc',
+        '--jobs',
+        'events,liquidity',
+        '--schedule',
+        'events=* * * * * *',
+        '--schedule',
+        'liquidity=*/2 * * * * *',
+      ],
+      env,
+      {
+        termWhen: (stderr) => runsDone(stderr) >= 3,
+        termAfterMs: 60_000,
+      },
+    );
     expect(runsDone(r.stderr)).toBeGreaterThanOrEqual(3);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('scheduler stopped');
@@ -73,7 +91,8 @@ describe('the data-folder lock and graceful stops', () => {
     await sb.control('faults', { latencyMs: 150 });
     const first = cli(['run', '--chains', 'polygon', '--jobs', 'events'], env);
     // Start the second only once the first holds the lock (its owner file appears), however slow the machine is.
-    for (let i = 0; i < 200 && !existsSync(join(data, '.lock-owner.json')); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 200 && !existsSync(join(data, '.lock-owner.json')); i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(existsSync(join(data, '.lock-owner.json'))).toBe(true);
     const second = await cli(['run', '--chains', 'polygon', '--jobs', 'events'], env);
     expect(second.code).toBe(1);
@@ -106,12 +125,17 @@ describe('the data-folder lock and graceful stops', () => {
 describe('logs', () => {
   it('--log-format pretty writes one readable line per event: time, level, event, fields', async () => {
     const data = join(dir, 'pretty');
-    const r = await cli(['run', '--chains', 'bsc', '--jobs', 'liquidity', '--log-format', 'pretty', '--log-level', 'info'], sandboxEnv(sb, data));
+    const r = await cli(
+      ['run', '--chains', 'bsc', '--jobs', 'liquidity', '--log-format', 'pretty', '--log-level', 'info'],
+      sandboxEnv(sb, data),
+    );
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stderr.trim().split('\n');
     expect(lines.length).toBeGreaterThanOrEqual(4);
     for (const line of lines) expect(line).toMatch(/^\[\d\d:\d\d:\d\d\] (INFO|WARN|ERROR): [a-z-]+( \{.*\})?$/);
-    expect(lines.map((l) => /: ([a-z-]+)/.exec(l)![1])).toEqual(expect.arrayContaining(['run-start', 'task-start', 'task-done', 'run-done']));
+    expect(lines.map((l) => /: ([a-z-]+)/.exec(l)![1])).toEqual(
+      expect.arrayContaining(['run-start', 'task-start', 'task-done', 'run-done']),
+    );
   });
 });
 
@@ -122,7 +146,9 @@ describe('status', () => {
     expect((await cli(['run', '--chains', 'polygon', '--jobs', 'state'], env)).code).toBe(0);
     const fresh = await cli(['status', '--json', '--stale-after', '1h'], env);
     expect(fresh.code, fresh.stderr).toBe(0);
-    const before = JSON.parse(fresh.stdout) as { datasets: { dataset: string; stale: boolean; lagBlocks: number; rows: number }[] };
+    const before = JSON.parse(fresh.stdout) as {
+      datasets: { dataset: string; stale: boolean; lagBlocks: number; rows: number }[];
+    };
     expect(before.datasets.length).toBeGreaterThan(10);
     expect(before.datasets.every((d) => !d.stale && d.lagBlocks === 0)).toBe(true);
     expect(before.datasets.find((d) => d.dataset === 'dodoex.pairs')!.rows).toBeGreaterThan(0);

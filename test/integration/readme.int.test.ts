@@ -4,7 +4,7 @@
  * block in the background, the client block in a second shell). And signals through the documented start forms: a
  * direct `node bin/pool-export.js` (systemd, cron, containers) and `npx`, whose own pid is what a user kills.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,12 +16,16 @@ const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 /** The sh blocks that follow a `<!-- example: KIND -->` marker, in order. */
 function examples(kind: string): string[] {
-  return [...README.matchAll(new RegExp(`<!-- example: ${kind} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]!);
+  return [...README.matchAll(new RegExp(`<!-- example: ${kind} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``, 'g'))].map(
+    (m) => m[1]!,
+  );
 }
 
 /** The environment of a new shell: no pool-export settings from the test's own. */
 function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('POOL_EXPORT_') && !k.startsWith('npm_')));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('POOL_EXPORT_') && !k.startsWith('npm_')),
+  );
 }
 
 /** A clean environment with a key, for commands that need one but reach no upstream here. */
@@ -31,8 +35,13 @@ const keyed = () => ({ ...cleanEnv(), POOL_EXPORT_API_KEY: 'not-used-here' });
  * Runs the lines of a block in one bash session from the project's folder; each command's output is cut out by a
  * marker, and the first failing command stops the block.
  */
-async function runBlock(block: string): Promise<{ code: number | null; outputs: { command: string; output: string }[]; stderr: string }> {
-  const commands = block.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+async function runBlock(
+  block: string,
+): Promise<{ code: number | null; outputs: { command: string; output: string }[]; stderr: string }> {
+  const commands = block
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const script = commands.map((c, i) => `echo "::: ${i}"\n${c} || { echo "::: failed $?"; exit 1; }`).join('\n');
   const r = await run('bash', ['-c', script]);
   const parts = r.stdout.split(/^::: (\d+)\n/m);
@@ -69,7 +78,8 @@ function waitFor(child: ChildProcess, re: RegExp, timeoutMs = 60_000): Promise<s
 
 /** Waits until a process is gone, or the time is up. */
 async function gone(pid: number, timeoutMs = 10_000): Promise<boolean> {
-  for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) if (!processAlive(pid)) return true;
+  for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((r) => setTimeout(r, 100)))
+    if (!processAlive(pid)) return true;
   return false;
 }
 
@@ -78,7 +88,7 @@ afterAll(() => {
 });
 
 describe('the README, as a new user follows it', () => {
-  it('make demo, then every after-demo example, in order: each exits 0 and finds the demo\'s data', async () => {
+  it("make demo, then every after-demo example, in order: each exits 0 and finds the demo's data", async () => {
     const demo = await run('make', ['demo']);
     expect(demo.code, demo.stdout.slice(-3000) + demo.stderr.slice(-3000)).toBe(0);
     expect(demo.stdout).toMatch(/warehouse: .*data\/demo\/warehouse\.duckdb/);
@@ -88,14 +98,15 @@ describe('the README, as a new user follows it', () => {
     const failed = r.outputs.find((o) => o.output.includes('::: failed'));
     expect(r.code, `${failed?.command}: ${failed?.output}\n${r.stderr.slice(-2000)}`).toBe(0);
     for (const { command, output } of r.outputs) {
-      if (/ (report|query) /.test(command) && !/--out|--list/.test(command)) expect(output, command).not.toMatch(/^\(0 rows/m);
+      if (/ (report|query) /.test(command) && !/--out|--list/.test(command))
+        expect(output, command).not.toMatch(/^\(0 rows/m);
       if (/shell$/.test(command)) expect(output, command).toMatch(/\(\d+ rows\)/);
     }
     expect(r.outputs.find((o) => o.command.includes('status'))!.output).toMatch(/dodoex\.swaps +bsc /);
     expect(readFileSync(join(ROOT, 'vol.csv'), 'utf8').split('\n').length).toBeGreaterThan(2);
   }, 900_000);
 
-  it('the sandbox by hand: it prints the README\'s export lines, the client block exports and queries, and stopping npx stops it', async () => {
+  it("the sandbox by hand: it prints the README's export lines, the client block exports and queries, and stopping npx stops it", async () => {
     const [serve] = examples('sandbox-serve');
     const [client] = examples('sandbox-client');
     const [program, ...args] = serve!.trim().split(/\s+/);
@@ -104,36 +115,61 @@ describe('the README, as a new user follows it', () => {
     try {
       const printed = await waitFor(child, /^ready http:\/\/127\.0\.0\.1:8545$/m);
       // The export lines the README shows are the ones the sandbox prints.
-      for (const line of client!.split('\n').filter((l) => l.startsWith('export '))) expect(printed).toContain(`  ${line}\n`);
+      for (const line of client!.split('\n').filter((l) => l.startsWith('export ')))
+        expect(printed).toContain(`  ${line}\n`);
       const r = await runBlock(client!);
       const failed = r.outputs.find((o) => o.output.includes('::: failed'));
       expect(r.code, `${failed?.command}: ${failed?.output}\n${r.stderr.slice(-2000)}`).toBe(0);
       expect(r.outputs.at(-1)!.output).toMatch(/swaps\n-+\n *\d+\n\(1 rows\)/);
     } finally {
       // The pid a user holds is npx's: SIGTERM to it stops the sandbox too, and frees the port.
-      const sandbox = spawnSync('pgrep', ['-f', 'pool-export sandbox --port 8545'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number).filter((p) => p !== child.pid);
+      const sandbox = spawnSync('pgrep', ['-f', 'pool-export sandbox --port 8545'], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter(Boolean)
+        .map(Number)
+        .filter((p) => p !== child.pid);
       child.kill('SIGTERM');
-      for (const pid of sandbox) expect(await gone(pid), `sandbox process ${pid} still running after npx was stopped`).toBe(true);
+      for (const pid of sandbox)
+        expect(await gone(pid), `sandbox process ${pid} still running after npx was stopped`).toBe(true);
     }
   }, 300_000);
 });
 
 describe('signals through the documented start forms', () => {
   it.each([
-    ['node bin/pool-export.js (systemd, cron, containers)', (a: string[]) => spawn(process.execPath, [join(ROOT, 'bin/pool-export.js'), ...a], { cwd: ROOT, env: keyed(), stdio: ['ignore', 'pipe', 'pipe'] })],
-    ['npx pool-export (a SIGTERM to npx\'s own pid)', (a: string[]) => spawn('npx', ['pool-export', ...a], { cwd: ROOT, env: keyed(), stdio: ['ignore', 'pipe', 'pipe'] })],
-  ])('%s: SIGTERM stops the scheduler', async (_name, start) => {
-    const data = join(ROOT, 'data', `signal-${Date.now()}`);
-    try {
-      const child = start(['schedule', '--data-dir', data, '--jobs', 'events', '--schedule', 'events=0 0 1 1 *']);
-      await waitFor(child, /^scheduler started:/m);
-      // Every process of it: npm, its shell and node under npx; node alone when started directly.
-      const tool = spawnSync('pgrep', ['-f', `schedule --data-dir ${data}`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
-      expect(tool).toContain(child.pid);
-      child.kill('SIGTERM');
-      for (const pid of tool) expect(await gone(pid), `pool-export (pid ${pid}) still running`).toBe(true);
-    } finally {
-      rmSync(data, { recursive: true, force: true });
-    }
-  }, 60_000);
+    [
+      'node bin/pool-export.js (systemd, cron, containers)',
+      (a: string[]) =>
+        spawn(process.execPath, [join(ROOT, 'bin/pool-export.js'), ...a], {
+          cwd: ROOT,
+          env: keyed(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+    ],
+    [
+      "npx pool-export (a SIGTERM to npx's own pid)",
+      (a: string[]) =>
+        spawn('npx', ['pool-export', ...a], { cwd: ROOT, env: keyed(), stdio: ['ignore', 'pipe', 'pipe'] }),
+    ],
+  ])(
+    '%s: SIGTERM stops the scheduler',
+    async (_name, start) => {
+      const data = join(ROOT, 'data', `signal-${Date.now()}`);
+      try {
+        const child = start(['schedule', '--data-dir', data, '--jobs', 'events', '--schedule', 'events=0 0 1 1 *']);
+        await waitFor(child, /^scheduler started:/m);
+        // Every process of it: npm, its shell and node under npx; node alone when started directly.
+        const tool = spawnSync('pgrep', ['-f', `schedule --data-dir ${data}`], { encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter(Boolean)
+          .map(Number);
+        expect(tool).toContain(child.pid);
+        child.kill('SIGTERM');
+        for (const pid of tool) expect(await gone(pid), `pool-export (pid ${pid}) still running`).toBe(true);
+      } finally {
+        rmSync(data, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 });

@@ -3,14 +3,25 @@
  * sandbox's own rows (test/support/oracle.ts), never by running the view's SQL. Each compares every row of a chain,
  * so the edges (first and last days, pools with one trusted side, none, both) are all in. Tolerance: 1e-9 relative.
  */
-import { Decimal } from 'decimal.js';
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { cli, sandboxEnv } from '../support/export-check.ts';
-import { D, dayOf, daySides, expectClose, matchRows, pricedTokens, trackedTvl, trackedVolume, trusted } from '../support/oracle.ts';
+import {
+  D,
+  dayOf,
+  daySides,
+  expectClose,
+  matchRows,
+  pricedTokens,
+  trackedTvl,
+  trackedVolume,
+  trusted,
+} from '../support/oracle.ts';
 import { allRows, post } from '../support/sandbox-client.ts';
 
 const CHAIN = 56;
@@ -31,12 +42,24 @@ beforeAll(async () => {
   const r = await cli(['run', '--chains', 'bsc'], env);
   if (r.code !== 0) throw new Error(r.stdout + r.stderr);
   raw = {};
-  for (const e of ['PairDayData', 'PairHourData', 'TokenDayData', 'Token', 'Pair', 'Swap', 'OrderHistory', 'LiquidityPosition', 'CrowdPooling', 'CrowdPoolingDayData']) {
+  for (const e of [
+    'PairDayData',
+    'PairHourData',
+    'TokenDayData',
+    'Token',
+    'Pair',
+    'Swap',
+    'OrderHistory',
+    'LiquidityPosition',
+    'CrowdPooling',
+    'CrowdPoolingDayData',
+  ]) {
     raw[e] = await allRows(sb, CHAIN, 'dodoex', e);
   }
   const types = '["CLASSICAL", "DVM", "DSP", "GSP", "DPP", "AMMV2", "AMMV3"]';
   const query = `{ liquidity_list(where: { chainIds: [${CHAIN}], pageSize: 1000, filterState: { filterTypes: ${types} } }) { lqList { id pair { type tvl baseReserve quoteReserve baseToken { id symbol usdPrice } quoteToken { id symbol usdPrice } apy { transactionBaseApy transactionQuoteApy miningBaseApy miningQuoteApy } } } } }`;
-  list = (await post(sb, `/graphql?opname=FetchLiquidityList&apikey=${sb.apiKey}`, { query })).body.data!.liquidity_list.lqList;
+  list = (await post(sb, `/graphql?opname=FetchLiquidityList&apikey=${sb.apiKey}`, { query })).body.data!.liquidity_list
+    .lqList;
 }, 180_000);
 afterAll(async () => {
   await sb?.stop();
@@ -51,29 +74,57 @@ async function report(name: string): Promise<Record<string, any>[]> {
 }
 
 /** The snapshot's day (the head's). */
-const snapshotDay = () => raw.Swap!.map((s) => dayOf(s.timestamp)).sort().at(-1)!;
+const snapshotDay = () =>
+  raw
+    .Swap!.map((s) => dayOf(s.timestamp))
+    .sort()
+    .at(-1)!;
 
 /** Tracked, untracked and service TVL of each list item. */
-function listTvl(): Map<string, { item: Record<string, any>; tracked: Decimal; untracked: Decimal; base: Decimal; quote: Decimal }> {
-  return new Map(list.map((i) => {
-    const p = i.pair;
-    const base = D(p.baseReserve).times(D(p.baseToken.usdPrice));
-    const quote = D(p.quoteReserve).times(D(p.quoteToken.usdPrice));
-    return [i.id as string, { item: i, base, quote, untracked: base.plus(quote), tracked: trackedTvl(base, quote, trusted(CHAIN, p.baseToken.id), trusted(CHAIN, p.quoteToken.id)) }];
-  }));
+function listTvl(): Map<
+  string,
+  { item: Record<string, any>; tracked: Decimal; untracked: Decimal; base: Decimal; quote: Decimal }
+> {
+  return new Map(
+    list.map((i) => {
+      const p = i.pair;
+      const base = D(p.baseReserve).times(D(p.baseToken.usdPrice));
+      const quote = D(p.quoteReserve).times(D(p.quoteToken.usdPrice));
+      return [
+        i.id as string,
+        {
+          item: i,
+          base,
+          quote,
+          untracked: base.plus(quote),
+          tracked: trackedTvl(base, quote, trusted(CHAIN, p.baseToken.id), trusted(CHAIN, p.quoteToken.id)),
+        },
+      ];
+    }),
+  );
 }
 
 describe('TVL reports', () => {
-  it('tvl_daily: tracked and untracked value of every pool day, the service\'s TVL of that day and the difference', async () => {
+  it("tvl_daily: tracked and untracked value of every pool day, the service's TVL of that day and the difference", async () => {
     const svc = new Map(list.map((i) => [`${snapshotDay()}/${i.id}`, D(i.pair.tvl)]));
-    const exact = new Map(raw.PairDayData!.map((d) => {
-      const base = D(d.baseTokenReserve).times(D(d.baseUsdPrice));
-      const quote = D(d.quoteTokenReserve).times(D(d.quoteUsdPrice));
-      return [`${dayOf(d.date)}/${d.pairAddress}`, { tracked: trackedTvl(base, quote, trusted(CHAIN, d.baseToken), trusted(CHAIN, d.quoteToken)), untracked: base.plus(quote) }];
-    }));
+    const exact = new Map(
+      raw.PairDayData!.map((d) => {
+        const base = D(d.baseTokenReserve).times(D(d.baseUsdPrice));
+        const quote = D(d.quoteTokenReserve).times(D(d.quoteUsdPrice));
+        return [
+          `${dayOf(d.date)}/${d.pairAddress}`,
+          {
+            tracked: trackedTvl(base, quote, trusted(CHAIN, d.baseToken), trusted(CHAIN, d.quoteToken)),
+            untracked: base.plus(quote),
+          },
+        ];
+      }),
+    );
     const rows = await report('tvl_daily');
     // Every combination of trusted sides is in the data: both, base only, quote only, neither.
-    const cases = new Set(raw.PairDayData!.map((d) => `${trusted(CHAIN, d.baseToken)}/${trusted(CHAIN, d.quoteToken)}`));
+    const cases = new Set(
+      raw.PairDayData!.map((d) => `${trusted(CHAIN, d.baseToken)}/${trusted(CHAIN, d.quoteToken)}`),
+    );
     expect([...cases].sort()).toEqual(['false/false', 'false/true', 'true/false', 'true/true']);
     let withService = 0;
     let oneSided = 0;
@@ -92,7 +143,7 @@ describe('TVL reports', () => {
     expect(oneSided).toBeGreaterThan(0);
   });
 
-  it('tvl_list and top_pools: tracked, untracked and the service\'s TVL at the snapshot; ranked by tracked TVL', async () => {
+  it("tvl_list and top_pools: tracked, untracked and the service's TVL at the snapshot; ranked by tracked TVL", async () => {
     const exact = listTvl();
     const rows = await report('tvl_list');
     for (const [r, e] of matchRows(rows, exact, (x) => x.pool, 'tvl_list')) {
@@ -101,7 +152,9 @@ describe('TVL reports', () => {
       expectClose(r.tvl_service_usd, D(e.item.pair.tvl), `service ${r.pool}`);
       expect(r.tvl_service_text).toBe(e.item.pair.tvl);
     }
-    const ranked = [...exact].sort((a, b) => b[1].tracked.comparedTo(a[1].tracked) || (a[0] < b[0] ? -1 : 1)).map(([id]) => id);
+    const ranked = [...exact]
+      .sort((a, b) => b[1].tracked.comparedTo(a[1].tracked) || (a[0] < b[0] ? -1 : 1))
+      .map(([id]) => id);
     const top = (await report('top_pools')).sort((a, b) => a.rank - b.rank);
     expect(top.map((r) => r.pool)).toEqual(ranked);
     // The first pool is not the one with the largest untracked value: one price does not decide the ranking.
@@ -114,7 +167,11 @@ describe('TVL reports', () => {
     for (const e of listTvl().values()) {
       const t = e.item.pair.type as string;
       const a = exact.get(t) ?? { pools: 0, tracked: D(0), untracked: D(0) };
-      exact.set(t, { pools: a.pools + 1, tracked: a.tracked.plus(e.tracked), untracked: a.untracked.plus(e.untracked) });
+      exact.set(t, {
+        pools: a.pools + 1,
+        tracked: a.tracked.plus(e.tracked),
+        untracked: a.untracked.plus(e.untracked),
+      });
     }
     for (const [r, e] of matchRows(await report('tvl_by_chain_type'), exact, (x) => x.pool_type, 'tvl_by_chain_type')) {
       expect(r.pools).toBe(e.pools);
@@ -123,7 +180,7 @@ describe('TVL reports', () => {
     }
   });
 
-  it('tvl_by_token: value per token and day, tracked only when the token\'s price counts (trusted, or backed by trusted liquidity)', async () => {
+  it("tvl_by_token: value per token and day, tracked only when the token's price counts (trusted, or backed by trusted liquidity)", async () => {
     const sides = daySides(CHAIN, raw.PairDayData!);
     const priced = pricedTokens(sides);
     const exact = new Map<string, { reserve: Decimal; value: Decimal; priced: boolean }>();
@@ -143,13 +200,20 @@ describe('TVL reports', () => {
   });
 
   it('suspicious_pools: pools whose claimed TVL is over ten times the tracked one, with the untrusted token behind it', async () => {
-    const exact = new Map([...listTvl()].flatMap(([id, e]) => {
-      const claimed = Decimal.max(e.untracked, D(e.item.pair.tvl));
-      if (claimed.lt(10_000) || claimed.lte(e.tracked.times(10))) return [];
-      const sides = [['base', e.base], ['quote', e.quote]] as const;
-      const suspect = sides.filter(([s]) => !trusted(CHAIN, e.item.pair[`${s}Token`].id)).sort((a, b) => b[1].comparedTo(a[1]))[0]!;
-      return [[id, { ...e, claimed, suspect: e.item.pair[`${suspect[0]}Token`] }]];
-    }));
+    const exact = new Map(
+      [...listTvl()].flatMap(([id, e]) => {
+        const claimed = Decimal.max(e.untracked, D(e.item.pair.tvl));
+        if (claimed.lt(10_000) || claimed.lte(e.tracked.times(10))) return [];
+        const sides = [
+          ['base', e.base],
+          ['quote', e.quote],
+        ] as const;
+        const suspect = sides
+          .filter(([s]) => !trusted(CHAIN, e.item.pair[`${s}Token`].id))
+          .sort((a, b) => b[1].comparedTo(a[1]))[0]!;
+        return [[id, { ...e, claimed, suspect: e.item.pair[`${suspect[0]}Token`] }]];
+      }),
+    );
     const rows = await report('suspicious_pools');
     expect(rows.length).toBeGreaterThan(0);
     for (const [r, e] of matchRows(rows, exact, (x) => x.pool, 'suspicious_pools')) {
@@ -163,19 +227,31 @@ describe('TVL reports', () => {
 });
 
 describe('volume reports', () => {
-  it('volume_daily: tracked volume through trusted sides, the upstream\'s figure, fees, and the sum of swaps', async () => {
+  it("volume_daily: tracked volume through trusted sides, the upstream's figure, fees, and the sum of swaps", async () => {
     const swaps = new Map<string, { n: number; base: Decimal; quote: Decimal }>();
     for (const s of raw.Swap!) {
       const k = `${dayOf(s.timestamp)}/${s.pair}`;
       const a = swaps.get(k) ?? { n: 0, base: D(0), quote: D(0) };
       swaps.set(k, { n: a.n + 1, base: a.base.plus(D(s.baseVolume)), quote: a.quote.plus(D(s.quoteVolume)) });
     }
-    const exact = new Map(raw.PairDayData!.map((d) => {
-      const [bt, qt] = [trusted(CHAIN, d.baseToken), trusted(CHAIN, d.quoteToken)];
-      const volume = trackedVolume(D(d.volumeBase).times(D(d.baseUsdPrice)), D(d.volumeQuote).times(D(d.quoteUsdPrice)), bt, qt);
-      const fees = (bt ? D(d.feeBase).times(D(d.baseUsdPrice)) : D(0)).plus(qt ? D(d.feeQuote).times(D(d.quoteUsdPrice)) : D(0));
-      return [`${dayOf(d.date)}/${d.pairAddress}`, { d, volume, fees, swaps: swaps.get(`${dayOf(d.date)}/${d.pairAddress}`)! }];
-    }));
+    const exact = new Map(
+      raw.PairDayData!.map((d) => {
+        const [bt, qt] = [trusted(CHAIN, d.baseToken), trusted(CHAIN, d.quoteToken)];
+        const volume = trackedVolume(
+          D(d.volumeBase).times(D(d.baseUsdPrice)),
+          D(d.volumeQuote).times(D(d.quoteUsdPrice)),
+          bt,
+          qt,
+        );
+        const fees = (bt ? D(d.feeBase).times(D(d.baseUsdPrice)) : D(0)).plus(
+          qt ? D(d.feeQuote).times(D(d.quoteUsdPrice)) : D(0),
+        );
+        return [
+          `${dayOf(d.date)}/${d.pairAddress}`,
+          { d, volume, fees, swaps: swaps.get(`${dayOf(d.date)}/${d.pairAddress}`)! },
+        ];
+      }),
+    );
     for (const [r, e] of matchRows(await report('volume_daily'), exact, (x) => `${x.day}/${x.pool}`, 'volume_daily')) {
       expectClose(r.volume_usd, e.volume, `tracked ${r.pool} ${r.day}`);
       expectClose(r.volume_untracked_usd, D(e.d.volumeUSD), `untracked ${r.pool}`);
@@ -184,15 +260,30 @@ describe('volume reports', () => {
       expect(r.swaps).toBe(e.swaps.n);
       expectClose(r.swaps_volume_base, e.swaps.base, `swaps base ${r.pool}`);
       expectClose(r.swaps_volume_quote, e.swaps.quote, `swaps quote ${r.pool}`);
-      expect(r.swaps_match, `swaps_match ${r.pool}`).toBe(e.swaps.base.minus(D(e.d.volumeBase)).abs().lte(D(e.d.volumeBase).abs().times(1e-9)));
+      expect(r.swaps_match, `swaps_match ${r.pool}`).toBe(
+        e.swaps.base.minus(D(e.d.volumeBase)).abs().lte(D(e.d.volumeBase).abs().times(1e-9)),
+      );
     }
   });
 
   it('volume_hourly: tracked volume per pool and hour', async () => {
-    const exact = new Map(raw.PairHourData!.map((h) => [`${new Date(h.hour * 1000).toISOString()}/${h.pairAddress}`, trackedVolume(
-      D(h.volumeBase).times(D(h.baseUsdPrice)), D(h.volumeQuote).times(D(h.quoteUsdPrice)), trusted(CHAIN, h.baseToken), trusted(CHAIN, h.quoteToken),
-    )]));
-    for (const [r, e] of matchRows(await report('volume_hourly'), exact, (x) => `${new Date(x.time).toISOString()}/${x.pool}`, 'volume_hourly')) {
+    const exact = new Map(
+      raw.PairHourData!.map((h) => [
+        `${new Date(h.hour * 1000).toISOString()}/${h.pairAddress}`,
+        trackedVolume(
+          D(h.volumeBase).times(D(h.baseUsdPrice)),
+          D(h.volumeQuote).times(D(h.quoteUsdPrice)),
+          trusted(CHAIN, h.baseToken),
+          trusted(CHAIN, h.quoteToken),
+        ),
+      ]),
+    );
+    for (const [r, e] of matchRows(
+      await report('volume_hourly'),
+      exact,
+      (x) => `${new Date(x.time).toISOString()}/${x.pool}`,
+      'volume_hourly',
+    )) {
       expectClose(r.volume_usd, e, `tracked ${r.pool} ${r.time}`);
     }
   });
@@ -201,9 +292,18 @@ describe('volume reports', () => {
     const priced = pricedTokens(daySides(CHAIN, raw.PairDayData!));
     const symbols = new Map(raw.Token!.map((t) => [t.id, t.symbol]));
     const exact = new Map(raw.TokenDayData!.map((d) => [`${dayOf(d.date)}/${d.token}`, d]));
-    for (const [r, d] of matchRows(await report('volume_by_token'), exact, (x) => `${x.day}/${x.token}`, 'volume_by_token')) {
+    for (const [r, d] of matchRows(
+      await report('volume_by_token'),
+      exact,
+      (x) => `${x.day}/${x.token}`,
+      'volume_by_token',
+    )) {
       expectClose(r.volume, D(d.volume), `volume ${r.token}`);
-      expectClose(r.volume_usd, priced.has(`${r.day}/${r.token}`) ? D(d.volume).times(D(d.usdPrice)) : D(0), `tracked ${r.token} ${r.day}`);
+      expectClose(
+        r.volume_usd,
+        priced.has(`${r.day}/${r.token}`) ? D(d.volume).times(D(d.usdPrice)) : D(0),
+        `tracked ${r.token} ${r.day}`,
+      );
       expectClose(r.volume_untracked_usd, D(d.volumeUSD), `untracked ${r.token}`);
       expect(r.symbol).toBe(symbols.get(d.token));
     }
@@ -219,7 +319,12 @@ describe('volume reports', () => {
       const to = priced.get(`${day}/${o.toToken}`);
       const value = from ? D(o.amountIn).times(from) : to ? D(o.amountOut).times(to) : D(0);
       a.traders.add(o.from);
-      exact.set(day, { ...a, orders: a.orders + 1, tracked: a.tracked.plus(value), untracked: a.untracked.plus(D(o.volumeUSD)) });
+      exact.set(day, {
+        ...a,
+        orders: a.orders + 1,
+        tracked: a.tracked.plus(value),
+        untracked: a.untracked.plus(D(o.volumeUSD)),
+      });
     }
     for (const [r, e] of matchRows(await report('smart_route_volume'), exact, (x) => x.day, 'smart_route_volume')) {
       expect([r.orders, r.traders]).toEqual([e.orders, e.traders.size]);
@@ -228,14 +333,23 @@ describe('volume reports', () => {
     }
   });
 
-  it('apy: tracked fees over tracked TVL, annualized, beside the service\'s APY of the day', async () => {
+  it("apy: tracked fees over tracked TVL, annualized, beside the service's APY of the day", async () => {
     const svc = new Map(list.map((i) => [`${snapshotDay()}/${i.id}`, i.pair.apy]));
-    const exact = new Map(raw.PairDayData!.map((d) => {
-      const [bt, qt] = [trusted(CHAIN, d.baseToken), trusted(CHAIN, d.quoteToken)];
-      const tvl = trackedTvl(D(d.baseTokenReserve).times(D(d.baseUsdPrice)), D(d.quoteTokenReserve).times(D(d.quoteUsdPrice)), bt, qt);
-      const fees = (bt ? D(d.feeBase).times(D(d.baseUsdPrice)) : D(0)).plus(qt ? D(d.feeQuote).times(D(d.quoteUsdPrice)) : D(0));
-      return [`${dayOf(d.date)}/${d.pairAddress}`, { tvl, fees }];
-    }));
+    const exact = new Map(
+      raw.PairDayData!.map((d) => {
+        const [bt, qt] = [trusted(CHAIN, d.baseToken), trusted(CHAIN, d.quoteToken)];
+        const tvl = trackedTvl(
+          D(d.baseTokenReserve).times(D(d.baseUsdPrice)),
+          D(d.quoteTokenReserve).times(D(d.quoteUsdPrice)),
+          bt,
+          qt,
+        );
+        const fees = (bt ? D(d.feeBase).times(D(d.baseUsdPrice)) : D(0)).plus(
+          qt ? D(d.feeQuote).times(D(d.quoteUsdPrice)) : D(0),
+        );
+        return [`${dayOf(d.date)}/${d.pairAddress}`, { tvl, fees }];
+      }),
+    );
     let service = 0;
     for (const [r, e] of matchRows(await report('apy'), exact, (x) => `${x.day}/${x.pool}`, 'apy')) {
       if (e.tvl.gt(0)) expectClose(r.fee_apy, e.fees.div(e.tvl).times(365), `fee_apy ${r.pool} ${r.day}`);
@@ -254,14 +368,29 @@ describe('pool, position and crowd-pool reports', () => {
   it('new_pools: every pool that is not VIRTUAL, with its creation time and block', async () => {
     const exact = new Map(raw.Pair!.filter((p) => p.type !== 'VIRTUAL').map((p) => [p.id as string, p]));
     for (const [r, p] of matchRows(await report('new_pools'), exact, (x) => x.pool, 'new_pools')) {
-      expect([r.pool_type, r.day, r.block, r.base_symbol, r.creator]).toEqual([p.type, dayOf(p.createdAtTimestamp), Number(p.createdAtBlockNumber), p.baseSymbol, p.creator]);
+      expect([r.pool_type, r.day, r.block, r.base_symbol, r.creator]).toEqual([
+        p.type,
+        dayOf(p.createdAtTimestamp),
+        Number(p.createdAtBlockNumber),
+        p.baseSymbol,
+        p.creator,
+      ]);
     }
   });
 
   it('positions_by_user: every position with its balances, exact and as numbers', async () => {
     const exact = new Map(raw.LiquidityPosition!.map((p) => [`${p.user}/${p.pair}`, p]));
-    for (const [r, p] of matchRows(await report('positions_by_user'), exact, (x) => `${x.user}/${x.pool}`, 'positions_by_user')) {
-      expect([r.balance_text, r.in_mining_text, r.lp_token_id]).toEqual([p.liquidityTokenBalance, p.liquidityTokenInMining, p.lpToken]);
+    for (const [r, p] of matchRows(
+      await report('positions_by_user'),
+      exact,
+      (x) => `${x.user}/${x.pool}`,
+      'positions_by_user',
+    )) {
+      expect([r.balance_text, r.in_mining_text, r.lp_token_id]).toEqual([
+        p.liquidityTokenBalance,
+        p.liquidityTokenInMining,
+        p.lpToken,
+      ]);
       expectClose(r.balance, D(p.liquidityTokenBalance), `balance ${r.user}`);
     }
   });
@@ -269,10 +398,19 @@ describe('pool, position and crowd-pool reports', () => {
   it('crowdpooling_daily: invested and cancelled quote, bids and new investors per crowd pool and day', async () => {
     const pools = new Map(raw.CrowdPooling!.map((c) => [c.id, c]));
     const exact = new Map(raw.CrowdPoolingDayData!.map((d) => [`${dayOf(d.date)}/${d.crowdPooling}`, d]));
-    for (const [r, d] of matchRows(await report('crowdpooling_daily'), exact, (x) => `${x.day}/${x.crowd_pool}`, 'crowdpooling_daily')) {
+    for (const [r, d] of matchRows(
+      await report('crowdpooling_daily'),
+      exact,
+      (x) => `${x.day}/${x.crowd_pool}`,
+      'crowdpooling_daily',
+    )) {
       expectClose(r.invested_quote, D(d.investedQuote), `invested ${r.crowd_pool}`);
       expectClose(r.canceled_quote, D(d.canceledQuote), `cancelled ${r.crowd_pool}`);
-      expect([r.bids, r.new_investors, r.quote_token_id]).toEqual([Number(d.investCount), Number(d.newcome), pools.get(d.crowdPooling)!.quoteToken]);
+      expect([r.bids, r.new_investors, r.quote_token_id]).toEqual([
+        Number(d.investCount),
+        Number(d.newcome),
+        pools.get(d.crowdPooling)!.quoteToken,
+      ]);
     }
   });
 });

@@ -1,11 +1,11 @@
 /** Conformance of the sandbox with graph-node and the service, against the sandbox started as a real process. */
-import { gql, GraphQLClient } from 'graphql-request';
+import { GraphQLClient, gql } from 'graphql-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSchemaModel, type EntityModel } from '../../src/schemas/entity-model.ts';
 import { rootNames } from '../../src/sandbox/naming.ts';
 import { LIQUIDITY_LIST_BODY, SEED_QUERIES } from '../../src/sandbox/seed-queries.ts';
-import { startSandbox, type SandboxProcess } from '../../src/sandbox/spawn.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
+import { type EntityModel, loadSchemaModel } from '../../src/schemas/entity-model.ts';
 import * as X from '../../src/util/exact.ts';
 import { allRows, post, query, queryError, subgraphPath } from '../support/sandbox-client.ts';
 
@@ -15,7 +15,10 @@ const SCHEMAS = ['dodoex', 'token', 'mine'] as const;
 const plural = (e: EntityModel) => rootNames(e.name, 'current').plural;
 const CHAINS = KNOWN_CHAINS.map((c) => c.chainId);
 const ENCODING: Record<string, RegExp> = {
-  BigInt: /^-?\d+$/, BigDecimal: /^-?\d+(\.\d*[1-9])?$/, Bytes: /^0x([0-9a-f]{2})*$/, ID: /^.+$/,
+  BigInt: /^-?\d+$/,
+  BigDecimal: /^-?\d+(\.\d*[1-9])?$/,
+  Bytes: /^0x([0-9a-f]{2})*$/,
+  ID: /^.+$/,
 };
 
 let sb: SandboxProcess;
@@ -25,7 +28,10 @@ beforeAll(async () => {
 afterAll(async () => sb?.stop());
 
 function scalarSelection(e: EntityModel): string {
-  return e.fields.filter((f) => !f.ref).map((f) => f.name).join(' ');
+  return e.fields
+    .filter((f) => !f.ref)
+    .map((f) => f.name)
+    .join(' ');
 }
 
 function checkEncoding(e: EntityModel, row: Record<string, unknown>): void {
@@ -73,7 +79,9 @@ describe.each(SCHEMAS)('schema %s', (schema) => {
 
     it('orders by id ascending when no orderBy is given, and ignores orderDirection alone', async () => {
       const e = model.entities.find((x) => x.name === 'Token' || x.name === 'MinePool')!;
-      const a = (await query(sb, chainId, schema, `{ ${plural(e)}(first: 50, orderDirection: desc) { id } }`))[plural(e)].map((r: { id: string }) => r.id);
+      const a = (await query(sb, chainId, schema, `{ ${plural(e)}(first: 50, orderDirection: desc) { id } }`))[
+        plural(e)
+      ].map((r: { id: string }) => r.id);
       expect(a.length).toBeGreaterThan(1);
       expect(a).toEqual([...a].sort((x: string, y: string) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
     });
@@ -85,7 +93,9 @@ describe.each(SCHEMAS)('updatedAt of schema %s', (schema) => {
     const model = loadSchemaModel(schema);
     const head = (await query(sb, 1, schema, '{ _meta { block { number } } }'))._meta.block.number;
     let compared = 0;
-    for (const e of model.entities.filter((x) => x.field.has('updatedAt') && !['DodoZoo', 'TradingIncentive', 'DodoToken'].includes(x.name))) {
+    for (const e of model.entities.filter(
+      (x) => x.field.has('updatedAt') && !['DodoZoo', 'TradingIncentive', 'DodoToken'].includes(x.name),
+    )) {
       const before = new Map((await allRows(sb, 1, schema, e.name, head - 200)).map((r) => [r.id, r]));
       for (const r of await allRows(sb, 1, schema, e.name, head)) {
         const old = before.get(r.id);
@@ -110,8 +120,10 @@ describe('null updatedAt', () => {
       for (const e of loadSchemaModel(schema).entities.filter((x) => x.field.has('updatedAt'))) {
         const nulls = (await allRows(sb, 1, schema, e.name)).map((r) => r.updatedAt === null);
         const label = `${schema}.${e.name}`;
-        if (['MaintainerFeeTx', 'MaintainerEarnings'].includes(e.name)) expect(nulls.length && nulls.every(Boolean), label).toBe(true);
-        else if (e.name === 'LpToken') expect([nulls.some(Boolean), nulls.some((n) => !n)], label).toEqual([true, true]);
+        if (['MaintainerFeeTx', 'MaintainerEarnings'].includes(e.name))
+          expect(nulls.length && nulls.every(Boolean), label).toBe(true);
+        else if (e.name === 'LpToken')
+          expect([nulls.some(Boolean), nulls.some((n) => !n)], label).toEqual([true, true]);
         else expect(nulls.some(Boolean), label).toBe(false);
       }
     }
@@ -140,8 +152,17 @@ describe('ordering and keyset paging', () => {
     const seen: { id: string; timestamp: string }[] = [];
     let cursor: { ts: string; id: string } | undefined;
     for (;;) {
-      const where = cursor ? `where: { or: [{ timestamp_gt: "${cursor.ts}" }, { timestamp: "${cursor.ts}", id_gt: "${cursor.id}" }] }` : '';
-      const page = (await query(sb, 56, 'dodoex', `{ swaps(first: 1000, orderBy: timestamp, orderDirection: asc, ${where}) { id timestamp } }`)).swaps;
+      const where = cursor
+        ? `where: { or: [{ timestamp_gt: "${cursor.ts}" }, { timestamp: "${cursor.ts}", id_gt: "${cursor.id}" }] }`
+        : '';
+      const page = (
+        await query(
+          sb,
+          56,
+          'dodoex',
+          `{ swaps(first: 1000, orderBy: timestamp, orderDirection: asc, ${where}) { id timestamp } }`,
+        )
+      ).swaps;
       seen.push(...page);
       if (page.length < 1000) break;
       cursor = { ts: page.at(-1).timestamp, id: page.at(-1).id };
@@ -156,14 +177,22 @@ describe('ordering and keyset paging', () => {
 
   it('pages event tables by id in both directions, exactly, also after new blocks, a reorg, and at an older block', async () => {
     const chainId = 43114;
-    const byteOrder = (ids: string[], sign: number) => [...ids].sort((a, b) => sign * Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const byteOrder = (ids: string[], sign: number) =>
+      [...ids].sort((a, b) => sign * Buffer.compare(Buffer.from(a), Buffer.from(b)));
     const pageAll = async (plural: string, dir: 'asc' | 'desc', block?: number) => {
       const ids: string[] = [];
       let bound: string | undefined;
       const at = block === undefined ? '' : `block: { number: ${block} },`;
       for (;;) {
         const where = bound === undefined ? '' : `where: { id_${dir === 'asc' ? 'gt' : 'lt'}: "${bound}" }`;
-        const page = (await query(sb, chainId, 'dodoex', `{ x: ${plural}(first: 1000, orderBy: id, orderDirection: ${dir}, ${at} ${where}) { id } }`)).x;
+        const page = (
+          await query(
+            sb,
+            chainId,
+            'dodoex',
+            `{ x: ${plural}(first: 1000, orderBy: id, orderDirection: ${dir}, ${at} ${where}) { id } }`,
+          )
+        ).x;
         ids.push(...page.map((r: { id: string }) => r.id));
         if (page.length < 1000) return ids;
         bound = page.at(-1).id;
@@ -185,14 +214,20 @@ describe('ordering and keyset paging', () => {
     await check('Transaction', 'transactions');
     await check('Swap', 'swaps', head - 5000);
     // A bound that is not a lower-case id prefix: ids compare as text, so "0xFFFF" lies between "0x9…" and "0xa…".
-    const upper = (await query(sb, chainId, 'dodoex', '{ swaps(first: 3, orderBy: id, where: { id_gt: "0xFFFF" }) { id } }')).swaps;
-    const above = (await allRows(sb, chainId, 'dodoex', 'Swap')).map((r) => r.id as string).filter((id) => Buffer.compare(Buffer.from(id), Buffer.from('0xFFFF')) > 0);
+    const upper = (
+      await query(sb, chainId, 'dodoex', '{ swaps(first: 3, orderBy: id, where: { id_gt: "0xFFFF" }) { id } }')
+    ).swaps;
+    const above = (await allRows(sb, chainId, 'dodoex', 'Swap'))
+      .map((r) => r.id as string)
+      .filter((id) => Buffer.compare(Buffer.from(id), Buffer.from('0xFFFF')) > 0);
     expect(upper.map((r: { id: string }) => r.id)).toEqual(byteOrder(above, 1).slice(0, 3));
     expect(upper[0].id).toMatch(/^0xa/);
   });
 
   it('breaks ties by id in the same direction when descending', async () => {
-    const rows = (await query(sb, 56, 'dodoex', '{ swaps(first: 1000, orderBy: timestamp, orderDirection: desc) { id timestamp } }')).swaps;
+    const rows = (
+      await query(sb, 56, 'dodoex', '{ swaps(first: 1000, orderBy: timestamp, orderDirection: desc) { id timestamp } }')
+    ).swaps;
     for (let i = 1; i < rows.length; i++) {
       const [a, b] = [rows[i - 1], rows[i]];
       expect(BigInt(a.timestamp) > BigInt(b.timestamp) || (a.timestamp === b.timestamp && a.id > b.id)).toBe(true);
@@ -200,7 +235,14 @@ describe('ordering and keyset paging', () => {
   });
 
   it('orders by a nested field', async () => {
-    const rows = (await query(sb, 1, 'dodoex', '{ liquidityPositions(first: 200, orderBy: pair__updatedAt) { id pair { updatedAt } } }')).liquidityPositions;
+    const rows = (
+      await query(
+        sb,
+        1,
+        'dodoex',
+        '{ liquidityPositions(first: 200, orderBy: pair__updatedAt) { id pair { updatedAt } } }',
+      )
+    ).liquidityPositions;
     const ts = rows.map((r: any) => BigInt(r.pair.updatedAt));
     expect(ts).toEqual([...ts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
   });
@@ -215,21 +257,46 @@ describe('filters', () => {
     ['Token', 'usdPrice_lt: "1"', (r) => X.compare(X.parse(r.usdPrice), X.dec(1)) < 0],
     ['Pair', 'type_not: "VIRTUAL"', (r) => r.type !== 'VIRTUAL'],
     ['Pair', 'owner: null', (r) => r.owner === null],
-    ['Pair', 'baseReserve_gte: "1000000000000000000000"', (r) => X.compare(X.parse(r.baseReserve), X.parse('1e21')) >= 0],
+    [
+      'Pair',
+      'baseReserve_gte: "1000000000000000000000"',
+      (r) => X.compare(X.parse(r.baseReserve), X.parse('1e21')) >= 0,
+    ],
     ['Pair', 'type_not_in: ["DVM", "DSP"]', (r) => !['DVM', 'DSP'].includes(r.type)],
     ['Pair', 'creator_contains: "aa"', (r) => r.creator.slice(2).match(/../g).includes('aa')],
-    ['Swap', 'timestamp_gt: "1766000000", timestamp_lte: "1766500000"', (r) => BigInt(r.timestamp) > 1766000000n && BigInt(r.timestamp) <= 1766500000n],
-    ['Transaction', 'tokens_contains: ["0xc2132d05d31c914a87c6611c10748aeb04b58e8f"]', (r) => r.tokens.includes('0xc2132d05d31c914a87c6611c10748aeb04b58e8f')],
+    [
+      'Swap',
+      'timestamp_gt: "1766000000", timestamp_lte: "1766500000"',
+      (r) => BigInt(r.timestamp) > 1766000000n && BigInt(r.timestamp) <= 1766500000n,
+    ],
+    [
+      'Transaction',
+      'tokens_contains: ["0xc2132d05d31c914a87c6611c10748aeb04b58e8f"]',
+      (r) => r.tokens.includes('0xc2132d05d31c914a87c6611c10748aeb04b58e8f'),
+    ],
     ['LiquidityHistory', 'baseAmountChange: null', (r) => r.baseAmountChange === null],
-    ['Swap', 'or: [{ amountIn_lt: "1" }, { amountOut_lt: "1" }]', (r) => X.compare(X.parse(r.amountIn), X.dec(1)) < 0 || X.compare(X.parse(r.amountOut), X.dec(1)) < 0],
-    ['Swap', 'and: [{ logIndex_gt: "100" }, { logIndex_lt: "120" }]', (r) => Number(r.logIndex) > 100 && Number(r.logIndex) < 120],
+    [
+      'Swap',
+      'or: [{ amountIn_lt: "1" }, { amountOut_lt: "1" }]',
+      (r) => X.compare(X.parse(r.amountIn), X.dec(1)) < 0 || X.compare(X.parse(r.amountOut), X.dec(1)) < 0,
+    ],
+    [
+      'Swap',
+      'and: [{ logIndex_gt: "100" }, { logIndex_lt: "120" }]',
+      (r) => Number(r.logIndex) > 100 && Number(r.logIndex) < 120,
+    ],
   ];
   it.each(cases)('%s where { %s } matches the rows it should', async (entity, where, pred) => {
     const e = loadSchemaModel('dodoex').byName.get(entity)!;
-    const expected = (await allRows(sb, 137, 'dodoex', entity)).filter(pred).map((r) => r.id).sort();
+    const expected = (await allRows(sb, 137, 'dodoex', entity))
+      .filter(pred)
+      .map((r) => r.id)
+      .sort();
     const got: string[] = [];
     for (let skip = 0; ; skip += 1000) {
-      const page = (await query(sb, 137, 'dodoex', `{ ${plural(e)}(first: 1000, skip: ${skip}, where: { ${where} }) { id } }`))[plural(e)];
+      const page = (
+        await query(sb, 137, 'dodoex', `{ ${plural(e)}(first: 1000, skip: ${skip}, where: { ${where} }) { id } }`)
+      )[plural(e)];
       got.push(...page.map((r: { id: string }) => r.id));
       if (page.length < 1000 || skip >= 5000) break;
     }
@@ -239,25 +306,50 @@ describe('filters', () => {
 
   it('filters through a reference with field_', async () => {
     const pairs = new Map((await allRows(sb, 137, 'dodoex', 'Pair')).map((p) => [p.id, p]));
-    const expected = (await allRows(sb, 137, 'dodoex', 'LiquidityPosition')).filter((r) => pairs.get(r.pair)?.type === 'DVM').length;
-    const got = (await query(sb, 137, 'dodoex', '{ liquidityPositions(first: 1000, where: { pair_: { type: "DVM" } }) { id pair { type } } }')).liquidityPositions;
+    const expected = (await allRows(sb, 137, 'dodoex', 'LiquidityPosition')).filter(
+      (r) => pairs.get(r.pair)?.type === 'DVM',
+    ).length;
+    const got = (
+      await query(
+        sb,
+        137,
+        'dodoex',
+        '{ liquidityPositions(first: 1000, where: { pair_: { type: "DVM" } }) { id pair { type } } }',
+      )
+    ).liquidityPositions;
     expect(got.length).toBe(Math.min(expected, 1000));
     expect(got.every((r: any) => r.pair.type === 'DVM')).toBe(true);
   });
 
   it('rejects or beside column filters with the v0.40 text', async () => {
-    const msg = await queryError(sb, 1, 'dodoex', '{ swaps(where: { pair: "0x00", or: [{ amountIn_gt: "1" }] }) { id } }');
-    expect(msg).toMatch(/^Cannot mix column filters with 'or' operator at the same level\. Found column filter\(s\) 'pair' alongside 'or' operator\.\n\n/);
+    const msg = await queryError(
+      sb,
+      1,
+      'dodoex',
+      '{ swaps(where: { pair: "0x00", or: [{ amountIn_gt: "1" }] }) { id } }',
+    );
+    expect(msg).toMatch(
+      /^Cannot mix column filters with 'or' operator at the same level\. Found column filter\(s\) 'pair' alongside 'or' operator\.\n\n/,
+    );
   });
 
   it('rejects bad Bytes and unknown fields with graph-node texts', async () => {
-    expect(await queryError(sb, 1, 'dodoex', '{ swaps(where: { from: "0xZZ" }) { id } }')).toBe('Failed to decode `Bytes` value: `0xZZ`');
+    expect(await queryError(sb, 1, 'dodoex', '{ swaps(where: { from: "0xZZ" }) { id } }')).toBe(
+      'Failed to decode `Bytes` value: `0xZZ`',
+    );
     expect(await queryError(sb, 1, 'dodoex', '{ swaps { nope } }')).toBe('Type `Swap` has no field `nope`');
   });
 
   it('filters by _change_block', async () => {
     const head = (await query(sb, 1, 'dodoex', '{ _meta { block { number } } }'))._meta.block.number;
-    const rows = (await query(sb, 1, 'dodoex', `{ pairs(first: 1000, where: { _change_block: { number_gte: ${head - 200} } }) { id updatedAt } }`)).pairs;
+    const rows = (
+      await query(
+        sb,
+        1,
+        'dodoex',
+        `{ pairs(first: 1000, where: { _change_block: { number_gte: ${head - 200} } }) { id updatedAt } }`,
+      )
+    ).pairs;
     const all = (await query(sb, 1, 'dodoex', '{ pairs(first: 1000) { id updatedAt } }')).pairs;
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.length).toBeLessThan(all.length);
@@ -268,7 +360,12 @@ describe('blocks, _meta, new blocks and reorgs', () => {
   it('time-travels with block: {number}, and _meta has no hash for a number constraint', async () => {
     const { _meta } = await query(sb, 10, 'dodoex', '{ _meta { block { number hash timestamp } hasIndexingErrors } }');
     const past = _meta.block.number - 50_000;
-    const d = await query(sb, 10, 'dodoex', `{ old: swaps(first: 1000, orderBy: timestamp, orderDirection: desc, block: { number: ${past} }) { id timestamp } _meta(block: { number: ${past} }) { block { number hash } } }`);
+    const d = await query(
+      sb,
+      10,
+      'dodoex',
+      `{ old: swaps(first: 1000, orderBy: timestamp, orderDirection: desc, block: { number: ${past} }) { id timestamp } _meta(block: { number: ${past} }) { block { number hash } } }`,
+    );
     expect(d._meta.block).toEqual({ number: past, hash: null });
     expect(_meta.hasIndexingErrors).toBe(false);
     expect(_meta.block.hash).toMatch(/^0x[0-9a-f]{64}$/);
@@ -278,27 +375,38 @@ describe('blocks, _meta, new blocks and reorgs', () => {
 
   it('answers blocks that are not indexed with the exact texts', async () => {
     const head = (await query(sb, 43114, 'dodoex', '{ _meta { block { number } deployment } }'))._meta;
-    expect(await queryError(sb, 43114, 'dodoex', `{ swaps(block: { number: ${head.block.number + 10} }) { id } }`)).toBe(
+    expect(
+      await queryError(sb, 43114, 'dodoex', `{ swaps(block: { number: ${head.block.number + 10} }) { id } }`),
+    ).toBe(
       `Failed to decode \`block.number\` value: \`subgraph ${head.deployment} has only indexed up to block number ${head.block.number} and data for block number ${head.block.number + 10} is therefore not yet available\``,
     );
-    expect(await queryError(sb, 43114, 'dodoex', `{ swaps(block: { number_gte: ${head.block.number + 1} }) { id } }`)).toMatch(/^Failed to decode `block.number_gte` value: `subgraph Qm/);
-    expect(await queryError(sb, 43114, 'dodoex', `{ swaps(block: { hash: "0x${'12'.repeat(32)}" }) { id } }`)).toBe('Failed to decode `block.hash` value: `no block with that hash found`');
+    expect(
+      await queryError(sb, 43114, 'dodoex', `{ swaps(block: { number_gte: ${head.block.number + 1} }) { id } }`),
+    ).toMatch(/^Failed to decode `block.number_gte` value: `subgraph Qm/);
+    expect(await queryError(sb, 43114, 'dodoex', `{ swaps(block: { hash: "0x${'12'.repeat(32)}" }) { id } }`)).toBe(
+      'Failed to decode `block.hash` value: `no block with that hash found`',
+    );
   });
 
   it('brings new rows with new blocks, and a reorg rewrites the last blocks', async () => {
     const chainId = 1285;
-    const q = '{ swaps(first: 1000, orderBy: timestamp, orderDirection: desc) { id timestamp } _meta { block { number hash } } }';
+    const q =
+      '{ swaps(first: 1000, orderBy: timestamp, orderDirection: desc) { id timestamp } _meta { block { number hash } } }';
     const before = await query(sb, chainId, 'dodoex', q);
     await sb.control('advance', { blocks: 2000, chainId });
     const after = await query(sb, chainId, 'dodoex', q);
     expect(after._meta.block.number).toBe(before._meta.block.number + 2000);
-    const fresh = after.swaps.filter((r: { timestamp: string }) => Number(r.timestamp) > Number(before.swaps[0].timestamp));
+    const fresh = after.swaps.filter(
+      (r: { timestamp: string }) => Number(r.timestamp) > Number(before.swaps[0].timestamp),
+    );
     expect(fresh.length).toBeGreaterThan(0);
     const oldHash = after._meta.block.hash;
     await sb.control('reorg', { depth: 1500, chainId });
     const reorged = await query(sb, chainId, 'dodoex', q);
     expect(reorged._meta.block.hash).not.toBe(oldHash);
-    expect(await queryError(sb, chainId, 'dodoex', `{ swaps(block: { hash: "${oldHash}" }) { id } }`)).toMatch(/no block with that hash found/);
+    expect(await queryError(sb, chainId, 'dodoex', `{ swaps(block: { hash: "${oldHash}" }) { id } }`)).toMatch(
+      /no block with that hash found/,
+    );
     const ids = new Set(reorged.swaps.map((r: { id: string }) => r.id));
     expect(fresh.some((r: { id: string }) => !ids.has(r.id))).toBe(true);
   });
@@ -313,19 +421,32 @@ describe('blocks, _meta, new blocks and reorgs', () => {
 describe('consistency of the generated data', () => {
   it('day and hour data are the sums of their swaps', async () => {
     const swaps = await allRows(sb, 42161, 'dodoex', 'Swap');
-    for (const [entity, field, secs] of [['PairDayData', 'date', 86400], ['PairHourData', 'hour', 3600]] as const) {
+    for (const [entity, field, secs] of [
+      ['PairDayData', 'date', 86400],
+      ['PairHourData', 'hour', 3600],
+    ] as const) {
       const buckets = await allRows(sb, 42161, 'dodoex', entity);
       expect(buckets.length).toBeGreaterThan(0);
       for (const b of buckets.filter((_, i) => i % 17 === 0)) {
-        const mine = swaps.filter((s) => s.pair === b.pairAddress && Math.floor(Number(s.timestamp) / secs) * secs === b[field]);
+        const mine = swaps.filter(
+          (s) => s.pair === b.pairAddress && Math.floor(Number(s.timestamp) / secs) * secs === b[field],
+        );
         const sum = (k: string) => X.format(mine.reduce<X.Dec>((a, s) => X.add(a, X.parse(s[k])), X.dec(0)));
-        expect([b.volumeBase, b.volumeQuote, b.volumeUSD, b.feeBase, b.feeQuote, b.txns]).toEqual([sum('baseVolume'), sum('quoteVolume'), sum('volumeUSD'), sum('feeBase'), sum('feeQuote'), String(mine.length)]);
+        expect([b.volumeBase, b.volumeQuote, b.volumeUSD, b.feeBase, b.feeQuote, b.txns]).toEqual([
+          sum('baseVolume'),
+          sum('quoteVolume'),
+          sum('volumeUSD'),
+          sum('feeBase'),
+          sum('feeQuote'),
+          String(mine.length),
+        ]);
       }
     }
   });
 
   it('dodoZoos counters match the rows, and swaps name pools and tokens that exist', async () => {
-    const zoo = (await query(sb, 1313161554, 'dodoex', '{ dodoZoos { id pairCount tokenCount crowdpoolingCount } }')).dodoZoos[0];
+    const zoo = (await query(sb, 1313161554, 'dodoex', '{ dodoZoos { id pairCount tokenCount crowdpoolingCount } }'))
+      .dodoZoos[0];
     const pairs = await allRows(sb, 1313161554, 'dodoex', 'Pair');
     const tokens = new Set((await allRows(sb, 1313161554, 'dodoex', 'Token')).map((t) => t.id));
     expect(zoo.id).toBe('dodoex-v2-aurora');
@@ -347,7 +468,9 @@ describe('consistency of the generated data', () => {
     const pairs = await allRows(sb, 1, 'dodoex', 'Pair');
     expect(pairs.some((p) => X.compare(X.parse(p.baseReserve), X.parse('1e30')) >= 0)).toBe(true);
     const digits = (v: string) => v.replace(/[-.]/g, '').replace(/^0+/, '').length;
-    expect([...pairs.map((p) => p.lastTradePrice), ...tokens.map((t) => t.usdPrice)].some((v: string) => digits(v) === 34)).toBe(true);
+    expect(
+      [...pairs.map((p) => p.lastTradePrice), ...tokens.map((t) => t.usdPrice)].some((v: string) => digits(v) === 34),
+    ).toBe(true);
   });
 });
 
@@ -371,8 +494,15 @@ describe('the liquidity list', () => {
       expect(item.pair.apy.__typename).toBe('LiquidityApyData');
       expect(item.isMyLiquidity).toBeNull();
       const row = pairs.get(item.id)!;
-      expect([item.pair.baseReserve, item.pair.quoteReserve, item.pair.chainId]).toEqual([row.baseReserve, row.quoteReserve, 56]);
-      const tvl = X.add(X.mul(X.parse(row.baseReserve), X.parse(item.pair.baseToken.usdPrice)), X.mul(X.parse(row.quoteReserve), X.parse(item.pair.quoteToken.usdPrice)));
+      expect([item.pair.baseReserve, item.pair.quoteReserve, item.pair.chainId]).toEqual([
+        row.baseReserve,
+        row.quoteReserve,
+        56,
+      ]);
+      const tvl = X.add(
+        X.mul(X.parse(row.baseReserve), X.parse(item.pair.baseToken.usdPrice)),
+        X.mul(X.parse(row.quoteReserve), X.parse(item.pair.quoteToken.usdPrice)),
+      );
       expect(item.pair.tvl).toBe(X.format(tvl));
     }
   });
@@ -381,7 +511,10 @@ describe('the liquidity list', () => {
     const ids: string[] = [];
     let total = 0;
     for (let page = 1; ; page++) {
-      const body = { ...LIQUIDITY_LIST_BODY, variables: { where: { chainIds: [1, 137], currentPage: page, pageSize: 7 } } };
+      const body = {
+        ...LIQUIDITY_LIST_BODY,
+        variables: { where: { chainIds: [1, 137], currentPage: page, pageSize: 7 } },
+      };
       const info = (await post(sb, listPath(), body)).body.data!.liquidity_list;
       total = info.totalCount;
       ids.push(...info.lqList.map((i: { id: string }) => i.id));
@@ -394,7 +527,8 @@ describe('the liquidity list', () => {
   it('follows user: isMyLiquidity and viewOnlyOwn', async () => {
     const pos = (await allRows(sb, 56, 'dodoex', 'LiquidityPosition'))[0]!;
     const where = { chainIds: [56], currentPage: 1, pageSize: 100, user: pos.user, filterState: { viewOnlyOwn: true } };
-    const info = (await post(sb, listPath(), { ...LIQUIDITY_LIST_BODY, variables: { where } })).body.data!.liquidity_list;
+    const info = (await post(sb, listPath(), { ...LIQUIDITY_LIST_BODY, variables: { where } })).body.data!
+      .liquidity_list;
     expect(info.lqList.map((i: { id: string }) => i.id)).toContain(pos.pair);
     expect(info.lqList.every((i: { isMyLiquidity: boolean }) => i.isMyLiquidity === true)).toBe(true);
   });
@@ -402,9 +536,15 @@ describe('the liquidity list', () => {
 
 describe('the documented query shapes', () => {
   it.each(Object.entries(SEED_QUERIES))('%s returns data', async (_purpose, q) => {
-    const pair = (await query(sb, 1, 'dodoex', '{ pairs(first: 1, where: { type_not: "VIRTUAL" }) { id } }')).pairs[0].id;
+    const pair = (await query(sb, 1, 'dodoex', '{ pairs(first: 1, where: { type_not: "VIRTUAL" }) { id } }')).pairs[0]
+      .id;
     const user = (await query(sb, 1, 'dodoex', '{ swaps(first: 1) { from } }')).swaps[0].from;
-    const data = await query(sb, 1, 'dodoex', q.replace('$PAIR', pair).replace('$USER', user).replace('$SINCE', '1766000000'));
+    const data = await query(
+      sb,
+      1,
+      'dodoex',
+      q.replace('$PAIR', pair).replace('$USER', user).replace('$SINCE', '1766000000'),
+    );
     const value = Object.values(data)[0];
     expect(Array.isArray(value) ? value.length : value ? 1 : 0).toBeGreaterThan(0);
   });
@@ -430,14 +570,17 @@ describe('auth, routes and the gateway', () => {
     const info = await sb.control<{ subgraphs: { chainId: number; schema: string; subgraphId: string }[] }>('info');
     const id = info.subgraphs.find((s) => s.chainId === 56 && s.schema === 'dodoex')!.subgraphId;
     const q = { query: '{ dodoZoos { id } }' };
-    const msg = async (key: string, sid = id) => (await post(sb, `/api/${key}/subgraphs/id/${sid}`, q)).body.errors?.[0]?.message;
+    const msg = async (key: string, sid = id) =>
+      (await post(sb, `/api/${key}/subgraphs/id/${sid}`, q)).body.errors?.[0]?.message;
     expect(await msg('abc')).toBe('auth error: malformed API key');
     expect(await msg('0'.repeat(32))).toBe('auth error: API key not found');
     expect(await msg(sb.apiKey, 'NoSuchSubgraph')).toBe('subgraph not found: NoSuchSubgraph');
     const ok = await post(sb, `/api/${sb.apiKey}/subgraphs/id/${id}`, q);
     expect(ok.body.data!.dodoZoos[0].id).toBe('dodoex-v2-bsc');
     const range = await post(sb, `/api/${sb.apiKey}/subgraphs/id/${id}`, { query: '{ swaps(first: 5000) { id } }' });
-    expect(range.body.errors![0]!.message).toMatch(/^bad indexers: \{0x[0-9a-f]{40}: BadResponse\(unattestable response: The `first` argument must be between 0 and 1000, but is 5000\)\}$/);
+    expect(range.body.errors![0]!.message).toMatch(
+      /^bad indexers: \{0x[0-9a-f]{40}: BadResponse\(unattestable response: The `first` argument must be between 0 and 1000, but is 5000\)\}$/,
+    );
   });
 
   it('supports introspection, so a GraphQL client can read the schema', async () => {
@@ -445,7 +588,10 @@ describe('auth, routes and the gateway', () => {
     const r = await client.request<{ __schema: { types: { name: string }[] } }>(gql`{ __schema { types { name } } }`);
     const names = r.__schema.types.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['Token', 'Token_filter', 'Token_orderBy', '_Meta_', 'Block_height']));
-    const tokens = await client.request<{ tokens: { id: string; symbol: string }[] }>(gql`query T($n: Int!) { tokens(first: $n) { id symbol } }`, { n: 2 });
+    const tokens = await client.request<{ tokens: { id: string; symbol: string }[] }>(
+      gql`query T($n: Int!) { tokens(first: $n) { id symbol } }`,
+      { n: 2 },
+    );
     expect(tokens.tokens).toHaveLength(2);
   });
 });
@@ -457,21 +603,37 @@ describe('faults, rate limits and counters', () => {
     const statuses: number[] = [];
     let retryAfter: string | null = null;
     for (let i = 0; i < 12; i++) {
-      const a = await post(sb, subgraphPath(sb, 1, 'dodoex'), { query: '{ _meta { block { number } } }' }, { 'user-agent': 'dodo-dev42' });
+      const a = await post(
+        sb,
+        subgraphPath(sb, 1, 'dodoex'),
+        { query: '{ _meta { block { number } } }' },
+        { 'user-agent': 'dodo-dev42' },
+      );
       statuses.push(a.status);
       if (a.status === 429) retryAfter = a.headers.get('retry-after');
     }
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
     await sb.control('faults', { rateLimit: 0, faults: 'http500=1' });
-    const res = await fetch(`${sb.url}${subgraphPath(sb, 1, 'dodoex')}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ _meta { deployment } }"}' });
+    const res = await fetch(`${sb.url}${subgraphPath(sb, 1, 'dodoex')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query":"{ _meta { deployment } }"}',
+    });
     expect(res.status).toBe(500);
     await sb.control('faults', { faults: 'indexing=1' });
-    const idx = await post(sb, subgraphPath(sb, 1, 'dodoex'), { query: '{ swaps(first: 1) { id } _meta { hasIndexingErrors } }' });
+    const idx = await post(sb, subgraphPath(sb, 1, 'dodoex'), {
+      query: '{ swaps(first: 1) { id } _meta { hasIndexingErrors } }',
+    });
     expect(idx.body.errors![0]!.message).toBe('indexing_error');
     expect(idx.body.data).toEqual({ _meta: { hasIndexingErrors: true } });
     await sb.control('faults', { faults: '' });
-    const stats = await sb.control<{ requests: number; rateLimited: number; userAgents: Record<string, number>; faults: Record<string, number> }>('stats');
+    const stats = await sb.control<{
+      requests: number;
+      rateLimited: number;
+      userAgents: Record<string, number>;
+      faults: Record<string, number>;
+    }>('stats');
     expect(stats.requests).toBe(14);
     expect(stats.userAgents['dodo-dev42']).toBe(12);
     expect(stats.faults).toEqual({ http500: 1, indexing: 1 });

@@ -2,20 +2,29 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
-import { hasText, q, qt } from '../../src/store/ddl.ts';
-import { openLakeDb } from '../../src/lake/lake-db.ts';
-import { Warehouse } from '../../src/store/warehouse.ts';
+import { openLakeDb } from '../../src/reports/views.ts';
 import { BIN, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
+import { hasText } from '../../src/store/ddl.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { q, qt } from '../../src/util/sql.ts';
 import { allRows } from './sandbox-client.ts';
 
 /** Runs the CLI as a child process; resolves with its exit code and output. */
 export function cli(
   args: string[],
   env: Record<string, string>,
-  opts: { killAfterMs?: number; termAfterMs?: number; termWhen?: (stderr: string) => boolean; killWhen?: Promise<unknown> } = {},
+  opts: {
+    killAfterMs?: number;
+    termAfterMs?: number;
+    termWhen?: (stderr: string) => boolean;
+    killWhen?: Promise<unknown>;
+  } = {},
 ): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -28,9 +37,16 @@ export function cli(
       }
     });
     // Killed once `killWhen` settles (an event of the process under test, such as requests served), if still running.
-    void opts.killWhen?.then(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), () => undefined);
-    const timer = opts.killAfterMs !== undefined ? setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs)
-      : opts.termAfterMs !== undefined ? setTimeout(() => child.kill('SIGTERM'), opts.termAfterMs) : undefined;
+    void opts.killWhen?.then(
+      () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'),
+      () => undefined,
+    );
+    const timer =
+      opts.killAfterMs !== undefined
+        ? setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs)
+        : opts.termAfterMs !== undefined
+          ? setTimeout(() => child.kill('SIGTERM'), opts.termAfterMs)
+          : undefined;
     child.on('exit', (code, signal) => {
       if (timer) clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
@@ -40,7 +56,12 @@ export function cli(
 
 /** The environment that points the CLI at a sandbox and a data folder. */
 export function sandboxEnv(sb: SandboxEndpoint, dataDir: string): Record<string, string> {
-  return { POOL_EXPORT_API_KEY: sb.apiKey, POOL_EXPORT_BASE_URL: sb.url, POOL_EXPORT_DATA_DIR: dataDir, POOL_EXPORT_DEVELOPER_ID: 'dev42' };
+  return {
+    POOL_EXPORT_API_KEY: sb.apiKey,
+    POOL_EXPORT_BASE_URL: sb.url,
+    POOL_EXPORT_DATA_DIR: dataDir,
+    POOL_EXPORT_DEVELOPER_ID: 'dev42',
+  };
 }
 
 /** Canonical text of a row: lists sorted, since graph-node serves entity lists in id order, not storage order. */
@@ -48,7 +69,11 @@ const canon = (v: unknown[]) => JSON.stringify(v.map((x) => (Array.isArray(x) ? 
 
 /** The upstream text of each column, as the exported table recovers it. */
 function exportSelect(ds: Dataset): string {
-  return ds.columns.map((c) => (hasText(c) ? q(`${c.column}_text`) : c.cls === 'int8' ? `CAST(${q(c.column)} AS VARCHAR)` : q(c.column))).join(', ');
+  return ds.columns
+    .map((c) =>
+      hasText(c) ? q(`${c.column}_text`) : c.cls === 'int8' ? `CAST(${q(c.column)} AS VARCHAR)` : q(c.column),
+    )
+    .join(', ');
 }
 
 /** Count and hash of canonical rows. */
@@ -70,7 +95,10 @@ export interface Mismatch {
  * whose last task found its entity unavailable upstream (and that has no checkpoint) is listed in `unavailable`.
  */
 export async function compareWithSandbox(
-  sb: SandboxEndpoint, dataDir: string, chains: readonly number[], only?: readonly string[],
+  sb: SandboxEndpoint,
+  dataDir: string,
+  chains: readonly number[],
+  only?: readonly string[],
 ): Promise<{ mismatches: Mismatch[]; checked: number; rows: number; unavailable: string[] }> {
   const w = await Warehouse.open(dataDir, { readOnly: true });
   const mismatches: Mismatch[] = [];
@@ -80,23 +108,47 @@ export async function compareWithSandbox(
   try {
     for (const ds of DATASETS.filter((d) => d.kind !== 'list' && (!only || only.includes(d.name)))) {
       for (const chainId of chains) {
-        const cp = (await w.all('SELECT block FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2', [chainId, ds.name]))[0];
+        const cp = (
+          await w.all('SELECT block FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2', [
+            chainId,
+            ds.name,
+          ])
+        )[0];
         if (!cp) {
-          const last = (await w.all('SELECT arg_max(status, ended_at) AS s FROM _pool_export.run_tasks WHERE chain_id = $1 AND dataset = $2', [chainId, ds.name]))[0];
+          const last = (
+            await w.all(
+              'SELECT arg_max(status, ended_at) AS s FROM _pool_export.run_tasks WHERE chain_id = $1 AND dataset = $2',
+              [chainId, ds.name],
+            )
+          )[0];
           if (last?.s === 'unavailable') unavailable.push(`${ds.name}@${chainId}`);
           else mismatches.push({ dataset: ds.name, chainId, detail: 'no checkpoint' });
           continue;
         }
         const block = Number(cp.block);
-        const exported = await w.all(`SELECT ${exportSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = $1 ${ds.kind === 'snapshot' ? `AND _block = ${block}` : ''}`, [chainId]);
-        const dup = await w.all(`SELECT count(*) - count(DISTINCT id) AS d FROM ${qt(ds.table)} WHERE chain_id = $1 ${ds.kind === 'snapshot' ? `AND _block = ${block}` : ''}`, [chainId]);
-        if (Number(dup[0]!.d) !== 0) mismatches.push({ dataset: ds.name, chainId, detail: `${dup[0]!.d} duplicate ids` });
+        const exported = await w.all(
+          `SELECT ${exportSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = $1 ${ds.kind === 'snapshot' ? `AND _block = ${block}` : ''}`,
+          [chainId],
+        );
+        const dup = await w.all(
+          `SELECT count(*) - count(DISTINCT id) AS d FROM ${qt(ds.table)} WHERE chain_id = $1 ${ds.kind === 'snapshot' ? `AND _block = ${block}` : ''}`,
+          [chainId],
+        );
+        if (Number(dup[0]!.d) !== 0)
+          mismatches.push({ dataset: ds.name, chainId, detail: `${dup[0]!.d} duplicate ids` });
         const source = await allRows(sb, chainId, ds.schema, ds.entity, block);
-        const mine = digest(exported.map((r) => canon(ds.columns.map((c) => r[hasText(c) ? `${c.column}_text` : c.column]))));
+        const mine = digest(
+          exported.map((r) => canon(ds.columns.map((c) => r[hasText(c) ? `${c.column}_text` : c.column]))),
+        );
         const theirs = digest(source.map((r) => canon(ds.columns.map((c) => r[c.field]))));
         checked++;
         rows += mine.count;
-        if (mine.count !== theirs.count || mine.hash !== theirs.hash) mismatches.push({ dataset: ds.name, chainId, detail: `exported ${mine.count} rows (${mine.hash.slice(0, 8)}), sandbox ${theirs.count} (${theirs.hash.slice(0, 8)}) at block ${block}` });
+        if (mine.count !== theirs.count || mine.hash !== theirs.hash)
+          mismatches.push({
+            dataset: ds.name,
+            chainId,
+            detail: `exported ${mine.count} rows (${mine.hash.slice(0, 8)}), sandbox ${theirs.count} (${theirs.hash.slice(0, 8)}) at block ${block}`,
+          });
       }
     }
   } finally {
@@ -113,10 +165,16 @@ export async function lakeBehindWarehouse(data: string): Promise<string[]> {
   try {
     for (const ds of DATASETS.filter((d) => d.kind === 'event' || d.kind === 'bucket' || d.kind === 'mutable')) {
       const [schema, table] = ds.table.split('.') as [string, string];
-      if (!(await w.all('SELECT 1 FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2', [schema, table])).length) continue;
+      if (
+        !(await w.all('SELECT 1 FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2', [schema, table]))
+          .length
+      )
+        continue;
       const inWarehouse = Number((await w.all(`SELECT count(*) AS n FROM ${qt(ds.table)}`))[0]!.n);
       if (inWarehouse === 0) continue;
-      const inLake = Number((await lake.conn.runAndReadAll(`SELECT count(*) AS n FROM ${qt(ds.table)}`)).getRowObjectsJson()[0]!.n);
+      const inLake = Number(
+        (await lake.conn.runAndReadAll(`SELECT count(*) AS n FROM ${qt(ds.table)}`)).getRowObjectsJson()[0]!.n,
+      );
       if (inLake !== inWarehouse) out.push(`${ds.name}: lake ${inLake}, warehouse ${inWarehouse}`);
     }
   } finally {
@@ -140,12 +198,15 @@ export async function nullNumbers(data: string): Promise<string[]> {
       if (!cols.length) continue;
       const sql = `SELECT ${cols.map((c) => `count(*) FILTER (WHERE ${q(c.column)} IS NULL AND ${q(`${c.column}_text`)} IS NOT NULL) AS ${q(c.column)}`).join(', ')} FROM ${qt(ds.table)}`;
       const [schema, table] = ds.table.split('.') as [string, string];
-      const inWarehouse = (await w.all('SELECT 1 FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2', [schema, table])).length > 0;
+      const inWarehouse =
+        (await w.all('SELECT 1 FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2', [schema, table]))
+          .length > 0;
       const counts = [
         ['warehouse', inWarehouse ? (await w.all(sql))[0]! : {}],
         ['lake', (await lake.conn.runAndReadAll(sql)).getRowObjectsJson()[0]!],
       ] as const;
-      for (const [where, row] of counts) for (const [c, n] of Object.entries(row)) if (Number(n) > 0) out.push(`${where} ${ds.name}.${c}: ${n}`);
+      for (const [where, row] of counts)
+        for (const [c, n] of Object.entries(row)) if (Number(n) > 0) out.push(`${where} ${ds.name}.${c}: ${n}`);
     }
   } finally {
     lake.close();

@@ -60,10 +60,16 @@ export interface Side {
 
 /** Both sides of every pool day of a chain, from raw PairDayData rows. */
 export function daySides(chainId: number, days: readonly Record<string, any>[]): Side[] {
-  return days.flatMap((d) => (['base', 'quote'] as const).map((s) => ({
-    chainId, day: dayOf(d.date), pool: d.pairAddress as string, token: (s === 'base' ? d.baseToken : d.quoteToken) as string,
-    reserve: D(s === 'base' ? d.baseTokenReserve : d.quoteTokenReserve), price: D(s === 'base' ? d.baseUsdPrice : d.quoteUsdPrice),
-  })));
+  return days.flatMap((d) =>
+    (['base', 'quote'] as const).map((s) => ({
+      chainId,
+      day: dayOf(d.date),
+      pool: d.pairAddress as string,
+      token: (s === 'base' ? d.baseToken : d.quoteToken) as string,
+      reserve: D(s === 'base' ? d.baseTokenReserve : d.quoteTokenReserve),
+      price: D(s === 'base' ? d.baseUsdPrice : d.quoteUsdPrice),
+    })),
+  );
 }
 
 /**
@@ -78,11 +84,19 @@ export function pricedTokens(sides: readonly Side[]): Map<string, Decimal> {
     for (const s of pair) {
       if (trusted(s.chainId, s.token)) priced.add(`${s.day}/${s.token}`);
       const other = pair.find((o) => o !== s);
-      if (other && trusted(s.chainId, other.token) && !trusted(s.chainId, s.token) && other.reserve.times(other.price).gte(MIN_TRACKED_LIQUIDITY_USD)) priced.add(`${s.day}/${s.token}`);
+      if (
+        other &&
+        trusted(s.chainId, other.token) &&
+        !trusted(s.chainId, s.token) &&
+        other.reserve.times(other.price).gte(MIN_TRACKED_LIQUIDITY_USD)
+      )
+        priced.add(`${s.day}/${s.token}`);
     }
   }
   const prices = new Map<string, Decimal[]>();
-  for (const s of sides) if (priced.has(`${s.day}/${s.token}`)) prices.set(`${s.day}/${s.token}`, [...(prices.get(`${s.day}/${s.token}`) ?? []), s.price]);
+  for (const s of sides)
+    if (priced.has(`${s.day}/${s.token}`))
+      prices.set(`${s.day}/${s.token}`, [...(prices.get(`${s.day}/${s.token}`) ?? []), s.price]);
   return new Map([...prices].map(([k, list]) => [k, median(list)]));
 }
 
@@ -94,7 +108,12 @@ export function median(list: readonly Decimal[]): Decimal {
 }
 
 /** Asserts that two keyed sets of rows cover the same keys, and returns the pairs. */
-export function matchRows<R, E>(report: readonly R[], exact: ReadonlyMap<string, E>, key: (r: R) => string, what: string): [R, E][] {
+export function matchRows<R, E>(
+  report: readonly R[],
+  exact: ReadonlyMap<string, E>,
+  key: (r: R) => string,
+  what: string,
+): [R, E][] {
   const keys = report.map(key);
   expect(new Set(keys).size, `${what}: repeated keys`).toBe(keys.length);
   expect([...keys].sort(), `${what}: rows`).toEqual([...exact.keys()].sort());

@@ -15,9 +15,15 @@ const WRAPPER = [
 ].join('\n');
 
 /** The CLI's exit code, output, and peak resident memory in MiB. */
-export function cliWithPeakRss(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; peakMiB: number }> {
+export function cliWithPeakRss(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string; peakMiB: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', WRAPPER, process.execPath, BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('python3', ['-c', WRAPPER, process.execPath, BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -26,7 +32,12 @@ export function cliWithPeakRss(args: string[], env: Record<string, string>): Pro
     child.on('exit', (code) => {
       const at = stderr.lastIndexOf(`\n${MARK}`);
       if (at < 0) return reject(new Error(`no peak memory was reported: ${stderr}`));
-      resolve({ code, stdout, stderr: stderr.slice(0, at), peakMiB: Number(stderr.slice(at + MARK.length + 1).trim()) / 1024 });
+      resolve({
+        code,
+        stdout,
+        stderr: stderr.slice(0, at),
+        peakMiB: Number(stderr.slice(at + MARK.length + 1).trim()) / 1024,
+      });
     });
   });
 }

@@ -15,8 +15,17 @@ export interface Answer {
 }
 
 /** POSTs a body to a path of the sandbox. */
-export async function post(sb: SandboxEndpoint, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await fetch(`${sb.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+export async function post(
+  sb: SandboxEndpoint,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  const res = await fetch(`${sb.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, headers: res.headers, body: await readJson<Answer['body']>(res, ANSWER_BYTES) };
 }
 
@@ -26,7 +35,13 @@ export function subgraphPath(sb: SandboxEndpoint, chainId: number, schema: strin
 }
 
 /** Runs a subgraph query and returns its data, failing on errors. */
-export async function query(sb: SandboxEndpoint, chainId: number, schema: string, q: string, variables?: Record<string, unknown>): Promise<Record<string, any>> {
+export async function query(
+  sb: SandboxEndpoint,
+  chainId: number,
+  schema: string,
+  q: string,
+  variables?: Record<string, unknown>,
+): Promise<Record<string, any>> {
   const a = await post(sb, subgraphPath(sb, chainId, schema), { query: q, variables });
   if (a.body.errors) throw new Error(`${a.body.errors[0]!.message}\nquery: ${q}`);
   return a.body.data!;
@@ -41,10 +56,21 @@ export async function queryError(sb: SandboxEndpoint, chainId: number, schema: s
 }
 
 /** Every row of an entity at the head (or a block), from the control API. */
-export async function allRows(sb: SandboxEndpoint, chainId: number, schema: string, entity: string, block?: number): Promise<Record<string, any>[]> {
-  const res = await fetch(`${sb.url}/_sandbox/rows?chainId=${chainId}&schema=${schema}&entity=${entity}${block ? `&block=${block}` : ''}`);
+export async function allRows(
+  sb: SandboxEndpoint,
+  chainId: number,
+  schema: string,
+  entity: string,
+  block?: number,
+): Promise<Record<string, any>[]> {
+  const res = await fetch(
+    `${sb.url}/_sandbox/rows?chainId=${chainId}&schema=${schema}&entity=${entity}${block ? `&block=${block}` : ''}`,
+  );
   const text = await readText(res, ROWS_BYTES);
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 /**

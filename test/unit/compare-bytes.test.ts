@@ -14,7 +14,7 @@ function randomString(rand: () => number): string {
 describe('compareBytes', () => {
   it('orders strings as their UTF-8 bytes (Postgres C collation), across surrogates and U+E000..U+FFFF', () => {
     let seed = 12345;
-    const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 0x100000000);
+    const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 0x100000000;
     let checked = 0;
     for (let k = 0; k < 20_000; k++) {
       const a = randomString(rand);

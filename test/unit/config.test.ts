@@ -2,8 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseChain, UsageError } from '../../src/config/chains.ts';
+import { parseChain } from '../../src/config/chains.ts';
 import { loadConfig } from '../../src/config/config.ts';
+import { UsageError } from '../../src/errors.ts';
 
 const file = (content: string) => {
   const p = join(mkdtempSync(join(tmpdir(), 'pe-cfg-')), 'c.json');
@@ -29,7 +30,10 @@ describe('config', () => {
     ['{"baseUrl": "ftp://x"}', /baseUrl .* must be an http\(s\) URL/],
     ['{"routes": {"56/dodoex": {"kind": "gateway"}}}', /route "56\/dodoex" must be/],
     ['{not json', /is not valid JSON/],
-    ['{"maxAnswerBytes": "lots"}', /maxAnswerBytes must be a size of at least 1 MiB, such as 64MiB or 67108864, not "lots"/],
+    [
+      '{"maxAnswerBytes": "lots"}',
+      /maxAnswerBytes must be a size of at least 1 MiB, such as 64MiB or 67108864, not "lots"/,
+    ],
     ['{"maxAnswerBytes": 1000}', /maxAnswerBytes must be a size of at least 1 MiB/],
     ['{"maxAnswerBytes": "2 parsecs"}', /maxAnswerBytes must be a size/],
   ])('rejects %s with an error naming the fix', (content, message) => {
@@ -38,9 +42,12 @@ describe('config', () => {
   });
 
   it('reads the answer budget as bytes or a size with its unit, 48 MiB by default', () => {
-    const budget = (v: unknown) => loadConfig({ env: {}, configFile: file(JSON.stringify({ maxAnswerBytes: v })) }).maxAnswerBytes;
+    const budget = (v: unknown) =>
+      loadConfig({ env: {}, configFile: file(JSON.stringify({ maxAnswerBytes: v })) }).maxAnswerBytes;
     expect(loadConfig({ env: {} }).maxAnswerBytes).toBe(48 * 1048576);
-    expect([budget(2097152), budget('16MiB'), budget('16 mib'), budget('100MB'), budget('1.5GiB')]).toEqual([2097152, 16777216, 16777216, 100_000_000, 1610612736]);
+    expect([budget(2097152), budget('16MiB'), budget('16 mib'), budget('100MB'), budget('1.5GiB')]).toEqual([
+      2097152, 16777216, 16777216, 100_000_000, 1610612736,
+    ]);
   });
 
   it('parses chain names and ids', () => {

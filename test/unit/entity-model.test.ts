@@ -19,16 +19,29 @@ describe('entity model', () => {
     ['MaintainerEarnings', 'maintainerEarnings', 'maintainerEarnings_collection', undefined],
     ['DPPOracleAdmin', 'dppOracleAdmin', 'dppOracleAdmins', 'dppOracleAdmin'],
     ['MaintainerFeeTx', 'maintainerFeeTx', 'maintainerFeeTxes', 'maintainerFeeTx'],
-  ])('the sandbox names the roots of %s like graph-node, in both naming modes', (name, single, plural, legacySingle) => {
-    expect(rootNames(name, 'current')).toEqual({ single, plural });
-    const legacy = rootNames(name, 'legacy');
-    expect(legacy).toEqual(legacySingle ? { single: legacySingle, plural } : { plural: 'maintainerEarnings' });
-  });
+  ])(
+    'the sandbox names the roots of %s like graph-node, in both naming modes',
+    (name, single, plural, legacySingle) => {
+      expect(rootNames(name, 'current')).toEqual({ single, plural });
+      const legacy = rootNames(name, 'legacy');
+      expect(legacy).toEqual(legacySingle ? { single: legacySingle, plural } : { plural: 'maintainerEarnings' });
+    },
+  );
 
   it('generates the filter suffixes per type', () => {
     const sdl = apiSdl(loadSchemaModel('dodoex'));
     const swapFilter = /input Swap_filter \{([^}]*)\}/.exec(sdl)![1]!;
-    for (const f of ['id_gt', 'hash_contains_nocase', 'timestamp_lte', 'from_not_contains', 'pair_', 'pair_starts_with', '_change_block', 'or', 'and']) {
+    for (const f of [
+      'id_gt',
+      'hash_contains_nocase',
+      'timestamp_lte',
+      'from_not_contains',
+      'pair_',
+      'pair_starts_with',
+      '_change_block',
+      'or',
+      'and',
+    ]) {
       expect(swapFilter).toMatch(new RegExp(`\\b${f}:`));
     }
     expect(swapFilter).not.toMatch(/\bid_contains:/);

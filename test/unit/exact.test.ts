@@ -16,10 +16,12 @@ describe('exact decimals', () => {
   });
 
   it('parses what it formats, exactly', () => {
-    fc.assert(fc.property(fc.bigInt({ min: -(10n ** 33n), max: 10n ** 33n }), fc.integer({ min: -20, max: 40 }), (m, s) => {
-      const d = X.dec(m, s);
-      expect(X.compare(X.parse(X.format(d)), d)).toBe(0);
-    }));
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 33n), max: 10n ** 33n }), fc.integer({ min: -20, max: 40 }), (m, s) => {
+        const d = X.dec(m, s);
+        expect(X.compare(X.parse(X.format(d)), d)).toBe(0);
+      }),
+    );
   });
 
   it('adds and multiplies without loss', () => {

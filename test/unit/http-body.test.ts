@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BodyTooLargeError, readBody, readText } from '../../src/util/http-body.ts';
+import { BodyTooLargeError } from '../../src/errors.ts';
+import { readBody, readText } from '../../src/util/http-body.ts';
 
 /** A response whose body comes in the given chunks, then (unless `endless`) ends; `pulled` counts chunks read. */
 function response(chunks: string[], opts: { endless?: boolean; headers?: Record<string, string> } = {}) {
@@ -36,7 +37,9 @@ describe('bodies read with a budget', () => {
 
   it('refuses a declared content-length over the budget before reading', async () => {
     const { res, state } = response(['x'.repeat(10)], { headers: { 'content-length': '5000000' } });
-    await expect(readBody(res, 1024 ** 2)).rejects.toThrow('the answer exceeded 1 MiB (its content-length is 5,000,000 bytes)');
+    await expect(readBody(res, 1024 ** 2)).rejects.toThrow(
+      'the answer exceeded 1 MiB (its content-length is 5,000,000 bytes)',
+    );
     expect(state.pulled).toBeLessThanOrEqual(1);
   });
 

@@ -14,21 +14,32 @@ function tree(files: Record<string, string>): string {
   }
   return root;
 }
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 describe('moving a partitioned write into the lake', () => {
   it('keeps every file of a partition that the writer split, under distinct names', () => {
-    const tmp = tree({ 'day=2026-01-01/data_0.parquet': 'a', 'day=2026-01-01/data_1.parquet': 'b', 'day=2026-01-02/data_0.parquet': 'c' });
+    const tmp = tree({
+      'day=2026-01-01/data_0.parquet': 'a',
+      'day=2026-01-01/data_1.parquet': 'b',
+      'day=2026-01-02/data_0.parquet': 'c',
+    });
     const dest = tree({});
-    expect(moveTree(tmp, dest, 'data', true)).toBe(3);
+    expect(moveTree(tmp, dest, { base: 'data', replace: true })).toBe(3);
     expect(readdirSync(join(dest, 'day=2026-01-01')).sort()).toEqual(['data-1.parquet', 'data.parquet']);
     expect(readdirSync(join(dest, 'day=2026-01-02'))).toEqual(['data.parquet']);
   });
 
   it('removes the files of an earlier write of the same day that this write did not renew, and nothing else', () => {
-    const dest = tree({ 'day=2026-01-01/data.parquet': 'old', 'day=2026-01-01/data-1.parquet': 'old', 'day=2026-01-01/part-x.parquet': 'other', 'day=2026-01-03/data.parquet': 'untouched' });
+    const dest = tree({
+      'day=2026-01-01/data.parquet': 'old',
+      'day=2026-01-01/data-1.parquet': 'old',
+      'day=2026-01-01/part-x.parquet': 'other',
+      'day=2026-01-03/data.parquet': 'untouched',
+    });
     const tmp = tree({ 'day=2026-01-01/data_0.parquet': 'new' });
-    moveTree(tmp, dest, 'data', true);
+    moveTree(tmp, dest, { base: 'data', replace: true });
     expect(readdirSync(join(dest, 'day=2026-01-01')).sort()).toEqual(['data.parquet', 'part-x.parquet']);
     expect(readdirSync(join(dest, 'day=2026-01-03'))).toEqual(['data.parquet']);
   });

@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { LIQUIDITY_DATASET, type StructType } from '../../src/catalog/catalog.ts';
 
-const REAL = JSON.parse(readFileSync(new URL('../fixtures/real-liquidity-list-types.json', import.meta.url), 'utf8')) as {
+const REAL = JSON.parse(
+  readFileSync(new URL('../fixtures/real-liquidity-list-types.json', import.meta.url), 'utf8'),
+) as {
   types: Record<string, Record<string, string>>;
 };
 
@@ -28,14 +30,18 @@ function leaves(type: string, prefix: string, nullable: boolean): Map<string, bo
 
 /** The leaf paths of an element shape, as the same notation. */
 function structLeaves(t: StructType, prefix: string): string[] {
-  return Object.entries(t).flatMap(([k, v]) => (typeof v === 'string' ? [`${prefix}.${k}`] : structLeaves(v, `${prefix}.${k}`)));
+  return Object.entries(t).flatMap(([k, v]) =>
+    typeof v === 'string' ? [`${prefix}.${k}`] : structLeaves(v, `${prefix}.${k}`),
+  );
 }
 
 describe('liquidity-list dataset', () => {
   it('stores every field of a list item, nullable where the real types allow null', () => {
     const real = leaves('LiquidityLqList', '', false);
     // A column may be null when its field, or an object on its way, may be.
-    const stored = new Map(LIQUIDITY_DATASET.columns.map((c) => [c.select, c.nullable || (c.parents ?? []).some(Boolean)]));
+    const stored = new Map(
+      LIQUIDITY_DATASET.columns.map((c) => [c.select, c.nullable || (c.parents ?? []).some(Boolean)]),
+    );
     // The item's id is the row's key: a null one is refused as garbage rather than stored.
     real.set('id', false);
     expect([...stored.keys()].sort()).toEqual([...real.keys()].sort());

@@ -10,12 +10,15 @@ describe('page queries', () => {
     expect(q).not.toContain('skip');
   });
 
-  it.each(DATASETS.filter((d) => d.kind !== 'list').map((d) => [d.name, d] as const))('%s pins every page to a block and selects every column', (_name, d) => {
-    for (const shape of d.seq ? (['seq-first', 'seq-next', 'id'] as const) : (['id'] as const)) {
-      const q = pageQuery(d, 'rootField', shape);
-      expect(q).toContain('rows: rootField(');
-      expect(q).toContain('block: { number: $block }');
-      for (const c of d.columns) expect(q).toContain(c.select);
-    }
-  });
+  it.each(DATASETS.filter((d) => d.kind !== 'list').map((d) => [d.name, d] as const))(
+    '%s pins every page to a block and selects every column',
+    (_name, d) => {
+      for (const shape of d.seq ? (['seq-first', 'seq-next', 'id'] as const) : (['id'] as const)) {
+        const q = pageQuery(d, 'rootField', shape);
+        expect(q).toContain('rows: rootField(');
+        expect(q).toContain('block: { number: $block }');
+        for (const c of d.columns) expect(q).toContain(c.select);
+      }
+    },
+  );
 });

@@ -35,17 +35,28 @@ function repeatedIds(seed: number, swaps: number): string[] {
 }
 
 describe('sandbox ids', () => {
-  it.each([400, 20_000])('are unique in every entity of every schema on 8 chains, for 5 seeds, at scale %i', (swaps) => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => { expect(repeatedIds(seed, swaps)).toEqual([]); }), { numRuns: 5 });
-  }, 120_000);
+  it.each([400, 20_000])(
+    'are unique in every entity of every schema on 8 chains, for 5 seeds, at scale %i',
+    (swaps) => {
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), (seed) => {
+          expect(repeatedIds(seed, swaps)).toEqual([]);
+        }),
+        { numRuns: 5 },
+      );
+    },
+    120_000,
+  );
 
   it('gives every VIRTUAL pair its own token pair', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 5000 }), fc.boolean(), (v, w, swap) => {
-      fc.pre(v !== w);
-      const a = virtualTokens(v, 10_000, swap);
-      const b = virtualTokens(w, 10_000, swap);
-      expect(new Set(a).size).toBe(2);
-      expect([...a].sort().join()).not.toBe([...b].sort().join());
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 5000 }), fc.boolean(), (v, w, swap) => {
+        fc.pre(v !== w);
+        const a = virtualTokens(v, 10_000, swap);
+        const b = virtualTokens(w, 10_000, swap);
+        expect(new Set(a).size).toBe(2);
+        expect([...a].sort().join()).not.toBe([...b].sort().join());
+      }),
+    );
   });
 });

@@ -21,21 +21,25 @@ describe('event streams', () => {
   });
 
   it('firstIndexAt is the inverse of blockOf', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 20_000 }), (i) => {
-      const b = stream.blockOf(i);
-      const first = stream.firstIndexAt(b);
-      expect(first).toBeLessThanOrEqual(i);
-      expect(stream.blockOf(first)).toBe(b);
-      if (first > 0) expect(stream.blockOf(first - 1)).toBeLessThan(b);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 20_000 }), (i) => {
+        const b = stream.blockOf(i);
+        const first = stream.firstIndexAt(b);
+        expect(first).toBeLessThanOrEqual(i);
+        expect(stream.blockOf(first)).toBe(b);
+        if (first > 0) expect(stream.blockOf(first - 1)).toBeLessThan(b);
+      }),
+    );
   });
 });
 
 describe('hashes', () => {
   it('event hashes encode their index', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 40 }), fc.integer({ min: 0, max: 5 }), (i, salt) => {
-      expect(indexOfHash(eventHash(tl, 3, i, salt))).toBe(i);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 40 }), fc.integer({ min: 0, max: 5 }), (i, salt) => {
+        expect(indexOfHash(eventHash(tl, 3, i, salt))).toBe(i);
+      }),
+    );
   });
 
   it('block hashes resolve to their block until a reorg rewrites it', () => {

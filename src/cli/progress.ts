@@ -10,7 +10,14 @@ const FPS = 5;
 /** One overall bar plus one line per running task. */
 export class TerminalProgress implements ProgressSink {
   private readonly multi = new cliProgress.MultiBar(
-    { clearOnComplete: true, hideCursor: true, fps: FPS, format: '{label} |{bar}| {percentage}% {detail}', barsize: 24, stream: process.stderr },
+    {
+      clearOnComplete: true,
+      hideCursor: true,
+      fps: FPS,
+      format: '{label} |{bar}| {percentage}% {detail}',
+      barsize: 24,
+      stream: process.stderr,
+    },
     cliProgress.Presets.shades_classic,
   );
   private overall: cliProgress.SingleBar | undefined;
@@ -25,7 +32,14 @@ export class TerminalProgress implements ProgressSink {
 
   page(task: Task, stats: TaskStats, fraction: number | undefined): void {
     let bar = this.bars.get(task);
-    if (!bar) this.bars.set(task, (bar = this.multi.create(1000, 0, { label: `${task.ds.name}@${chainName(task.chainId)}`.slice(0, 34).padEnd(34), detail: '' })));
+    if (!bar)
+      this.bars.set(
+        task,
+        (bar = this.multi.create(1000, 0, {
+          label: `${task.ds.name}@${chainName(task.chainId)}`.slice(0, 34).padEnd(34),
+          detail: '',
+        })),
+      );
     this.pages++;
     const secs = (performance.now() - this.started) / 1000;
     const eta = fraction && fraction > 0 ? ` eta ${Math.round((secs * (1 - fraction)) / fraction)}s` : '';
@@ -40,7 +54,9 @@ export class TerminalProgress implements ProgressSink {
     }
     this.rows += result.stats.rows;
     const secs = (performance.now() - this.started) / 1000;
-    this.overall?.increment(1, { detail: `${this.rows} rows, ${(this.pages / Math.max(secs, 0.001)).toFixed(1)} pages/s` });
+    this.overall?.increment(1, {
+      detail: `${this.rows} rows, ${(this.pages / Math.max(secs, 0.001)).toFixed(1)} pages/s`,
+    });
   }
 
   stop(): void {

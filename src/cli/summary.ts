@@ -1,0 +1,85 @@
+/** The human summary of a run, printed by `run` and logged by `schedule`. */
+import { chainName } from '../config/chains.ts';
+import type { TaskResult } from '../export/task.ts';
+import { inert } from '../util/display.ts';
+
+/**
+ * The human summary of a run: rows, pages and requests per dataset (summed over its chains; per dataset and chain with
+ * `byChain`), totals, datasets unavailable upstream, and one line per distinct failure. Tasks with nothing new are
+ * left out of the table.
+ */
+export function summary(results: readonly TaskResult[], opts: { byChain?: boolean } = {}): string {
+  const groups = new Map<string, TaskResult[]>();
+  for (const r of results) {
+    if ((r.stats.rows === 0 && r.status === 'ok') || r.status === 'unavailable') continue;
+    const key = opts.byChain ? `${r.task.ds.name}\u0000${chainName(r.task.chainId)}` : r.task.ds.name;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const head = opts.byChain ? 'chain' : 'chains';
+  const lines = [
+    `${'dataset'.padEnd(35)} ${head.padEnd(10)} ${'rows'.padStart(9)} ${'pages'.padStart(7)} ${'requests'.padStart(9)}  status`,
+  ];
+  for (const [key, rs] of groups) {
+    const [name, chain] = key.split('\u0000') as [string, string | undefined];
+    const add = (k: 'rows' | 'pages' | 'requests') => rs.reduce((a, r) => a + r.stats[k], 0);
+    const failed = rs.filter((r) => r.status === 'failed').length;
+    const status = failed === 0 ? 'ok' : rs.length === 1 ? 'failed' : `${failed} failed`;
+    lines.push(
+      `${name.padEnd(35)} ${(chain ?? String(rs.length)).padEnd(10)} ${String(add('rows')).padStart(9)} ${String(add('pages')).padStart(7)} ${String(add('requests')).padStart(9)}  ${status}`,
+    );
+  }
+  const sum = (k: 'rows' | 'requests' | 'retries' | 'pages' | 'duplicates') =>
+    results.reduce((a, r) => a + r.stats[k], 0);
+  const failed = results.filter((r) => r.status === 'failed');
+  const unavailable = results.filter((r) => r.status === 'unavailable');
+  const ok = results.filter((r) => r.status === 'ok');
+  const parts = [
+    `${ok.length} ok`,
+    `${failed.length} failed`,
+    ...(unavailable.length ? [`${unavailable.length} unavailable`] : []),
+    `${ok.filter((r) => r.stats.rows === 0).length} with no new rows`,
+  ];
+  lines.push(
+    `\n${results.length} tasks (${parts.join(', ')}): ${sum('rows')} rows, ${sum('pages')} pages, ${sum('requests')} requests, ${sum('retries')} retries`,
+  );
+  if (unavailable.length) {
+    const byDataset = new Map<string, string[]>();
+    for (const r of unavailable)
+      byDataset.set(r.task.ds.name, [...(byDataset.get(r.task.ds.name) ?? []), chainName(r.task.chainId)]);
+    lines.push(
+      `unavailable (the upstream deployment has no such entity; skipped there, not a failure): ${[...byDataset].map(([d, c]) => `${d} on ${c.join(', ')}`).join('; ')}`,
+    );
+  }
+  const dups = sum('duplicates');
+  if (dups)
+    lines.push(
+      `${dups} rows repeated an id the upstream had already sent (an upstream defect): the newest of each was kept; the log's duplicate-ids events name them`,
+    );
+  for (const line of failureLines(failed)) lines.push(line);
+  return lines.join('\n');
+}
+
+/** Names a few things, or counts many: `a, b, c` or `41 datasets`. */
+function few(items: readonly string[], what: string): string {
+  return items.length <= 4 ? items.join(', ') : `${items.length} ${what}`;
+}
+
+/**
+ * One FAILED line per distinct failure: tasks that failed alike (every dataset behind an unreachable host, say) share
+ * one line that names them, or counts them, instead of one line each.
+ */
+export function failureLines(failed: readonly TaskResult[]): string[] {
+  const groups = new Map<string, TaskResult[]>();
+  for (const f of failed) {
+    const prefix = `${f.task.ds.name} on ${chainName(f.task.chainId)}: `;
+    const message = f.error?.message ?? 'failed';
+    const rest = message.startsWith(prefix) ? message.slice(prefix.length) : message;
+    groups.set(rest, [...(groups.get(rest) ?? []), f]);
+  }
+  return [...groups].map(([rest, tasks]) => {
+    if (tasks.length === 1) return `FAILED ${inert(tasks[0]!.error?.message ?? rest)}`;
+    const datasets = [...new Set(tasks.map((t) => t.task.ds.name))].sort();
+    const chains = [...new Set(tasks.map((t) => chainName(t.task.chainId)))].sort();
+    return `FAILED ${tasks.length} tasks (${few(datasets, 'datasets')} on ${few(chains, 'chains')}): ${inert(rest)}`;
+  });
+}

@@ -1,0 +1,179 @@
+/**
+ * Every error class of pool-export, and how each is classified: which exit code it ends a command with, which class
+ * the run ledger records, and which are a full disk. This file imports nothing, so every layer can use it.
+ */
+
+/** An error in what the user typed or configured: exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/**
+ * What went wrong upstream, in terms a user can act on. `unreachable`: the host could not be resolved or connected to
+ * (a wrong address, no network); `network`: a connection that broke or was reset.
+ */
+export type UpstreamErrorKind =
+  | 'unreachable'
+  | 'network'
+  | 'timeout'
+  | 'http'
+  | 'rate-limit'
+  | 'graphql'
+  | 'auth'
+  | 'garbage'
+  | 'stopped';
+
+/** What an upstream failure is: its kind, whether a retry may help, and what the answer said (status, Retry-After). */
+export interface UpstreamFailure {
+  readonly kind: UpstreamErrorKind;
+  readonly retryable: boolean;
+  readonly status?: number;
+  readonly retryAfterMs?: number;
+  readonly cause?: unknown;
+}
+
+/** An upstream failure: retryable ones are retried with backoff; the others stop the task. */
+export class UpstreamError extends Error {
+  readonly kind: UpstreamErrorKind;
+  readonly retryable: boolean;
+  readonly extra: { readonly status?: number; readonly retryAfterMs?: number; readonly cause?: unknown };
+
+  constructor(message: string, failure: UpstreamFailure) {
+    const { kind, retryable, ...extra } = failure;
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = 'UpstreamError';
+    this.kind = kind;
+    this.retryable = retryable;
+    this.extra = extra;
+  }
+}
+
+/** A body larger than its budget: reading stopped at the budget and the connection was dropped. */
+export class BodyTooLargeError extends Error {
+  constructor(
+    readonly budget: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+/** Where a value that does not fit its dataset's declared type was found. */
+export interface GarbageAt {
+  readonly dataset: string;
+  readonly chainId: number;
+  /** The chain as a user names it (`bsc`). */
+  readonly chain: string;
+  readonly field: string;
+}
+
+/** A value that does not fit a dataset's declared type: stops the task with the dataset, chain and field named. */
+export class GarbageError extends Error {
+  readonly dataset: string;
+  readonly chainId: number;
+  readonly field: string;
+
+  constructor(at: GarbageAt, detail: string, hint: string) {
+    super(
+      `upstream sent invalid data for ${at.dataset} on ${at.chain} (chain ${at.chainId}), field "${at.field}": ${detail}. ${hint}`,
+    );
+    this.name = 'GarbageError';
+    this.dataset = at.dataset;
+    this.chainId = at.chainId;
+    this.field = at.field;
+  }
+}
+
+/** A stop requested by the user (SIGINT/SIGTERM): the current batch is committed or rolled back, then the task ends. */
+export class StopRequested extends Error {
+  constructor() {
+    super('stopped on request');
+    this.name = 'StopRequested';
+  }
+}
+
+/** What a task had done when it failed: its counters and the checkpoint it started from. */
+export interface TaskProgress<Stats> {
+  readonly stats: Stats;
+  readonly cursorBefore: string | null;
+}
+
+/** A task failure that carries what the task did before it failed; `cause` is the failure itself. */
+export class TaskError<Stats = unknown> extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly progress: TaskProgress<Stats>,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'TaskError';
+  }
+}
+
+/** A second writer moved the checkpoint under us: stop rather than duplicate or lose rows. */
+export class ConcurrentWriterError extends Error {
+  constructor(dataset: string, chainId: number) {
+    super(
+      `the checkpoint of ${dataset} on chain ${chainId} was changed by another process during this run; make sure only one pool-export run uses this data folder`,
+    );
+    this.name = 'ConcurrentWriterError';
+  }
+}
+
+/** The data folder is locked by another process. */
+export class DataLockedError extends Error {
+  constructor(dataDir: string, owner: string) {
+    super(
+      `the data folder ${dataDir} is in use by another pool-export process (${owner}); wait for it to finish, or pass --wait-lock SECONDS`,
+    );
+    this.name = 'DataLockedError';
+  }
+}
+
+/** A warehouse written by an earlier version, opened where it cannot be migrated (read-only). */
+export class MigrationNeededError extends Error {
+  constructor(path: string, version: { readonly found: number; readonly needed: number }) {
+    super(
+      `the warehouse ${path} was written by an earlier pool-export (schema version ${version.found}; this one needs ${version.needed}); run \`pool-export migrate\` (or any \`pool-export run\`) on this data folder to upgrade it in place`,
+    );
+    this.name = 'MigrationNeededError';
+  }
+}
+
+/** Exit code for bad usage (unknown flag, invalid value). */
+export const EXIT_USAGE = 2;
+/** Exit code for a failure at run time. */
+export const EXIT_FAILURE = 1;
+
+/** The exit code a command ends with after `e`: 2 for bad usage (yargs raises YError for a failed check), else 1. */
+export function exitCodeOf(e: unknown): number {
+  return e instanceof UsageError || (e as Error | undefined)?.name === 'YError' ? EXIT_USAGE : EXIT_FAILURE;
+}
+
+/** True for the errors Node and DuckDB raise when a write finds no space. */
+export function isDiskFull(e: unknown): boolean {
+  const err = e as { code?: string; message?: string } | undefined;
+  return err?.code === 'ENOSPC' || /ENOSPC|No space left on device/i.test(String(err?.message ?? ''));
+}
+
+/** The message for a write that found the disk full, naming the data folder and the fix. */
+export function diskFullMessage(dataDir: string, e: unknown): string {
+  return `the disk holding the data folder ${dataDir} is full (${(e as Error).message}); free space there, or point --data-dir at a folder on another disk, and run again: batches committed before are kept and the next run resumes from them`;
+}
+
+/** The error's message, explained when it is a full disk. */
+export function explainWriteError(dataDir: string, e: unknown): string {
+  return isDiskFull(e) ? diskFullMessage(dataDir, e) : (e as Error).message;
+}
+
+/** The class of an error for the ledger: `upstream-<kind>`, `stopped`, `disk-full`, or the class's name. */
+export function errorClass(e: unknown): string {
+  if (e instanceof TaskError) return errorClass(e.cause);
+  if (e instanceof UpstreamError) return `upstream-${e.kind}`;
+  if (e instanceof StopRequested) return 'stopped';
+  if (isDiskFull(e)) return 'disk-full';
+  return (e as Error | undefined)?.name ?? 'Error';
+}

@@ -1,0 +1,40 @@
+/** Passes by `id_gt`: every row (snapshots, a mutable entity's full pass), the rows changed since a block, or those
+ * whose keyset field is null. */
+import type { Replace } from '../../store/sink.ts';
+import { pageQuery } from '../queries.ts';
+import type { Cursor, Row, TaskRun } from '../task-run.ts';
+
+/** What a pass by `id_gt` pages through: every row, the rows changed since a block, or those with a null keyset field. */
+export type IdPass =
+  | { readonly shape: 'id' }
+  | { readonly shape: 'null-id' }
+  | { readonly shape: 'changed-since'; readonly since: number };
+
+/** A pass by id: where it starts, what it replaces, and the checkpoints it commits. */
+export interface IdPassPlan {
+  readonly pass: IdPass;
+  /** The id after which the pass starts ('' for the first). */
+  readonly startId: string;
+  readonly replace: Replace;
+  /** The checkpoint after the last page. */
+  readonly finish: Cursor;
+  /** The checkpoint of each full batch before the last; without it, the rows are committed only at the end. */
+  readonly progress?: (lastId: string) => Cursor;
+}
+
+/** Pages one pass by `id_gt` to its end. A cursor that carries its own block keeps it. */
+export async function pageById(run: TaskRun, plan: IdPassPlan): Promise<void> {
+  let id = plan.startId;
+  const extra = plan.pass.shape === 'changed-since' ? { since: plan.pass.since } : {};
+  const query = pageQuery(run.ds, run.pin.root, plan.pass.shape);
+  for (;;) {
+    const rows = (await run.fetch<{ rows: Row[] }>(query, { block: run.block.number, id, ...extra })).rows;
+    run.take(rows);
+    if (rows.length) id = rows[rows.length - 1]!.id;
+    if (rows.length < run.size)
+      return run.flush({ next: { block: run.block.number, ...plan.finish }, replace: plan.replace });
+    if (plan.progress && run.buffered >= run.deps.config.batchRows) {
+      await run.flush({ next: { block: run.block.number, ...plan.progress(id) }, replace: plan.replace });
+    }
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The first backfill of an event or bucket dataset, split into `config.shards` key ranges fetched concurrently, each
+ * with its own checkpoint in the shard checkpoints table; when all are done they merge into the dataset's own
+ * checkpoint, in the transaction that drops theirs.
+ */
+
+import type { ShardCheckpoint } from '../store/checkpoint-store.ts';
+import type { Replace } from '../store/sink.ts';
+import { type PageShape, pageQuery } from './queries.ts';
+import { keyValue, type Row, TaskRun } from './task-run.ts';
+
+/** Where one shard of a backfill stands: its key range [lo, hi), the last committed row, and whether it is done. */
+interface ShardCursor {
+  lo: string;
+  hi: string;
+  /** The whole backfill's range, split into `shards` parts: a run killed before every shard committed rebuilds the rest. */
+  range: [string, string];
+  seq?: string;
+  id?: string;
+  done?: boolean;
+  block?: number;
+}
+
+/** A shard to page: which one, its committed checkpoint (if any), and where it stands. */
+interface ShardPlan {
+  readonly shard: number;
+  readonly prev: string | null;
+  readonly cursor: ShardCursor;
+}
+
+/**
+ * Backfills a dataset in shards, resuming `pending` ones. A dataset that fits in one page is done with that page.
+ * Returns false when sharding is off and no shard is pending (the caller pages it in one keyset pass).
+ */
+export async function backfillSharded(run: TaskRun, pending: readonly ShardCheckpoint[]): Promise<boolean> {
+  const { ds, deps } = run;
+  let range: [string, string];
+  let count: number;
+  if (pending.length) {
+    range = (JSON.parse(pending[0]!.cursor) as ShardCursor).range;
+    count = pending[0]!.shards;
+  } else {
+    if (deps.config.shards <= 1) return false;
+    // One page tells whether the dataset is larger than a page, and where its history starts.
+    const query = pageQuery(ds, run.pin.root, 'seq-first');
+    const probe = await run.fetch<{ rows: Row[] }>(query, { block: run.block.number, from: keyValue(ds, 0) });
+    const first = probe.rows[0];
+    if (probe.rows.length < run.size || !first) {
+      await commitSmall(run, probe.rows);
+      return true;
+    }
+    const lo = Number(first[ds.seq!]);
+    range = [String(lo), String(Math.max(lo + 1, run.block.timestamp + 1))];
+    count = deps.config.shards;
+  }
+  const shards = plans(range, count, pending);
+  run.stats.rewriteFrom = Math.min(...shards.map((s) => Number(s.cursor.lo)));
+  const open = shards.filter((s) => !s.cursor.done);
+  const outcomes = await Promise.allSettled(open.map((s) => pageShard(run, s, count)));
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) throw failed.reason;
+  // Merge: the dataset's checkpoint is the last row of the last shard that has one.
+  const done = (await deps.checkpoints.shards(run.task.chainId, ds.name)).map(
+    (s) => JSON.parse(s.cursor) as ShardCursor,
+  );
+  const last = done
+    .filter((c) => c.seq !== undefined)
+    .sort((a, b) => Number(a.lo) - Number(b.lo))
+    .pop();
+  const next = { seq: last?.seq ?? String(run.stats.rewriteFrom), id: last?.id ?? '', block: run.block.number };
+  await run.flush({ next, replace: { kind: 'none' }, mergeShards: true });
+  return true;
+}
+
+/** A dataset smaller than one page: its only page is the whole backfill. */
+async function commitSmall(run: TaskRun, rows: Row[]): Promise<void> {
+  run.from = 0;
+  run.stats.rewriteFrom = 0;
+  run.take(rows);
+  const last = rows[rows.length - 1];
+  const at = last ? { seq: String(last[run.ds.seq!]), id: last.id } : { seq: '0', id: '' };
+  await run.flush({
+    next: { ...at, block: run.block.number },
+    replace: { kind: 'from', column: run.seqColumn, from: 0 },
+  });
+}
+
+/** Every shard of the range: the committed ones from their checkpoints, the others from their start. */
+function plans(range: [string, string], count: number, pending: readonly ShardCheckpoint[]): ShardPlan[] {
+  const [lo, hi] = range.map(Number) as [number, number];
+  const bound = (k: number) => String(lo + Math.floor((k * (hi - lo)) / count));
+  const committed = new Map(pending.map((s) => [s.shard, s.cursor]));
+  return Array.from({ length: count }, (_, k) => {
+    const text = committed.get(k + 1);
+    const cursor: ShardCursor = text ? (JSON.parse(text) as ShardCursor) : { lo: bound(k), hi: bound(k + 1), range };
+    return { shard: k + 1, prev: text ?? null, cursor };
+  });
+}
+
+/** Pages one shard's key range from where it stands to its end, committing with the shard's checkpoint. */
+async function pageShard(parent: TaskRun, plan: ShardPlan, shards: number): Promise<void> {
+  const { ds, deps } = parent;
+  const c = plan.cursor;
+  const run = new TaskRun({ task: parent.task, deps, pin: parent.pin }, plan.prev, { shard: plan.shard, shards });
+  try {
+    const block = parent.block.number;
+    const to = keyValue(ds, c.hi);
+    // A resumed shard re-reads the reorg window before its checkpoint, never below its own start.
+    const from =
+      c.seq === undefined ? Number(c.lo) : Math.max(Number(c.lo), Number(c.seq) - deps.config.reorgWindowSecs);
+    let replace: Replace = { kind: 'range', column: parent.seqColumn, from: keyValue(ds, from), to };
+    let shape: PageShape = 'range-first';
+    let vars: Record<string, unknown> = { block, from: keyValue(ds, from), to };
+    let last: Row | undefined;
+    // The shards share one batch budget, so that memory does not grow with their number.
+    const batchRows = Math.ceil(deps.config.batchRows / deps.config.shards);
+    for (;;) {
+      const rows = (await run.fetch<{ rows: Row[] }>(pageQuery(ds, run.pin.root, shape), vars)).rows;
+      run.take(rows);
+      if (rows.length) last = rows[rows.length - 1]!;
+      const done = rows.length < run.size;
+      if (done || run.buffered >= batchRows) {
+        const at = last
+          ? { seq: String(last[ds.seq!]), id: last.id }
+          : c.seq !== undefined
+            ? { seq: c.seq, id: c.id ?? '' }
+            : {};
+        const next: ShardCursor = { lo: c.lo, hi: c.hi, range: c.range, ...at, ...(done ? { done: true } : {}), block };
+        await run.flush({ next, replace });
+        replace = { kind: 'none' };
+      }
+      if (done) return;
+      shape = 'range-next';
+      vars = { block, seq: keyValue(ds, String(last![ds.seq!])), id: last!.id, to };
+    }
+  } finally {
+    parent.absorb(run.stats);
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * One task's run: fetches pages (with retries, halving the page size after time-outs), buffers their mapped rows
+ * (one row per id), and commits batches with their checkpoint move. The paginators in `paginate/` drive it.
+ */
+import type { Dataset } from '../catalog/catalog.ts';
+import { StopRequested, UpstreamError } from '../errors.ts';
+import type { Replace } from '../store/sink.ts';
+import { withRetries } from '../upstream/retry.ts';
+import { mapPage } from './mapper.ts';
+import type { TaskDeps } from './seams.ts';
+import { emptyStats, type PinnedBlock, type Task, type TaskPin, type TaskStats } from './task.ts';
+
+/** Smallest page size reached by halving after time-outs. */
+export const MIN_PAGE_SIZE = 50;
+
+/** Ids of repeated rows named in one log line at most (the count is always whole). */
+const DUPLICATES_LOGGED = 5;
+
+/** The cursor stored in a dataset's checkpoint. */
+export interface Cursor {
+  mode?: 'full' | 'incremental';
+  seq?: string;
+  id?: string;
+  block?: number;
+}
+
+/** An upstream row: every entity has an id. */
+export type Row = Record<string, unknown> & { id: string };
+
+/** Which shard of a backfill a run pages: shard `shard` (1-based) of `shards`. */
+export interface ShardOf {
+  readonly shard: number;
+  readonly shards: number;
+}
+
+/** A commit of the buffered rows: the checkpoint it moves to, and which stored rows it replaces. */
+export interface Flush {
+  /** The new cursor (stored as JSON). */
+  readonly next: object;
+  readonly replace: Replace;
+  /** When the snapshot was taken (the block-less list). */
+  readonly takenAt?: string;
+  /** Deletes the dataset's shard checkpoints in the same transaction: the shards are merged into its own. */
+  readonly mergeShards?: boolean;
+}
+
+export class TaskRun {
+  readonly stats: TaskStats = emptyStats();
+  private pageSize: number;
+  private buffer: Record<string, unknown>[] = [];
+  /** Position of each buffered id, so that a repeated id replaces its row instead of adding one. */
+  private bufferIds = new Map<string, number>();
+  /** The committed cursor (JSON), or null before the first commit of a new dataset. */
+  cursor: string | null;
+  readonly block: PinnedBlock;
+  /** Start of the keyset range, for progress. */
+  from: number | undefined;
+
+  readonly task: Task;
+  readonly deps: TaskDeps;
+  readonly pin: TaskPin;
+
+  /** `prev`: the committed cursor; `shard`: the shard of a backfill whose checkpoint this run moves, if not the dataset's own. */
+  constructor(
+    of: { task: Task; deps: TaskDeps; pin: TaskPin },
+    prev: string | null,
+    readonly shard?: ShardOf,
+  ) {
+    ({ task: this.task, deps: this.deps, pin: this.pin } = of);
+    const { deps, pin } = of;
+    this.pageSize = deps.config.pageSize;
+    this.cursor = prev;
+    this.block = pin.block;
+  }
+
+  /** Adds the counters of a shard's run to this one. */
+  absorb(other: TaskStats): void {
+    for (const k of ['pages', 'rows', 'requests', 'retries', 'bytes', 'duplicates'] as const) this.stats[k] += other[k];
+  }
+
+  get ds(): Dataset {
+    return this.task.ds;
+  }
+
+  /** The keyset column of the dataset in the warehouse. */
+  get seqColumn(): string {
+    return this.ds.columns.find((c) => c.field === this.ds.seq)!.column;
+  }
+
+  /** Fetches one page with retries; halves the page size after a time-out. */
+  async fetch<T>(query: string, vars: Record<string, unknown>): Promise<T> {
+    if (this.deps.signal.aborted) throw new StopRequested();
+    try {
+      return await this.fetchRetried<T>(query, vars);
+    } catch (e) {
+      if (this.deps.signal.aborted) throw new StopRequested();
+      throw e;
+    }
+  }
+
+  private async fetchRetried<T>(query: string, vars: Record<string, unknown>): Promise<T> {
+    return withRetries(
+      async () => {
+        this.stats.requests++;
+        try {
+          const r = await this.deps.source.request<T>(this.task.endpoint, query, { ...vars, first: this.pageSize });
+          this.stats.bytes += r.bytes;
+          return r.data;
+        } catch (e) {
+          if (e instanceof UpstreamError && e.kind === 'timeout') {
+            this.pageSize = Math.max(MIN_PAGE_SIZE, Math.floor(this.pageSize / 2));
+          }
+          throw e;
+        }
+      },
+      {
+        maxAttempts: this.deps.config.maxAttempts,
+        onRetry: (err, attempt, delayMs) => {
+          this.stats.retries++;
+          const { name: dataset } = this.ds;
+          this.deps.log('retry', {
+            dataset,
+            chainId: this.task.chainId,
+            attempt,
+            delayMs,
+            kind: err.kind,
+            error: err.message,
+          });
+        },
+      },
+    );
+  }
+
+  /** The page size asked for now; a shorter page is the last. */
+  get size(): number {
+    return this.pageSize;
+  }
+
+  /** Adds mapped rows to the buffer; a row whose id is already buffered replaces it when it is newer (an upstream defect). */
+  take(items: unknown[]): void {
+    const page = mapPage(this.ds, this.task.chainId, items);
+    const repeated: string[] = [];
+    for (const row of page.rows) {
+      const id = row.id as string;
+      const at = this.bufferIds.get(id);
+      if (at === undefined) {
+        this.bufferIds.set(id, this.buffer.length);
+        this.buffer.push(row);
+        continue;
+      }
+      repeated.push(id);
+      if (newer(this.ds, row, this.buffer[at]!)) this.buffer[at] = row;
+    }
+    if (repeated.length) this.repeated(repeated);
+    this.stats.pages++;
+    this.deps.onPage?.(this.task, this.stats, this.fraction(items));
+  }
+
+  /** Counts and logs rows the upstream sent twice (a subgraph cannot hold two entities with one id). */
+  repeated(ids: readonly string[]): void {
+    this.stats.duplicates += ids.length;
+    const fields = {
+      dataset: this.ds.name,
+      chainId: this.task.chainId,
+      count: ids.length,
+      ids: ids.slice(0, DUPLICATES_LOGGED),
+    };
+    this.deps.log('duplicate-ids', fields, 'warn');
+  }
+
+  /** The share of the keyset range covered so far, from the last row's position between `from` and the pinned block. */
+  private fraction(items: unknown[]): number | undefined {
+    const seq = this.ds.seq;
+    const last = items[items.length - 1] as Record<string, unknown> | undefined;
+    if (!seq || !last || this.from === undefined) return undefined;
+    const end = this.block.timestamp;
+    const at = Number(last[seq]);
+    return end > this.from ? Math.min(1, Math.max(0, (at - this.from) / (end - this.from))) : undefined;
+  }
+
+  get buffered(): number {
+    return this.buffer.length;
+  }
+
+  /** Commits the buffer and moves the checkpoint to `f.next` (and, on request, merges the dataset's shards). */
+  async flush(f: Flush): Promise<void> {
+    const nextText = JSON.stringify(f.next);
+    const rows = this.buffer;
+    this.buffer = [];
+    this.bufferIds = new Map();
+    const written = await this.deps.sink.write({
+      ds: this.ds,
+      chainId: this.task.chainId,
+      runId: this.deps.runId,
+      block: this.block.number,
+      blockTime: new Date(this.block.timestamp * 1000).toISOString(),
+      rows,
+      replace: f.replace,
+      checkpoint: { prev: this.cursor, next: nextText, ...(this.shard ? { shard: this.shard } : {}) },
+      ...(f.takenAt ? { takenAt: f.takenAt } : {}),
+      ...(f.mergeShards ? { mergeShards: true } : {}),
+    });
+    if (written.replacedIds.length) this.repeated(written.replacedIds);
+    this.cursor = nextText;
+    this.stats.rows += rows.length;
+  }
+}
+
+/**
+ * Whether `a` is newer than `b`, two rows with one id: the later `updatedAt` for mutable entities, else the one served
+ * last (a null `updatedAt` is older than any).
+ */
+function newer(ds: Dataset, a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  if (ds.kind !== 'mutable') return true;
+  const col = ds.columns.find((c) => c.field === ds.seq)!.column;
+  const [x, y] = [a[col], b[col]] as [string | null, string | null];
+  if (y === null) return true;
+  return x !== null && BigInt(x) >= BigInt(y);
+}
+
+/** A keyset value as the dataset's variables take it (Int, or BigInt as text). */
+export function keyValue(ds: Dataset, v: number | string): number | string {
+  return ds.seqType === 'Int' ? Number(v) : String(v);
+}

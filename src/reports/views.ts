@@ -1,0 +1,119 @@
+/**
+ * The report views of `sql/views/` and the helpers they build on (tracked value: the trusted tokens and the backing
+ * threshold, `sql/helpers/`), over the lake's dataset views. `query` and `report` use an in-memory database, so they
+ * never meet the warehouse's write lock; `<dataDir>/lake.duckdb` holds the same views for people's own DuckDB
+ * sessions and notebooks.
+ */
+
+import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { DEFAULT_TRACKED, type TrackedSettings } from '../config/tracked.ts';
+import { defineDatasetViews } from '../lake/lake-db.ts';
+
+/** The views file inside the data folder. */
+export const VIEWS_FILE = 'lake.duckdb';
+
+const VIEWS_DIR = new URL('../../sql/views/', import.meta.url);
+/** Views the reports build on (tracked value), defined before them and not listed as reports. */
+const HELPERS_DIR = new URL('../../sql/helpers/', import.meta.url);
+
+/** The SQL files of a folder, in name order. */
+function sqlFiles(dir: URL): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+    .map((f) => readFileSync(new URL(f, dir), 'utf8'));
+}
+
+/** One report view: its name, what it answers and its grain, from the header of its SQL file. */
+export interface ReportView {
+  readonly name: string;
+  readonly answers: string;
+  readonly grain: string;
+  readonly sql: string;
+}
+
+/** The report views of `sql/views/`, in file order. */
+export function reportViews(): ReportView[] {
+  return readdirSync(VIEWS_DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+    .map((f) => {
+      const sql = readFileSync(new URL(f, VIEWS_DIR), 'utf8');
+      const field = (k: string) => new RegExp(`^-- ${k}: (.+)$`, 'm').exec(sql)?.[1]?.trim() ?? '';
+      return {
+        name: field('name') || f.replace(/^\d+-|\.sql$/g, ''),
+        answers: field('answers'),
+        grain: field('grain'),
+        sql,
+      };
+    });
+}
+
+/** The trusted tokens and the backing threshold, as a table and a macro of the `reports` schema. */
+async function defineTracked(conn: DuckDBConnection, tracked: TrackedSettings): Promise<void> {
+  await conn.run('CREATE OR REPLACE TABLE reports.trusted_tokens (chain_id INTEGER, token VARCHAR, symbol VARCHAR)');
+  const insert = await conn.prepare('INSERT INTO reports.trusted_tokens VALUES ($1, $2, $3)');
+  for (const t of tracked.tokens) {
+    insert.bindInteger(1, t.chainId);
+    insert.bindVarchar(2, t.token);
+    if (t.symbol === null) insert.bindNull(3);
+    else insert.bindVarchar(3, t.symbol);
+    await insert.run();
+  }
+  await conn.run(
+    `CREATE OR REPLACE MACRO reports.min_tracked_liquidity_usd() AS CAST(${Number(tracked.minLiquidityUsd)} AS DOUBLE)`,
+  );
+}
+
+/** The dataset views, the tracked-value helpers and the report views. */
+async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: TrackedSettings): Promise<void> {
+  await defineDatasetViews(conn, dataDir);
+  await conn.run('CREATE SCHEMA IF NOT EXISTS reports');
+  await defineTracked(conn, tracked);
+  for (const sql of sqlFiles(HELPERS_DIR)) await conn.run(sql);
+  for (const v of reportViews()) await conn.run(v.sql);
+}
+
+/** An in-memory DuckDB with the lake's views; close it when done. */
+export async function openLakeDb(
+  dataDir: string,
+  tracked: TrackedSettings = DEFAULT_TRACKED,
+): Promise<{ conn: DuckDBConnection; close: () => void }> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const conn = await instance.connect();
+  await defineViews(conn, dataDir, tracked);
+  return {
+    conn,
+    close: () => {
+      conn.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+/** Renews `<dataDir>/lake.duckdb`: built under a temporary name, then renamed over the old one. */
+export async function writeViewsFile(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<void> {
+  const target = join(dataDir, VIEWS_FILE);
+  const tmp = `${target}.tmp`;
+  rmSync(tmp, { force: true });
+  rmSync(`${tmp}.wal`, { force: true });
+  try {
+    const instance = await DuckDBInstance.create(tmp);
+    const conn = await instance.connect();
+    try {
+      await defineViews(conn, dataDir, tracked);
+      await conn.run('CHECKPOINT');
+    } finally {
+      conn.closeSync();
+      instance.closeSync();
+    }
+    renameSync(tmp, target);
+  } catch (e) {
+    // The old views file stays; no half-built one is left behind.
+    rmSync(tmp, { force: true });
+    rmSync(`${tmp}.wal`, { force: true });
+    throw e;
+  }
+}

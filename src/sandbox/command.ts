@@ -1,0 +1,179 @@
+/** `pool-export sandbox`: serves the local stand-in for the upstream service until stopped. */
+import type { CommandModule } from 'yargs';
+import { UsageError } from '../errors.ts';
+import { portHolder } from '../util/processes.ts';
+import { parseFaults } from './faults.ts';
+import { PROFILES } from './naming.ts';
+import { SandboxService } from './sandbox-service.ts';
+import { SandboxServer } from './server.ts';
+import { KNOWN_CHAINS } from './timeline.ts';
+
+/** The sandbox's default API key: 32 hex characters, so the gateway route accepts it too. */
+export const DEFAULT_SANDBOX_KEY = '5a4db0c5e1f0d1e2a3b4c5d6e7f80912';
+
+interface Args {
+  port: number;
+  host: string;
+  'api-key': string;
+  seed: number;
+  scale: number;
+  burst: number;
+  'history-days': number;
+  chains: string;
+  'max-first': number;
+  'max-skip': number;
+  'latency-ms': number;
+  'rate-limit': number;
+  faults: string;
+  'fault-seed': number;
+  'block-time': number;
+  now?: string;
+  profile: string;
+  'gateway-profile': string;
+}
+
+/** Parses `--now`: an ISO time or Unix seconds; the wall clock when absent. */
+export function parseNow(text: string | undefined): number {
+  if (text === undefined || text === '') return Math.floor(Date.now() / 1000);
+  if (/^\d+$/.test(text)) return Number(text);
+  const ms = Date.parse(text);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(ms))
+    throw new UsageError(`--now takes an ISO time such as 2026-01-01T00:00:00Z or Unix seconds, not "${text}"`);
+  return Math.floor(ms / 1000);
+}
+
+function parseChains(text: string): number[] {
+  return text.split(',').map((s) => {
+    const id = Number(s.trim());
+    if (!Number.isInteger(id) || id <= 0)
+      throw new UsageError(`--chains takes chain ids such as 1,56,137; "${s}" is not one`);
+    return id;
+  });
+}
+
+/** The yargs module of the `sandbox` command. */
+export const sandboxCommand: CommandModule<object, Args> = {
+  command: 'sandbox',
+  describe: 'Serve a local stand-in for the upstream service (liquidity list, subgraphs, gateway)',
+  builder: (y) =>
+    y
+      .option('port', { type: 'number', default: 0, describe: 'TCP port; 0 picks a free one' })
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on (loopback only)' })
+      .option('api-key', {
+        type: 'string',
+        default: DEFAULT_SANDBOX_KEY,
+        describe: 'the one accepted API key (32 hex characters for the gateway route)',
+      })
+      .option('seed', { type: 'number', default: 1, describe: 'seed of the generated data' })
+      .option('scale', {
+        type: 'number',
+        default: 20_000,
+        describe: 'swaps per chain in the generated history; other entities scale from it',
+      })
+      .option('burst', { type: 'number', default: 1100, describe: 'extra swaps packed into one block (one timestamp)' })
+      .option('history-days', { type: 'number', default: 60, describe: 'days of history before the head' })
+      .option('chains', {
+        type: 'string',
+        default: KNOWN_CHAINS.map((c) => c.chainId).join(','),
+        describe: 'chain ids served by the list and the gateway (any id works on the subgraph route)',
+      })
+      .option('max-first', { type: 'number', default: 1000, describe: 'largest `first`' })
+      .option('max-skip', { type: 'number', default: 5000, describe: 'largest `skip` (hosted indexers use 5000)' })
+      .option('latency-ms', { type: 'number', default: 0, describe: 'delay added to every data request' })
+      .option('rate-limit', {
+        type: 'number',
+        default: 0,
+        describe: 'requests per second before HTTP 429 with Retry-After; 0 is unlimited',
+      })
+      .option('faults', {
+        type: 'string',
+        default: '',
+        describe:
+          'fault rates, e.g. http500=0.05,timeout=0.02,truncate=0.01,reset=0.01,graphql=0.01,indexing=0.01,burst429=0.01',
+      })
+      .option('fault-seed', { type: 'number', default: 7, describe: 'seed of the fault draws' })
+      .option('block-time', {
+        type: 'number',
+        default: 0,
+        describe: 'milliseconds per new block; 0 keeps the chain still until /_sandbox/advance',
+      })
+      .option('now', { type: 'string', describe: 'the time history ends at, ISO or Unix seconds (default: now)' })
+      .option('profile', {
+        choices: Object.keys(PROFILES),
+        default: 'current',
+        describe:
+          "the self-hosted route's deployment: current (graph-node 0.35+ names, every entity), legacy (names from before 0.35), gateway (legacy names, without the three newer entities), ancient (legacy names, no _change_block filter)",
+      })
+      .option('gateway-profile', {
+        choices: Object.keys(PROFILES),
+        default: 'gateway',
+        describe:
+          "the indexing gateway's deployment (default: as the real gateway, legacy names and three entities fewer)",
+      })
+      .check((a) => {
+        if (!['127.0.0.1', 'localhost', '::1'].includes(a.host))
+          throw new UsageError(`--host must be a loopback address (127.0.0.1, ::1), not ${a.host}`);
+        if (!Number.isInteger(a.scale) || a.scale < 10)
+          throw new UsageError('--scale must be a whole number of at least 10');
+        if (!a['api-key']) throw new UsageError('--api-key must not be empty');
+        parseChains(a.chains);
+        parseFaults(a.faults);
+        parseNow(a.now);
+        return true;
+      }),
+  handler: async (a) => {
+    const world = {
+      seed: a.seed,
+      swaps: a.scale,
+      burst: a.burst,
+      historyDays: a['history-days'],
+      now: parseNow(a.now),
+    };
+    const service = new SandboxService(world, parseChains(a.chains), {
+      subgraph: a.profile,
+      gateway: a['gateway-profile'],
+    });
+    const server = new SandboxServer(service, {
+      apiKey: a['api-key'],
+      maxFirst: a['max-first'],
+      maxSkip: a['max-skip'],
+      latencyMs: a['latency-ms'],
+      rateLimit: a['rate-limit'],
+      faults: parseFaults(a.faults),
+      faultSeed: a['fault-seed'],
+      blockTimeMs: a['block-time'],
+    });
+    let url: string;
+    try {
+      url = await server.listen(a.port, a.host);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+      const holder = portHolder(a.port);
+      const who = holder
+        ? `by pid ${holder.pid} (${holder.command}): stop it (kill ${holder.pid}), or`
+        : 'by another process:';
+      throw new Error(`port ${a.port} on ${a.host} is already in use ${who} pass another --port (0 picks a free one)`, {
+        cause: e,
+      });
+    }
+    process.stdout.write(`pool-export sandbox listening on ${url}\n`);
+    for (const s of service.subgraphs())
+      process.stdout.write(`  gateway subgraph ${s.chain} (${s.chainId}) ${s.schema}: ${s.subgraphId}\n`);
+    process.stdout.write(
+      [
+        'To export from it, in another shell:',
+        `  export POOL_EXPORT_BASE_URL=${url} POOL_EXPORT_GATEWAY_URL=${url}`,
+        `  export POOL_EXPORT_API_KEY=${a['api-key']} POOL_EXPORT_DATA_DIR=data/sandbox`,
+        '  npx pool-export run --chains bsc     # then: npx pool-export status, npx pool-export schema check',
+        '',
+      ].join('\n'),
+    );
+    process.stdout.write(`ready ${url}\n`);
+    const stop = async () => {
+      await server.close();
+      process.exit(0);
+    };
+    process.once('SIGINT', () => void stop());
+    process.once('SIGTERM', () => void stop());
+  },
+};

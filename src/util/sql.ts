@@ -1,0 +1,16 @@
+/** Quoting for SQL text: the only way a name or a value is written into a statement that cannot take a parameter. */
+
+/** Quotes an identifier. */
+export function q(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** A schema-qualified table name, quoted. */
+export function qt(table: string): string {
+  return table.split('.').map(q).join('.');
+}
+
+/** A string literal. */
+export function lit(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}

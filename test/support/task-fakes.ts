@@ -1,0 +1,246 @@
+/**
+ * In-memory fakes of a task's seams (see src/export/seams.ts), for unit tests of `runTask` and the paginators: a
+ * subgraph that answers the page queries from a list of rows, and a sink that applies batches and moves checkpoints
+ * by compare-and-set as the warehouse does. Both are written from the semantics of graph-node and of the design, not
+ * from the exporter's code: the subgraph reads the query's filter, not the paginator's intent.
+ */
+import type { Column, CursorKind, Dataset } from '../../src/catalog/catalog.ts';
+import { ConcurrentWriterError, UpstreamError } from '../../src/errors.ts';
+import type { BatchSink, CheckpointReader, PageSource, TaskDeps } from '../../src/export/seams.ts';
+import type { Task, TaskPin } from '../../src/export/task.ts';
+import type { Checkpoint, ShardCheckpoint } from '../../src/store/checkpoint-store.ts';
+import type { Batch, Written } from '../../src/store/sink.ts';
+import type { Answer, Endpoint } from '../../src/upstream/client.ts';
+
+/** One upstream entity of the fake subgraph: `seq` is its keyset field (null allowed), `changed` the block it last changed at. */
+export interface FakeRow {
+  id: string;
+  seq: string | number | null;
+  value: string;
+  changed: number;
+}
+
+const col = (field: string, cls: Column['cls'], nullable = false): Column => ({
+  field,
+  column: field,
+  cls,
+  nullable,
+  select: field,
+});
+
+/** A dataset of `kind` with an id, a keyset field and one value. */
+export function fakeDataset(kind: CursorKind): Dataset {
+  const seq = kind === 'bucket' ? 'date' : kind === 'mutable' ? 'updatedAt' : 'timestamp';
+  const seqCol = kind === 'bucket' ? col(seq, 'int') : col(seq, 'bigint', kind === 'mutable');
+  const keyed = kind === 'event' || kind === 'bucket' || kind === 'mutable';
+  return {
+    name: `fake.${kind}`,
+    schema: 'fake',
+    entity: 'Fake',
+    table: `fake.${kind}`,
+    kind,
+    ...(keyed ? { seq, seqType: kind === 'bucket' ? ('Int' as const) : ('BigInt' as const) } : {}),
+    columns: [col('id', 'text'), ...(keyed ? [seqCol] : []), col('value', 'text')],
+  };
+}
+
+/** The row the fake subgraph serves for an entity of `ds`. */
+function served(ds: Dataset, r: FakeRow): Record<string, unknown> {
+  if (!ds.seq) return { id: r.id, value: r.value };
+  const seq = r.seq === null ? null : ds.seqType === 'Int' ? Number(r.seq) : String(r.seq);
+  return { id: r.id, [ds.seq]: seq, value: r.value };
+}
+
+const cmpId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * A subgraph of one entity: answers the page queries (by id, by keyset, by `_change_block`, the liquidity list) as
+ * graph-node would, reading the filter from the query text. `failures` are thrown, one per request, before any page.
+ */
+export class FakeSubgraph implements PageSource {
+  rows: FakeRow[] = [];
+  /** The `first` of every page request, in order. */
+  readonly firsts: number[] = [];
+  /** Errors thrown by the next requests, one each. */
+  readonly failures: Error[] = [];
+  /** Ids served twice in the next page (an upstream defect). */
+  repeatNext: string[] = [];
+  /** Calls made (page requests, failed ones included). */
+  requests = 0;
+  /** Makes the liquidity list answer a `totalCount` this much larger than the pools it lists. */
+  listSurplus = 0;
+
+  constructor(readonly ds: Dataset) {}
+
+  async request<T>(_endpoint: Endpoint, query: string, v: Record<string, unknown>): Promise<Answer<T>> {
+    this.requests++;
+    const failure = this.failures.shift();
+    if (failure) throw failure;
+    const data = query.includes('liquidity_list') ? this.listPage(v) : { rows: this.page(query, v) };
+    return { data: data as T, bytes: JSON.stringify(data).length };
+  }
+
+  private page(query: string, v: Record<string, unknown>): Record<string, unknown>[] {
+    const first = Number(v.first);
+    this.firsts.push(first);
+    const seqOf = (r: FakeRow) => (r.seq === null ? null : BigInt(r.seq));
+    let rows: FakeRow[];
+    if (query.includes('orderBy: id,')) {
+      rows = this.rows.filter((r) => r.id > String(v.id));
+      if (query.includes('_change_block')) rows = rows.filter((r) => r.changed >= Number(v.since));
+      if (this.ds.seq && query.includes(`${this.ds.seq}: null`)) rows = rows.filter((r) => r.seq === null);
+      rows.sort((a, b) => cmpId(a.id, b.id));
+    } else {
+      // graph-node: a comparison with a null never matches, so keyset filters skip null keys.
+      rows = this.rows.filter((r) => r.seq !== null);
+      if (v.from !== undefined) rows = rows.filter((r) => seqOf(r)! >= BigInt(v.from as string));
+      if (v.seq !== undefined) {
+        const [s, id] = [BigInt(v.seq as string), String(v.id)];
+        rows = rows.filter((r) => seqOf(r)! > s || (seqOf(r) === s && r.id > id));
+      }
+      if (v.to !== undefined) rows = rows.filter((r) => seqOf(r)! < BigInt(v.to as string));
+      rows.sort((a, b) => (seqOf(a)! < seqOf(b)! ? -1 : seqOf(a)! > seqOf(b)! ? 1 : cmpId(a.id, b.id)));
+    }
+    // A repeated id comes right after itself, so the page's order (and its last row) stays the subgraph's.
+    const page = rows
+      .slice(0, first)
+      .flatMap((r) => (this.repeatNext.includes(r.id) ? [r, r] : [r]).map((x) => served(this.ds, x)));
+    this.repeatNext = [];
+    return page;
+  }
+
+  private listPage(v: Record<string, unknown>): unknown {
+    const where = v.where as { currentPage: number; pageSize: number };
+    const all = [...this.rows].sort((a, b) => cmpId(a.id, b.id));
+    const lqList = all
+      .slice((where.currentPage - 1) * where.pageSize, where.currentPage * where.pageSize)
+      .map((r) => ({ id: r.id, value: r.value }));
+    return { liquidity_list: { totalCount: all.length + this.listSurplus, currentPage: where.currentPage, lqList } };
+  }
+}
+
+/** A stored row: the mapped row and the block of the batch that wrote it. */
+type Stored = Record<string, unknown> & { id: string };
+
+/**
+ * The warehouse side: one table of `ds` for one chain, snapshots kept per block, and checkpoints moved by
+ * compare-and-set in the same step as the rows (all or nothing). `failAt` makes the nth write (1-based) throw.
+ */
+export class FakeWarehouse implements BatchSink, CheckpointReader {
+  readonly table = new Map<string, Stored>();
+  /** Snapshot rows by block. */
+  readonly snapshots = new Map<number, Stored[]>();
+  readonly checkpoints = new Map<string, string>();
+  readonly shardCheckpoints = new Map<number, { shards: number; cursor: string }>();
+  readonly batches: Batch[] = [];
+  failAt: number | undefined;
+  writes = 0;
+
+  constructor(readonly ds: Dataset) {}
+
+  async get(_chainId: number, dataset: string): Promise<Checkpoint | undefined> {
+    const cursor = this.checkpoints.get(dataset);
+    return cursor === undefined ? undefined : { cursor, block: null };
+  }
+
+  async shards(): Promise<ShardCheckpoint[]> {
+    return [...this.shardCheckpoints].sort(([a], [b]) => a - b).map(([shard, s]) => ({ shard, ...s }));
+  }
+
+  async write(b: Batch): Promise<Written> {
+    this.writes++;
+    if (this.writes === this.failAt) throw new Error(`the disk said no (write ${this.writes})`);
+    const shard = b.checkpoint.shard;
+    const current = shard ? this.shardCheckpoints.get(shard.shard)?.cursor : this.checkpoints.get(b.ds.name);
+    if ((current ?? null) !== b.checkpoint.prev) throw new ConcurrentWriterError(b.ds.name, b.chainId);
+    const seqCol = b.ds.seq;
+    const key = (r: Stored) => BigInt(String(r[seqCol!]));
+    const r = b.replace;
+    if (r.kind === 'from') for (const [id, row] of this.table) if (key(row) >= BigInt(r.from)) this.table.delete(id);
+    if (r.kind === 'range')
+      for (const [id, row] of this.table)
+        if (key(row) >= BigInt(r.from) && key(row) < BigInt(r.to)) this.table.delete(id);
+    const replacedIds: string[] = [];
+    if (r.kind === 'snapshot')
+      this.snapshots.set(
+        b.block!,
+        b.rows.map((x) => ({ ...x }) as Stored),
+      );
+    else {
+      for (const row of b.rows) {
+        const id = String(row.id);
+        if (this.table.has(id) && r.kind !== 'ids') replacedIds.push(id);
+        this.table.set(id, { ...row } as Stored);
+      }
+    }
+    if (shard) this.shardCheckpoints.set(shard.shard, { shards: shard.shards, cursor: b.checkpoint.next });
+    else this.checkpoints.set(b.ds.name, b.checkpoint.next);
+    if (b.mergeShards) this.shardCheckpoints.clear();
+    this.batches.push(b);
+    return { rows: b.rows.length, replacedIds };
+  }
+
+  /** The stored rows as the fake subgraph serves them, by id. */
+  rowsById(): Map<string, Record<string, unknown>> {
+    return new Map([...this.table].sort(([a], [b]) => cmpId(a, b)));
+  }
+}
+
+/** The rows a subgraph holds, as a warehouse should hold them after an exact export, by id. */
+export function expectedRows(ds: Dataset, rows: readonly FakeRow[]): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  for (const r of [...rows].sort((a, b) => cmpId(a.id, b.id))) {
+    const seq = ds.seq
+      ? { [ds.seq]: r.seq === null ? null : ds.seqType === 'Int' ? Number(r.seq) : String(r.seq) }
+      : {};
+    out.set(r.id, { id: r.id, ...seq, value: r.value });
+  }
+  return out;
+}
+
+/** Settings of a fake task. */
+export interface FakeTaskOptions {
+  readonly pageSize?: number;
+  readonly batchRows?: number;
+  readonly shards?: number;
+  readonly reorgWindowSecs?: number;
+  readonly maxAttempts?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A task of `ds` on chain 56 with the fakes as its seams; `events` collects what it logs. */
+export function fakeTask(
+  source: FakeSubgraph,
+  sink: FakeWarehouse,
+  opts: FakeTaskOptions = {},
+): { task: Task; deps: TaskDeps; events: { event: string; fields: Record<string, unknown> }[] } {
+  const events: { event: string; fields: Record<string, unknown> }[] = [];
+  const endpoint: Endpoint = { url: 'http://127.0.0.1:1/fake', label: 'fake', host: '127.0.0.1:1' } as Endpoint;
+  const deps: TaskDeps = {
+    config: {
+      pageSize: opts.pageSize ?? 100,
+      batchRows: opts.batchRows ?? 250,
+      shards: opts.shards ?? 1,
+      maxAttempts: opts.maxAttempts ?? 3,
+      reorgWindowSecs: opts.reorgWindowSecs ?? 0,
+      listPoolTypes: ['CLASSICAL'],
+    },
+    source,
+    sink,
+    checkpoints: sink,
+    runId: 'run-1',
+    signal: opts.signal ?? new AbortController().signal,
+    log: (event, fields) => events.push({ event, fields }),
+  };
+  return { task: { chainId: 56, ds: source.ds, endpoint }, deps, events };
+}
+
+/** A pin at `block`, whose timestamp is `time`. */
+export function pinAt(block: number, time: number, changeBlock = true): TaskPin {
+  return { block: { number: block, timestamp: time }, root: 'fakes', changeBlock };
+}
+
+/** A time-out from the upstream, as the client classifies it. */
+export function timeout(): UpstreamError {
+  return new UpstreamError('no answer within 10 ms from fake', { kind: 'timeout', retryable: true });
+}

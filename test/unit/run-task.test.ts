@@ -1,0 +1,317 @@
+/**
+ * `runTask` and every paginator against in-memory fakes of the source, sink and checkpoints (test/support/task-fakes.ts):
+ * each test checks the stored rows against the subgraph's own rows, an oracle that knows nothing of the paginators.
+ */
+import { describe, expect, it } from 'vitest';
+import { LIST_PAGE_SIZE } from '../../src/catalog/liquidity-list.ts';
+import { ConcurrentWriterError, StopRequested, TaskError, UpstreamError } from '../../src/errors.ts';
+import { changedSince } from '../../src/export/paginate/mutable.ts';
+import { runTask } from '../../src/export/run-task.ts';
+import type { TaskStats } from '../../src/export/task.ts';
+import { MIN_PAGE_SIZE } from '../../src/export/task-run.ts';
+import {
+  expectedRows,
+  type FakeRow,
+  FakeSubgraph,
+  FakeWarehouse,
+  fakeDataset,
+  fakeTask,
+  pinAt,
+  timeout,
+} from '../support/task-fakes.ts';
+
+/** `n` rows whose keys tie in threes (a keyset on the key alone would lose rows at page borders). */
+function rowsOf(n: number, start = 1000): FakeRow[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `0x${((i * 7919) % 100_003).toString(16).padStart(6, '0')}`,
+    seq: start + Math.floor(i / 3),
+    value: `v${i}`,
+    changed: 1,
+  }));
+}
+
+/** Runs the task and returns what it did, or throws its TaskError. */
+async function run(
+  src: FakeSubgraph,
+  wh: FakeWarehouse,
+  opts: Parameters<typeof fakeTask>[2] = {},
+  pin = pinAt(100, 10_000),
+) {
+  const { task, deps, events } = fakeTask(src, wh, opts);
+  const r = await runTask(task, deps, pin);
+  return { stats: r.run.stats, cursor: r.run.cursor, before: r.before, events };
+}
+
+/** The TaskError a run fails with. */
+async function failure(p: Promise<unknown>): Promise<TaskError<TaskStats>> {
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
+  expect(e).toBeInstanceOf(TaskError);
+  return e as TaskError<TaskStats>;
+}
+
+describe('events and buckets (keyset on seq, id)', () => {
+  it('pages every row once across ties at page borders, in batches of batchRows, and ends at the last row', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(1234);
+    const wh = new FakeWarehouse(ds);
+    const r = await run(src, wh, { pageSize: 100, batchRows: 250 });
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    // 13 pages: 12 full and one of 34; a batch is committed once 250 rows are buffered (3 pages), and at the end.
+    expect(r.stats).toMatchObject({ pages: 13, rows: 1234, requests: 13, duplicates: 0 });
+    expect(wh.batches.map((b) => b.rows.length)).toEqual([300, 300, 300, 300, 34]);
+    const last = [...src.rows].sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)).pop()!;
+    expect(JSON.parse(r.cursor!)).toEqual({ block: 100, seq: String(last.seq), id: last.id });
+    // The first batch replaces every stored row from the start; the others replace nothing.
+    expect(wh.batches.map((b) => b.replace.kind)).toEqual(['from', 'none', 'none', 'none', 'none']);
+  });
+
+  it('buckets page the same way on an Int key', async () => {
+    const ds = fakeDataset('bucket');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(321, 19_000);
+    const wh = new FakeWarehouse(ds);
+    await run(src, wh, { pageSize: 50, batchRows: 100 });
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+  });
+
+  it('resumes after a failed commit from the last committed batch, re-reading the window, and ends exact', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(1000);
+    const wh = new FakeWarehouse(ds);
+    wh.failAt = 3;
+    const e = await failure(run(src, wh, { pageSize: 100, batchRows: 200, reorgWindowSecs: 5 }));
+    expect(e.message).toBe('the disk said no (write 3)');
+    expect(e.progress.stats.rows).toBe(400);
+    expect(e.progress.cursorBefore).toBeNull();
+    const committed = JSON.parse(wh.checkpoints.get(ds.name)!) as { seq: string };
+    const r = await run(src, wh, { pageSize: 100, batchRows: 200, reorgWindowSecs: 5 });
+    expect(JSON.parse(r.before!)).toEqual(JSON.parse(wh.batches[1]!.checkpoint.next));
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    // The resumed run starts reorgWindowSecs before the checkpoint and replaces every row from there.
+    expect(wh.batches[2]!.replace).toEqual({ kind: 'from', column: 'timestamp', from: Number(committed.seq) - 5 });
+  });
+
+  it('replaces rows a reorganization changed inside the re-read window, and keeps older ones', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(600);
+    const wh = new FakeWarehouse(ds);
+    await run(src, wh, { pageSize: 100, reorgWindowSecs: 30 });
+    // The last 20 seconds of history are reorganized: rows vanish, others appear with new ids and values.
+    const top = Math.max(...src.rows.map((x) => Number(x.seq)));
+    const before = new Map(wh.rowsById());
+    src.rows = src.rows.filter((x) => Number(x.seq) <= top - 20 || Number(x.seq) % 2 === 0);
+    src.rows.push(
+      ...Array.from({ length: 17 }, (_, i) => ({ id: `0xreorg${i}`, seq: top - 19 + i, value: `new${i}`, changed: 2 })),
+    );
+    const gone = [...before.keys()].filter((id) => !src.rows.some((x) => x.id === id));
+    expect(gone.length).toBeGreaterThan(0);
+    await run(src, wh, { pageSize: 100, reorgWindowSecs: 30 });
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    for (const id of gone) expect(wh.table.has(id)).toBe(false);
+  });
+
+  it('keeps one row per id when the upstream sends an id twice, and counts it', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(150);
+    src.repeatNext = [src.rows[0]!.id, src.rows[1]!.id];
+    const wh = new FakeWarehouse(ds);
+    const r = await run(src, wh, { pageSize: 100 });
+    expect(r.stats.duplicates).toBe(2);
+    expect(r.events.filter((e) => e.event === 'duplicate-ids')).toHaveLength(1);
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+  });
+});
+
+describe('sharded backfill', () => {
+  it('splits the first backfill into shards with checkpoints of their own, resumes a failed one, and merges them', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(2000);
+    const wh = new FakeWarehouse(ds);
+    wh.failAt = 6;
+    await failure(run(src, wh, { pageSize: 100, batchRows: 400, shards: 4 }));
+    // Every committed batch so far moved a shard's checkpoint, never the dataset's own.
+    expect(wh.checkpoints.size).toBe(0);
+    expect([...wh.shardCheckpoints.values()].every((s) => s.shards === 4)).toBe(true);
+    expect(wh.shardCheckpoints.size).toBeGreaterThanOrEqual(2);
+    const r = await run(src, wh, { pageSize: 100, batchRows: 400, shards: 4 });
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    expect(wh.shardCheckpoints.size).toBe(0);
+    expect(wh.batches.at(-1)!.mergeShards).toBe(true);
+    const last = [...src.rows].sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)).pop()!;
+    expect(JSON.parse(r.cursor!)).toMatchObject({ seq: String(last.seq), id: last.id });
+    // Later runs page the keyset from the merged checkpoint.
+    src.rows.push({ id: '0xlate', seq: Number(last.seq) + 1, value: 'late', changed: 3 });
+    await run(src, wh, { pageSize: 100, batchRows: 400, shards: 4 });
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+  });
+
+  it('takes a dataset smaller than one page in that page', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(40);
+    const wh = new FakeWarehouse(ds);
+    const r = await run(src, wh, { pageSize: 100, shards: 4 });
+    expect(r.stats.requests).toBe(1);
+    expect(wh.shardCheckpoints.size).toBe(0);
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+  });
+});
+
+describe('mutable entities', () => {
+  const mutableRows = (n: number): FakeRow[] =>
+    Array.from({ length: n }, (_, i) => ({
+      id: `0x${String(i).padStart(4, '0')}`,
+      seq: i % 10 === 0 ? null : 5000 + i,
+      value: `v${i}`,
+      changed: 50,
+    }));
+
+  for (const changeBlock of [true, false]) {
+    it(`reads every row first, then ${changeBlock ? 'the rows changed since the last block (_change_block)' : 'the updatedAt keyset and the null-updatedAt rows'}`, async () => {
+      const ds = fakeDataset('mutable');
+      const src = new FakeSubgraph(ds);
+      src.rows = mutableRows(450);
+      const wh = new FakeWarehouse(ds);
+      const first = await run(src, wh, { pageSize: 100, batchRows: 200 }, pinAt(100, 9000, changeBlock));
+      expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+      expect(JSON.parse(first.cursor!)).toEqual({ block: 100, mode: 'incremental', seq: '9000' });
+      // Changes between the runs: updatedAt moved on some rows; others changed with a null updatedAt (which the real
+      // mappings leave on maintainer fees) and are found by _change_block, or else by the null pass.
+      for (const r of src.rows.slice(0, 60)) {
+        r.value = `changed-${r.id}`;
+        r.changed = 150;
+        if (r.seq !== null) r.seq = 9100;
+      }
+      const second = await run(
+        src,
+        wh,
+        { pageSize: 100, batchRows: 200, reorgWindowSecs: 60 },
+        pinAt(200, 9500, changeBlock),
+      );
+      expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+      expect(JSON.parse(second.cursor!)).toEqual({ block: 200, mode: 'incremental', seq: '9500' });
+      expect(second.stats.rows).toBeLessThan(450);
+    });
+  }
+
+  it('resumes an interrupted full pass from the last committed id', async () => {
+    const ds = fakeDataset('mutable');
+    const src = new FakeSubgraph(ds);
+    src.rows = mutableRows(700);
+    const wh = new FakeWarehouse(ds);
+    wh.failAt = 3;
+    await failure(run(src, wh, { pageSize: 100, batchRows: 200 }));
+    expect(JSON.parse(wh.checkpoints.get(ds.name)!)).toEqual({ block: 100, mode: 'full', id: '0x0399' });
+    const r = await run(src, wh, { pageSize: 100, batchRows: 200 });
+    expect(r.stats.rows).toBe(300);
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+  });
+
+  it('changedSince re-reads the window in blocks at the pace seen between two runs', () => {
+    // 100 blocks in 500 s: 0.2 a second; a 60 s window is 12 blocks before the last run's block 1000.
+    expect(
+      changedSince(
+        { block: 1000, seq: '5000' },
+        { number: 1100, timestamp: 5500 },
+        { changeBlock: true, windowSecs: 60 },
+      ),
+    ).toBe(987);
+    expect(
+      changedSince(
+        { block: 1000, seq: '5000' },
+        { number: 1100, timestamp: 5500 },
+        { changeBlock: false, windowSecs: 60 },
+      ),
+    ).toBeUndefined();
+    expect(
+      changedSince({ seq: '5000' }, { number: 1100, timestamp: 5500 }, { changeBlock: true, windowSecs: 60 }),
+    ).toBeUndefined();
+  });
+});
+
+describe('snapshots and the liquidity list', () => {
+  it('keeps one snapshot of every row per block', async () => {
+    const ds = fakeDataset('snapshot');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(230);
+    const wh = new FakeWarehouse(ds);
+    await run(src, wh, { pageSize: 100 }, pinAt(100, 1));
+    src.rows = src.rows.slice(5);
+    await run(src, wh, { pageSize: 100 }, pinAt(101, 2));
+    expect([...wh.snapshots.keys()]).toEqual([100, 101]);
+    expect(wh.snapshots.get(100)!.length).toBe(230);
+    expect(new Set(wh.snapshots.get(101)!.map((r) => r.id))).toEqual(new Set(src.rows.map((r) => r.id)));
+  });
+
+  it('takes every pool of the list, and refuses a list whose totalCount it cannot reach', async () => {
+    const ds = fakeDataset('list');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(2345);
+    const wh = new FakeWarehouse(ds);
+    const r = await run(src, wh);
+    expect(wh.snapshots.get(100)!.length).toBe(2345);
+    expect(r.stats.requests).toBe(Math.ceil(2345 / LIST_PAGE_SIZE));
+    src.listSurplus = 1;
+    const e = await failure(run(src, wh, {}, pinAt(101, 2)));
+    expect(e.message).toMatch(/returned 2345 distinct pools but totalCount 2346 \(the list changed while paging\)/);
+    expect(wh.snapshots.has(101)).toBe(false);
+  });
+});
+
+describe('fetching', () => {
+  it('halves the page size after each time-out, down to MIN_PAGE_SIZE, and still pages every row', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(500);
+    src.failures.push(timeout(), timeout(), timeout(), timeout());
+    const wh = new FakeWarehouse(ds);
+    const r = await run(src, wh, { pageSize: 400, maxAttempts: 6 });
+    // The source saw the page size of each request that reached it: 400 → 200 → 100 → 50 → 50 (the floor).
+    expect(src.requests).toBe(4 + src.firsts.length);
+    expect(src.firsts.every((f) => f === MIN_PAGE_SIZE)).toBe(true);
+    expect(r.stats.retries).toBe(4);
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+  });
+
+  it('keeps the page size after an error that is not a time-out', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(150);
+    src.failures.push(new UpstreamError('HTTP 502: bad gateway', { kind: 'http', retryable: true }));
+    const wh = new FakeWarehouse(ds);
+    await run(src, wh, { pageSize: 100 });
+    expect(src.firsts).toEqual([100, 100]);
+  });
+
+  it('stops on request before the next page, as StopRequested', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(150);
+    const stop = new AbortController();
+    stop.abort();
+    const e = await failure(run(src, new FakeWarehouse(ds), { signal: stop.signal }));
+    expect(e.cause).toBeInstanceOf(StopRequested);
+    expect(src.requests).toBe(0);
+  });
+
+  it('stops when another writer moved the checkpoint', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(150);
+    const wh = new FakeWarehouse(ds);
+    wh.checkpoints.set(ds.name, JSON.stringify({ seq: '1', id: '' }));
+    const { task, deps } = fakeTask(src, wh);
+    // The run read no checkpoint (another process wrote it after): its first commit must not overwrite it.
+    const blind = { ...deps, checkpoints: { get: async () => undefined, shards: async () => [] } };
+    const e = await failure(runTask(task, blind, pinAt(100, 10_000)));
+    expect(e.cause).toBeInstanceOf(ConcurrentWriterError);
+  });
+});
