@@ -46,6 +46,9 @@ test-containers: $(NODE_MODULES) ## Container tests: the upstream in a locally b
 	elif [ "$$CI" = "true" ]; then echo "containers tier: no Docker engine is running, and CI=true: the tier may not be skipped in CI (\`make docker-engine\` installs and starts one)"; exit 1; \
 	else echo "containers tier: SKIPPED (no Docker engine is running here; \`make docker-engine\` installs and starts one)"; fi
 
+mutation: $(NODE_MODULES) ## Mutation testing (StrykerJS, incremental) of src/ but the sandbox and the CLI, on the unit tier; reports in reports/mutation/
+	TEST_TIER=unit npx stryker run
+
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
 
@@ -64,4 +67,4 @@ sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install typecheck lint format demo test test-unit test-integration test-containers docker-engine bench bench-quick bench-sandbox sandbox clean
+.PHONY: help install typecheck lint format mutation demo test test-unit test-integration test-containers docker-engine bench bench-quick bench-sandbox sandbox clean

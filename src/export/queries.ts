@@ -9,6 +9,11 @@ import { listQuery } from '../catalog/liquidity-list.ts';
  */
 export type PageShape = 'seq-first' | 'seq-next' | 'range-first' | 'range-next' | 'id' | 'null-id' | 'changed-since';
 
+/** Which of `$ids` an entity collection still holds at `$block`: only their ids are asked for. */
+export function presentQuery(root: string): string {
+  return `query Present($first: Int!, $block: Int!, $ids: [ID!]!) { rows: ${root}(first: $first, block: { number: $block }, where: { id_in: $ids }) { id } }`;
+}
+
 /** The selection set of a dataset. */
 export function selection(ds: Dataset): string {
   return ds.columns.map((c) => c.select).join(' ');

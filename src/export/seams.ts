@@ -2,6 +2,7 @@
  * The seams of a task: where its pages come from, where its batches go, and where it reads its checkpoints. The
  * exporter passes the real ones (the upstream client, the DuckDB sink, the checkpoint store); tests pass fakes.
  */
+import type { Dataset } from '../catalog/catalog.ts';
 import type { Config } from '../config/config.ts';
 import type { Checkpoint, ShardCheckpoint } from '../store/checkpoint-store.ts';
 import type { Batch, Written } from '../store/sink.ts';
@@ -25,6 +26,12 @@ export interface CheckpointReader {
   get(chainId: number, dataset: string): Promise<Checkpoint | undefined>;
   /** The checkpoints of the shards of a backfill still under way, by shard number. */
   shards(chainId: number, dataset: string): Promise<ShardCheckpoint[]>;
+  /** Ids of a dataset's rows that runs read at block `from` or later, other than run `exceptRun`, in id order. */
+  idsReadSince(
+    chainId: number,
+    ds: Dataset,
+    at: { readonly from: number; readonly exceptRun: string },
+  ): Promise<string[]>;
 }
 
 /** Everything a task needs, passed explicitly. */

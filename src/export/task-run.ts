@@ -103,7 +103,8 @@ export class TaskRun {
       async () => {
         this.stats.requests++;
         try {
-          const r = await this.deps.source.request<T>(this.task.endpoint, query, { ...vars, first: this.pageSize });
+          // A request that must not be cut short (one asking whether ids exist) sets its own `first`.
+          const r = await this.deps.source.request<T>(this.task.endpoint, query, { first: this.pageSize, ...vars });
           this.stats.bytes += r.bytes;
           return r.data;
         } catch (e) {

@@ -3,6 +3,8 @@
  * transaction that commits their rows, by compare-and-set: a move from a checkpoint that is no longer there changes no
  * row, which is how a second writer is detected.
  */
+import type { Dataset } from '../catalog/catalog.ts';
+import { qt } from '../util/sql.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /** A committed checkpoint. */
@@ -78,7 +80,7 @@ export function dropShardsStatement(chainId: number, dataset: string): Statement
   };
 }
 
-/** Reads checkpoints. */
+/** Reads checkpoints, and the ids a dataset's recent runs stored. */
 export class CheckpointStore {
   constructor(private readonly w: Warehouse) {}
 
@@ -87,6 +89,19 @@ export class CheckpointStore {
     const sql = 'SELECT cursor, block FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2';
     const r = (await this.w.all(sql, [chainId, dataset]))[0];
     return r ? { cursor: String(r.cursor), block: r.block === null ? null : Number(r.block) } : undefined;
+  }
+
+  /**
+   * Ids of a dataset's stored rows on a chain that runs read at block `from` or later, other than run `exceptRun`: the
+   * rows that may hold entities of blocks a reorg reverted since.
+   */
+  async idsReadSince(
+    chainId: number,
+    ds: Dataset,
+    at: { readonly from: number; readonly exceptRun: string },
+  ): Promise<string[]> {
+    const sql = `SELECT id FROM ${qt(ds.table)} WHERE chain_id = $1 AND _block >= $2 AND _run_id IS DISTINCT FROM $3 ORDER BY id`;
+    return (await this.w.all(sql, [chainId, at.from, at.exceptRun])).map((r) => String(r.id));
   }
 
   /** The checkpoints of a backfill's shards, by shard number. */

@@ -23,6 +23,8 @@ export type Replace =
   | { readonly kind: 'range'; readonly column: string; readonly from: string | number; readonly to: string | number }
   /** Rows of the chain with the same ids (upsert of mutable entities). */
   | { readonly kind: 'ids' }
+  /** Rows of the chain with these ids, which the upstream no longer holds (entities of blocks a reorg reverted). */
+  | { readonly kind: 'gone'; readonly ids: readonly string[] }
   /** Rows of the chain written at the same block or run (snapshots re-taken). */
   | { readonly kind: 'snapshot' }
   | { readonly kind: 'none' };
@@ -151,6 +153,14 @@ async function writeOne(tx: Tx, b: Batch, file: string): Promise<Written> {
     );
   if (b.replace.kind === 'ids' && b.rows.length)
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
+  // The ids travel as one JSON parameter, never as SQL text.
+  const removed =
+    b.replace.kind === 'gone' && b.replace.ids.length
+      ? await tx.exec(
+          `DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT unnest(from_json($2, '["VARCHAR"]')))`,
+          [b.chainId, JSON.stringify(b.replace.ids)],
+        )
+      : 0;
   // An entity table never holds two rows with one id: a stored row of an event or bucket dataset with an id of this
   // batch, left after the re-read range was cleared, is an upstream defect; the newest row wins, and the ids are counted.
   let replacedIds: string[] = [];
@@ -199,7 +209,7 @@ async function writeOne(tx: Tx, b: Batch, file: string): Promise<Written> {
     const drop = dropShardsStatement(b.chainId, b.ds.name);
     await tx.exec(drop.sql, drop.params);
   }
-  if (inserted > 0 || lakeFrom !== null) {
+  if (inserted > 0 || removed > 0 || lakeFrom !== null) {
     await tx.exec(
       `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs) VALUES ($1, $2, $3, [$4])
        ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs))`,

@@ -58,9 +58,13 @@ async function slow(): Promise<void> {
 }
 
 /** Waits until the sandbox has served `n` data requests: the backfill is under way, however fast the machine is. */
-const run = (data: string, config: string) =>
-  cli(['run', '--chains', 'bsc', '--jobs', 'events', '--config', config], sandboxEnv(sb, data));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const run = (data: string, config: string, opts: Parameters<typeof cli>[2] = {}) =>
+  cli(['run', '--chains', 'bsc', '--jobs', 'events', '--config', config], sandboxEnv(sb, data), opts);
+/** Waits until `cond` holds (checked every 50 ms, for up to two minutes). */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 2400 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!cond()) throw new Error('the awaited event did not come within two minutes');
+}
 
 beforeAll(async () => {
   const image = await buildSandboxImage();
@@ -92,11 +96,16 @@ type Container = Awaited<ReturnType<typeof docker>>;
  * has served 30 requests (the run is under way, however fast the machine is), `disrupt` does something to the
  * container while the run goes on. Returns the run's outcome.
  */
-async function disruptedRun(data: string, config: string, disrupt: (c: Container) => Promise<void>) {
+async function disruptedRun(
+  data: string,
+  config: string,
+  disrupt: (c: Container, run: { stderr: () => string }) => Promise<void>,
+) {
   await slow();
-  const running = run(data, config);
+  let stderr = '';
+  const running = run(data, config, { onStderr: (s) => (stderr = s) });
   await waitForRequests(sb, 30);
-  await disrupt(await docker());
+  await disrupt(await docker(), { stderr: () => stderr });
   return running;
 }
 
@@ -126,9 +135,10 @@ describe('the upstream in a container', () => {
 
   it('a run rides out a paused (hung) container: time-outs are retried after it resumes', async () => {
     const data = join(dir, 'pause');
-    const r = await disruptedRun(data, patient, async (c) => {
+    const r = await disruptedRun(data, patient, async (c, running) => {
       await c.pause();
-      await sleep(4000);
+      // Resumed once the run has met a time-out and logged its retry: an event of the run, not a span of the clock.
+      await until(() => /"event":"retry".*no answer within 1500 ms/.test(running.stderr()));
       await c.unpause();
     });
     expect(r.code, r.stdout + r.stderr).toBe(0);

@@ -32,6 +32,32 @@ function filesUnder(root: string): string[] {
 }
 
 describe('upstream faults', () => {
+  it('keeps to a rate limit it is not told: after the first 429s, the sandbox sees few more', async () => {
+    const data = join(dir, 'paced');
+    // Small pages: enough requests that the first second's burst of 429s (before any pace is known) weighs little.
+    const paced = join(dir, 'paced.json');
+    writeFileSync(paced, JSON.stringify({ timeoutMs: 1500, pageSize: 50, maxAttempts: 10 }));
+    await sb.control('stats', {});
+    await sb.control('faults', { rateLimit: 8 });
+    let r: Awaited<ReturnType<typeof cli>>;
+    try {
+      r = await cli(['run', '--chains', 'bsc', '--jobs', 'events', '--config', paced], sandboxEnv(sb, data));
+    } finally {
+      await sb.control('faults', { rateLimit: 0 });
+    }
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const stats = await sb.control<{ requests: number; rateLimited: number }>('stats');
+    // The governor learns the pace from the first 429s: about 13% of requests were refused here (the first second's
+    // burst), against about half with the governor unhooked from the client.
+    expect(stats.requests).toBeGreaterThan(200);
+    expect(stats.rateLimited).toBeGreaterThan(0);
+    expect(
+      stats.rateLimited / stats.requests,
+      `${stats.rateLimited} of ${stats.requests} requests refused`,
+    ).toBeLessThan(0.25);
+    expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+  }, 180_000);
+
   it('completes a backfill exactly through 500s, time-outs, truncated bodies, resets, GraphQL errors and 429 bursts', async () => {
     const data = join(dir, 'ok');
     await sb.control('faults', {

@@ -7,6 +7,7 @@ import { events } from '../../jobs/events.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { waitForRequests } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;
 let dir: string;
@@ -110,7 +111,9 @@ describe('the data-folder lock and graceful stops', () => {
     const data = join(dir, 'term');
     const env = sandboxEnv(sb, data);
     await sb.control('faults', { latencyMs: 300 });
-    const r = await cli(['run', '--chains', 'bsc', '--jobs', 'events'], env, { termAfterMs: 2500 });
+    await sb.control('stats', {});
+    // Stopped once the sandbox has served 10 of its requests: mid-backfill, whatever the machine's speed.
+    const r = await cli(['run', '--chains', 'bsc', '--jobs', 'events'], env, { termOn: waitForRequests(sb, 10) });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('stopped on request');
     const { runs, tasks } = await ledger(data);

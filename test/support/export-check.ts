@@ -1,6 +1,7 @@
 /** Compares an exported warehouse with the sandbox's own rows: counts, duplicates and a content hash per dataset and chain. */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { Decimal } from 'decimal.js';
 import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
 import { openLakeDb } from '../../src/reports/views.ts';
 import { BIN, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
@@ -18,6 +19,10 @@ export function cli(
     termAfterMs?: number;
     termWhen?: (stderr: string) => boolean;
     killWhen?: Promise<unknown>;
+    /** SIGTERM once this settles (an event of the process under test), if still running. */
+    termOn?: Promise<unknown>;
+    /** Called with all of stderr so far, each time more arrives. */
+    onStderr?: (stderr: string) => void;
   } = {},
 ): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -31,11 +36,16 @@ export function cli(
     let termed = false;
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       stderr += d;
+      opts.onStderr?.(stderr);
       if (!termed && opts.termWhen?.(stderr)) {
         termed = true;
         child.kill('SIGTERM');
       }
     });
+    void opts.termOn?.then(
+      () => child.exitCode === null && child.signalCode === null && child.kill('SIGTERM'),
+      () => undefined,
+    );
     // Killed once `killWhen` settles (an event of the process under test, such as requests served), if still running.
     void opts.killWhen?.then(
       () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'),
@@ -75,6 +85,21 @@ function exportSelect(ds: Dataset): string {
     )
     .join(', ');
 }
+
+/**
+ * The typed value a numeric column must hold for an upstream text, computed independently of the exporter with
+ * decimal.js and the documented rule (README, The warehouse): a BigDecimal or raw amount is the DOUBLE nearest to the
+ * exact decimal value; a count, time or block is that integer. As text, the way DuckDB's JSON rows carry it.
+ */
+function typedOracle(c: Dataset['columns'][number], text: unknown): string {
+  if (text === null || text === undefined) return 'null';
+  const exact = new Decimal(String(text));
+  if (c.cls === 'bigint') return exact.toFixed(0);
+  return String(exact.toNumber());
+}
+
+/** The typed value of a numeric column as read back (DuckDB's JSON rows: DOUBLE as a number, BIGINT as text). */
+const typedRead = (v: unknown) => (v === null || v === undefined ? 'null' : String(v));
 
 /** Count and hash of canonical rows. */
 function digest(lines: string[]): { count: number; hash: string } {
@@ -126,8 +151,10 @@ export async function compareWithSandbox(
           continue;
         }
         const block = Number(cp.block);
+        const numeric = ds.columns.filter(hasText);
+        const typed = numeric.map((c) => `${q(c.column)} AS ${q(`typed:${c.column}`)}`);
         const exported = await w.all(
-          `SELECT ${exportSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = $1 ${ds.kind === 'snapshot' ? `AND _block = ${block}` : ''}`,
+          `SELECT ${[exportSelect(ds), ...typed].join(', ')} FROM ${qt(ds.table)} WHERE chain_id = $1 ${ds.kind === 'snapshot' ? `AND _block = ${block}` : ''}`,
           [chainId],
         );
         const dup = await w.all(
@@ -141,6 +168,23 @@ export async function compareWithSandbox(
           exported.map((r) => canon(ds.columns.map((c) => r[hasText(c) ? `${c.column}_text` : c.column]))),
         );
         const theirs = digest(source.map((r) => canon(ds.columns.map((c) => r[c.field]))));
+        // Every typed column against the upstream's own text, by id.
+        const upstream = new Map(source.map((r) => [String(r.id), r]));
+        for (const c of numeric) {
+          const wrong = exported.filter((r) => {
+            const from = upstream.get(String(r.id));
+            return from !== undefined && typedRead(r[`typed:${c.column}`]) !== typedOracle(c, from[c.field]);
+          });
+          if (wrong.length) {
+            const r = wrong[0]!;
+            const shown = `${typedRead(r[`typed:${c.column}`])} for ${JSON.stringify(upstream.get(String(r.id))![c.field])}`;
+            mismatches.push({
+              dataset: ds.name,
+              chainId,
+              detail: `${c.column}: ${wrong.length} typed values differ from the upstream text (id ${String(r.id)}: ${shown})`,
+            });
+          }
+        }
         checked++;
         rows += mine.count;
         if (mine.count !== theirs.count || mine.hash !== theirs.hash)

@@ -85,7 +85,10 @@ export class FakeSubgraph implements PageSource {
     this.firsts.push(first);
     const seqOf = (r: FakeRow) => (r.seq === null ? null : BigInt(r.seq));
     let rows: FakeRow[];
-    if (query.includes('orderBy: id,')) {
+    if (query.includes('id_in:')) {
+      const asked = new Set(v.ids as string[]);
+      rows = this.rows.filter((r) => asked.has(r.id));
+    } else if (query.includes('orderBy: id,')) {
       rows = this.rows.filter((r) => r.id > String(v.id));
       if (query.includes('_change_block')) rows = rows.filter((r) => r.changed >= Number(v.since));
       if (this.ds.seq && query.includes(`${this.ds.seq}: null`)) rows = rows.filter((r) => r.seq === null);
@@ -133,6 +136,8 @@ export class FakeWarehouse implements BatchSink, CheckpointReader {
   readonly checkpoints = new Map<string, string>();
   readonly shardCheckpoints = new Map<number, { shards: number; cursor: string }>();
   readonly batches: Batch[] = [];
+  /** The block and run that last wrote each stored row. */
+  readonly readAt = new Map<string, { block: number; runId: string }>();
   failAt: number | undefined;
   writes = 0;
 
@@ -147,6 +152,13 @@ export class FakeWarehouse implements BatchSink, CheckpointReader {
     return [...this.shardCheckpoints].sort(([a], [b]) => a - b).map(([shard, s]) => ({ shard, ...s }));
   }
 
+  async idsReadSince(_chainId: number, _ds: Dataset, at: { from: number; exceptRun: string }): Promise<string[]> {
+    return [...this.readAt]
+      .filter(([id, r]) => this.table.has(id) && r.block >= at.from && r.runId !== at.exceptRun)
+      .map(([id]) => id)
+      .sort(cmpId);
+  }
+
   async write(b: Batch): Promise<Written> {
     this.writes++;
     if (this.writes === this.failAt) throw new Error(`the disk said no (write ${this.writes})`);
@@ -157,6 +169,7 @@ export class FakeWarehouse implements BatchSink, CheckpointReader {
     const key = (r: Stored) => BigInt(String(r[seqCol!]));
     const r = b.replace;
     if (r.kind === 'from') for (const [id, row] of this.table) if (key(row) >= BigInt(r.from)) this.table.delete(id);
+    if (r.kind === 'gone') for (const id of r.ids) this.table.delete(id);
     if (r.kind === 'range')
       for (const [id, row] of this.table)
         if (key(row) >= BigInt(r.from) && key(row) < BigInt(r.to)) this.table.delete(id);
@@ -171,6 +184,7 @@ export class FakeWarehouse implements BatchSink, CheckpointReader {
         const id = String(row.id);
         if (this.table.has(id) && r.kind !== 'ids') replacedIds.push(id);
         this.table.set(id, { ...row } as Stored);
+        this.readAt.set(id, { block: b.block!, runId: b.runId });
       }
     }
     if (shard) this.shardCheckpoints.set(shard.shard, { shards: shard.shards, cursor: b.checkpoint.next });
@@ -208,6 +222,9 @@ export interface FakeTaskOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Runs made so far: each gets its own id. */
+let runs = 0;
+
 /** A task of `ds` on chain 56 with the fakes as its seams; `events` collects what it logs. */
 export function fakeTask(
   source: FakeSubgraph,
@@ -228,7 +245,7 @@ export function fakeTask(
     source,
     sink,
     checkpoints: sink,
-    runId: 'run-1',
+    runId: `run-${++runs}`,
     signal: opts.signal ?? new AbortController().signal,
     log: (event, fields) => events.push({ event, fields }),
   };

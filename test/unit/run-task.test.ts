@@ -202,6 +202,23 @@ describe('mutable entities', () => {
     });
   }
 
+  it('deletes rows whose entities a reorg removed upstream, among those read within the re-read window', async () => {
+    const ds = fakeDataset('mutable');
+    const src = new FakeSubgraph(ds);
+    src.rows = mutableRows(450);
+    const wh = new FakeWarehouse(ds);
+    await run(src, wh, { pageSize: 100 }, pinAt(100, 9000));
+    // A reorg reverted the blocks that created some entities: the upstream no longer has them.
+    const removed = new Set(src.rows.filter((_, i) => i % 37 === 5).map((r) => r.id));
+    src.rows = src.rows.filter((r) => !removed.has(r.id));
+    const r = await run(src, wh, { pageSize: 100, reorgWindowSecs: 60 }, pinAt(200, 9500));
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    expect(r.events.find((e) => e.event === 'gone-upstream')?.fields.count).toBe(removed.size);
+    // The ids were asked for in pages the size of the page, each asked with first = its length: none cut short.
+    const idPages = wh.batches.at(-1)!.replace;
+    expect(idPages).toEqual({ kind: 'gone', ids: [...removed].sort() });
+  });
+
   it('resumes an interrupted full pass from the last committed id', async () => {
     const ds = fakeDataset('mutable');
     const src = new FakeSubgraph(ds);
@@ -310,7 +327,10 @@ describe('fetching', () => {
     wh.checkpoints.set(ds.name, JSON.stringify({ seq: '1', id: '' }));
     const { task, deps } = fakeTask(src, wh);
     // The run read no checkpoint (another process wrote it after): its first commit must not overwrite it.
-    const blind = { ...deps, checkpoints: { get: async () => undefined, shards: async () => [] } };
+    const blind = {
+      ...deps,
+      checkpoints: { get: async () => undefined, shards: async () => [], idsReadSince: async () => [] },
+    };
     const e = await failure(runTask(task, blind, pinAt(100, 10_000)));
     expect(e.cause).toBeInstanceOf(ConcurrentWriterError);
   });

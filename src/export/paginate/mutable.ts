@@ -2,6 +2,8 @@
  * Mutable entities (pairs, tokens, users, positions, LP tokens…): a first full pass by id, resumable from the last
  * committed id, then incremental passes that upsert every row changed since the last run.
  */
+
+import { presentQuery } from '../queries.ts';
 import type { PinnedBlock } from '../task.ts';
 import type { Cursor, TaskRun } from '../task-run.ts';
 import { pageById } from './by-id.ts';
@@ -27,50 +29,90 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
     });
     return;
   }
-  // Incremental. Upserts are idempotent: intermediate batches keep the old watermark, so a crash re-reads rather than
-  // skips. updatedAt alone cannot be trusted: the upstream's mappings never set it on maintainer fees and earnings, LP
-  // tokens get it only from a later liquidity event, and an LP token's supply changes without it
-  // (DODOEX/dodoex_v2_subgraph 0eb5baca, src/mappings/dodoex/classicPoolFromV1.ts, helpers.ts createLpToken);
-  // graph-node's `updatedAt_gte` never matches a null. So every row changed since the last run's block is read by
-  // `_change_block` where the endpoint has it; otherwise the updatedAt keyset, then every null-updatedAt row.
-  const window = run.deps.config.reorgWindowSecs;
-  const since = changedSince(cursor, block, { changeBlock: run.pin.changeBlock, windowSecs: window });
+  // Incremental. Upserts are idempotent: every batch keeps the old watermark, which only the last commit moves, so a
+  // crash re-reads rather than skips. updatedAt alone cannot be trusted: the upstream's mappings never set it on
+  // maintainer fees and earnings, LP tokens get it only from a later liquidity event, and an LP token's supply changes
+  // without it (DODOEX/dodoex_v2_subgraph 0eb5baca, src/mappings/dodoex/classicPoolFromV1.ts, helpers.ts
+  // createLpToken); graph-node's `updatedAt_gte` never matches a null. So every row changed since the last run's
+  // block is read by `_change_block` where the endpoint has it; otherwise the updatedAt keyset, then every
+  // null-updatedAt row. Last, the rows read within the re-read window are checked against the upstream: an entity of
+  // a block a reorg reverted is gone there, and goes here too.
+  const windowSecs = run.deps.config.reorgWindowSecs;
+  const from = windowStart(cursor, block, windowSecs);
   const keep = () => cursor;
-  if (since !== undefined) {
+  if (run.pin.changeBlock && from !== undefined) {
+    const pass = { shape: 'changed-since' as const, since: from };
+    await pageById(run, { pass, startId: '', replace: { kind: 'ids' }, finish: cursor, progress: keep });
+  } else {
+    await pageKeyset(run, Math.max(0, Number(cursor.seq) - windowSecs), keep);
     await pageById(run, {
-      pass: { shape: 'changed-since', since },
+      pass: { shape: 'null-id' },
       startId: '',
       replace: { kind: 'ids' },
-      finish: watermark,
+      finish: cursor,
       progress: keep,
     });
-    return;
   }
-  await pageKeyset(run, Math.max(0, Number(cursor.seq) - window), keep);
-  await pageById(run, {
-    pass: { shape: 'null-id' },
-    startId: '',
-    replace: { kind: 'ids' },
-    finish: watermark,
-    progress: keep,
-  });
+  await removeGone(run, { from, lastBlock: cursor.block }, watermark);
 }
 
 /**
- * The block from which an incremental pass of a mutable dataset reads changed rows with `_change_block`: the last
- * run's block less the re-read window in blocks, from the pace of blocks between that run and this one (or, when no
- * block passed, at most MAX_BLOCKS_PER_SEC a second). Undefined when the endpoint has no `_change_block`, or the
- * cursor has no block.
+ * Asks the upstream which of the rows read at block `from` or later (by earlier runs) it still holds, and deletes the
+ * others, committing the new watermark with the deletion. An entity created in a block that a reorg reverted is gone
+ * upstream; rows read before `from` predate any reorg the window covers. Without a block in the cursor (written by an
+ * older version), or when no block came since the last run, nothing is checked.
+ */
+async function removeGone(
+  run: TaskRun,
+  window: { readonly from: number | undefined; readonly lastBlock: number | undefined },
+  watermark: Cursor,
+): Promise<void> {
+  const { task, deps } = run;
+  const { from, lastBlock } = window;
+  // No block since the last run (a run with nothing new): no block was reverted that the last run had not seen
+  // reverted already; a reorg replaces blocks at the head, and the head moves on within seconds.
+  const moved = lastBlock !== undefined && run.block.number > lastBlock;
+  const ids =
+    from === undefined || !moved
+      ? []
+      : await deps.checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: deps.runId });
+  const gone: string[] = [];
+  const query = presentQuery(run.pin.root);
+  const chunk = run.size;
+  for (let i = 0; i < ids.length; i += chunk) {
+    const asked = ids.slice(i, i + chunk);
+    const vars = { block: run.block.number, ids: asked, first: asked.length };
+    const present = new Set((await run.fetch<{ rows: { id: string }[] }>(query, vars)).rows.map((r) => r.id));
+    for (const id of asked) if (!present.has(id)) gone.push(id);
+  }
+  if (gone.length) {
+    const fields = { dataset: task.ds.name, chainId: task.chainId, count: gone.length, ids: gone.slice(0, 5) };
+    deps.log('gone-upstream', fields, 'warn');
+  }
+  await run.flush({ next: { block: run.block.number, ...watermark }, replace: { kind: 'gone', ids: gone } });
+}
+
+/**
+ * The first block of the re-read window of an incremental pass: the last run's block less the window in blocks, from
+ * the pace of blocks between that run and this one (or, when no block passed, at most MAX_BLOCKS_PER_SEC a second).
+ * Undefined when the cursor has no block.
+ */
+export function windowStart(cursor: Cursor, block: PinnedBlock, windowSecs: number): number | undefined {
+  if (cursor.block === undefined || cursor.seq === undefined) return undefined;
+  const blocks = block.number - cursor.block;
+  const secs = block.timestamp - Number(cursor.seq);
+  const pace = blocks > 0 && secs > 0 ? blocks / secs : MAX_BLOCKS_PER_SEC;
+  return Math.max(0, cursor.block - Math.ceil(windowSecs * pace) - 1);
+}
+
+/**
+ * The block from which an incremental pass of a mutable dataset reads changed rows with `_change_block`: the start of
+ * the re-read window. Undefined when the endpoint has no `_change_block`, or the cursor has no block.
  */
 export function changedSince(
   cursor: Cursor,
   block: PinnedBlock,
   endpoint: { readonly changeBlock: boolean; readonly windowSecs: number },
 ): number | undefined {
-  const { changeBlock, windowSecs } = endpoint;
-  if (!changeBlock || cursor.block === undefined || cursor.seq === undefined) return undefined;
-  const blocks = block.number - cursor.block;
-  const secs = block.timestamp - Number(cursor.seq);
-  const pace = blocks > 0 && secs > 0 ? blocks / secs : MAX_BLOCKS_PER_SEC;
-  return Math.max(0, cursor.block - Math.ceil(windowSecs * pace) - 1);
+  return endpoint.changeBlock ? windowStart(cursor, block, endpoint.windowSecs) : undefined;
 }
