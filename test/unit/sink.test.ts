@@ -1,0 +1,172 @@
+/**
+ * The DuckDB sink on a real warehouse file: what each kind of batch replaces, the checkpoint it moves by
+ * compare-and-set, the ids it reports replaced, and what it leaves for the lake. Expected tables are written out by
+ * hand from the rules in `store/sink.ts`'s `Replace`, not computed by its statements.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Dataset } from '../../src/catalog/catalog.ts';
+import { ConcurrentWriterError } from '../../src/errors.ts';
+import { createTable } from '../../src/store/ddl.ts';
+import { type Batch, DuckDBSink, type Replace } from '../../src/store/sink.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { qt } from '../../src/util/sql.ts';
+import { fakeDataset } from '../support/task-fakes.ts';
+
+let dir: string;
+let w: Warehouse;
+let sink: DuckDBSink;
+const EVENTS = fakeDataset('event');
+const STATE = fakeDataset('mutable');
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'pe-sink-'));
+  w = await Warehouse.open(dir);
+  await w.exec('CREATE SCHEMA IF NOT EXISTS fake');
+  for (const ds of [EVENTS, STATE]) await w.exec(createTable(ds));
+  sink = new DuckDBSink(w, dir);
+});
+afterEach(async () => {
+  await w.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const row = (ds: Dataset, id: string, seq: number | null, value = `v-${id}`) => ({
+  id,
+  [ds.seq!]: seq === null ? null : String(seq),
+  value,
+});
+
+/** A batch of `rows` on chain 56 moving the checkpoint from `prev` to `next`. */
+function batch(
+  ds: Dataset,
+  rows: Record<string, unknown>[],
+  move: { prev: string | null; next: string; replace: Replace },
+): Batch {
+  return {
+    ds,
+    chainId: 56,
+    runId: 'r1',
+    block: 100,
+    blockTime: '2026-01-01T00:00:00Z',
+    rows,
+    replace: move.replace,
+    checkpoint: { prev: move.prev, next: move.next },
+  };
+}
+
+async function stored(ds: Dataset): Promise<string[]> {
+  const seq = ds.seq!;
+  const rows = await w.all(`SELECT id, CAST("${seq}" AS VARCHAR) AS s, value FROM ${qt(ds.table)} ORDER BY id`);
+  return rows.map((r) => `${r.id}@${r.s ?? 'null'}=${r.value}`);
+}
+
+const checkpoint = async (ds: Dataset) =>
+  (await w.all('SELECT cursor FROM _pool_export.checkpoints WHERE dataset = $1', [ds.name]))[0]?.cursor ?? null;
+const pending = async () =>
+  (await w.all('SELECT dataset, from_seq FROM _pool_export.lake_pending ORDER BY dataset')).map((r) => ({
+    dataset: r.dataset,
+    from_seq: r.from_seq === null ? null : Number(r.from_seq),
+  }));
+
+describe('the DuckDB sink', () => {
+  it("'from' replaces the chain's rows from a key on, keeps the older ones, and marks the lake from there", async () => {
+    await sink.write(
+      batch(EVENTS, [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'c', 30)], {
+        prev: null,
+        next: '1',
+        replace: { kind: 'from', column: 'timestamp', from: 0 },
+      }),
+    );
+    const w2 = await sink.write(
+      batch(EVENTS, [row(EVENTS, 'd', 25, 'new')], {
+        prev: '1',
+        next: '2',
+        replace: { kind: 'from', column: 'timestamp', from: 20 },
+      }),
+    );
+    expect(await stored(EVENTS)).toEqual(['a@10=v-a', 'd@25=new']);
+    expect(w2).toEqual({ rows: 1, replacedIds: [] });
+    expect(await checkpoint(EVENTS)).toBe('2');
+    expect(await pending()).toEqual([{ dataset: EVENTS.name, from_seq: 0 }]);
+  });
+
+  it("'range' replaces only the rows of its key range; an id stored outside it is replaced and reported", async () => {
+    await sink.write(
+      batch(EVENTS, [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'c', 30)], {
+        prev: null,
+        next: '1',
+        replace: { kind: 'none' },
+      }),
+    );
+    const r = await sink.write(
+      batch(EVENTS, [row(EVENTS, 'b2', 21), row(EVENTS, 'c', 22, 'moved')], {
+        prev: '1',
+        next: '2',
+        replace: { kind: 'range', column: 'timestamp', from: 20, to: 25 },
+      }),
+    );
+    expect(await stored(EVENTS)).toEqual(['a@10=v-a', 'b2@21=v-b2', 'c@22=moved']);
+    expect(r.replacedIds).toEqual(['c']);
+  });
+
+  it("'ids' upserts mutable rows by id, null keys included", async () => {
+    await sink.write(
+      batch(STATE, [row(STATE, 'x', 5), row(STATE, 'y', null)], { prev: null, next: '1', replace: { kind: 'ids' } }),
+    );
+    await sink.write(
+      batch(STATE, [row(STATE, 'y', 7, 'set'), row(STATE, 'z', 8)], { prev: '1', next: '2', replace: { kind: 'ids' } }),
+    );
+    expect(await stored(STATE)).toEqual(['x@5=v-x', 'y@7=set', 'z@8=v-z']);
+  });
+
+  it("'gone' deletes exactly the ids named, whatever characters they hold, and marks the lake", async () => {
+    const odd = ["it's", '"]), (SELECT 1', 'ü\u202e'];
+    await sink.write(
+      batch(STATE, [row(STATE, 'keep', 1), ...odd.map((id) => row(STATE, id, 2))], {
+        prev: null,
+        next: '1',
+        replace: { kind: 'ids' },
+      }),
+    );
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    await sink.write(
+      batch(STATE, [], { prev: '1', next: '2', replace: { kind: 'gone', ids: [...odd, 'never-stored'] } }),
+    );
+    expect(await stored(STATE)).toEqual(['keep@1=v-keep']);
+    expect(await checkpoint(STATE)).toBe('2');
+    expect((await pending()).map((p) => p.dataset)).toEqual([STATE.name]);
+  });
+
+  it('refuses a batch whose checkpoint moved under it, writing none of its rows', async () => {
+    await sink.write(batch(EVENTS, [row(EVENTS, 'a', 10)], { prev: null, next: '1', replace: { kind: 'none' } }));
+    await expect(
+      sink.write(batch(EVENTS, [row(EVENTS, 'b', 20)], { prev: 'stale', next: '2', replace: { kind: 'none' } })),
+    ).rejects.toBeInstanceOf(ConcurrentWriterError);
+    await expect(
+      sink.write(batch(EVENTS, [row(EVENTS, 'c', 30)], { prev: null, next: '3', replace: { kind: 'none' } })),
+    ).rejects.toBeInstanceOf(ConcurrentWriterError);
+    expect(await stored(EVENTS)).toEqual(['a@10=v-a']);
+    expect(await checkpoint(EVENTS)).toBe('1');
+  });
+
+  it('commits batches that arrive together, each with its own checkpoint, and merges shards into the dataset', async () => {
+    const shard = (k: number, rows: Record<string, unknown>[]) => ({
+      ...batch(EVENTS, rows, { prev: null, next: `s${k}`, replace: { kind: 'none' } }),
+      checkpoint: { prev: null, next: `s${k}`, shard: { shard: k, shards: 3 } },
+    });
+    await Promise.all([1, 2, 3].map((k) => sink.write(shard(k, [row(EVENTS, `e${k}`, k * 10)]))));
+    expect(
+      (await w.all('SELECT shard, cursor FROM _pool_export.shard_checkpoints ORDER BY shard')).map((r) => r.cursor),
+    ).toEqual(['s1', 's2', 's3']);
+    await sink.write({
+      ...batch(EVENTS, [], { prev: null, next: 'merged', replace: { kind: 'none' } }),
+      mergeShards: true,
+    });
+    expect(await w.all('SELECT * FROM _pool_export.shard_checkpoints')).toEqual([]);
+    expect(await checkpoint(EVENTS)).toBe('merged');
+    expect(await stored(EVENTS)).toEqual(['e1@10=v-e1', 'e2@20=v-e2', 'e3@30=v-e3']);
+  });
+});
