@@ -43,32 +43,25 @@ type Statement = { sql: string; params: (string | number | null)[] };
  */
 export function checkpointStatement(key: CheckpointKey, move: CheckpointMove): Statement {
   const { chainId, dataset, shard } = key;
-  const at = [move.next, move.block.number, move.runId, move.block.time];
-  if (shard) {
-    if (move.prev === null) {
-      return {
-        sql: `INSERT INTO _pool_export.shard_checkpoints (chain_id, dataset, shard, shards, cursor, block, run_id, block_time)
-              VALUES ($1, $2, $3, $4, $5, $6, $7, $8::TIMESTAMPTZ) ON CONFLICT DO NOTHING`,
-        params: [chainId, dataset, shard.shard, shard.shards, ...at],
-      };
-    }
-    return {
-      sql: `UPDATE _pool_export.shard_checkpoints SET cursor = $5, block = $6, run_id = $7, block_time = $8::TIMESTAMPTZ, updated_at = now()
-            WHERE chain_id = $1 AND dataset = $2 AND shard = $3 AND shards = $4 AND cursor = $9`,
-      params: [chainId, dataset, shard.shard, shard.shards, ...at, move.prev],
-    };
-  }
+  // The key columns of the row moved, then the columns a move sets; one statement shape serves both tables.
+  const [table, keys, keyValues] = shard
+    ? ['shard_checkpoints', ['chain_id', 'dataset', 'shard', 'shards'], [chainId, dataset, shard.shard, shard.shards]]
+    : ['checkpoints', ['chain_id', 'dataset'], [chainId, dataset]];
+  const set = ['cursor', 'block', 'run_id', 'block_time'];
+  const params = [...keyValues, move.next, move.block.number, move.runId, move.block.time];
+  const $ = (i: number) => `$${i + 1}${i === params.length - 1 ? '::TIMESTAMPTZ' : ''}`;
   if (move.prev === null) {
+    const columns = [...keys, ...set];
     return {
-      sql: `INSERT INTO _pool_export.checkpoints (chain_id, dataset, cursor, block, run_id, block_time)
-            VALUES ($1, $2, $3, $4, $5, $6::TIMESTAMPTZ) ON CONFLICT DO NOTHING`,
-      params: [chainId, dataset, ...at],
+      sql: `INSERT INTO _pool_export.${table} (${columns.join(', ')}) VALUES (${columns.map((_, i) => $(i)).join(', ')}) ON CONFLICT DO NOTHING`,
+      params,
     };
   }
+  const assign = set.map((c, i) => `${c} = ${$(keys.length + i)}`).join(', ');
+  const where = keys.map((c, i) => `${c} = $${i + 1}`).join(' AND ');
   return {
-    sql: `UPDATE _pool_export.checkpoints SET cursor = $3, block = $4, run_id = $5, block_time = $6::TIMESTAMPTZ, updated_at = now()
-          WHERE chain_id = $1 AND dataset = $2 AND cursor = $7`,
-    params: [chainId, dataset, ...at, move.prev],
+    sql: `UPDATE _pool_export.${table} SET ${assign}, updated_at = now() WHERE ${where} AND cursor = $${params.length + 1}`,
+    params: [...params, move.prev],
   };
 }
 

@@ -40,8 +40,9 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
   const windowSecs = run.deps.config.reorgWindowSecs;
   const from = windowStart(cursor, block, windowSecs);
   const keep = () => cursor;
-  if (run.pin.changeBlock && from !== undefined) {
-    const pass = { shape: 'changed-since' as const, since: from };
+  const since = changedSince(cursor, block, { changeBlock: run.pin.changeBlock, windowSecs });
+  if (since !== undefined) {
+    const pass = { shape: 'changed-since' as const, since };
     await pageById(run, { pass, startId: '', replace: { kind: 'ids' }, finish: cursor, progress: keep });
   } else {
     await pageKeyset(run, Math.max(0, Number(cursor.seq) - windowSecs), keep);
