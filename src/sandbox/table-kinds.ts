@@ -1,7 +1,7 @@
 /** Table builders for the three shapes of generated data: event streams, time buckets summed from events, and small tables. */
 
 import type { EntityModel } from '../schemas/entity-model.ts';
-import { firstWord, hashNumber, hashWords, mix } from '../util/hash.ts';
+import { firstWord, hashNumber, hashWords, mix } from './hash.ts';
 import { IdIndex } from './id-index.ts';
 import type { Direction, Row, Table, View } from './table.ts';
 import type { EventStream, Timeline } from './timeline.ts';

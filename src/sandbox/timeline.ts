@@ -1,5 +1,5 @@
 /** One chain's blocks: numbers, timestamps, hashes, the moving head and reorganizations. Nothing is stored per block. */
-import { hashNumber, hashWords, mix } from '../util/hash.ts';
+import { hashNumber, hashWords, mix } from './hash.ts';
 
 /**
  * The head's timestamp that tests pin (`--now`): 2026-01-01T00:00:00Z, so that their data are the same on every run. The

@@ -1,7 +1,7 @@
 /** Generated tables of the `token` and `mine` schemas for one chain. */
 
 import type { SchemaModel } from '../schemas/entity-model.ts';
-import { hexOf, pick } from '../util/hash.ts';
+import { hexOf, pick } from './hash.ts';
 import { materializedTable, type Row, type Table } from './table.ts';
 import { emptyTable } from './table-kinds.ts';
 import { TAG, type World } from './world.ts';

@@ -2,7 +2,7 @@
 
 import TRUSTED from '../config/trusted-tokens.json' with { type: 'json' };
 import * as X from '../util/exact.ts';
-import { hexOf, pick } from '../util/hash.ts';
+import { hexOf, pick } from './hash.ts';
 import { chainSpec, EventStream, Timeline } from './timeline.ts';
 
 /** Stream tags, mixed into every hash so that streams never share values. */

@@ -125,6 +125,12 @@ export class UpstreamClient {
     const c = this.client(endpoint);
     try {
       const r = await c.rawRequest<T>(query, variables);
+      // A JSON answer with neither `data` nor `errors` is not a GraphQL answer (a proxy's own JSON, say).
+      if (r.data === undefined || r.data === null)
+        throw new UpstreamError('the answer holds no `data` (nor `errors`): not a GraphQL answer', {
+          kind: 'garbage',
+          retryable: true,
+        });
       return { data: r.data, bytes: (c as unknown as { lastBytes: number }).lastBytes };
     } catch (e) {
       throw this.classify(e, endpoint);

@@ -2,7 +2,7 @@
 
 import type { EntityModel, SchemaModel } from '../../schemas/entity-model.ts';
 import * as X from '../../util/exact.ts';
-import { hexOf, pick } from '../../util/hash.ts';
+import { hexOf, pick } from '../hash.ts';
 import type { Table } from '../table.ts';
 import { eventHash } from '../table-kinds.ts';
 import type { Timeline } from '../timeline.ts';

@@ -1,6 +1,6 @@
 /** Crowd pools and their bid positions. */
 import * as X from '../../util/exact.ts';
-import { hexOf, pick } from '../../util/hash.ts';
+import { hexOf, pick } from '../hash.ts';
 import { materializedTable, type Row } from '../table.ts';
 import { TAG } from '../world.ts';
 import { type DodoexContext, fmt, type Put, range } from './context.ts';

@@ -1,6 +1,6 @@
 /** Event tables: swaps, transactions, orders, liquidity and bid histories, fees, slippages, rewards. */
 import * as X from '../../util/exact.ts';
-import { pick } from '../../util/hash.ts';
+import { pick } from '../hash.ts';
 import { eventHash, eventTable } from '../table-kinds.ts';
 import type { EventStream } from '../timeline.ts';
 import { TAG } from '../world.ts';

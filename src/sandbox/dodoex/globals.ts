@@ -1,6 +1,6 @@
 /** Global counters: the trading incentive, the staking pools, the zoo. */
 import * as X from '../../util/exact.ts';
-import { hexOf, pick } from '../../util/hash.ts';
+import { hexOf, pick } from '../hash.ts';
 import { materializedTable } from '../table.ts';
 import { type DodoexContext, fmt, type Put, range, zooId } from './context.ts';
 

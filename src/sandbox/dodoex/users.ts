@@ -1,6 +1,6 @@
 /** Users and what they hold or trade: liquidity positions, pair and token traders. */
 import * as X from '../../util/exact.ts';
-import { pick } from '../../util/hash.ts';
+import { pick } from '../hash.ts';
 import { materializedTable, type Row } from '../table.ts';
 import { TAG } from '../world.ts';
 import { type DodoexContext, fmt, type Put, range } from './context.ts';
