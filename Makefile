@@ -47,7 +47,7 @@ test-containers: $(NODE_MODULES) ## Container tests: the upstream in a locally b
 	else echo "containers tier: SKIPPED (no Docker engine is running here; \`make docker-engine\` installs and starts one)"; fi
 
 mutation: $(NODE_MODULES) ## Mutation testing (StrykerJS, incremental) of src/ but the sandbox and the CLI, on the unit tier; reports in reports/mutation/
-	TEST_TIER=unit npx stryker run
+	TEST_TIER=mutation npx stryker run
 
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh

@@ -1,17 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
-/** Test tiers by file name: `*.test.ts` unit, `*.int.test.ts` integration (real processes), `*.ctr.test.ts` containers. */
+/**
+ * Test tiers by file name: `*.test.ts` unit, `*.int.test.ts` integration (real processes), `*.ctr.test.ts` containers.
+ * `mutation` is the unit tier without the tests of the sandbox alone (`make mutation` does not mutate the sandbox).
+ */
 const TIER = process.env.TEST_TIER ?? 'unit';
 
 const INCLUDE: Record<string, string[]> = {
   unit: ['test/unit/**/*.test.ts'],
+  mutation: ['test/unit/**/*.test.ts'],
   integration: ['test/integration/**/*.int.test.ts'],
   containers: ['test/containers/**/*.ctr.test.ts'],
 };
 
+const EXCLUDE: Record<string, string[]> = { mutation: ['test/unit/sandbox-*.test.ts'] };
+
 export default defineConfig({
   test: {
     include: INCLUDE[TIER] ?? [],
+    exclude: ['**/node_modules/**', ...(EXCLUDE[TIER] ?? [])],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -1,0 +1,128 @@
+/** Result output of `query` and `report` on a real in-memory DuckDB: every format, written to files, read back. */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { tableFromIPC } from 'apache-arrow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.ts';
+import { checkOutput, renderTable, writeResult } from '../../src/reports/output.ts';
+
+let inst: DuckDBInstance;
+let conn: DuckDBConnection;
+const dir = mkdtempSync(join(tmpdir(), 'pool-export-output-'));
+
+/** Rows with an exact 64-bit integer past 2^53, a decimal, text that needs CSV quoting, a time and a null. */
+const SQL = `SELECT * FROM (VALUES
+  (1::BIGINT, 9007199254740993::BIGINT, 1234567.891::DOUBLE, 'plain', TIMESTAMPTZ '2026-01-02 03:04:05+00', NULL::VARCHAR),
+  (2::BIGINT, 5::BIGINT, 0.5::DOUBLE, 'a "quoted", comma
+line', TIMESTAMPTZ '2026-01-03 00:00:00+00', 'x')
+) t(n, big, usd, name, ts, maybe) ORDER BY n`;
+
+beforeAll(async () => {
+  inst = await DuckDBInstance.create(':memory:');
+  conn = await inst.connect();
+  await conn.run("SET TimeZone = 'UTC'");
+});
+afterAll(() => {
+  conn.closeSync();
+  inst.closeSync();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('writeResult', () => {
+  it('CSV keeps every value exact, quotes what needs quoting, and leaves null empty', async () => {
+    const out = join(dir, 'r.csv');
+    expect(await writeResult(conn, SQL, { format: 'csv', out })).toBe(2);
+    expect(readFileSync(out, 'utf8')).toBe(
+      'n,big,usd,name,ts,maybe\n' +
+        '1,9007199254740993,1234567.891,plain,2026-01-02 03:04:05+00,\n' +
+        '2,5,0.5,"a ""quoted"", comma\nline",2026-01-03 00:00:00+00,x\n',
+    );
+    expect(existsSync(`${out}.tmp`)).toBe(false);
+  });
+
+  it('JSON keeps a 64-bit integer past 2^53 as text and small ones as numbers', async () => {
+    const out = join(dir, 'r.json');
+    await writeResult(conn, SQL, { format: 'json', out });
+    const rows = JSON.parse(readFileSync(out, 'utf8'));
+    expect(rows[0]).toEqual({
+      n: 1,
+      big: '9007199254740993',
+      usd: 1234567.891,
+      name: 'plain',
+      ts: '2026-01-02 03:04:05+00',
+      maybe: null,
+    });
+    expect(rows[1].big).toBe(5);
+  });
+
+  it('Parquet and Arrow hold the same rows', async () => {
+    const pq = join(dir, 'r.parquet');
+    expect(await writeResult(conn, SQL, { format: 'parquet', out: pq })).toBe(2);
+    const back = await conn.runAndReadAll(`SELECT big::VARCHAR AS big, usd FROM '${pq}' ORDER BY n`);
+    expect(back.getRowObjects()).toEqual([
+      { big: '9007199254740993', usd: 1234567.891 },
+      { big: '5', usd: 0.5 },
+    ]);
+    const arrow = join(dir, 'r.arrow');
+    expect(await writeResult(conn, SQL, { format: 'arrow', out: arrow })).toBe(2);
+    const t = tableFromIPC(readFileSync(arrow));
+    expect(t.numRows).toBe(2);
+    expect(t.schema.fields.map((f) => f.name)).toEqual(['n', 'big', 'usd', 'name', 'ts', 'maybe']);
+    expect(t.get(0)!.toJSON().usd).toBe(1234567.891);
+    const empty = join(dir, 'e.arrow');
+    expect(await writeResult(conn, 'SELECT 1 AS a WHERE false', { format: 'arrow', out: empty })).toBe(0);
+    expect(tableFromIPC(readFileSync(empty)).numRows).toBe(0);
+  });
+
+  it('the table is for reading: human numbers, one time format, chosen columns, a row limit and the count', async () => {
+    const out = join(dir, 'r.txt');
+    await writeResult(conn, SQL, { format: 'table', out, table: { columns: ['name', 'usd', 'ts'], limit: 1 } });
+    const lines = readFileSync(out, 'utf8').trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^name\s+usd\s+ts$/);
+    expect(lines[2]).toMatch(/^plain\s+1\.235M\s+2026-01-02 03:04:05Z$/);
+    expect(lines.at(-1)).toBe('(2 rows, 1 shown)');
+    await expect(writeResult(conn, SQL, { format: 'table', out, table: { columns: ['nope'] } })).rejects.toThrow(
+      '--columns names nope, which the result does not have; its columns: n, big, usd, name, ts, maybe',
+    );
+  });
+
+  it('refuses Parquet to stdout and --out into a folder that does not exist, before running anything', () => {
+    expect(() => checkOutput('parquet', undefined)).toThrow('--format parquet needs --out FILE');
+    expect(() => checkOutput('csv', join(dir, 'no', 'such', 'x.csv'))).toThrow(UsageError);
+    expect(() => checkOutput('csv', join(dir, 'no', 'x.csv'))).toThrow(
+      `--out ${join(dir, 'no', 'x.csv')}: the folder ${join(dir, 'no')} does not exist`,
+    );
+    expect(() => checkOutput('parquet', join(dir, 'ok.parquet'))).not.toThrow();
+    expect(() => checkOutput('csv', undefined)).not.toThrow();
+  });
+});
+
+describe('renderTable', () => {
+  const rows = [
+    { pool: 'A', tvl: 1234567.891, note: 'x' },
+    { pool: 'Bb', tvl: null, note: 'yy' },
+  ];
+  it('right-aligns numeric columns, pads text, and shows the row count', () => {
+    expect(renderTable(['pool', 'tvl', 'note'], rows)).toBe(
+      ['pool     tvl  note', '----  ------  ----', 'A     1.235M  x', 'Bb            yy', '(2 rows)'].join('\n'),
+    );
+  });
+  it('keeps the columns that fit the width and names the others', () => {
+    const t = renderTable(['pool', 'tvl', 'note'], rows, { width: 12 }).split('\n');
+    expect(t[0]).toBe('pool     tvl');
+    expect(t[3]).toBe('Bb');
+    expect(t.at(-1)).toBe('(1 more col…');
+    const wide = renderTable(['pool', 'tvl', 'note'], rows, { width: 200 }).split('\n');
+    expect(wide.at(-1)).toBe('(2 rows)');
+    const narrow = renderTable(['pool', 'tvl', 'note'], rows, { width: 1 }).split('\n');
+    expect(narrow[0]).toBe('pool');
+    expect(narrow.at(-1)).toBe('…');
+  });
+  it('shows a text cell inert and cut to 44 cells', () => {
+    const t = renderTable(['name'], [{ name: `\x1b[31mred${'z'.repeat(100)}` }]).split('\n');
+    expect(t[2]).not.toContain('\x1b');
+    expect(t[2]!.length).toBeLessThanOrEqual(44);
+  });
+});

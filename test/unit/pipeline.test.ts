@@ -1,0 +1,271 @@
+/**
+ * The exporter's whole run called in-process (`runOnce`) against a real sandbox process and real DuckDB files, so
+ * that mutation testing reaches the orchestration, the store, the ledger, the status file and the lake (the
+ * integration tier runs the CLI as a child process, out of reach of per-test coverage). Each test makes its own data
+ * folder and runs: Stryker runs only the tests that cover a mutant, so no test leans on another's state. Results are
+ * checked against the sandbox's own rows (`compareWithSandbox`: count, digest and every typed column against the
+ * upstream text through decimal.js), never against the exporter's own output.
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JOBS } from '../../jobs/index.ts';
+import { type Config, loadConfig } from '../../src/config/config.ts';
+import { buildPlan } from '../../src/export/plan.ts';
+import { runOnce } from '../../src/export/run-once.ts';
+import { compactLake } from '../../src/lake/compact.ts';
+import { openLakeDb, reportViews, VIEWS_FILE } from '../../src/reports/views.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { readStatusFile } from '../../src/store/status-file.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+
+const CHAIN = 56;
+/** One dataset of each cursor kind, and those the reports read: a run of these takes seconds, not a minute. */
+const DATASETS = [
+  'list.liquidity',
+  'dodoex.dodo_zoos',
+  'dodoex.pair_day_datas',
+  'dodoex.token_day_datas',
+  'dodoex.swaps',
+  'dodoex.pairs',
+  'dodoex.tokens',
+];
+let sb: SandboxProcess;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  sb = await startSandbox(['--scale', '100', '--history-days', '3', '--chains', String(CHAIN)]);
+});
+afterAll(async () => {
+  await sb?.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function folder(): string {
+  const d = mkdtempSync(join(tmpdir(), 'pool-export-pipeline-'));
+  dirs.push(d);
+  return join(d, 'data');
+}
+
+interface Logged {
+  event: string;
+  fields: Record<string, unknown>;
+  level: string;
+}
+
+async function exportOnce(
+  dataDir: string,
+  opts: { overrides?: Partial<Record<keyof Config, unknown>>; signal?: AbortSignal; datasets?: string[] } = {},
+) {
+  const config = loadConfig({
+    env: sandboxEnv(sb, dataDir),
+    overrides: { chains: [String(CHAIN)], ...opts.overrides },
+  });
+  const tasks = buildPlan(config, { jobs: JOBS, chains: [CHAIN], datasets: opts.datasets ?? DATASETS });
+  const events: Logged[] = [];
+  const outcome = await runOnce({
+    config,
+    tasks,
+    jobs: ['state', 'events'],
+    signal: opts.signal ?? new AbortController().signal,
+    log: (event, fields, level = 'info') => events.push({ event, fields, level }),
+    waitLockSecs: 0,
+  });
+  return { outcome, events };
+}
+
+async function withWarehouse<T>(dataDir: string, f: (w: Warehouse) => Promise<T>): Promise<T> {
+  const w = await Warehouse.open(dataDir, { readOnly: true });
+  try {
+    return await f(w);
+  } finally {
+    await w.close();
+  }
+}
+
+/** Part files per lake folder that holds any. */
+function partFiles(dir: string, out = new Map<string, number>()): Map<string, number> {
+  const names = readdirSync(dir, { withFileTypes: true });
+  const parts = names.filter((n) => n.isFile() && /^part-.*\.parquet$/.test(n.name)).length;
+  if (parts) out.set(dir, parts);
+  for (const n of names) if (n.isDirectory() && n.name !== '.tmp') partFiles(join(dir, n.name), out);
+  return out;
+}
+
+/** A fingerprint of every stored swap (all columns), to tell whether a run rewrote stored rows. */
+const swapsFingerprint = (w: Warehouse) =>
+  w.all('SELECT count(*)::VARCHAR AS n, sum(hash(CAST(s AS VARCHAR)))::VARCHAR AS h FROM dodoex.swaps s');
+
+describe('one run in-process', () => {
+  it('exports each kind of dataset exactly, typed columns included; the lake and its views file match', async () => {
+    const data = folder();
+    const { outcome, events } = await exportOnce(data);
+    expect(outcome.lakeError).toBeUndefined();
+    expect(outcome.stopped).toBe(false);
+    expect(outcome.results.map((r) => [r.task.ds.name, r.status]).sort()).toEqual(
+      DATASETS.map((d) => [d, 'ok']).sort(),
+    );
+    const cmp = await compareWithSandbox(sb, data, [CHAIN], DATASETS);
+    expect(cmp.mismatches).toEqual([]);
+    expect(cmp.checked).toBe(DATASETS.length - 1);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+    // Each task's counters are what the warehouse holds.
+    const stored = new Map<string, number>();
+    await withWarehouse(data, async (w) => {
+      for (const r of outcome.results.filter((x) => x.task.ds.kind !== 'snapshot' && x.task.ds.kind !== 'list')) {
+        const [n] = await w.all(`SELECT count(*)::INTEGER AS n FROM ${r.task.ds.table}`);
+        expect(r.stats.rows, r.task.ds.name).toBe(n!.n);
+        stored.set(r.task.ds.name, Number(n!.n));
+        expect(r.cursorBefore).toBeNull();
+        expect(r.cursorAfter).not.toBeNull();
+        expect(r.block).toBeGreaterThan(0);
+      }
+    });
+    expect(events.map((e) => e.event)).toEqual(expect.arrayContaining(['run-start', 'lake-written', 'run-done']));
+    expect(events.filter((e) => e.level === 'error')).toEqual([]);
+    // The views file opens by itself in DuckDB, and every report view in it answers.
+    const inst = await DuckDBInstance.create(join(data, VIEWS_FILE), { access_mode: 'READ_ONLY' });
+    const conn = await inst.connect();
+    try {
+      for (const v of reportViews()) {
+        const r = await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM reports.${v.name}`);
+        expect(r.getRowObjects()[0]!.n, v.name).toBeGreaterThanOrEqual(0);
+      }
+      const swaps = await conn.runAndReadAll('SELECT count(*)::INTEGER AS n FROM dodoex.swaps');
+      expect(swaps.getRowObjects()[0]!.n).toBe(stored.get('dodoex.swaps'));
+      expect(stored.get('dodoex.swaps')).toBeGreaterThan(100);
+    } finally {
+      conn.closeSync();
+      inst.closeSync();
+    }
+    expect(readdirSync(data)).not.toContain(`${VIEWS_FILE}.tmp`);
+  });
+
+  it('a second run after new blocks and a reorganisation rewrites the stored rows it changed, and stays exact', async () => {
+    const data = folder();
+    // A window of two days, and a reorganisation of a day and a half of BSC blocks (3 s): it rewrites stored swaps.
+    const overrides = { reorgWindowSecs: 172_800 };
+    const first = await exportOnce(data, { overrides });
+    expect(first.outcome.results.every((r) => r.status === 'ok')).toBe(true);
+    const before = await withWarehouse(data, swapsFingerprint);
+    await sb.control('reorg', { depth: 43_200, chainId: CHAIN });
+    await sb.control('advance', { blocks: 300 });
+    const second = await exportOnce(data, { overrides });
+    expect(second.outcome.results.every((r) => r.status === 'ok')).toBe(true);
+    const after = await withWarehouse(data, swapsFingerprint);
+    expect(after).not.toEqual(before);
+    const cmp = await compareWithSandbox(sb, data, [CHAIN], DATASETS);
+    expect(cmp.mismatches).toEqual([]);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+    // The ledger: two runs, each task once per run; the second starts where the first ended.
+    await withWarehouse(data, async (w) => {
+      const runs = await w.all(
+        'SELECT status, tasks::INTEGER AS tasks, failed::INTEGER AS failed FROM _pool_export.runs',
+      );
+      expect(runs).toEqual([
+        { status: 'ok', tasks: DATASETS.length, failed: 0 },
+        { status: 'ok', tasks: DATASETS.length, failed: 0 },
+      ]);
+      for (const r of second.outcome.results) {
+        const one = first.outcome.results.find((x) => x.task.ds.name === r.task.ds.name)!;
+        if (r.task.ds.kind === 'event') expect(r.cursorBefore, r.task.ds.name).toBe(one.cursorAfter);
+      }
+      const tasks = await w.all(
+        'SELECT dataset, count(*)::INTEGER AS n, count(DISTINCT run_id)::INTEGER AS runs FROM _pool_export.run_tasks GROUP BY dataset ORDER BY dataset',
+      );
+      expect(tasks).toEqual([...DATASETS].sort().map((d) => ({ dataset: d, n: 2, runs: 2 })));
+    });
+    // The status file is rebuilt from the warehouse at the end: rows as stored, each task's last success.
+    const status = readStatusFile(data)!;
+    expect(status.run.state).toBe('ended');
+    await withWarehouse(data, async (w) => {
+      for (const e of status.entries) {
+        const ds = e.dataset;
+        const table = second.outcome.results.find((r) => r.task.ds.name === ds)!.task.ds.table;
+        const [n] = await w.all(`SELECT count(*)::INTEGER AS n FROM ${table} WHERE chain_id = ${CHAIN}`);
+        expect(e.rows, ds).toBe(n!.n);
+        expect(e.lastStatus).toBe('ok');
+        expect(e.lastError).toBeNull();
+        expect(Date.parse(e.lastSuccess!)).toBeGreaterThanOrEqual(Date.parse(status.run.startedAt));
+      }
+    });
+    expect(status.entries.map((e) => e.dataset)).toEqual([...DATASETS].sort());
+    // Two runs left several part files in some partitions; compaction merges each into one, rows unchanged.
+    const before2 = partFiles(join(data, 'lake'));
+    expect([...before2.values()].some((n) => n > 1)).toBe(true);
+    const merged = await compactLake(data);
+    expect(merged.partitions).toBe([...before2.values()].filter((n) => n > 1).length);
+    expect(merged.files).toBe([...before2.values()].filter((n) => n > 1).reduce((a, n) => a + n, 0));
+    const after2 = partFiles(join(data, 'lake'));
+    expect([...after2.keys()].sort()).toEqual([...before2.keys()].sort());
+    expect([...after2.values()].every((n) => n === 1)).toBe(true);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+    expect(await compactLake(data)).toEqual({ partitions: 0, files: 0 });
+  });
+
+  it('an upstream that refuses the key fails every task with its class, stores no row, and the ledger says so', async () => {
+    const data = folder();
+    const { outcome } = await exportOnce(data, {
+      overrides: { apiKey: 'not-the-key-0123456789abcdef0123' },
+      datasets: ['dodoex.swaps', 'dodoex.pairs'],
+    });
+    expect(outcome.results.map((r) => [r.status, r.error?.cls])).toEqual([
+      ['failed', 'upstream-auth'],
+      ['failed', 'upstream-auth'],
+    ]);
+    for (const r of outcome.results) expect(r.error!.message).not.toContain('not-the-key');
+    await withWarehouse(data, async (w) => {
+      expect(await w.all('SELECT count(*)::INTEGER AS n FROM dodoex.swaps')).toEqual([{ n: 0 }]);
+      expect(await w.all('SELECT count(*)::INTEGER AS n FROM _pool_export.checkpoints')).toEqual([{ n: 0 }]);
+      expect(await w.all('SELECT status, failed::INTEGER AS failed FROM _pool_export.runs')).toEqual([
+        { status: 'failed', failed: 2 },
+      ]);
+    });
+    const status = readStatusFile(data)!;
+    expect(status.entries.map((e) => [e.dataset, e.lastStatus, e.lastSuccess, e.rows])).toEqual([
+      ['dodoex.pairs', 'failed', null, 0],
+      ['dodoex.swaps', 'failed', null, 0],
+    ]);
+  });
+
+  it('a run asked to stop before it starts ends stopped, with nothing half-written, and the next run completes it', async () => {
+    const data = folder();
+    const stop = new AbortController();
+    stop.abort();
+    const { outcome } = await exportOnce(data, { signal: stop.signal, datasets: ['dodoex.swaps'] });
+    expect(outcome.stopped).toBe(true);
+    await withWarehouse(data, async (w) => {
+      expect(await w.all('SELECT status FROM _pool_export.runs')).toEqual([{ status: 'stopped' }]);
+      expect(await w.all('SELECT count(*)::INTEGER AS n FROM dodoex.swaps')).toEqual([{ n: 0 }]);
+    });
+    const again = await exportOnce(data, { datasets: ['dodoex.swaps'] });
+    expect(again.outcome.stopped).toBe(false);
+    expect((await compareWithSandbox(sb, data, [CHAIN], ['dodoex.swaps'])).mismatches).toEqual([]);
+  });
+
+  it('the in-memory lake database holds the configured trusted tokens and threshold', async () => {
+    const data = folder();
+    await exportOnce(data, { datasets: ['dodoex.pairs'] });
+    const tokens = [
+      { chainId: CHAIN, token: '0xabc', symbol: 'ABC' },
+      { chainId: 1, token: '0xdef', symbol: null },
+    ];
+    const lake = await openLakeDb(data, { tokens, minLiquidityUsd: 2500.5 });
+    try {
+      const r = await lake.conn.runAndReadAll(
+        'SELECT chain_id, token, symbol FROM reports.trusted_tokens ORDER BY chain_id DESC',
+      );
+      expect(r.getRowObjects()).toEqual([
+        { chain_id: CHAIN, token: '0xabc', symbol: 'ABC' },
+        { chain_id: 1, token: '0xdef', symbol: null },
+      ]);
+      const m = await lake.conn.runAndReadAll('SELECT reports.min_tracked_liquidity_usd() AS m');
+      expect(m.getRowObjects()).toEqual([{ m: 2500.5 }]);
+    } finally {
+      lake.close();
+    }
+  });
+});
