@@ -19,6 +19,8 @@ export default defineConfig({
   test: {
     include: INCLUDE[TIER] ?? [],
     exclude: ['**/node_modules/**', ...(EXCLUDE[TIER] ?? [])],
+    // One sandbox process shared by the unit tests that only read it (test/unit/pipeline.test.ts).
+    globalSetup: TIER === 'unit' || TIER === 'mutation' ? ['test/support/shared-sandbox.ts'] : [],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -41,6 +41,7 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
   const lock = await lockDataDir(args.config.dataDir, {
     what: `run of ${args.jobs.join(',') || 'datasets'}`,
     waitSecs: args.waitLockSecs,
+    onWait: (owner) => args.log('lock-wait', { owner, waitSecs: args.waitLockSecs }),
     onLost: (e) => {
       args.log('lock-lost', { error: e.message }, 'error');
       lost.abort();

@@ -1,9 +1,9 @@
 /** Composes the sandbox: a world per chain, one deployment per chain and schema, and the gateway's subgraph ids. */
 import type { GraphQLSchema } from 'graphql';
 import { loadSchemaModel, type SchemaModel, withoutEntities } from '../schemas/entity-model.ts';
-import { mix } from './hash.ts';
 import { buildApiSchema } from './api-schema.ts';
 import { dodoexTables } from './dodoex-data.ts';
+import { mix } from './hash.ts';
 import type { ChainSource } from './liquidity-list.ts';
 import { type DeploymentProfile, PROFILES, rootFields } from './naming.ts';
 import type { Deployment } from './subgraph-executor.ts';

@@ -56,6 +56,8 @@ export interface LockHolder {
   readonly what: string;
   readonly waitSecs: number;
   readonly onLost: (e: Error) => void;
+  /** Called once when the lock is held by another process and this holder is going to wait for it, with who holds it. */
+  readonly onWait?: (owner: string) => void;
 }
 
 /** Takes the data folder's lock, waiting up to `waitSecs`; `onLost` is called if another process takes it over. */
@@ -79,22 +81,33 @@ export async function lockDataDir(dataDir: string, holder: LockHolder): Promise<
     rmSync(lockPath, { recursive: true, force: true });
     rmSync(ownerFile, { force: true });
   }
-  let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(dataDir, {
+  const ownerText = () => {
+    const o = readOwner(ownerFile);
+    return o ? `pid ${o.pid}, ${o.what}, since ${o.since}` : 'owner unknown';
+  };
+  const attempt = (retries: number) =>
+    lockfile.lock(dataDir, {
       lockfilePath: lockPath,
       stale: STALE_MS,
       update: UPDATE_MS,
-      retries:
-        waitSecs > 0
-          ? { retries: Math.ceil((waitSecs * 1000) / RETRY_MS), factor: 1, minTimeout: RETRY_MS, maxTimeout: RETRY_MS }
-          : 0,
+      retries: retries > 0 ? { retries, factor: 1, minTimeout: RETRY_MS, maxTimeout: RETRY_MS } : 0,
       onCompromised: onLost,
     });
+  const locked = (e: unknown) => (e as { code?: string }).code === 'ELOCKED';
+  let release: () => Promise<void>;
+  try {
+    release = await attempt(0);
   } catch (e) {
-    if ((e as { code?: string }).code !== 'ELOCKED') throw e;
-    const o = readOwner(ownerFile);
-    throw new DataLockedError(dataDir, o ? `pid ${o.pid}, ${o.what}, since ${o.since}` : 'owner unknown');
+    if (!locked(e)) throw e;
+    if (waitSecs <= 0) throw new DataLockedError(dataDir, ownerText());
+    // Held: say by whom before waiting (a scheduled run waiting for a manual one says so in its log).
+    holder.onWait?.(ownerText());
+    try {
+      release = await attempt(Math.ceil((waitSecs * 1000) / RETRY_MS));
+    } catch (e2) {
+      if (!locked(e2)) throw e2;
+      throw new DataLockedError(dataDir, ownerText());
+    }
   }
   try {
     writeFileSync(

@@ -92,8 +92,7 @@ describe('the data-folder lock and graceful stops', () => {
     await sb.control('faults', { latencyMs: 150 });
     const first = cli(['run', '--chains', 'polygon', '--jobs', 'events'], env);
     // Start the second only once the first holds the lock (its owner file appears), however slow the machine is.
-    for (let i = 0; i < 200 && !existsSync(join(data, '.lock-owner.json')); i++)
-      await new Promise((r) => setTimeout(r, 100));
+    while (!existsSync(join(data, '.lock-owner.json'))) await new Promise((r) => setTimeout(r, 20));
     expect(existsSync(join(data, '.lock-owner.json'))).toBe(true);
     const second = await cli(['run', '--chains', 'polygon', '--jobs', 'events'], env);
     expect(second.code).toBe(1);

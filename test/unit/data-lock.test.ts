@@ -20,7 +20,9 @@ describe('the data folder lock', () => {
     const owner = JSON.parse(readFileSync(join(dir, '.lock-owner.json'), 'utf8'));
     expect(owner).toEqual({ pid: process.pid, host: hostname(), what: 'run of events', since: expect.any(String) });
     expect(Math.abs(Date.parse(owner.since) - Date.now())).toBeLessThan(60_000);
-    const err = await lockDataDir(dir, holder('compact')).catch((e) => e);
+    const waits: string[] = [];
+    const err = await lockDataDir(dir, { ...holder('compact'), onWait: (o) => waits.push(o) }).catch((e) => e);
+    expect(waits).toEqual([]);
     expect(err).toBeInstanceOf(DataLockedError);
     expect(err.message).toBe(
       `the data folder ${dir} is in use by another pool-export process (pid ${process.pid}, run of events, since ${owner.since}); wait for it to finish, or pass --wait-lock SECONDS`,
@@ -32,10 +34,21 @@ describe('the data folder lock', () => {
     await again.release();
   });
 
-  it('a waiting holder gets the lock once the first releases it', async () => {
+  it('a waiting holder says who holds the lock, and gets it once the first releases it', async () => {
     const dir = folder();
     const first = await lockDataDir(dir, holder('run'));
-    const second = lockDataDir(dir, holder('schedule', 30));
+    const waits: string[] = [];
+    let told!: () => void;
+    const toldWait = new Promise<void>((r) => (told = r));
+    const second = lockDataDir(dir, {
+      ...holder('schedule', 30),
+      onWait: (owner) => {
+        waits.push(owner);
+        told();
+      },
+    });
+    await toldWait;
+    expect(waits).toEqual([expect.stringMatching(new RegExp(`^pid ${process.pid}, run, since \\d{4}-`))]);
     await first.release();
     const lock = await second;
     expect(JSON.parse(readFileSync(join(dir, '.lock-owner.json'), 'utf8')).what).toBe('schedule');

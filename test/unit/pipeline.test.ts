@@ -10,17 +10,19 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { JOBS } from '../../jobs/index.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { buildPlan } from '../../src/export/plan.ts';
 import { runOnce } from '../../src/export/run-once.ts';
 import { compactLake } from '../../src/lake/compact.ts';
 import { openLakeDb, reportViews, VIEWS_FILE } from '../../src/reports/views.ts';
-import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { callControl, type SandboxEndpoint, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { lockDataDir } from '../../src/store/data-lock.ts';
 import { readStatusFile } from '../../src/store/status-file.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { SHARED_SANDBOX_FLAGS } from '../support/shared-sandbox.ts';
 
 const CHAIN = 56;
 /** One dataset of each cursor kind, and those the reports read: a run of these takes seconds, not a minute. */
@@ -33,14 +35,15 @@ const DATASETS = [
   'dodoex.pairs',
   'dodoex.tokens',
 ];
-let sb: SandboxProcess;
+/** The tier's shared sandbox (test/support/shared-sandbox.ts): read only, never advanced or reorganised here. */
+let sb: SandboxEndpoint;
 const dirs: string[] = [];
 
-beforeAll(async () => {
-  sb = await startSandbox(['--scale', '100', '--history-days', '3', '--chains', String(CHAIN)]);
+beforeAll(() => {
+  const { url, apiKey } = inject('sharedSandbox');
+  sb = { url, apiKey, control: (path, body) => callControl(url, path, body) };
 });
-afterAll(async () => {
-  await sb?.stop();
+afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -58,10 +61,18 @@ interface Logged {
 
 async function exportOnce(
   dataDir: string,
-  opts: { overrides?: Partial<Record<keyof Config, unknown>>; signal?: AbortSignal; datasets?: string[] } = {},
+  opts: {
+    overrides?: Partial<Record<keyof Config, unknown>>;
+    signal?: AbortSignal;
+    datasets?: string[];
+    waitLockSecs?: number;
+    onEvent?: (e: Logged) => void;
+    /** Another sandbox than the shared one. */
+    sandbox?: SandboxEndpoint;
+  } = {},
 ) {
   const config = loadConfig({
-    env: sandboxEnv(sb, dataDir),
+    env: sandboxEnv(opts.sandbox ?? sb, dataDir),
     overrides: { chains: [String(CHAIN)], ...opts.overrides },
   });
   const tasks = buildPlan(config, { jobs: JOBS, chains: [CHAIN], datasets: opts.datasets ?? DATASETS });
@@ -71,8 +82,11 @@ async function exportOnce(
     tasks,
     jobs: ['state', 'events'],
     signal: opts.signal ?? new AbortController().signal,
-    log: (event, fields, level = 'info') => events.push({ event, fields, level }),
-    waitLockSecs: 0,
+    log: (event, fields, level = 'info') => {
+      events.push({ event, fields, level });
+      opts.onEvent?.({ event, fields, level });
+    },
+    waitLockSecs: opts.waitLockSecs ?? 0,
   });
   return { outcome, events };
 }
@@ -145,19 +159,29 @@ describe('one run in-process', () => {
   });
 
   it('a second run after new blocks and a reorganisation rewrites the stored rows it changed, and stays exact', async () => {
+    // This test changes its sandbox's world: it has its own.
+    const own = await startSandbox(SHARED_SANDBOX_FLAGS);
+    try {
+      await reorgedRun(own);
+    } finally {
+      await own.stop();
+    }
+  });
+
+  async function reorgedRun(own: SandboxProcess): Promise<void> {
     const data = folder();
     // A window of two days, and a reorganisation of a day and a half of BSC blocks (3 s): it rewrites stored swaps.
     const overrides = { reorgWindowSecs: 172_800 };
-    const first = await exportOnce(data, { overrides });
+    const first = await exportOnce(data, { overrides, sandbox: own });
     expect(first.outcome.results.every((r) => r.status === 'ok')).toBe(true);
     const before = await withWarehouse(data, swapsFingerprint);
-    await sb.control('reorg', { depth: 43_200, chainId: CHAIN });
-    await sb.control('advance', { blocks: 300 });
-    const second = await exportOnce(data, { overrides });
+    await own.control('reorg', { depth: 43_200, chainId: CHAIN });
+    await own.control('advance', { blocks: 300 });
+    const second = await exportOnce(data, { overrides, sandbox: own });
     expect(second.outcome.results.every((r) => r.status === 'ok')).toBe(true);
     const after = await withWarehouse(data, swapsFingerprint);
     expect(after).not.toEqual(before);
-    const cmp = await compareWithSandbox(sb, data, [CHAIN], DATASETS);
+    const cmp = await compareWithSandbox(own, data, [CHAIN], DATASETS);
     expect(cmp.mismatches).toEqual([]);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
     // The ledger: two runs, each task once per run; the second starts where the first ended.
@@ -204,7 +228,7 @@ describe('one run in-process', () => {
     expect([...after2.values()].every((n) => n === 1)).toBe(true);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
     expect(await compactLake(data)).toEqual({ partitions: 0, files: 0 });
-  });
+  }
 
   it('an upstream that refuses the key fails every task with its class, stores no row, and the ledger says so', async () => {
     const data = folder();
@@ -244,6 +268,29 @@ describe('one run in-process', () => {
     const again = await exportOnce(data, { datasets: ['dodoex.swaps'] });
     expect(again.outcome.stopped).toBe(false);
     expect((await compareWithSandbox(sb, data, [CHAIN], ['dodoex.swaps'])).mismatches).toEqual([]);
+  });
+
+  it('a scheduled run finds the folder held by a manual run: it says so, waits, and runs once the lock is free', async () => {
+    const data = folder();
+    const manual = await lockDataDir(data, { what: 'run of events', waitSecs: 0, onLost: () => {} });
+    let waiting!: (e: Logged) => void;
+    const waitSeen = new Promise<Logged>((r) => (waiting = r));
+    const run = exportOnce(data, {
+      datasets: ['dodoex.pairs'],
+      waitLockSecs: 60,
+      onEvent: (e) => e.event === 'lock-wait' && waiting(e),
+    });
+    const wait = await waitSeen;
+    expect(wait.fields).toEqual({ owner: expect.stringMatching(/^pid \d+, run of events, since /), waitSecs: 60 });
+    // Nothing of the run happened while the lock was held.
+    expect(readdirSync(data)).not.toContain('warehouse.duckdb');
+    await manual.release();
+    const { outcome, events } = await run;
+    expect(outcome.results.map((r) => r.status)).toEqual(['ok']);
+    expect(events.map((e) => e.event).indexOf('lock-wait')).toBeLessThan(
+      events.map((e) => e.event).indexOf('run-start'),
+    );
+    expect((await compareWithSandbox(sb, data, [CHAIN], ['dodoex.pairs'])).mismatches).toEqual([]);
   });
 
   it('the in-memory lake database holds the configured trusted tokens and threshold', async () => {
