@@ -33,7 +33,7 @@ format: $(NODE_MODULES) ## Format the code and sort imports in place (Biome)
 demo: $(NODE_MODULES) ## Start the sandbox, export every job for every chain, run again for only new data, print a summary
 	npx tsx scripts/demo.ts
 
-test: $(NODE_MODULES) lint typecheck test-unit test-integration test-containers ## Lint and type-check, then every test tier
+test: $(NODE_MODULES) lint typecheck test-unit test-integration test-containers test-browser ## Lint and type-check, then every test tier
 
 test-unit: $(NODE_MODULES) ## Unit tests (pure code, no processes)
 	TEST_TIER=unit npx vitest run
@@ -48,6 +48,14 @@ test-containers: $(NODE_MODULES) ## Container tests: the upstream in a locally b
 
 mutation: $(NODE_MODULES) ## Mutation testing (StrykerJS, incremental) of src/ but the sandbox and the CLI, on the unit tier; reports in reports/mutation/
 	TEST_TIER=mutation npx stryker run
+
+test-browser: $(NODE_MODULES) ## Browser tests: the dashboard in headless Chromium (skipped, and said so, without Chromium)
+	@if command -v chromium >/dev/null 2>&1 || [ -x "$${CHROMIUM_PATH:-}" ]; then TEST_TIER=browser npx vitest run; \
+	elif [ "$$CI" = "true" ]; then echo "browser tier: no Chromium here, and CI=true: the tier may not be skipped in CI (\`make chromium\` installs Debian's)"; exit 1; \
+	else echo "browser tier: SKIPPED (no Chromium here; \`make chromium\` installs Debian's package, or set CHROMIUM_PATH)"; fi
+
+chromium: ## Install Debian's chromium for the browser tier
+	scripts/chromium.sh
 
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
@@ -67,4 +75,4 @@ sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install typecheck lint format mutation demo test test-unit test-integration test-containers docker-engine bench bench-quick bench-sandbox sandbox clean
+.PHONY: help install typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-sandbox sandbox clean

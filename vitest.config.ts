@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Test tiers by file name: `*.test.ts` unit, `*.int.test.ts` integration (real processes), `*.ctr.test.ts` containers.
+ * Test tiers by file name: `*.test.ts` unit, `*.int.test.ts` integration (real processes), `*.ctr.test.ts` containers,
+ * `*.browser.test.ts` browser (headless Chromium).
  * `mutation` is the unit tier without the tests of the sandbox alone (`make mutation` does not mutate the sandbox).
  */
 const TIER = process.env.TEST_TIER ?? 'unit';
@@ -11,6 +12,7 @@ const INCLUDE: Record<string, string[]> = {
   mutation: ['test/unit/**/*.test.ts'],
   integration: ['test/integration/**/*.int.test.ts'],
   containers: ['test/containers/**/*.ctr.test.ts'],
+  browser: ['test/browser/**/*.browser.test.ts'],
 };
 
 const EXCLUDE: Record<string, string[]> = { mutation: ['test/unit/sandbox-*.test.ts'] };

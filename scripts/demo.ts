@@ -1,6 +1,7 @@
 /**
  * `make demo`: starts the sandbox, exports every job for every chain into ./data/demo, runs again (only new data is
- * fetched), prints a summary of rows per dataset and chain, then a few reports from the Parquet lake.
+ * fetched), prints a summary of rows per dataset, then a few reports from the Parquet lake, and writes the dashboard
+ * (data/demo/dashboard.html).
  */
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -88,8 +89,16 @@ try {
     console.log(`\n== ${title}\n${r.stdout.trimEnd()}`);
     if (r.status !== 0) status = r.status ?? 1;
   }
+  // The dashboard: one HTML file with the charts, read from the lake like the reports.
+  const dash = spawnSync(process.execPath, [BIN, 'dashboard', '--out', `${dataDir}/dashboard.html`], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+  console.log(`\n== dashboard: TVL, volume, APY and freshness as charts\n${dash.stdout.trimEnd()}`);
+  if (dash.status !== 0) status = dash.status ?? 1;
   console.log(
-    `\nwarehouse: ${dataDir}/warehouse.duckdb; Parquet lake: ${dataDir}/lake; views for DuckDB sessions: ${dataDir}/lake.duckdb`,
+    `\nwarehouse: ${dataDir}/warehouse.duckdb; Parquet lake: ${dataDir}/lake; views for DuckDB sessions: ${dataDir}/lake.duckdb; dashboard: ${dataDir}/dashboard.html`,
   );
   console.log(
     'more: npx pool-export report --list, then e.g. POOL_EXPORT_DATA_DIR=data/demo npx pool-export report volume_daily --chain bsc',

@@ -6,6 +6,7 @@ import { EXIT_USAGE, exitCodeOf } from '../errors.ts';
 import { sandboxCommand } from '../sandbox/command.ts';
 import { inert } from '../util/display.ts';
 import { compactCommand } from './compact-command.ts';
+import { dashboardCommand } from './dashboard-command.ts';
 import { datasetsCommand, jobsCommand } from './datasets-command.ts';
 import { followLauncher } from './launcher.ts';
 import { migrateCommand } from './migrate-command.ts';
@@ -38,6 +39,7 @@ export async function main(jobs: readonly Job[]): Promise<void> {
     .command(reportCommand)
     .command(queryCommand)
     .command(shellCommand)
+    .command(dashboardCommand)
     .command(compactCommand)
     .command(migrateCommand)
     .command(datasetsCommand)

@@ -29,7 +29,8 @@ interface ReportArgs extends OutputArgs {
 
 const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 
-function day(flag: string, v: string | undefined): string | undefined {
+/** A `--from`/`--to` day, checked: YYYY-MM-DD and a real date. */
+export function day(flag: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
   if (!DAY_RE.test(v) || Number.isNaN(Date.parse(v)))
     throw new UsageError(`--${flag} takes a UTC day as YYYY-MM-DD, not "${v}"`);

@@ -1,17 +1,21 @@
 /** `pool-export schedule`: runs each job on its cron schedule until SIGINT or SIGTERM. */
 import type { CommandModule } from 'yargs';
 import type { Job } from '../catalog/job.ts';
+import { trackedSettings } from '../config/config.ts';
 import { DataLockedError, UsageError } from '../errors.ts';
 import { buildPlan } from '../export/plan.ts';
-import { runOnce } from '../export/run-once.ts';
+import { type RunOutcome, runOnce } from '../export/run-once.ts';
+import { writeDashboard } from '../reports/dashboard.ts';
 import { parseScheduleOverrides } from '../scheduler/cron.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
+import { checkDashboardOut } from './dashboard-command.ts';
 import { type CommonArgs, commonOptions, logFor, resolveRequest } from './options.ts';
 import { summary } from './summary.ts';
 
 interface Args extends CommonArgs {
   schedule?: string[];
   'run-now': boolean;
+  dashboard?: string;
 }
 
 /** The yargs module of the `schedule` command. */
@@ -25,7 +29,11 @@ export const scheduleCommand = (all: readonly Job[]): CommandModule<object, Args
         array: true,
         describe: "override a job's schedule: --schedule events='*/2 * * * *' (repeatable)",
       })
-      .option('run-now', { type: 'boolean', default: false, describe: 'also run every job once at start' }),
+      .option('run-now', { type: 'boolean', default: false, describe: 'also run every job once at start' })
+      .option('dashboard', {
+        type: 'string',
+        describe: 'renew this HTML dashboard after each successful run (see `pool-export dashboard`)',
+      }),
   handler: async (a) => {
     const { config, jobs, chains, datasets } = resolveRequest(a, all);
     if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
@@ -35,7 +43,22 @@ export const scheduleCommand = (all: readonly Job[]): CommandModule<object, Args
         throw new UsageError(
           `--schedule names job "${name}", which is not among the selected jobs (${jobs.map((j) => j.name).join(', ')})`,
         );
+    const dashboard = a.dashboard === undefined ? undefined : checkDashboardOut(a.dashboard, '--dashboard');
     const log = logFor(a, config);
+    /** Renews the dashboard after a run that ended well; a failure to is logged, and the next run tries again. */
+    const renewDashboard = async (outcome: RunOutcome) => {
+      if (!dashboard || outcome.stopped || outcome.lakeError || outcome.results.some((r) => r.status === 'failed'))
+        return;
+      try {
+        const r = await writeDashboard(config.dataDir, dashboard, {
+          tracked: trackedSettings(config),
+          ...(chains ? { filter: { chains } } : {}),
+        });
+        log('dashboard-written', { file: r.file, bytes: r.bytes });
+      } catch (e) {
+        log('dashboard-failed', { file: dashboard, error: (e as Error).message }, 'error');
+      }
+    };
     const scheduler = new Scheduler(
       jobs.map((job) => ({ job, schedule: overrides[job.name] ?? job.schedule })),
       async (job, signal) => {
@@ -54,6 +77,7 @@ export const scheduleCommand = (all: readonly Job[]): CommandModule<object, Args
             log,
           });
           log('job-summary', { job: job.name, summary: summary(outcome.results).split('\n').slice(-2).join(' ') });
+          await renewDashboard(outcome);
         } catch (e) {
           if (e instanceof DataLockedError) log('skipped', { job: job.name, reason: e.message }, 'warn');
           else throw e;

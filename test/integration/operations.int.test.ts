@@ -1,5 +1,5 @@
 /** Unattended operation: the scheduler, the data-folder lock, graceful stops, the run ledger and `status`. */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +76,39 @@ describe('scheduler', () => {
     const again = await cli(['run', '--chains', 'bsc', '--jobs', 'events'], env);
     expect(again.code, again.stderr).toBe(0);
     expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+  }, 120_000);
+
+  it('--dashboard renews the page after each successful run, by a temporary file renamed over it', async () => {
+    const data = join(dir, 'sched-dash');
+    const env = sandboxEnv(sb, data);
+    const page = join(dir, 'pools.html');
+    const written = (stderr: string) => (stderr.match(/"event":"dashboard-written"/g) ?? []).length;
+    const r = await cli(
+      [
+        'schedule',
+        '--chains',
+        'bsc',
+        '--jobs',
+        'events,liquidity',
+        '--schedule',
+        'events=* * * * * *',
+        '--run-now',
+        '--dashboard',
+        page,
+      ],
+      env,
+      { termWhen: (stderr) => written(stderr) >= 3 },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(written(r.stderr)).toBeGreaterThanOrEqual(3);
+    const html = readFileSync(page, 'utf8');
+    expect(html).toContain('id="dashboard-data"');
+    expect(html).toContain('data-chain-id="56"');
+    expect(existsSync(`${page}.tmp`)).toBe(false);
+    // A folder that does not exist is refused before anything runs.
+    const bad = await cli(['schedule', '--jobs', 'events', '--dashboard', join(dir, 'no', 'such', 'p.html')], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--dashboard .*: the folder .* does not exist/);
   }, 120_000);
 
   it('rejects an invalid cron expression with the job, field and fix', async () => {

@@ -92,6 +92,9 @@ describe('the README, as a new user follows it', () => {
     const demo = await run('make', ['demo']);
     expect(demo.code, demo.stdout.slice(-3000) + demo.stderr.slice(-3000)).toBe(0);
     expect(demo.stdout).toMatch(/warehouse: .*data\/demo\/warehouse\.duckdb/);
+    // The demo prints where its dashboard is, and the page holds the charts' data.
+    expect(demo.stdout).toMatch(/dashboard: \S*data\/demo\/dashboard\.html \(\d+ KiB; open it in a browser/);
+    expect(readFileSync(join(ROOT, 'data', 'demo', 'dashboard.html'), 'utf8')).toContain('id="dashboard-data"');
     const blocks = examples('after-demo');
     expect(blocks.length).toBeGreaterThanOrEqual(2);
     const r = await runBlock(blocks.join('\n'));

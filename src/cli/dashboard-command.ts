@@ -1,0 +1,75 @@
+/** `pool-export dashboard`: TVL, volume, APY and freshness of the lake as one self-contained HTML page. */
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { CommandModule } from 'yargs';
+import { parseChain } from '../config/chains.ts';
+import { trackedSettings } from '../config/config.ts';
+import { UsageError } from '../errors.ts';
+import { writeDashboard } from '../reports/dashboard.ts';
+import type { DashboardFilter } from '../reports/dashboard-data.ts';
+import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
+import { day } from './report-command.ts';
+
+interface DashboardArgs extends FolderArgs {
+  chain?: string;
+  from?: string;
+  to?: string;
+  out: string;
+}
+
+/** The filter of `--chain`, `--from` and `--to`, checked. */
+export function dashboardFilter(a: {
+  chain?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+}): DashboardFilter {
+  const chains = list(a.chain)?.map(parseChain);
+  const from = day('from', a.from);
+  const to = day('to', a.to);
+  if (from && to && from > to) throw new UsageError(`--from ${from} is after --to ${to}; the range would be empty`);
+  return { ...(chains?.length ? { chains } : {}), ...(from ? { from } : {}), ...(to ? { to } : {}) };
+}
+
+/** Checks where the page goes: an HTML file name in a folder that exists. */
+export function checkDashboardOut(out: string, flag = '--out'): string {
+  const file = resolve(out);
+  const dir = dirname(file);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UsageError(
+      `${flag} ${out}: the folder ${dir} does not exist; create it, or write the page somewhere else`,
+    );
+  if (existsSync(file) && statSync(file).isDirectory())
+    throw new UsageError(`${flag} ${out} is a folder; name the HTML file to write, e.g. ${flag} dashboard.html`);
+  return file;
+}
+
+/** The yargs module of the `dashboard` command. */
+export const dashboardCommand: CommandModule<object, DashboardArgs> = {
+  command: 'dashboard',
+  describe: 'Write TVL, volume, APY and freshness as charts in one HTML file that opens offline',
+  builder: (y) =>
+    folderOptions(y)
+      .option('out', {
+        type: 'string',
+        demandOption: true,
+        describe: 'the HTML file to write (temporary name, then renamed)',
+      })
+      .option('chain', { type: 'string', describe: 'only these chains (names or ids, comma-separated)' })
+      .option('from', { type: 'string', describe: 'first UTC day, YYYY-MM-DD' })
+      .option('to', { type: 'string', describe: 'last UTC day, YYYY-MM-DD (inclusive)' }),
+  handler: async (a) => {
+    const filter = dashboardFilter(a);
+    const out = checkDashboardOut(a.out);
+    const config = configFor(a);
+    if (existsSync(config.dataDir) && !statSync(config.dataDir).isDirectory())
+      throw new UsageError(
+        `the data folder ${config.dataDir} is a file; point --data-dir (or POOL_EXPORT_DATA_DIR) at the folder a run wrote`,
+      );
+    const r = await writeDashboard(config.dataDir, out, { filter, tracked: trackedSettings(config) });
+    process.stdout.write(
+      r.empty
+        ? `dashboard: ${r.file} (the lake of ${config.dataDir} holds no data yet; the page says so: fill it with \`pool-export run\`)\n`
+        : `dashboard: ${r.file} (${Math.ceil(r.bytes / 1024)} KiB; open it in a browser, no network needed)\n`,
+    );
+  },
+};

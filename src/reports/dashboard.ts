@@ -1,0 +1,44 @@
+/** `pool-export dashboard`: the lake's figures as one self-contained HTML file, written to a temporary name and renamed. */
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TrackedSettings } from '../config/tracked.ts';
+import { LAKE_DIR } from '../lake/layout.ts';
+import { type DashboardFilter, dashboardData, hasData } from './dashboard-data.ts';
+import { dashboardHtml, emptyDashboardHtml } from './dashboard-page.ts';
+import { openLakeDb } from './views.ts';
+
+/** What was written: the file, and whether the lake had anything to show. */
+export interface DashboardWritten {
+  readonly file: string;
+  readonly empty: boolean;
+  readonly bytes: number;
+}
+
+/** Makes the page of a data folder's lake and writes it to `out` (temporary file, then rename). */
+export async function writeDashboard(
+  dataDir: string,
+  out: string,
+  opts: { filter?: DashboardFilter; tracked?: TrackedSettings; now?: Date } = {},
+): Promise<DashboardWritten> {
+  const now = opts.now ?? new Date();
+  let html: string | undefined;
+  if (existsSync(join(dataDir, LAKE_DIR))) {
+    const db = await openLakeDb(dataDir, opts.tracked);
+    try {
+      const data = await dashboardData(db.conn, dataDir, { filter: opts.filter ?? {}, now });
+      if (hasData(data)) html = dashboardHtml(data, dataDir);
+    } finally {
+      db.close();
+    }
+  }
+  html ??= emptyDashboardHtml(dataDir, now.toISOString());
+  const tmp = `${out}.tmp`;
+  try {
+    writeFileSync(tmp, html);
+    renameSync(tmp, out);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+  return { file: out, empty: !html.includes('id="dashboard-data"'), bytes: Buffer.byteLength(html) };
+}
