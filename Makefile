@@ -19,7 +19,14 @@ $(NODE_MODULES): package.json package-lock.json
 	rm -f $$log
 	@touch $@
 
-install: $(NODE_MODULES) ## Install dependencies (npm ci)
+# The compiled command line (scripts/build.mjs; `npm ci` builds it too): renewed when a source is newer.
+BUNDLE := dist/bin/pool-export.js
+$(BUNDLE): $(NODE_MODULES) $(shell find src jobs bin -name '*.ts' 2>/dev/null) scripts/build.mjs
+	@node scripts/build.mjs && touch $@
+
+install: $(NODE_MODULES) $(BUNDLE) ## Install dependencies (npm ci) and compile the command line (dist/)
+
+build: $(BUNDLE) ## Compile the command line into dist/bin/pool-export.js (esbuild); bin/pool-export.js runs it
 
 typecheck: $(NODE_MODULES) ## Type-check with the strict compiler
 	npx tsc --noEmit -p .
@@ -30,18 +37,18 @@ lint: $(NODE_MODULES) ## Formatting (120 columns) and lint rules: Biome, as conf
 format: $(NODE_MODULES) ## Format the code and sort imports in place (Biome)
 	npx biome check --write .
 
-demo: $(NODE_MODULES) ## Start the sandbox, export every job for every chain, run again for only new data, print a summary
+demo: $(NODE_MODULES) $(BUNDLE) ## Start the sandbox, export every job for every chain, run again for only new data, print a summary
 	npx tsx scripts/demo.ts
 
-test: $(NODE_MODULES) lint typecheck test-unit test-integration test-containers test-browser ## Lint and type-check, then every test tier
+test: $(NODE_MODULES) $(BUNDLE) lint typecheck test-unit test-integration test-containers test-browser ## Lint and type-check, then every test tier
 
-test-unit: $(NODE_MODULES) ## Unit tests (pure code, no processes)
+test-unit: $(NODE_MODULES) $(BUNDLE) ## Unit tests (pure code, no processes)
 	TEST_TIER=unit npx vitest run
 
-test-integration: $(NODE_MODULES) ## Integration tests against the sandbox as a real process
+test-integration: $(NODE_MODULES) $(BUNDLE) ## Integration tests against the sandbox as a real process
 	TEST_TIER=integration npx vitest run
 
-test-containers: $(NODE_MODULES) ## Container tests: the upstream in a locally built image (skipped, and said so, without a Docker engine)
+test-containers: $(NODE_MODULES) $(BUNDLE) ## Container tests: the upstream in a locally built image (skipped, and said so, without a Docker engine)
 	@if docker info >/dev/null 2>&1; then TEST_TIER=containers npx vitest run; \
 	elif [ "$$CI" = "true" ]; then echo "containers tier: no Docker engine is running, and CI=true: the tier may not be skipped in CI (\`make docker-engine\` installs and starts one)"; exit 1; \
 	else echo "containers tier: SKIPPED (no Docker engine is running here; \`make docker-engine\` installs and starts one)"; fi
@@ -49,7 +56,7 @@ test-containers: $(NODE_MODULES) ## Container tests: the upstream in a locally b
 mutation: $(NODE_MODULES) ## Mutation testing (StrykerJS, incremental) of src/ but the sandbox and the CLI, on the unit tier; reports in reports/mutation/
 	TEST_TIER=mutation npx stryker run
 
-test-browser: $(NODE_MODULES) ## Browser tests: the dashboard in headless Chromium (skipped, and said so, without Chromium)
+test-browser: $(NODE_MODULES) $(BUNDLE) ## Browser tests: the dashboard in headless Chromium (skipped, and said so, without Chromium)
 	@if command -v chromium >/dev/null 2>&1 || [ -x "$${CHROMIUM_PATH:-}" ]; then TEST_TIER=browser npx vitest run; \
 	elif [ "$$CI" = "true" ]; then echo "browser tier: no Chromium here, and CI=true: the tier may not be skipped in CI (\`make chromium\` installs Debian's)"; exit 1; \
 	else echo "browser tier: SKIPPED (no Chromium here; \`make chromium\` installs Debian's package, or set CHROMIUM_PATH)"; fi
@@ -60,10 +67,10 @@ chromium: ## Install Debian's chromium for the browser tier
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
 
-bench: $(NODE_MODULES) ## Benchmark suite (about 30 min): baselines, floor, ceiling, allowance, memory at 5M rows; table in bench/results/
+bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 30 min): baselines, floor, ceiling, allowance, memory at 5M rows; table in bench/results/
 	npx tsx bench/bench.ts
 
-bench-quick: $(NODE_MODULES) ## The benchmark suite at small sizes (about 3 min), as a smoke run
+bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 3 min), as a smoke run
 	npx tsx bench/bench.ts --quick
 
 bench-sandbox: $(NODE_MODULES) ## Measure the sandbox at 10 million swaps: memory and 1000-row page latency
@@ -75,4 +82,4 @@ sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-sandbox sandbox clean
+.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-sandbox sandbox clean

@@ -1,9 +1,28 @@
 #!/usr/bin/env node
-// Entry point: runs the TypeScript CLI through tsx, so no build step is needed after `npm ci`. It hands the command
-// line the jobs declared in jobs/, the one place that knows both.
-import { register } from 'tsx/esm/api';
+// Entry point. Runs the compiled bundle, dist/bin/pool-export.js, which `npm ci` builds (the `prepare` step) and `make`
+// renews; when a source is newer than the bundle (a checkout being edited), or there is none, it runs the TypeScript
+// through tsx instead, so a stale bundle never runs. bin/main.ts hands the command line the jobs of jobs/.
+import { existsSync, readdirSync, statSync } from 'node:fs';
 
-register();
-const { JOBS } = await import('../jobs/index.ts');
-const { main } = await import('../src/cli/main.ts');
-await main(JOBS);
+const root = new URL('../', import.meta.url);
+const bundle = new URL('dist/bin/pool-export.js', root);
+
+/** The newest modification time of the TypeScript sources the bundle is made of. */
+function newestSource() {
+  let newest = statSync(new URL('bin/main.ts', root)).mtimeMs;
+  for (const dir of ['src', 'jobs']) {
+    for (const e of readdirSync(new URL(`${dir}/`, root), { recursive: true, withFileTypes: true })) {
+      if (e.isFile() && e.name.endsWith('.ts'))
+        newest = Math.max(newest, statSync(`${e.parentPath}/${e.name}`).mtimeMs);
+    }
+  }
+  return newest;
+}
+
+if (existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource()) {
+  await import(bundle.href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('./main.ts');
+}

@@ -2,7 +2,7 @@
 
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { duckdb } from '../store/warehouse.ts';
 import { lit } from '../util/sql.ts';
 import { LAKE_DIR } from './layout.ts';
 
@@ -22,7 +22,7 @@ function partitions(dir: string): string[] {
 
 /** Compacts the lake of a data folder; the caller holds the data-folder lock. Returns partitions and files merged. */
 export async function compactLake(dataDir: string): Promise<{ partitions: number; files: number }> {
-  const instance = await DuckDBInstance.create(':memory:');
+  const instance = await (await duckdb()).DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
   let files = 0;
   const dirs = partitions(join(dataDir, LAKE_DIR));

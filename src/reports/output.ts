@@ -3,7 +3,6 @@
 import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DuckDBConnection, Json } from '@duckdb/node-api';
-import { tableFromJSON, tableToIPC } from 'apache-arrow';
 import { UsageError } from '../errors.ts';
 import { cells, fit, humanNumber, humanTime, jsonSafe, pad } from '../util/display.ts';
 import { lit } from '../util/sql.ts';
@@ -150,14 +149,16 @@ export async function writeResult(conn: DuckDBConnection, sql: string, to: Resul
     emit(
       `${[columns.map((c) => csvCell(c)).join(','), ...rows.map((r) => columns.map((c) => csvCell(r[c] ?? null)).join(','))].join('\n')}\n`,
     );
-  else if (format === 'arrow')
+  else if (format === 'arrow') {
+    // Loaded when needed: apache-arrow takes a third of a second to load.
+    const { tableFromJSON, tableToIPC } = await import('apache-arrow');
     emit(
       tableToIPC(
         tableFromJSON(rows.length ? rows : [Object.fromEntries(columns.map((c) => [c, null]))]).slice(0, rows.length),
         'stream',
       ),
     );
-  else
+  } else
     emit(
       `${renderTable(columns, rows, { ...table, ...(table.width === undefined && !out ? terminalWidth() : {}) })}\n`,
     );

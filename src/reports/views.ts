@@ -7,9 +7,10 @@
 
 import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { DEFAULT_TRACKED, type TrackedSettings } from '../config/tracked.ts';
 import { defineDatasetViews } from '../lake/lake-db.ts';
+import { duckdb } from '../store/warehouse.ts';
 
 /** The views file inside the data folder. */
 export const VIEWS_FILE = 'lake.duckdb';
@@ -81,7 +82,7 @@ export async function openLakeDb(
   dataDir: string,
   tracked: TrackedSettings = DEFAULT_TRACKED,
 ): Promise<{ conn: DuckDBConnection; close: () => void }> {
-  const instance = await DuckDBInstance.create(':memory:');
+  const instance = await (await duckdb()).DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
   await defineViews(conn, dataDir, tracked);
   return {
@@ -100,7 +101,7 @@ export async function writeViewsFile(dataDir: string, tracked: TrackedSettings =
   rmSync(tmp, { force: true });
   rmSync(`${tmp}.wal`, { force: true });
   try {
-    const instance = await DuckDBInstance.create(tmp);
+    const instance = await (await duckdb()).DuckDBInstance.create(tmp);
     const conn = await instance.connect();
     try {
       await defineViews(conn, dataDir, tracked);

@@ -139,5 +139,5 @@ export function canonicalSchema(name: string): string | undefined {
 export function loadSchemaModel(schema: string): SchemaModel {
   const file = SCHEMA_FILES[schema];
   if (!file) throw new Error(`unknown schema ${schema}`);
-  return parseSchemaModel(schema, readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'));
+  return parseSchemaModel(schema, readFileSync(new URL(`../../src/schemas/${file}`, import.meta.url), 'utf8'));
 }

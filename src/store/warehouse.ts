@@ -2,7 +2,7 @@
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type DuckDBConnection, DuckDBInstance, type DuckDBValue, type Json } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBValue, Json } from '@duckdb/node-api';
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { MigrationNeededError } from '../errors.ts';
 import { q, qt } from '../util/sql.ts';
@@ -16,6 +16,9 @@ const INTERNAL_SQL = readFileSync(new URL('../../sql/internal.sql', import.meta.
 
 /** Parameters of a statement. */
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
+
+/** DuckDB's module, loaded at the first open: its native part costs start-up time that `--version` need not pay. */
+export const duckdb = () => import('@duckdb/node-api');
 
 /** An open warehouse. */
 export class Warehouse {
@@ -33,7 +36,7 @@ export class Warehouse {
     const path = join(dataDir, WAREHOUSE_FILE);
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(path, {
+      instance = await (await duckdb()).DuckDBInstance.create(path, {
         ...(opts.readOnly ? { access_mode: 'READ_ONLY' } : {}),
         // A cap on DuckDB's buffer pool keeps an export's memory flat whatever the data size (it spills to disk).
         ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit, preserve_insertion_order: 'false' } : {}),

@@ -47,9 +47,9 @@ export async function buildSandboxImage(): Promise<string> {
       },
       logLevel: 'error',
     });
-    // The upstream schemas are read next to the code.
+    // The upstream schemas, where the code reads them: `../../src/schemas/` from the bundle's folder (/app/../.. is /).
     for (const f of readdirSync(join(ROOT, 'src/schemas')).filter((n) => n.endsWith('.graphql')))
-      place(rootfs, join(ROOT, 'src/schemas', f), `/app/${f}`);
+      place(rootfs, join(ROOT, 'src/schemas', f), `/src/schemas/${f}`);
     mkdirSync(join(rootfs, 'tmp'));
     writeFileSync(
       join(ctx, 'Dockerfile'),

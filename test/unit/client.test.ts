@@ -159,7 +159,7 @@ describe('the upstream client', () => {
     e = await failure(client({ timeoutMs: 300 }));
     expect([e.kind, e.retryable]).toEqual(['timeout', true]);
     expect(e.message).toBe(
-      'the answer did not finish within 300 ms (its headers came, its body did not)' + ` from ${base}/subgraph`,
+      `the answer did not finish within 300 ms (its headers came, its body did not) from ${base}/subgraph`,
     );
     handle = () => {};
     e = await failure(client({ timeoutMs: 300 }));
