@@ -1,0 +1,85 @@
+/** The warehouse file: transactions, serialized statements, tables made and widened, versions, and its errors. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findDataset } from '../../src/catalog/catalog.ts';
+import { tableColumns } from '../../src/store/ddl.ts';
+import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
+import { WAREHOUSE_FILE, Warehouse } from '../../src/store/warehouse.ts';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pe-wh-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the warehouse', () => {
+  it('commits a transaction that returns and rolls back one that throws', async () => {
+    const w = await Warehouse.open(dir);
+    try {
+      await w.exec('CREATE TABLE t (n INTEGER)');
+      expect(await w.transaction(async (tx) => tx.exec('INSERT INTO t VALUES (1), (2)'))).toBe(2);
+      await expect(
+        w.transaction(async (tx) => {
+          await tx.exec('INSERT INTO t VALUES (3)');
+          throw new Error('half-way');
+        }),
+      ).rejects.toThrow('half-way');
+      expect(await w.all('SELECT n FROM t ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }]);
+      // Statements queue one after another, even when one fails.
+      const results = await Promise.allSettled([
+        w.exec('INSERT INTO t VALUES (4)'),
+        w.exec('INSERT INTO nowhere VALUES (5)'),
+        w.all('SELECT count(*)::INTEGER AS c FROM t'),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((results[2] as PromiseFulfilledResult<unknown>).value).toEqual([{ c: 3 }]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('records its schema version, and refuses one written by a newer version', async () => {
+    let w = await Warehouse.open(dir);
+    expect(await w.all("SELECT value FROM _pool_export.meta WHERE key = 'schema_version'")).toEqual([
+      { value: String(SCHEMA_VERSION) },
+    ]);
+    await w.exec("UPDATE _pool_export.meta SET value = '99' WHERE key = 'schema_version'");
+    await w.close();
+    await expect(Warehouse.open(dir)).rejects.toThrow(
+      `was written by a newer pool-export (schema version 99; this one knows ${SCHEMA_VERSION})`,
+    );
+    // Read-only opens of a current or newer warehouse read it as it is.
+    w = await Warehouse.open(dir, { readOnly: true });
+    await w.close();
+  });
+
+  it('makes the tables of datasets, and adds the columns a table made earlier lacks', async () => {
+    const ds = findDataset('dodoex.pairs')!;
+    const w = await Warehouse.open(dir);
+    try {
+      await w.ensureTables([ds]);
+      const columns = async () =>
+        (
+          await w.all(
+            "SELECT column_name AS c FROM duckdb_columns() WHERE schema_name = 'dodoex' AND table_name = 'pairs' ORDER BY column_index",
+          )
+        ).map((r) => r.c);
+      const made = await columns();
+      expect(made).toEqual(expect.arrayContaining(tableColumns(ds).map(([n]) => n)));
+      const [last] = tableColumns(ds).slice(-1);
+      await w.exec(`ALTER TABLE dodoex.pairs DROP COLUMN "${last![0]}"`);
+      expect(await columns()).not.toContain(last![0]);
+      await w.ensureTables([ds]);
+      expect((await columns()).sort()).toEqual([...made].sort());
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('names the file when it cannot be opened', async () => {
+    writeFileSync(join(dir, WAREHOUSE_FILE), 'not a database');
+    await expect(Warehouse.open(dir)).rejects.toThrow(`cannot open the warehouse ${join(dir, WAREHOUSE_FILE)}: `);
+  });
+});
