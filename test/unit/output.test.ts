@@ -126,3 +126,79 @@ describe('renderTable', () => {
     expect(t[2]!.length).toBeLessThanOrEqual(44);
   });
 });
+
+describe('writeResult to stdout and of nested values', () => {
+  /** Runs `f` with process.stdout.write captured (and isTTY as given), returning what was written. */
+  async function captured(f: () => Promise<unknown>, isTTY = false): Promise<string> {
+    const chunks: string[] = [];
+    const write = process.stdout.write;
+    const tty = process.stdout.isTTY;
+    process.stdout.write = ((d: string | Uint8Array) => {
+      chunks.push(typeof d === 'string' ? d : Buffer.from(d).toString('latin1'));
+      return true;
+    }) as typeof process.stdout.write;
+    process.stdout.isTTY = isTTY;
+    try {
+      await f();
+    } finally {
+      process.stdout.write = write;
+      process.stdout.isTTY = tty;
+    }
+    return chunks.join('');
+  }
+  const NESTED = "SELECT [1, 2] AS l, {'a': 1, 'b': 'x'} AS s, 'plain' AS t";
+
+  it('lists and structs are JSON in CSV and in the table; CSV ignores --columns', async () => {
+    expect(await captured(() => writeResult(conn, NESTED, { format: 'csv', table: { columns: ['t'] } }))).toBe(
+      'l,s,t\n"[1,2]","{""a"":1,""b"":""x""}",plain\n',
+    );
+    const table = await captured(() => writeResult(conn, NESTED, { format: 'table', table: { width: 200 } }));
+    expect(table.split('\n')[2]).toBe('[1,2]  {"a":1,"b":"x"}  plain');
+  });
+
+  it('the table fits the terminal width or COLUMNS when not told one; a file gets every column', async () => {
+    const wide = 'SELECT 1 AS aaaaaaaaaa, 2 AS bbbbbbbbbb, 3 AS cccccccccc';
+    const before = process.env.COLUMNS;
+    process.env.COLUMNS = '14';
+    try {
+      const shown = await captured(() => writeResult(conn, wide, { format: 'table' }));
+      expect(shown.split('\n')[0]).toBe('aaaaaaaaaa');
+      const out = join(dir, 'wide.txt');
+      await writeResult(conn, wide, { format: 'table', out });
+      expect(readFileSync(out, 'utf8').split('\n')[0]).toBe('aaaaaaaaaa  bbbbbbbbbb  cccccccccc');
+      process.env.COLUMNS = 'many';
+      expect((await captured(() => writeResult(conn, wide, { format: 'table' }))).split('\n')[0]).toBe(
+        'aaaaaaaaaa  bbbbbbbbbb  cccccccccc',
+      );
+    } finally {
+      if (before === undefined) delete process.env.COLUMNS;
+      else process.env.COLUMNS = before;
+    }
+  });
+
+  it('refuses Arrow to a terminal, writes it to a pipe', async () => {
+    expect(() => checkOutput('arrow', undefined)).not.toThrow();
+    const tty = process.stdout.isTTY;
+    process.stdout.isTTY = true;
+    try {
+      expect(() => checkOutput('arrow', undefined)).toThrow('--format arrow writes a binary stream: pass --out FILE');
+      expect(() => checkOutput('csv', undefined)).not.toThrow();
+    } finally {
+      process.stdout.isTTY = tty;
+    }
+    const piped = await captured(() => writeResult(conn, 'SELECT 1 AS a', { format: 'arrow' }));
+    expect(piped.length).toBeGreaterThan(50);
+  });
+
+  it('a column of numbers and text is left-aligned; a column of numbers and nulls is right-aligned', () => {
+    const t = renderTable(
+      ['m', 'n'],
+      [
+        { m: 1, n: 1000 },
+        { m: 'abcd', n: null },
+      ],
+    ).split('\n');
+    expect(t[2]).toBe('1     1000');
+    expect(t[3]).toBe('abcd');
+  });
+});
