@@ -31,9 +31,11 @@ let root: string;
 let data: string;
 /** The report views' rows, read directly. */
 let views: Record<string, Record<string, unknown>[]>;
-/** The unfiltered figures, made by whichever test asks first (Stryker may run any one test alone). */
-let figuresMade: Promise<DashboardData> | undefined;
-const allFigures = () => (figuresMade ??= figuresOf({}));
+/**
+ * The unfiltered figures, made afresh by each test that reads them: a memo would record the making under the first
+ * test only, and mutation testing would then run only that test against the code that makes them.
+ */
+const allFigures = () => figuresOf({});
 
 beforeAll(async () => {
   const { url, apiKey } = inject('sharedSandbox');
