@@ -1,4 +1,5 @@
 /** The warehouse file: transactions, serialized statements, tables made and widened, versions, and its errors. */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,5 +82,44 @@ describe('the warehouse', () => {
   it('names the file when it cannot be opened', async () => {
     writeFileSync(join(dir, WAREHOUSE_FILE), 'not a database');
     await expect(Warehouse.open(dir)).rejects.toThrow(`cannot open the warehouse ${join(dir, WAREHOUSE_FILE)}: `);
+  });
+});
+
+describe('the warehouse and other processes', () => {
+  it('caps DuckDB memory when asked, and names the holder when another process has the file open', async () => {
+    const w = await Warehouse.open(dir, { memoryLimit: '256MB' });
+    try {
+      const [limit] = await w.all("SELECT current_setting('memory_limit') AS m");
+      expect(String(limit!.m)).toMatch(/^(244\.1 MiB|256\.0 MB)$/);
+    } finally {
+      await w.close();
+    }
+    // A second process holds the file open for writing until told to stop.
+    const holder = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { DuckDBInstance } = await import('@duckdb/node-api');
+         const i = await DuckDBInstance.create(${JSON.stringify(join(dir, WAREHOUSE_FILE))});
+         await i.connect();
+         process.stdout.write('open\\n');
+         process.stdin.on('data', () => process.exit(0));`,
+      ],
+      { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise<void>((r) => holder.stdout!.once('data', () => r()));
+      await expect(Warehouse.open(dir)).rejects.toThrow(
+        new RegExp(
+          `^the warehouse ${join(dir, WAREHOUSE_FILE).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is in use by another process \\(.*lock.*\\); wait for it to finish or stop it$`,
+          'i',
+        ),
+      );
+    } finally {
+      const exited = new Promise((r) => holder.once('exit', r));
+      holder.stdin!.write('x');
+      await exited;
+    }
   });
 });
