@@ -7,7 +7,7 @@ import { trackedSettings } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import type { DashboardFilter } from '../reports/dashboard-data.ts';
-import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
+import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list } from './options.ts';
 import { day } from './report-command.ts';
 
 interface DashboardArgs extends FolderArgs {
@@ -61,10 +61,7 @@ export const dashboardCommand: CommandModule<object, DashboardArgs> = {
     const filter = dashboardFilter(a);
     const out = checkDashboardOut(a.out);
     const config = configFor(a);
-    if (existsSync(config.dataDir) && !statSync(config.dataDir).isDirectory())
-      throw new UsageError(
-        `the data folder ${config.dataDir} is a file; point --data-dir (or POOL_EXPORT_DATA_DIR) at the folder a run wrote`,
-      );
+    checkReadableDataDir(config.dataDir);
     const r = await writeDashboard(config.dataDir, out, { filter, tracked: trackedSettings(config) });
     process.stdout.write(
       r.empty

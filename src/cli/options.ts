@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 /** Command-line options that several commands share, and how they become a config, jobs and a plan. */
 import type { Argv } from 'yargs';
 import { type Job, selectJobs } from '../catalog/job.ts';
@@ -25,6 +26,14 @@ export function folderOptions<T>(y: Argv<T>) {
 /** The config of a command line: defaults, the config file, the environment, then `--data-dir`. */
 export function configFor(a: FolderArgs): Config {
   return loadConfig({ ...(a.config ? { configFile: a.config } : {}), overrides: { dataDir: a['data-dir'] } });
+}
+
+/** A data folder to read: one that is a file is a mistake in the command line (a missing one simply holds nothing). */
+export function checkReadableDataDir(dir: string): void {
+  if (existsSync(dir) && !statSync(dir).isDirectory())
+    throw new UsageError(
+      `the data folder ${dir} is a file; point --data-dir (or POOL_EXPORT_DATA_DIR) at the folder a run wrote`,
+    );
 }
 
 /** The arguments of a maintenance command that holds the data folder's lock (`compact`, `migrate`). */

@@ -1,6 +1,6 @@
 /** `pool-export report` and `pool-export query`: read the Parquet lake through DuckDB views, never locking the warehouse. */
 
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Argv, CommandModule } from 'yargs';
@@ -10,7 +10,7 @@ import { UsageError } from '../errors.ts';
 import { LAKE_DIR } from '../lake/layout.ts';
 import { checkOutput, FORMATS, type Format, type TableOptions, writeResult } from '../reports/output.ts';
 import { openLakeDb, reportViews } from '../reports/views.ts';
-import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
+import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list } from './options.ts';
 
 interface OutputArgs extends FolderArgs {
   format: Format;
@@ -74,10 +74,7 @@ export async function openLake(
 ): Promise<{ db: Awaited<ReturnType<typeof openLakeDb>>; dataDir: string }> {
   const config = configFor(a);
   const dir = config.dataDir;
-  if (existsSync(dir) && !statSync(dir).isDirectory())
-    throw new UsageError(
-      `the data folder ${dir} is a file; point --data-dir (or POOL_EXPORT_DATA_DIR) at the folder a run wrote`,
-    );
+  checkReadableDataDir(dir);
   if (!existsSync(join(dir, LAKE_DIR))) {
     throw new UsageError(
       `nothing has been exported to ${dir} yet (it has no lake); run \`pool-export run\` there, or point --data-dir (or POOL_EXPORT_DATA_DIR) at a data folder, such as data/demo after \`make demo\``,

@@ -1,6 +1,6 @@
 /** `pool-export status`: per dataset and chain, the last success, rows, lag behind the upstream, the last error. */
 
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { findDataset } from '../catalog/catalog.ts';
@@ -15,7 +15,7 @@ import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { cells, fit, humanDuration, humanNumber, humanTime, jsonSafe, pad } from '../util/display.ts';
 import { processAlive } from '../util/processes.ts';
-import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
+import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list } from './options.ts';
 
 /** Exit code when a dataset is stale (older than `--stale-after`) or has never been exported. */
 export const EXIT_STALE = 3;
@@ -170,10 +170,7 @@ export const statusCommand: CommandModule<object, Args> = {
           throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\``);
         })(),
     );
-    if (existsSync(config.dataDir) && !statSync(config.dataDir).isDirectory())
-      throw new UsageError(
-        `the data folder ${config.dataDir} is a file; point --data-dir (or POOL_EXPORT_DATA_DIR) at the folder a run wrote`,
-      );
+    checkReadableDataDir(config.dataDir);
     const { entries: all, file } = await entries(config.dataDir);
     const known = all.filter((e) => (!chains || chains.includes(e.chainId)) && (!wanted || wanted.includes(e.dataset)));
     // Datasets named on the command line that were never exported are shown as such (and are stale).

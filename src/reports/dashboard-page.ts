@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { humanDuration } from '../util/display.ts';
+import { humanDuration, jsonSafe } from '../util/display.ts';
 import type { DashboardData, Freshness, TopPool } from './dashboard-data.ts';
 
 /** Characters that HTML must not see raw. */
@@ -29,16 +29,15 @@ export function escapeHtml(text: string): string {
 
 /** Upstream text cut to `max` characters for a table cell or a label (a name can be a megabyte long). */
 export function cut(text: string, max = 40): string {
-  const chars = [...text];
-  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : text;
+  // Only the head is split into code points (each takes at most two UTF-16 units): a megabyte costs what a word does.
+  if (text.length <= max) return text;
+  const head = [...text.slice(0, 2 * max)];
+  return head.length > max || text.length > 2 * max ? `${head.slice(0, max - 1).join('')}…` : text;
 }
 
 /** JSON that can sit inside a `<script>` element: no `<`, and no line separators that old parsers choke on. */
 export function scriptJson(value: unknown): string {
-  return JSON.stringify(value)
-    .replace(/</g, '\\u003c')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
+  return jsonSafe(JSON.stringify(value)).replace(/</g, '\\u003c');
 }
 
 const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });

@@ -22,11 +22,15 @@ export async function writeDashboard(
 ): Promise<DashboardWritten> {
   const now = opts.now ?? new Date();
   let html: string | undefined;
+  let empty = true;
   if (existsSync(join(dataDir, LAKE_DIR))) {
     const db = await openLakeDb(dataDir, opts.tracked);
     try {
       const data = await dashboardData(db.conn, dataDir, { filter: opts.filter ?? {}, now });
-      if (hasData(data)) html = dashboardHtml(data, dataDir);
+      if (hasData(data)) {
+        html = dashboardHtml(data, dataDir);
+        empty = false;
+      }
     } finally {
       db.close();
     }
@@ -40,5 +44,5 @@ export async function writeDashboard(
     rmSync(tmp, { force: true });
     throw e;
   }
-  return { file: out, empty: !html.includes('id="dashboard-data"'), bytes: Buffer.byteLength(html) };
+  return { file: out, empty, bytes: Buffer.byteLength(html) };
 }
