@@ -114,14 +114,22 @@ export class DuckDBSink {
   private async commit(batches: readonly Batch[]): Promise<Written[]> {
     const files: string[] = [];
     try {
+      const sources: BatchFile[] = [];
       for (const b of batches) {
         const file = join(this.tmpDir, `${randomUUID()}.ndjson`);
         files.push(file);
-        writeFileSync(file, b.rows.map((r) => JSON.stringify(r)).join('\n') + (b.rows.length ? '\n' : ''));
+        let longest = 0;
+        const lines = b.rows.map((r) => {
+          const line = JSON.stringify(r);
+          longest = Math.max(longest, line.length);
+          return line;
+        });
+        writeFileSync(file, lines.join('\n') + (lines.length ? '\n' : ''));
+        sources.push({ file, longest });
       }
       return await this.w.transaction(async (tx) => {
         const counts: Written[] = [];
-        for (const [i, b] of batches.entries()) counts.push(await writeOne(tx, b, files[i]!));
+        for (const [i, b] of batches.entries()) counts.push(await writeOne(tx, b, sources[i]!));
         return counts;
       });
     } finally {
@@ -136,9 +144,27 @@ interface Tx {
   all(sql: string, params?: (string | number | null)[]): Promise<Record<string, unknown>[]>;
 }
 
+/** A batch's NDJSON file and the length of its longest line (in UTF-16 code units, as JavaScript counts). */
+interface BatchFile {
+  readonly file: string;
+  readonly longest: number;
+}
+
+/** DuckDB's default `maximum_object_size` (16 MiB). */
+const DEFAULT_OBJECT_BYTES = 16 * 1024 ** 2;
+
+/**
+ * `maximum_object_size` for a batch file: room for its longest line (`longest` counts UTF-16 code units, and one is at
+ * most 3 bytes of UTF-8), never below DuckDB's default. Left at the default, a file holding rows of more than 16 MiB
+ * (a hostile token name) can be refused by DuckDB's JSON reader.
+ */
+export function objectBytes(longest: number): number {
+  return Math.max(DEFAULT_OBJECT_BYTES, 3 * longest + 1024);
+}
+
 /** The statements of one batch inside an open transaction. */
-async function writeOne(tx: Tx, b: Batch, file: string): Promise<Written> {
-  const source = `read_json(${lit(file)}, format = 'newline_delimited', columns = ${jsonColumns(b.ds)})`;
+async function writeOne(tx: Tx, b: Batch, f: BatchFile): Promise<Written> {
+  const source = `read_json(${lit(f.file)}, format = 'newline_delimited', columns = ${jsonColumns(b.ds)}, maximum_object_size = ${objectBytes(f.longest)})`;
   const { target, select } = insertParts(b.ds);
   const table = qt(b.ds.table);
   if (b.replace.kind === 'from')

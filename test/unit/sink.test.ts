@@ -112,6 +112,25 @@ describe('the DuckDB sink', () => {
     expect(r.replacedIds).toEqual(['c']);
   });
 
+  it('stores rows of 21 MB each byte for byte: the JSON reader is sized from the longest line, not left at 16 MiB', async () => {
+    // 7,000,000 code units of '€' are 21,000,000 bytes of UTF-8, past DuckDB's 16 MiB default object size. Six such
+    // rows among small ones make its reader refuse the file when left at the default (or sized by code units); the
+    // expected bytes are counted here from the text, not by the sink.
+    const huge = '€'.repeat(7_000_000);
+    const rows = Array.from({ length: 6 }, (_, k) => [
+      row(EVENTS, `big-${k}`, k, huge),
+      ...Array.from({ length: 3000 }, (_, j) => row(EVENTS, `s-${k}-${j}`, k, 'y'.repeat(j % 500))),
+    ]).flat();
+    await sink.write(batch(EVENTS, rows, { prev: null, next: '1', replace: { kind: 'none' } }));
+    const got = await w.all(
+      `SELECT count(*)::INTEGER AS n, sum(octet_length(encode(value)))::BIGINT::VARCHAR AS bytes,
+        count(*) FILTER (WHERE value = $1)::INTEGER AS huge FROM ${qt(EVENTS.table)}`,
+      [huge],
+    );
+    const smallBytes = 6 * Array.from({ length: 3000 }, (_, j) => j % 500).reduce((a, b) => a + b, 0);
+    expect(got).toEqual([{ n: 6 * 3001, bytes: String(6 * 21_000_000 + smallBytes), huge: 6 }]);
+  });
+
   it("'ids' upserts mutable rows by id, null keys included", async () => {
     await sink.write(
       batch(STATE, [row(STATE, 'x', 5), row(STATE, 'y', null)], { prev: null, next: '1', replace: { kind: 'ids' } }),
