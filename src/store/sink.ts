@@ -162,6 +162,17 @@ export function objectBytes(longest: number): number {
   return Math.max(DEFAULT_OBJECT_BYTES, 3 * longest + 1024);
 }
 
+/**
+ * The rowids of a chain's rows (`$1`) that share their id with a row inserted after them. Ids are grouped by hash first,
+ * so that only the few candidates are compared whole.
+ */
+function repeatedRows(table: string): string {
+  return `SELECT r FROM (
+      SELECT rowid AS r, row_number() OVER (PARTITION BY id ORDER BY rowid DESC) AS n FROM ${table}
+      WHERE chain_id = $1 AND hash(id) IN (SELECT hash(id) FROM ${table} WHERE chain_id = $1 GROUP BY 1 HAVING count(*) > 1)
+    ) WHERE n > 1`;
+}
+
 /** The statements of one batch inside an open transaction. */
 async function writeOne(tx: Tx, b: Batch, f: BatchFile): Promise<Written> {
   const source = `read_json(${lit(f.file)}, format = 'newline_delimited', columns = ${jsonColumns(b.ds)}, maximum_object_size = ${objectBytes(f.longest)})`;
@@ -188,13 +199,23 @@ async function writeOne(tx: Tx, b: Batch, f: BatchFile): Promise<Written> {
         )
       : 0;
   // An entity table never holds two rows with one id: a stored row of an event or bucket dataset with an id of this
-  // batch, left after the re-read range was cleared, is an upstream defect; the newest row wins, and the ids are counted.
+  // batch, left after the re-read range was cleared, is an upstream defect (or a transaction a reorg moved to a later
+  // block); the newest row wins, and the ids are counted. A shard of a first backfill skips this check, which would scan
+  // the chain's rows once per batch (quadratic in a backfill of millions); the merge of the shards makes it once, over
+  // every row, keeping the row inserted last of each id.
   let replacedIds: string[] = [];
   let lakeFrom = b.replace.kind === 'from' || b.replace.kind === 'range' ? Number(b.replace.from) : null;
-  if ((b.ds.kind === 'event' || b.ds.kind === 'bucket') && b.rows.length) {
-    const seq = q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column);
+  const events = b.ds.kind === 'event' || b.ds.kind === 'bucket';
+  const seq = events ? q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column) : '';
+  const older =
+    events && b.rows.length && !b.checkpoint.shard
+      ? `chain_id = $1 AND id IN (SELECT id FROM ${source})`
+      : events && b.mergeShards
+        ? `rowid IN (${repeatedRows(table)})`
+        : undefined;
+  if (older) {
     const gone = await tx.all(
-      `DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source}) RETURNING id, CAST(${seq} AS BIGINT) AS seq`,
+      `DELETE FROM ${table} WHERE ${older} RETURNING id, CAST(${seq} AS BIGINT) AS seq`,
       [b.chainId],
     );
     replacedIds = gone.map((r) => String(r.id));

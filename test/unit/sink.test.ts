@@ -188,4 +188,34 @@ describe('the DuckDB sink', () => {
     expect(await checkpoint(EVENTS)).toBe('merged');
     expect(await stored(EVENTS)).toEqual(['e1@10=v-e1', 'e2@20=v-e2', 'e3@30=v-e3']);
   });
+
+  it('a shard does not look for its ids among other rows; the merge keeps the row inserted last of each id', async () => {
+    const shard = (k: number, rows: Record<string, unknown>[], prev: string | null, next: string) => ({
+      ...batch(EVENTS, rows, { prev, next, replace: { kind: 'none' } }),
+      checkpoint: { prev, next, shard: { shard: k, shards: 2 } },
+    });
+    // Shard 1 stores x and y; shard 2 then sends x and y again (an upstream defect), and y once more in a later batch.
+    await sink.write(shard(1, [row(EVENTS, 'x', 10, 'x1'), row(EVENTS, 'y', 12, 'y1'), row(EVENTS, 'z', 14)], null, 'a'));
+    const r2 = await sink.write(shard(2, [row(EVENTS, 'x', 50, 'x2'), row(EVENTS, 'y', 52, 'y2')], null, 'b'));
+    await sink.write(shard(2, [row(EVENTS, 'y', 53, 'y3'), row(EVENTS, 'w', 54)], 'b', 'c'));
+    expect(r2.replacedIds).toEqual([]);
+    expect(await stored(EVENTS)).toEqual([
+      'w@54=v-w',
+      'x@10=x1',
+      'x@50=x2',
+      'y@12=y1',
+      'y@52=y2',
+      'y@53=y3',
+      'z@14=v-z',
+    ]);
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    const merged = await sink.write({
+      ...batch(EVENTS, [], { prev: null, next: 'merged', replace: { kind: 'none' } }),
+      mergeShards: true,
+    });
+    expect(await stored(EVENTS)).toEqual(['w@54=v-w', 'x@50=x2', 'y@53=y3', 'z@14=v-z']);
+    expect([...merged.replacedIds].sort()).toEqual(['x', 'y', 'y']);
+    // The lake rewrites the days from the oldest removed row on.
+    expect(await pending()).toEqual([{ dataset: EVENTS.name, from_seq: 10 }]);
+  });
 });
