@@ -214,10 +214,9 @@ async function writeOne(tx: Tx, b: Batch, f: BatchFile): Promise<Written> {
         ? `rowid IN (${repeatedRows(table)})`
         : undefined;
   if (older) {
-    const gone = await tx.all(
-      `DELETE FROM ${table} WHERE ${older} RETURNING id, CAST(${seq} AS BIGINT) AS seq`,
-      [b.chainId],
-    );
+    const gone = await tx.all(`DELETE FROM ${table} WHERE ${older} RETURNING id, CAST(${seq} AS BIGINT) AS seq`, [
+      b.chainId,
+    ]);
     replacedIds = gone.map((r) => String(r.id));
     // The lake rewrites the days of the removed rows too.
     for (const r of gone) lakeFrom = Math.min(lakeFrom ?? Number(r.seq), Number(r.seq));

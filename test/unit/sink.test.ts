@@ -195,7 +195,9 @@ describe('the DuckDB sink', () => {
       checkpoint: { prev, next, shard: { shard: k, shards: 2 } },
     });
     // Shard 1 stores x and y; shard 2 then sends x and y again (an upstream defect), and y once more in a later batch.
-    await sink.write(shard(1, [row(EVENTS, 'x', 10, 'x1'), row(EVENTS, 'y', 12, 'y1'), row(EVENTS, 'z', 14)], null, 'a'));
+    await sink.write(
+      shard(1, [row(EVENTS, 'x', 10, 'x1'), row(EVENTS, 'y', 12, 'y1'), row(EVENTS, 'z', 14)], null, 'a'),
+    );
     const r2 = await sink.write(shard(2, [row(EVENTS, 'x', 50, 'x2'), row(EVENTS, 'y', 52, 'y2')], null, 'b'));
     await sink.write(shard(2, [row(EVENTS, 'y', 53, 'y3'), row(EVENTS, 'w', 54)], 'b', 'c'));
     expect(r2.replacedIds).toEqual([]);
