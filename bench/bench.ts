@@ -55,6 +55,8 @@ interface Target {
   readonly want: string;
   readonly got: string;
   readonly met: boolean;
+  /** The target is set at a size the quick run does not reach: its figure is shown, not judged. */
+  readonly sized?: boolean;
 }
 const targets: Target[] = [];
 const target = (t: Target) => targets.push(t);
@@ -504,6 +506,7 @@ async function throughput(): Promise<void> {
       want: QUICK ? '≤ 200 MB (at 100,000 rows; this run is smaller)' : '≤ 200 MB',
       got: `${fmt(live.peakMb)} MB`,
       met: live.peakMb <= 200,
+      sized: true,
     });
     target({
       n: 6,
@@ -578,7 +581,7 @@ async function allowance(): Promise<void> {
         secs: r.taskSecs.toFixed(1),
         rate: `${rps.toFixed(1)} req/s`,
         ratio: `${((rps / 20) * 100).toFixed(0)}% of 20/s`,
-        note: `target 1: ≥ 90%; ${ok} answered, ${limited} HTTP 429 (${((limited / (ok + limited)) * 100).toFixed(1)}%)`,
+        note: `goal: ≥ 90% of the allowance; ${ok} answered, ${limited} HTTP 429 (${((limited / (ok + limited)) * 100).toFixed(1)}%)`,
       },
     );
   } finally {
@@ -612,13 +615,14 @@ async function memory(): Promise<void> {
         const within = r.peakMb <= 350 && peaks[1]! / peaks[0]! <= 1.2;
         const want = QUICK ? '≤ 350 MB and ≤ 1.2 × (at 5,000,000 rows; this run is smaller)' : '≤ 350 MB and ≤ 1.2 ×';
         const got = `${fmt(r.peakMb)} MB, ${(peaks[1]! / peaks[0]!).toFixed(2)} × the ${small}-row run`;
-        target({ n: 3, what: `peak RSS, ${rows} swaps, default settings`, want, got, met: within });
+        target({ n: 3, what: `peak RSS, ${rows} swaps, default settings`, want, got, met: within, sized: true });
         target({
           n: 5,
           what: `first backfill of ${rows} swaps, whole process`,
           want: QUICK ? '≤ 300 s (at 5,000,000 rows; this run is smaller)' : '≤ 300 s',
           got: `${r.secs.toFixed(0)} s`,
           met: r.secs <= 300,
+          sized: true,
         });
       }
     } finally {
@@ -708,7 +712,7 @@ async function noop(): Promise<void> {
       secs: r.secs.toFixed(1),
       rate: `${stats.requests} requests`,
       ratio: `${(stats.requests / (tasks + endpoints)).toFixed(2)} × allowance`,
-      note: `target 5: ≤ ${tasks} tasks + ${endpoints} endpoints = ${tasks + endpoints}`,
+      note: `goal: ≤ ${tasks} tasks + ${endpoints} endpoints = ${tasks + endpoints}`,
     });
   } finally {
     await sb.stop();
@@ -745,7 +749,10 @@ const table = [
         '|---|---|---|---|---|',
         ...[...targets]
           .sort((a, b) => a.n - b.n)
-          .map((t) => `| ${t.n} | ${t.what} | ${t.want} | ${t.got} | ${t.met ? 'yes' : '**no**'} |`),
+          .map(
+            (t) =>
+              `| ${t.n} | ${t.what} | ${t.want} | ${t.got} | ${QUICK && t.sized ? '– (quick run)' : t.met ? 'yes' : '**no**'} |`,
+          ),
         '',
       ]
     : []),
