@@ -52,7 +52,10 @@ export interface Config {
    * many parts, fetched concurrently, each with its own checkpoint, then merged. 1 turns sharding off.
    */
   readonly shards: number;
-  /** DuckDB's memory limit during a run, e.g. `256MB` (it spills to the data folder's disk beyond it); empty: DuckDB's default. */
+  /**
+   * DuckDB's memory limit during a run (it spills to the data folder's disk beyond it, so a run checks that disk has
+   * room first); empty: DuckDB's default, 80% of RAM.
+   */
   readonly duckdbMemoryLimit: string;
   /** The `schemaName` the self-hosted route is asked with, per schema (the service names the mining schema `mine`). */
   readonly schemaNames: Readonly<Record<string, string>>;
@@ -95,7 +98,9 @@ export const DEFAULTS = {
   reorgWindowSecs: 3_600,
   batchRows: 20_000,
   shards: 4,
-  duckdbMemoryLimit: '',
+  // Measured on a first backfill of 500,000 swaps (2 cores): 0.70 GB peak and 0.89 × the time, against 0.90 GB with
+  // DuckDB's default (80% of RAM), which grows with the data. 128MB is too little for rows of 21 MB (hostile names).
+  duckdbMemoryLimit: '256MB',
   // The service's own list of schema names is `dodoex, vdodo, mine, token, nft, eip721, eip1155` (DODOEX/widgets
   // a56d6a1a, graphql.ts, `Pair_filter.schemaName`); `mine-v3` appears only in retired hosted-service slugs.
   schemaNames: { dodoex: 'dodoex', token: 'token', mine: 'mine' },

@@ -5,6 +5,7 @@ import { diskFullMessage, explainWriteError, isDiskFull } from '../errors.ts';
 import { writeLake } from '../lake/lake-writer.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { lockDataDir } from '../store/data-lock.ts';
+import { freeBytes, spillSpaceProblem } from '../store/spill-space.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { type RunArgs, runExport } from './run-export.ts';
@@ -48,6 +49,9 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
     },
   });
   try {
+    const { dataDir, duckdbMemoryLimit: memoryLimit } = args.config;
+    const short = spillSpaceProblem({ dataDir, memoryLimit }, freeBytes(dataDir));
+    if (short) throw new Error(short);
     const warehouse = await Warehouse.open(
       args.config.dataDir,
       args.config.duckdbMemoryLimit ? { memoryLimit: args.config.duckdbMemoryLimit } : {},

@@ -132,10 +132,23 @@ export class DuckDBSink {
         for (const [i, b] of batches.entries()) counts.push(await writeOne(tx, b, sources[i]!));
         return counts;
       });
+    } catch (e) {
+      throw outOfMemory(e, batches);
     } finally {
       for (const f of files) rmSync(f, { force: true });
     }
   }
+}
+
+/** DuckDB's error when a statement needs more than its memory limit, with what to do about it. */
+function outOfMemory(e: unknown, batches: readonly Batch[]): unknown {
+  const msg = (e as Error).message ?? '';
+  if (!/Out of Memory Error/i.test(msg)) return e;
+  const what = [...new Set(batches.map((b) => `${b.ds.name} on chain ${b.chainId}`))].join(', ');
+  return new Error(
+    `DuckDB needed more memory than duckdbMemoryLimit allows while storing ${what} (${msg.split('\n')[0]}); raise duckdbMemoryLimit in the config (e.g. "1GB"), and run again: batches committed before are kept`,
+    { cause: e },
+  );
 }
 
 /** An open transaction, as a batch uses it. */

@@ -131,6 +131,28 @@ describe('the DuckDB sink', () => {
     expect(got).toEqual([{ n: 6 * 3001, bytes: String(6 * 21_000_000 + smallBytes), huge: 6 }]);
   });
 
+  it('a batch that needs more memory than the limit fails naming duckdbMemoryLimit, and stores nothing', async () => {
+    const small = join(dir, 'small');
+    const limited = await Warehouse.open(small, { memoryLimit: '16MB' });
+    try {
+      await limited.exec('CREATE SCHEMA IF NOT EXISTS fake');
+      await limited.exec(createTable(EVENTS));
+      const rows = Array.from({ length: 20_000 }, (_, j) => row(EVENTS, `r-${j}`, j, 'v'.repeat(200)));
+      const err = await new DuckDBSink(limited, small)
+        .write(batch(EVENTS, rows, { prev: null, next: '1', replace: { kind: 'none' } }))
+        .then(
+          () => undefined,
+          (e: Error) => e,
+        );
+      expect(err?.message).toMatch(
+        /^DuckDB needed more memory than duckdbMemoryLimit allows while storing fake\.\w+ on chain 56 \(Out of Memory Error: .*\); raise duckdbMemoryLimit in the config \(e\.g\. "1GB"\)/,
+      );
+      expect(await limited.all(`SELECT count(*)::INTEGER AS n FROM ${qt(EVENTS.table)}`)).toEqual([{ n: 0 }]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("'ids' upserts mutable rows by id, null keys included", async () => {
     await sink.write(
       batch(STATE, [row(STATE, 'x', 5), row(STATE, 'y', null)], { prev: null, next: '1', replace: { kind: 'ids' } }),
