@@ -294,9 +294,10 @@ export function loadConfig(
   for (const k of STRING_KEYS) if (typeof merged[k] !== 'string') throw new UsageError(`${k} must be a string`);
   for (const k of INT_KEYS) {
     const v = Number(merged[k]);
-    if (!Number.isInteger(v) || v < (k === 'confirmations' || k === 'reorgWindowSecs' ? 0 : 1))
+    const min = k === 'confirmations' || k === 'reorgWindowSecs' ? 0 : 1;
+    if (!Number.isInteger(v) || v < min)
       throw new UsageError(
-        `${k} must be a whole number${k === 'confirmations' ? '' : ' of at least 1'}, not ${JSON.stringify(merged[k])}`,
+        `${k} must be a whole number${min ? ' of at least 1' : ''}, not ${JSON.stringify(merged[k])}`,
       );
     merged[k] = v;
   }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseChain } from '../../src/config/chains.ts';
-import { loadConfig } from '../../src/config/config.ts';
+import { LIST_POOL_TYPES, loadConfig } from '../../src/config/config.ts';
 import { UsageError } from '../../src/errors.ts';
 
 const file = (content: string) => {
@@ -52,5 +52,188 @@ describe('config', () => {
 
   it('parses chain names and ids', () => {
     expect([parseChain('Ethereum'), parseChain('56'), parseChain('8453')]).toEqual([1, 56, 8453]);
+  });
+});
+
+/** Every rule of the config file, each with its whole message written out here (and a value just inside it accepted). */
+describe('config rules, one by one', () => {
+  const cfg = (o: Record<string, unknown>) => loadConfig({ env: {}, configFile: file(JSON.stringify(o)) });
+  const USDT = '0x55d398326f99059ff775485246999027b3197955';
+  const TOKENS_EXAMPLE = `{"56": ["${USDT}"]}`;
+  const SCHEMAS = 'dodoex, token, mine';
+
+  it.each<[Record<string, unknown>, string]>([
+    [{ routes: [] }, 'config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}'],
+    [{ routes: null }, 'config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}'],
+    [{ routes: 'x' }, 'config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}'],
+    [
+      { routes: { '56/nft': { kind: 'self' } } },
+      `config route key "56/nft" must be <chainId>/<schema> with schema ${SCHEMAS}`,
+    ],
+    [
+      { routes: { 'x56/dodoex': { kind: 'self' } } },
+      `config route key "x56/dodoex" must be <chainId>/<schema> with schema ${SCHEMAS}`,
+    ],
+    [
+      { routes: { '56/dodoex/x': { kind: 'self' } } },
+      `config route key "56/dodoex/x" must be <chainId>/<schema> with schema ${SCHEMAS}`,
+    ],
+    [
+      { routes: { '56/dodoex': { kind: 'gateway', subgraphId: '' } } },
+      'config route "56/dodoex" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}',
+    ],
+    [
+      { routes: { '56/dodoex': { kind: 'gateway', subgraphId: 7 } } },
+      'config route "56/dodoex" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}',
+    ],
+    [
+      { routes: { '56/dodoex': { kind: 'hosted', subgraphId: 'a' } } },
+      'config route "56/dodoex" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}',
+    ],
+    [{ schemaNames: [] }, 'config "schemaNames" must be an object like {"mine": "mine-v3"}'],
+    [{ schemaNames: null }, 'config "schemaNames" must be an object like {"mine": "mine-v3"}'],
+    [{ schemaNames: 'mine' }, 'config "schemaNames" must be an object like {"mine": "mine-v3"}'],
+    [{ schemaNames: { nft: 'nft' } }, `config schemaNames key "nft" is not a schema; valid: ${SCHEMAS}`],
+    [
+      { schemaNames: { mine: 'mine v3' } },
+      'config schemaNames.mine must be a schema name such as "mine", not "mine v3"',
+    ],
+    [{ schemaNames: { mine: 3 } }, 'config schemaNames.mine must be a schema name such as "mine", not 3'],
+    [{ schemaNames: { mine: 'x/../y' } }, 'config schemaNames.mine must be a schema name such as "mine", not "x/../y"'],
+    [{ trustedTokens: [] }, `config "trustedTokens" must map chain ids to token addresses, like ${TOKENS_EXAMPLE}`],
+    [{ trustedTokens: null }, `config "trustedTokens" must map chain ids to token addresses, like ${TOKENS_EXAMPLE}`],
+    [{ trustedTokens: { bsc: [USDT] } }, 'config trustedTokens key "bsc" must be a chain id such as 56'],
+    [{ trustedTokens: { '56x': [USDT] } }, 'config trustedTokens key "56x" must be a chain id such as 56'],
+    [
+      { trustedTokens: { '56': USDT } },
+      `config trustedTokens["56"] must be a list of token addresses (0x and 40 hex digits), like ${TOKENS_EXAMPLE}`,
+    ],
+    [
+      { trustedTokens: { '56': [USDT, `${USDT}0`] } },
+      `config trustedTokens["56"] must be a list of token addresses (0x and 40 hex digits), like ${TOKENS_EXAMPLE}`,
+    ],
+    [
+      { trustedTokens: { '56': [`x${USDT}`] } },
+      `config trustedTokens["56"] must be a list of token addresses (0x and 40 hex digits), like ${TOKENS_EXAMPLE}`,
+    ],
+    [
+      { trustedTokens: { '56': [5] } },
+      `config trustedTokens["56"] must be a list of token addresses (0x and 40 hex digits), like ${TOKENS_EXAMPLE}`,
+    ],
+    [
+      { listPoolTypes: [] },
+      `config "listPoolTypes" must be a non-empty list of pool types such as ${JSON.stringify(LIST_POOL_TYPES)}`,
+    ],
+    [
+      { listPoolTypes: 'DVM' },
+      `config "listPoolTypes" must be a non-empty list of pool types such as ${JSON.stringify(LIST_POOL_TYPES)}`,
+    ],
+    [
+      { listPoolTypes: ['DVM', 'dsp'] },
+      `config "listPoolTypes" must be a non-empty list of pool types such as ${JSON.stringify(LIST_POOL_TYPES)}`,
+    ],
+    [
+      { listPoolTypes: ['DVM', 'X DSP'] },
+      `config "listPoolTypes" must be a non-empty list of pool types such as ${JSON.stringify(LIST_POOL_TYPES)}`,
+    ],
+    [{ minTrackedLiquidityUsd: -1 }, 'minTrackedLiquidityUsd must be a number of USD from 0, such as 50000, not -1'],
+    [{ minTrackedLiquidityUsd: '5' }, 'minTrackedLiquidityUsd must be a number of USD from 0, such as 50000, not "5"'],
+    [{ maxAnswerBytes: true }, 'maxAnswerBytes must be a size of at least 1 MiB, such as 64MiB or 67108864, not true'],
+    [
+      { maxAnswerBytes: 1048575 },
+      'maxAnswerBytes must be a size of at least 1 MiB, such as 64MiB or 67108864, not 1048575',
+    ],
+    [
+      { maxAnswerBytes: 'x64MiB' },
+      'maxAnswerBytes must be a size of at least 1 MiB, such as 64MiB or 67108864, not "x64MiB"',
+    ],
+    [
+      { maxAnswerBytes: '64MiB x' },
+      'maxAnswerBytes must be a size of at least 1 MiB, such as 64MiB or 67108864, not "64MiB x"',
+    ],
+    [{ dataDir: 5 }, 'dataDir must be a string'],
+    [{ confirmations: -1 }, 'confirmations must be a whole number, not -1'],
+    [{ reorgWindowSecs: 1.5 }, 'reorgWindowSecs must be a whole number, not 1.5'],
+    [{ shards: 0 }, 'shards must be a whole number of at least 1, not 0'],
+    [{ shards: 65 }, 'shards must be at most 64, not 65'],
+    [{ pageSize: 1001 }, "pageSize must be at most 1000 (graph-node's limit), not 1001"],
+    [{ duckdbMemoryLimit: '256' }, 'duckdbMemoryLimit must be a size such as 256MB or 1GB, not "256"'],
+    [{ duckdbMemoryLimit: 'x256MB' }, 'duckdbMemoryLimit must be a size such as 256MB or 1GB, not "x256MB"'],
+    [{ duckdbMemoryLimit: '256MB x' }, 'duckdbMemoryLimit must be a size such as 256MB or 1GB, not "256MB x"'],
+    [{ duckdbMemoryLimit: '2.MB' }, 'duckdbMemoryLimit must be a size such as 256MB or 1GB, not "2.MB"'],
+    [{ chains: [] }, 'chains must be a non-empty list of chain names or ids'],
+    [{ chains: 'bsc' }, 'chains must be a non-empty list of chain names or ids'],
+    [
+      { apiKey: 'ab cd' },
+      'POOL_EXPORT_API_KEY holds spaces or control characters; copy the key again from the developer platform',
+    ],
+    [
+      { apiKey: 'abcd\u0007' },
+      'POOL_EXPORT_API_KEY holds spaces or control characters; copy the key again from the developer platform',
+    ],
+    [
+      { gatewayUrl: 'file:///x' },
+      'gatewayUrl (POOL_EXPORT_GATEWAY_URL) must be an http(s) URL such as https://api.dodoex.io, not "file:///x"',
+    ],
+  ])('refuses %j: %s', (o, message) => {
+    let err: unknown;
+    try {
+      cfg(o);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as Error).message).toBe(message);
+  });
+
+  it('accepts the values at the edges of each rule, as written', () => {
+    const c = cfg({
+      routes: { '56/dodoex': { kind: 'gateway', subgraphId: 'Qm1' }, '137/mine': { kind: 'self' } },
+      schemaNames: { mine: 'mine-v3_2' },
+      trustedTokens: { '56': [USDT.toUpperCase().replace('0X', '0x')] },
+      listPoolTypes: ['DVM', 'AMMV3'],
+      minTrackedLiquidityUsd: 0,
+      maxAnswerBytes: ' 1 MiB ',
+      confirmations: 0,
+      reorgWindowSecs: 0,
+      shards: 64,
+      pageSize: 1000,
+      duckdbMemoryLimit: '1.5 GiB',
+      apiKey: '!~',
+      baseUrl: 'http://127.0.0.1:9///',
+      dataDir: 'rel/dir',
+    });
+    expect(c.routes).toEqual({ '56/dodoex': { kind: 'gateway', subgraphId: 'Qm1' }, '137/mine': { kind: 'self' } });
+    expect(c.schemaNames).toEqual({ dodoex: 'dodoex', token: 'token', mine: 'mine-v3_2' });
+    expect(c.trustedTokens).toEqual({ '56': [USDT] });
+    expect(c.listPoolTypes).toEqual(['DVM', 'AMMV3']);
+    expect([c.minTrackedLiquidityUsd, c.maxAnswerBytes, c.confirmations, c.reorgWindowSecs]).toEqual([
+      0, 1048576, 0, 0,
+    ]);
+    expect([c.shards, c.pageSize, c.duckdbMemoryLimit, c.apiKey]).toEqual([64, 1000, '1.5 GiB', '!~']);
+    expect(c.baseUrl).toBe('http://127.0.0.1:9');
+    expect(c.dataDir).toBe(join(process.cwd(), 'rel/dir'));
+    expect(cfg({ duckdbMemoryLimit: '' }).duckdbMemoryLimit).toBe('');
+    // Defaults: 256MB of DuckDB memory, and no routes, trusted tokens or renamed schemas of one's own.
+    const d = loadConfig({ env: {} });
+    expect([d.duckdbMemoryLimit, d.routes, d.trustedTokens]).toEqual(['256MB', {}, {}]);
+  });
+
+  it('takes the environment over the file, an empty variable being no value, and overrides over both', () => {
+    const f = file(JSON.stringify({ developerId: 'from-file', concurrency: 3 }));
+    expect(loadConfig({ env: { POOL_EXPORT_DEVELOPER_ID: '' }, configFile: f }).developerId).toBe('from-file');
+    expect(loadConfig({ env: { POOL_EXPORT_DEVELOPER_ID: 'env' }, configFile: f }).developerId).toBe('env');
+    const o = loadConfig({ env: {}, configFile: f, overrides: { concurrency: 7, developerId: undefined } });
+    expect([o.concurrency, o.developerId]).toEqual([7, 'from-file']);
+  });
+
+  it('names a config file that is missing, or holds no object', () => {
+    expect(() => loadConfig({ env: {}, configFile: '/nonexistent/pe.json' })).toThrow(
+      'config file /nonexistent/pe.json does not exist; pass --config with a JSON file, or leave it out',
+    );
+    for (const content of ['[]', 'null', '"x"', '5']) {
+      const f = file(content);
+      expect(() => loadConfig({ env: {}, configFile: f })).toThrow(`config file ${f} must hold a JSON object`);
+    }
   });
 });
