@@ -376,7 +376,19 @@ describe('bad input', () => {
       try {
         const small = join(disk, 'data');
         const envSmall = sandboxEnv(sb, small);
-        const args = ['run', '--chains', 'bsc', '--jobs', 'events'];
+        // With DuckDB's memory capped (the default), a run first asks for 1 GiB to spill to, and stops before starting.
+        const refused = await cli(['run', '--chains', 'bsc', '--jobs', 'events'], envSmall);
+        expect(refused.code, refused.stdout + refused.stderr).toBe(1);
+        expect(refused.stdout + refused.stderr).toMatch(
+          new RegExp(
+            `the data folder ${small} has \\d+ (KiB|MiB) free; a run needs at least 1024 MiB there, since DuckDB writes what does not fit in duckdbMemoryLimit \\(256MB\\) to that disk`,
+          ),
+        );
+        expect(existsSync(join(small, 'warehouse.duckdb'))).toBe(false);
+        // The rest of this test fills the disk during a run: DuckDB uncapped, so the space check does not stop it.
+        const uncapped = join(dir, 'uncapped.json');
+        writeFileSync(uncapped, JSON.stringify({ duckdbMemoryLimit: '' }));
+        const args = ['run', '--chains', 'bsc', '--jobs', 'events', '--config', uncapped];
         const first = await cli(args, envSmall);
         expect(
           first.code,
