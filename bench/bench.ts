@@ -177,38 +177,42 @@ async function floor(
   return { rows, secs, requests };
 }
 
-/** (d) The ceiling: DuckDB's own `read_json` ingest of the same rows into the same table, as one statement. */
-async function duckdbIngest(ndjson: string): Promise<{ rows: number; secs: number }> {
-  const dir = join(work, 'ceiling');
-  const w = await Warehouse.open(dir);
+/** Times `sql` (which reads the rows file) on a fresh warehouse in `name`; `prepare` runs first, untimed. */
+async function timedIngest(
+  name: string,
+  sql: { prepare?: (w: Warehouse) => Promise<void>; run: string; count: string },
+): Promise<{ rows: number; secs: number }> {
+  const w = await Warehouse.open(join(work, name));
   try {
-    await w.ensureTables([SWAPS]);
-    const { target, select } = insertParts(SWAPS);
+    await sql.prepare?.(w);
     const t = performance.now();
-    const rows = await w.exec(
-      `INSERT INTO ${qt(SWAPS.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, ${CHAIN}, 0, 'bench', NULL FROM read_json(${lit(ndjson)}, format = 'newline_delimited', columns = ${jsonColumns(SWAPS)})`,
-    );
-    return { rows, secs: (performance.now() - t) / 1000 };
+    await w.exec(sql.run);
+    const secs = (performance.now() - t) / 1000;
+    return { rows: Number((await w.all(`SELECT count(*) AS n FROM ${sql.count}`))[0]!.n), secs };
   } finally {
     await w.close();
   }
+}
+
+/** (d) The ceiling: DuckDB's own `read_json` ingest of the same rows into the same table, as one statement. */
+function duckdbIngest(ndjson: string): Promise<{ rows: number; secs: number }> {
+  const { target, select } = insertParts(SWAPS);
+  return timedIngest('ceiling', {
+    prepare: (w) => w.ensureTables([SWAPS]),
+    run: `INSERT INTO ${qt(SWAPS.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, ${CHAIN}, 0, 'bench', NULL FROM read_json(${lit(ndjson)}, format = 'newline_delimited', columns = ${jsonColumns(SWAPS)})`,
+    count: qt(SWAPS.table),
+  });
 }
 
 /**
  * (e) DuckDB's native `read_json` of the same file, with the types it infers itself and no casts: the yardstick that
  * keeps the ceiling honest (a table whose types made the ceiling slow would hide the exporter's cost).
  */
-async function nativeIngest(ndjson: string): Promise<{ rows: number; secs: number }> {
-  const dir = join(work, 'native');
-  const w = await Warehouse.open(dir);
-  try {
-    const t = performance.now();
-    await w.exec(`CREATE TABLE native AS SELECT * FROM read_json(${lit(ndjson)}, format = 'newline_delimited')`);
-    const secs = (performance.now() - t) / 1000;
-    return { rows: Number((await w.all('SELECT count(*) AS n FROM native'))[0]!.n), secs };
-  } finally {
-    await w.close();
-  }
+function nativeIngest(ndjson: string): Promise<{ rows: number; secs: number }> {
+  return timedIngest('native', {
+    run: `CREATE TABLE native AS SELECT * FROM read_json(${lit(ndjson)}, format = 'newline_delimited')`,
+    count: 'native',
+  });
 }
 
 /** A recording proxy in front of the sandbox: answers pass through, and the good ones are kept for a replay. */
@@ -503,7 +507,7 @@ async function throughput(): Promise<void> {
     target({
       n: 3,
       what: `peak RSS of the live run of ${fmt(total)} swaps, default settings`,
-      want: QUICK ? '≤ 200 MB (at 100,000 rows; this run is smaller)' : '≤ 200 MB',
+      want: '≤ 200 MB (at 100,000 rows)',
       got: `${fmt(live.peakMb)} MB`,
       met: live.peakMb <= 200,
       sized: true,
@@ -600,26 +604,33 @@ async function memory(): Promise<void> {
       peaks.push(r.peakMb);
       const S = 'memory: first backfill of one dataset, default settings (peak RSS of the exporter process)';
       const large = peaks.length === 2;
+      const growth = large ? peaks[1]! / peaks[0]! : 1;
       lines.push({
         section: S,
         what: `pool-export run, ${fmt(scale + BURST)} swaps`,
         rows: r.taskRows,
         secs: r.secs.toFixed(1),
         rate: fmt(r.taskRows / r.taskSecs),
-        ratio: large ? `${(peaks[1]! / peaks[0]!).toFixed(2)} × the smaller run` : '1.00',
+        ratio: large ? `${growth.toFixed(2)} × the smaller run` : '1.00',
         note: `peak RSS ${fmt(r.peakMb)} MB${large ? '; targets 3: ≤ 350 MB and ≤ 1.2 ×; 5: ≤ 300 s' : ''}`,
       });
       if (large) {
         const rows = fmt(scale + BURST);
         const small = fmt(MEM_LOW + BURST);
-        const within = r.peakMb <= 350 && peaks[1]! / peaks[0]! <= 1.2;
-        const want = QUICK ? '≤ 350 MB and ≤ 1.2 × (at 5,000,000 rows; this run is smaller)' : '≤ 350 MB and ≤ 1.2 ×';
-        const got = `${fmt(r.peakMb)} MB, ${(peaks[1]! / peaks[0]!).toFixed(2)} × the ${small}-row run`;
-        target({ n: 3, what: `peak RSS, ${rows} swaps, default settings`, want, got, met: within, sized: true });
+        const within = r.peakMb <= 350 && growth <= 1.2;
+        const got = `${fmt(r.peakMb)} MB, ${growth.toFixed(2)} × the ${small}-row run`;
+        target({
+          n: 3,
+          what: `peak RSS, ${rows} swaps, default settings`,
+          want: '≤ 350 MB and ≤ 1.2 × (at 5,000,000 rows)',
+          got,
+          met: within,
+          sized: true,
+        });
         target({
           n: 5,
           what: `first backfill of ${rows} swaps, whole process`,
-          want: QUICK ? '≤ 300 s (at 5,000,000 rows; this run is smaller)' : '≤ 300 s',
+          want: '≤ 300 s (at 5,000,000 rows)',
           got: `${r.secs.toFixed(0)} s`,
           met: r.secs <= 300,
           sized: true,
@@ -751,7 +762,7 @@ const table = [
           .sort((a, b) => a.n - b.n)
           .map(
             (t) =>
-              `| ${t.n} | ${t.what} | ${t.want} | ${t.got} | ${QUICK && t.sized ? '– (quick run)' : t.met ? 'yes' : '**no**'} |`,
+              `| ${t.n} | ${t.what} | ${t.want} | ${t.got} | ${QUICK && t.sized ? '– (quick run: smaller size)' : t.met ? 'yes' : '**no**'} |`,
           ),
         '',
       ]

@@ -52,10 +52,7 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
     const { dataDir, duckdbMemoryLimit: memoryLimit } = args.config;
     const short = spillSpaceProblem({ dataDir, memoryLimit }, freeBytes(dataDir));
     if (short) throw new Error(short);
-    const warehouse = await Warehouse.open(
-      args.config.dataDir,
-      args.config.duckdbMemoryLimit ? { memoryLimit: args.config.duckdbMemoryLimit } : {},
-    );
+    const warehouse = await Warehouse.open(dataDir, memoryLimit ? { memoryLimit } : {});
     try {
       const client = UpstreamClient.forConfig(args.config, { signal });
       const runId = randomUUID();
