@@ -130,5 +130,6 @@ export function resolveRequest(
 
 /** The event log for a command line. */
 export function logFor(a: CommonArgs, config: Config): EventLog {
-  return createEventLog(a['log-level'] ?? (process.stderr.isTTY ? 'warn' : 'info'), config.apiKey, a['log-format']);
+  const level = a['log-level'] ?? (process.stderr.isTTY ? 'warn' : 'info');
+  return createEventLog({ level, secret: config.apiKey, format: a['log-format'] });
 }

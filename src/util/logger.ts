@@ -16,24 +16,34 @@ export type EventLog = (
 /** Formats accepted by `--log-format`: JSON lines for log shippers, or pretty lines for people. */
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 
+/** What the event log needs: its level, the secret to remove, its format, and where it writes (stderr by default). */
+export interface EventLogOptions {
+  readonly level: string;
+  readonly secret: string;
+  readonly format?: (typeof LOG_FORMATS)[number];
+  /** A stream taking each line; file descriptor 2 when absent. */
+  readonly destination?: NodeJS.WritableStream;
+}
+
 /**
  * Creates the event log; every string field is scrubbed of `secret`. `pretty` writes one line per event for people
  * (time, level, event, then the fields), upstream text in it made inert; `json` is one JSON object per line, with
  * every control and bidirectional character escaped (`jsonSafe`).
  */
-export function createEventLog(level: string, secret: string, format: (typeof LOG_FORMATS)[number] = 'json'): EventLog {
+export function createEventLog(o: EventLogOptions): EventLog {
+  const { level, secret, format = 'json' } = o;
   const stream =
     format === 'pretty'
       ? pretty({
-          destination: 2,
+          destination: o.destination ?? 2,
           sync: true,
-          colorize: process.stderr.isTTY,
+          colorize: o.destination ? false : process.stderr.isTTY,
           singleLine: true,
           messageFormat: '{event}',
           translateTime: 'SYS:HH:MM:ss',
           ignore: 'event',
         })
-      : pino.destination({ fd: 2, sync: true });
+      : (o.destination ?? pino.destination({ fd: 2, sync: true }));
   // JSON lines: pino escapes C0 controls; the characters JSON leaves raw (DEL, C1, bidi) are escaped too, so that a
   // log tailed on a terminal is inert and a log reader still decodes every byte.
   const logger = pino(

@@ -1,0 +1,88 @@
+/**
+ * The event log, given a stream instead of stderr: the lines it writes, read back as JSON or as text, with the key
+ * removed, levels filtered and upstream text made inert.
+ */
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createEventLog, type EventLogOptions } from '../../src/util/logger.ts';
+
+/** An event log writing into memory, and the lines written so far. */
+function capture(o: Omit<EventLogOptions, 'destination'>) {
+  const destination = new PassThrough();
+  let text = '';
+  destination.on('data', (b: Buffer) => {
+    text += b.toString('utf8');
+  });
+  const log = createEventLog({ ...o, destination });
+  /** The lines written once `n` of them have arrived (the pretty printer writes through a pipe). */
+  const lines = async (n: number) => {
+    while (text.split('\n').length - 1 < n) await once(destination, 'data');
+    return text.split('\n').slice(0, -1);
+  };
+  return { log, lines, raw: () => text };
+}
+
+describe('the JSON event log', () => {
+  it('writes one object per event: its level number, an ISO time, the event and the fields, nothing else', async () => {
+    const { log, lines } = capture({ level: 'info', secret: 'KEY123' });
+    log('task.done', { chain: 'bsc', rows: 5, nested: { a: 1 }, note: 'from https://x/KEY123/q and KEY123 again' });
+    log('task.retry', { attempt: 2 }, 'warn');
+    log('task.failed', { reason: 'x' }, 'error');
+    const [a, b, c] = (await lines(3)).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(Object.keys(a!).sort()).toEqual(['chain', 'event', 'level', 'nested', 'note', 'rows', 'time']);
+    expect(a).toMatchObject({ level: 30, event: 'task.done', chain: 'bsc', rows: 5, nested: { a: 1 } });
+    expect(a!.note).toBe('from https://x/***/q and *** again');
+    expect(a!.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(a!.time as string) - Date.now())).toBeLessThan(60_000);
+    expect(b).toMatchObject({ level: 40, event: 'task.retry', attempt: 2 });
+    expect(c).toMatchObject({ level: 50, event: 'task.failed', reason: 'x' });
+  });
+
+  it('leaves text alone when there is no key', async () => {
+    const { log, lines } = capture({ level: 'info', secret: '' });
+    log('e', { s: 'abc' });
+    expect(JSON.parse((await lines(1))[0]!)).toMatchObject({ s: 'abc' });
+  });
+
+  it('keeps events below its level out', async () => {
+    const warn = capture({ level: 'warn', secret: '' });
+    warn.log('a', {});
+    warn.log('b', {}, 'debug');
+    warn.log('c', {}, 'warn');
+    expect((await warn.lines(1)).map((l) => JSON.parse(l).event)).toEqual(['c']);
+    const debug = capture({ level: 'debug', secret: '' });
+    debug.log('d', {}, 'debug');
+    expect(JSON.parse((await debug.lines(1))[0]!)).toMatchObject({ level: 20, event: 'd' });
+    const silent = capture({ level: 'silent', secret: '' });
+    silent.log('e', {}, 'error');
+    expect(silent.raw()).toBe('');
+  });
+
+  it('escapes every control and bidirectional character, and a reader gets each one back', async () => {
+    const { log, lines } = capture({ level: 'info', secret: '' });
+    const hostile = 'a\u001b[31mb\u007fc\u0085d\u202ee\u2028f';
+    log('e', { symbol: hostile });
+    const [line] = await lines(1);
+    expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2028]/);
+    expect(line).toContain('a\\u001b[31mb\\u007fc\\u0085d\\u202ee\\u2028f');
+    expect(JSON.parse(line!).symbol).toBe(hostile);
+  });
+});
+
+describe('the pretty event log', () => {
+  it('writes a line per event for people: level, event, fields, the key removed and control characters visible', async () => {
+    const { log, lines } = capture({ level: 'info', secret: 'KEY123', format: 'pretty' });
+    log('task.done', { chain: 'bsc', note: 'url KEY123', symbol: 'x\u001b[2Jy' });
+    log('task.failed', { reason: 'r' }, 'error');
+    const [a, b] = await lines(2);
+    expect(a).toMatch(/^\[\d{2}:\d{2}:\d{2}\] INFO: task\.done /);
+    expect(a).toContain('"chain":"bsc"');
+    expect(a).toContain('"note":"url ***"');
+    expect(a).not.toContain('KEY123');
+    expect(a).not.toContain('\u001b');
+    expect(a).toContain('"symbol":"x\\x1b[2Jy"');
+    expect(a).not.toContain('"event"');
+    expect(b).toMatch(/^\[\d{2}:\d{2}:\d{2}\] ERROR: task\.failed /);
+  });
+});
