@@ -1,0 +1,216 @@
+/**
+ * The dashboard page's markup from figures written out by hand: every cell, class and label compared with the HTML
+ * expected of it (written here, not produced by the page's own helpers), at the edges of each rule.
+ */
+import { describe, expect, it } from 'vitest';
+import type { DashboardData, Freshness, TopPool } from '../../src/reports/dashboard-data.ts';
+import { compactNumber, cut, dashboardHtml, emptyDashboardHtml, pct, usd } from '../../src/reports/dashboard-page.ts';
+
+const pool = (over: Partial<TopPool>): TopPool => ({
+  chain: 'bsc',
+  chainId: 56,
+  pool: '0x1234567890abcdef1234',
+  type: 'DVM',
+  base: 'WBNB',
+  quote: 'USDT',
+  tvlUsd: 1234567.891,
+  tvlServiceUsd: 2500,
+  serviceApy: 0.051234,
+  feeApy: 0.25,
+  spark: { days: ['2026-01-01'], values: [1] },
+  ...over,
+});
+
+const fresh = (over: Partial<Freshness>): Freshness => ({
+  dataset: 'dodoex.swaps',
+  chain: 'bsc',
+  chainId: 56,
+  lastSuccess: '2026-01-02 00:00:00Z',
+  lastStatus: 'ok',
+  blockTime: '2026-01-01 23:00:00Z',
+  lagSecs: 10,
+  ...over,
+});
+
+const figures = (over: Partial<DashboardData>): DashboardData => ({
+  generatedAt: '2026-01-02T03:04:05Z',
+  filter: {},
+  tvl: { days: [], series: [] },
+  volume: { days: [], series: [] },
+  topPools: [],
+  tokens: [],
+  freshness: [],
+  ...over,
+});
+
+/** The page with the whitespace between tags removed, so that rows compare as one line. */
+const page = (d: DashboardData, dir = '/data') => dashboardHtml(d, dir).replace(/>\s+</g, '><');
+
+/** The body of the table with the given class. */
+function table(html: string, cls: string): string {
+  const m = new RegExp(`<table class="${cls}">([\\s\\S]*?)</table>`).exec(html);
+  if (!m) throw new Error(`no table ${cls} in the page`);
+  return m[1]!;
+}
+
+describe('the top-pools table', () => {
+  it('shows rank, chain, short id, pair, type, amounts and APYs, with the exact values as data', () => {
+    const html = page(
+      figures({
+        topPools: [
+          pool({}),
+          pool({
+            chain: 'ethereum',
+            chainId: 1,
+            pool: '0x123456789abc',
+            type: null,
+            base: null,
+            quote: '<b>',
+            tvlUsd: null,
+            tvlServiceUsd: null,
+            serviceApy: null,
+            feeApy: null,
+          }),
+          pool({ pool: '0x123456789abcd', base: 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', quote: null }),
+        ],
+      }),
+    );
+    const rows = table(html, 'top-pools').split('<tr').slice(2);
+    expect(rows).toEqual([
+      ' data-chain-id="56" data-pool="0x1234567890abcdef1234"><td class="n">1</td><td>bsc</td>' +
+        '<td title="0x1234567890abcdef1234">0x123456…1234</td><td>WBNB/USDT</td><td>DVM</td>' +
+        '<td class="n" data-value="1234567.891">1.2M USD</td><td class="n" data-value="2500">2.5K USD</td>' +
+        '<td><div class="spark" id="spark-0"></div></td>' +
+        '<td class="n" data-value="0.051234">5.12%</td><td class="n" data-value="0.25">25%</td></tr>',
+      // 14 characters: short enough to show whole; nulls as empty data and a dash.
+      ' data-chain-id="1" data-pool="0x123456789abc"><td class="n">2</td><td>ethereum</td>' +
+        '<td title="0x123456789abc">0x123456789abc</td><td>?/&lt;b&gt;</td><td></td>' +
+        '<td class="n" data-value="">–</td><td class="n" data-value="">–</td>' +
+        '<td><div class="spark" id="spark-1"></div></td>' +
+        '<td class="n" data-value="">–</td><td class="n" data-value="">–</td></tr>',
+      // 15 characters: shortened; a symbol cut to 24 characters.
+      ' data-chain-id="56" data-pool="0x123456789abcd"><td class="n">3</td><td>bsc</td>' +
+        '<td title="0x123456789abcd">0x123456…abcd</td><td>ABCDEFGHIJKLMNOPQRSTUVW…/?</td><td>DVM</td>' +
+        '<td class="n" data-value="1234567.891">1.2M USD</td><td class="n" data-value="2500">2.5K USD</td>' +
+        '<td><div class="spark" id="spark-2"></div></td>' +
+        '<td class="n" data-value="0.051234">5.12%</td><td class="n" data-value="0.25">25%</td></tr></tbody>',
+    ]);
+    expect(table(html, 'top-pools')).toMatch(
+      /^<thead><tr><th class="n">#<\/th><th>chain<\/th><th>pool<\/th><th>pair<\/th><th>type<\/th><th class="n">TVL, tracked<\/th><th class="n">TVL, service<\/th><th>tracked TVL over the days<\/th><th class="n">service APY<\/th><th class="n">fee APY<\/th><\/tr><\/thead><tbody>/,
+    );
+  });
+});
+
+describe('the freshness table', () => {
+  it('has a column per chain in chain-id order, a row per dataset in name order, and a class per age', () => {
+    const html = page(
+      figures({
+        freshness: [
+          fresh({ lagSecs: 3600 }),
+          fresh({ dataset: 'dodoex.pairs', lagSecs: 3601 }),
+          fresh({ dataset: 'dodoex.pairs', chain: 'ethereum', chainId: 1, lagSecs: 86_400 }),
+          fresh({ dataset: 'dodoex.pairs', chain: 'polygon', chainId: 137, lagSecs: 86_401 }),
+          fresh({ dataset: 'dodoex.swaps', chain: 'polygon', chainId: 137, lagSecs: 10, lastStatus: 'failed' }),
+          fresh({ dataset: 'a<b', chain: 'ethereum', chainId: 1, lagSecs: null, lastStatus: null }),
+          fresh({ dataset: 'a<b', chain: 'bsc', chainId: 56, lagSecs: null, lastSuccess: null, blockTime: null }),
+        ],
+      }),
+    );
+    const t = (success: string, block: string, last: string) =>
+      `title="last success: ${success}; data at block time ${block}; last task: ${last}"`;
+    const ok = t('2026-01-02 00:00:00Z', '2026-01-01 23:00:00Z', 'ok');
+    expect(table(html, 'freshness')).toBe(
+      '<thead><tr><th>dataset</th><th class="n">ethereum</th><th class="n">bsc</th><th class="n">polygon</th></tr></thead><tbody>' +
+        `<tr><th>a&lt;b</th><td class="n " ${t('2026-01-02 00:00:00Z', '2026-01-01 23:00:00Z', '–')}>–</td>` +
+        `<td class="n " ${t('never', '–', 'ok')}>ok</td><td></td></tr>` +
+        `<tr><th>dodoex.pairs</th><td class="n stale" ${ok}>24.0h</td><td class="n stale" ${ok}>1.0h</td>` +
+        `<td class="n old" ${ok}>24.0h</td></tr>` +
+        `<tr><th>dodoex.swaps</th><td></td><td class="n fresh" ${ok}>1.0h</td>` +
+        `<td class="n failed" ${t('2026-01-02 00:00:00Z', '2026-01-01 23:00:00Z', 'failed')}>10s</td></tr></tbody>`,
+    );
+  });
+
+  it('says so when no run has recorded its status', () => {
+    expect(page(figures({}))).toContain(
+      '<p class="note">How old the committed data of each dataset are per chain (hover for the last success), from the data folder’s status file.</p>' +
+        '<p class="note">No run has recorded its status in this data folder yet.</p></section>',
+    );
+  });
+});
+
+describe('the page around the tables', () => {
+  it('names when and from what it was made, and the filter', () => {
+    const meta = (d: Partial<DashboardData>) => /<div class="meta">([^<]*)<\/div>/.exec(page(figures(d), '/d<1>'))![1];
+    const tail = ". Tracked figures count a token's price only when it is backed by a trusted token.";
+    expect(meta({})).toBe(`made 2026-01-02T03:04:05Z from /d&lt;1&gt;; every chain; every day${tail}`);
+    expect(meta({ filter: { chains: [56, 1], from: '2026-01-01' } })).toBe(
+      `made 2026-01-02T03:04:05Z from /d&lt;1&gt;; chains 56, 1; days 2026-01-01 to last${tail}`,
+    );
+    expect(meta({ filter: { chains: [], to: '2026-01-31' } })).toBe(
+      `made 2026-01-02T03:04:05Z from /d&lt;1&gt;; every chain; days first to 2026-01-31${tail}`,
+    );
+  });
+
+  it('has its six sections in order with their titles, the two tables spanning the width', () => {
+    const sections = [
+      ...page(figures({})).matchAll(
+        /<section data-part="([^"]+)"([^>]*)><h2>([^<]+)<\/h2><p class="note">([^<]+)<\/p>/g,
+      ),
+    ];
+    expect(sections.map((m) => [m[1], m[2], m[3]])).toEqual([
+      ['tvl', '', 'TVL per chain'],
+      ['volume', '', 'Daily volume per chain'],
+      ['top-pools', ' class="wide"', 'Top pools by tracked TVL'],
+      ['apy', '', 'APY'],
+      ['tokens', '', 'Volume by token'],
+      ['freshness', ' class="wide"', 'Freshness'],
+    ]);
+    // Each note names the report it is drawn from.
+    expect(sections.map((m) => /report (\w+)|\((\w+)\)|status file/.exec(m[4]!)?.[0])).toEqual([
+      'report tvl_daily',
+      'report volume_daily',
+      'report top_pools',
+      '(top_pools)',
+      'report volume_by_token',
+      'status file',
+    ]);
+  });
+
+  it('holds ECharts inline, once, and exactly three scripts', () => {
+    const html = dashboardHtml(figures({}), '/data');
+    expect(html.match(/<\/script>/g)).toHaveLength(3);
+    expect(html.split('.version="6.1.0"')).toHaveLength(2);
+    expect(dashboardHtml(figures({}), '/data')).toBe(html);
+  });
+
+  it('an empty page names the folder inertly and renders nothing', () => {
+    const html = emptyDashboardHtml('/x/<i>', '2026-01-01T00:00:00Z');
+    expect(html).toContain('<body data-rendered="0"><h1>pool-export dashboard</h1>');
+    expect(html).toContain('<div class="meta">made 2026-01-01T00:00:00Z from /x/&lt;i&gt;</div>');
+    expect(html).toContain('<section class="empty" data-part="empty"><h2>No data yet</h2>');
+  });
+});
+
+describe('numbers and labels as people read them', () => {
+  it('cuts by code points, whole when short enough', () => {
+    expect(cut('abc', 3)).toBe('abc');
+    expect(cut('abcd', 3)).toBe('ab…');
+    expect(cut('😀'.repeat(5), 5)).toBe('😀'.repeat(5));
+    expect(cut('😀'.repeat(6), 5)).toBe('😀😀😀😀…');
+    expect(cut(`${'😀'.repeat(4)}ab`, 5)).toBe('😀😀😀😀…');
+    expect(cut('x'.repeat(1_000_000))).toBe(`${'x'.repeat(39)}…`);
+    expect(cut('x'.repeat(40))).toBe('x'.repeat(40));
+  });
+
+  it('writes compact figures below a thousand trillion and exponents from there', () => {
+    expect(compactNumber(999e12)).toBe('999T');
+    expect(compactNumber(1e15)).toBe('1.00e+15');
+    expect(compactNumber(-1e15)).toBe('-1.00e+15');
+    expect(compactNumber(1234)).toBe('1.2K');
+    expect(usd(0)).toBe('0 USD');
+    expect(pct(null)).toBe('–');
+    expect(pct(0)).toBe('0%');
+    expect(pct(0.051234)).toBe('5.12%');
+    expect(pct(1.5)).toBe('150%');
+  });
+});
