@@ -98,12 +98,8 @@ export function humanNumber(n: number): string {
 
 /** A time for reading, in one format everywhere: `2026-01-01 00:00:00Z` (UTC, to the second). */
 export function humanTime(t: Date | string | number): string {
-  const d =
-    t instanceof Date
-      ? t
-      : new Date(
-          typeof t === 'string' && /^\d{4}-\d{2}-\d{2} \d/.test(t) ? t.replace(' ', 'T').replace(/\+00$/, 'Z') : t,
-        );
+  // V8 reads DuckDB's `2026-01-01 00:00:00.123456+00` (and any other offset) as the instant it names.
+  const d = t instanceof Date ? t : new Date(t);
   return Number.isNaN(d.getTime()) ? String(t) : `${d.toISOString().slice(0, 19).replace('T', ' ')}Z`;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cells, fit, humanDuration, humanNumber, humanTime, inert, jsonSafe } from '../../src/util/display.ts';
+import { cells, fit, humanDuration, humanNumber, humanTime, inert, jsonSafe, pad } from '../../src/util/display.ts';
 
 describe('inert text', () => {
   it.each([
@@ -50,6 +50,13 @@ describe('fit to terminal cells', () => {
     for (const w of [1, 2, 5, 9]) expect(cells(fit('x🚀日y'.repeat(5), w))).toBeLessThanOrEqual(w);
   });
 
+  it('pads to a width in cells, on the left for numbers, never cutting', () => {
+    expect(pad('ab', 4)).toBe('ab  ');
+    expect(pad('ab', 4, true)).toBe('  ab');
+    expect(pad('日本', 5)).toBe('日本 ');
+    expect(pad('日本', 3)).toBe('日本');
+  });
+
   it('escapes before cutting, so an escape sequence is never half shown as a control', () => {
     expect(fit('\u001b[2Jabc', 5)).toBe('\\x1b…');
   });
@@ -66,7 +73,20 @@ describe('numbers, times and durations for reading', () => {
     [3.21e12 + 0.5, '3.21T'],
     [9.58e35, '9.58e+35'],
     [1e-9, '1e-9'],
+    [1e-6, '0.000001'],
+    [9.99e-7, '9.99e-7'],
+    [-2.5e-7, '-2.5e-7'],
+    [999_999_999_999_999, '999999999999999'],
+    [1e15, '1e+15'],
+    [-1e15, '-1e+15'],
+    [1e15 + 2, '1e+15'],
+    [999_999.5, '1,000,000'],
+    [1_000_000.5, '1M'],
+    [-1_234_567.5, '-1.235M'],
+    [1.5, '1.5'],
+    [0.99, '0.99'],
     [Number.NaN, 'NaN'],
+    [Number.NEGATIVE_INFINITY, '-Infinity'],
   ])('%d → %s', (n, shown) => expect(humanNumber(n)).toBe(shown));
 
   it('writes every time as UTC to the second', () => {
@@ -74,13 +94,23 @@ describe('numbers, times and durations for reading', () => {
     expect(humanTime('2026-01-02 03:04:05+00')).toBe('2026-01-02 03:04:05Z');
     expect(humanTime(0)).toBe('1970-01-01 00:00:00Z');
     expect(humanTime('not a time')).toBe('not a time');
+    // DuckDB's text of a TIMESTAMPTZ, with microseconds or another offset: the instant it names, whatever the zone here.
+    expect(humanTime('2026-01-02 03:04:05.123456+00')).toBe('2026-01-02 03:04:05Z');
+    expect(humanTime('2026-01-02 03:04:05+05:30')).toBe('2026-01-01 21:34:05Z');
+    expect(humanTime(Date.UTC(2026, 5, 30, 23, 59, 59, 999))).toBe('2026-06-30 23:59:59Z');
   });
 
   it.each([
     [0, '0s'],
     [59.4, '59s'],
+    [59.6, '60s'],
+    [60, '1m'],
     [125, '2m'],
+    [3599, '60m'],
+    [3600, '1.0h'],
     [5400, '1.5h'],
+    [172_799, '48.0h'],
+    [172_800, '2.0d'],
     [86_400 * 3, '3.0d'],
   ])('%d seconds → %s', (s, shown) => expect(humanDuration(s)).toBe(shown));
 });
