@@ -44,6 +44,13 @@ export function fakeDataset(kind: CursorKind): Dataset {
   };
 }
 
+/** One page of the fake liquidity list. */
+export interface ListAnswer {
+  totalCount: number | null;
+  currentPage: number;
+  lqList: ({ id: string; value: string } | null)[] | null;
+}
+
 /** The row the fake subgraph serves for an entity of `ds`. */
 function served(ds: Dataset, r: FakeRow): Record<string, unknown> {
   if (!ds.seq) return { id: r.id, value: r.value };
@@ -65,15 +72,22 @@ export class FakeSubgraph implements PageSource {
   readonly failures: Error[] = [];
   /** Ids served twice in the next page (an upstream defect). */
   repeatNext: string[] = [];
+  /** Other versions of rows, each served right after the row of its id in the next page (an upstream defect). */
+  staleNext = new Map<string, FakeRow>();
   /** Calls made (page requests, failed ones included). */
   requests = 0;
   /** Makes the liquidity list answer a `totalCount` this much larger than the pools it lists. */
   listSurplus = 0;
+  /** Reshapes the liquidity list's answer to a page (nulls where the real types allow them). */
+  listShape: ((page: number, answer: ListAnswer) => unknown) | undefined;
+  /** The variables of every request, in order. */
+  readonly asked: Record<string, unknown>[] = [];
 
   constructor(readonly ds: Dataset) {}
 
   async request<T>(_endpoint: Endpoint, query: string, v: Record<string, unknown>): Promise<Answer<T>> {
     this.requests++;
+    this.asked.push(v);
     const failure = this.failures.shift();
     if (failure) throw failure;
     const data = query.includes('liquidity_list') ? this.listPage(v) : { rows: this.page(query, v) };
@@ -105,10 +119,12 @@ export class FakeSubgraph implements PageSource {
       rows.sort((a, b) => (seqOf(a)! < seqOf(b)! ? -1 : seqOf(a)! > seqOf(b)! ? 1 : cmpId(a.id, b.id)));
     }
     // A repeated id comes right after itself, so the page's order (and its last row) stays the subgraph's.
-    const page = rows
-      .slice(0, first)
-      .flatMap((r) => (this.repeatNext.includes(r.id) ? [r, r] : [r]).map((x) => served(this.ds, x)));
+    const page = rows.slice(0, first).flatMap((r) => {
+      const other = this.staleNext.get(r.id);
+      return (this.repeatNext.includes(r.id) ? [r, r] : other ? [r, other] : [r]).map((x) => served(this.ds, x));
+    });
     this.repeatNext = [];
+    this.staleNext.clear();
     return page;
   }
 
@@ -118,7 +134,8 @@ export class FakeSubgraph implements PageSource {
     const lqList = all
       .slice((where.currentPage - 1) * where.pageSize, where.currentPage * where.pageSize)
       .map((r) => ({ id: r.id, value: r.value }));
-    return { liquidity_list: { totalCount: all.length + this.listSurplus, currentPage: where.currentPage, lqList } };
+    const answer: ListAnswer = { totalCount: all.length + this.listSurplus, currentPage: where.currentPage, lqList };
+    return { liquidity_list: this.listShape ? this.listShape(where.currentPage, answer) : answer };
   }
 }
 
@@ -220,6 +237,7 @@ export interface FakeTaskOptions {
   readonly reorgWindowSecs?: number;
   readonly maxAttempts?: number;
   readonly signal?: AbortSignal;
+  readonly onPage?: TaskDeps['onPage'];
 }
 
 /** Runs made so far: each gets its own id. */
@@ -248,6 +266,7 @@ export function fakeTask(
     runId: `run-${++runs}`,
     signal: opts.signal ?? new AbortController().signal,
     log: (event, fields) => events.push({ event, fields }),
+    ...(opts.onPage ? { onPage: opts.onPage } : {}),
   };
   return { task: { chainId: 56, ds: source.ds, endpoint }, deps, events };
 }

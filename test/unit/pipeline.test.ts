@@ -7,6 +7,7 @@
  * upstream text through decimal.js), never against the exporter's own output.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -109,6 +110,15 @@ function partFiles(dir: string, out = new Map<string, number>()): Map<string, nu
   return out;
 }
 
+/** A loopback port nothing listens on (bound, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
 /** A fingerprint of every stored swap (all columns), to tell whether a run rewrote stored rows. */
 const swapsFingerprint = (w: Warehouse) =>
   w.all('SELECT count(*)::VARCHAR AS n, sum(hash(CAST(s AS VARCHAR)))::VARCHAR AS h FROM dodoex.swaps s');
@@ -138,8 +148,38 @@ describe('one run in-process', () => {
         expect(r.block).toBeGreaterThan(0);
       }
     });
-    expect(events.map((e) => e.event)).toEqual(expect.arrayContaining(['run-start', 'lake-written', 'run-done']));
     expect(events.filter((e) => e.level === 'error')).toEqual([]);
+    // What the log says: the run, each task's start and end with its counters, the lake files on disk, the totals.
+    const { runId } = outcome;
+    const lakeFiles = (readdirSync(join(data, 'lake'), { recursive: true }) as string[]).filter((f) =>
+      f.endsWith('.parquet'),
+    ).length;
+    expect(events[0]).toEqual({
+      event: 'run-start',
+      fields: { runId, jobs: ['state', 'events'], tasks: DATASETS.length },
+      level: 'info',
+    });
+    for (const r of outcome.results) {
+      const label = { dataset: r.task.ds.name, chain: 'bsc', chainId: CHAIN };
+      expect(events).toContainEqual({ event: 'task-start', fields: { ...label, block: r.block }, level: 'info' });
+      const { rows, pages, requests, retries, duplicates } = r.stats;
+      expect(events).toContainEqual({
+        event: 'task-done',
+        fields: { ...label, rows, pages, requests, retries, duplicates },
+        level: 'info',
+      });
+      expect(pages).toBeGreaterThan(0);
+      expect(requests).toBeGreaterThanOrEqual(pages);
+    }
+    expect(events.slice(-2)).toEqual([
+      { event: 'lake-written', fields: { runId, files: lakeFiles }, level: 'info' },
+      {
+        event: 'run-done',
+        fields: { runId, failed: 0, rows: outcome.results.reduce((a, r) => a + r.stats.rows, 0), stopped: false },
+        level: 'info',
+      },
+    ]);
+    expect(lakeFiles).toBeGreaterThan(DATASETS.length);
     // The views file opens by itself in DuckDB, and every report view in it answers.
     const inst = await DuckDBInstance.create(join(data, VIEWS_FILE), { access_mode: 'READ_ONLY' });
     const conn = await inst.connect();
@@ -253,6 +293,100 @@ describe('one run in-process', () => {
       ['dodoex.pairs', 'failed', null, 0],
       ['dodoex.swaps', 'failed', null, 0],
     ]);
+  });
+
+  it('a deployment that lacks an entity skips its dataset as unavailable, and exports the others', async () => {
+    const own = await startSandbox([...SHARED_SANDBOX_FLAGS, '--profile', 'gateway']);
+    try {
+      const data = folder();
+      const datasets = ['dodoex.positive_slippages', 'dodoex.swaps'];
+      const { outcome, events } = await exportOnce(data, { datasets, sandbox: own });
+      const [skipped, swaps] = datasets.map((d) => outcome.results.find((r) => r.task.ds.name === d)!);
+      const message = `dodoex.positive_slippages on bsc: unavailable: the dodoex deployment at ${skipped!.task.endpoint.label} has no PositiveSlippage entity (older deployments lack some); skipped there`;
+      expect(skipped).toMatchObject({
+        status: 'unavailable',
+        block: swaps!.block,
+        cursorBefore: null,
+        cursorAfter: null,
+        error: { cls: 'unavailable', message },
+        stats: { rows: 0, pages: 0, requests: 0 },
+      });
+      expect(swaps!.status).toBe('ok');
+      const warned = events.filter((e) => e.level === 'warn');
+      expect(warned).toEqual([
+        {
+          event: 'task-unavailable',
+          fields: {
+            dataset: 'dodoex.positive_slippages',
+            chain: 'bsc',
+            chainId: CHAIN,
+            entity: 'PositiveSlippage',
+            deployment: expect.any(String),
+            message,
+          },
+          level: 'warn',
+        },
+      ]);
+      expect(events.filter((e) => e.event === 'task-start').map((e) => e.fields.dataset)).toEqual(['dodoex.swaps']);
+      expect((await compareWithSandbox(own, data, [CHAIN], ['dodoex.swaps'])).mismatches).toEqual([]);
+      await withWarehouse(data, async (w) => {
+        expect(await w.all('SELECT dataset, status, error FROM _pool_export.run_tasks ORDER BY dataset')).toEqual([
+          { dataset: 'dodoex.positive_slippages', status: 'unavailable', error: message },
+          { dataset: 'dodoex.swaps', status: 'ok', error: null },
+        ]);
+      });
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('a subgraph that reports indexing errors fails its tasks before reading a page, naming the chain and schema', async () => {
+    const own = await startSandbox(SHARED_SANDBOX_FLAGS);
+    try {
+      await own.control('garbage', { mode: 'indexing-errors' });
+      const data = folder();
+      const { outcome, events } = await exportOnce(data, { datasets: ['dodoex.swaps', 'dodoex.pairs'], sandbox: own });
+      const why =
+        'the block lookup failed: the dodoex subgraph of bsc reports indexing errors, so its data may be incomplete; these datasets are skipped until it recovers';
+      const byName = [...outcome.results].sort((a, b) => a.task.ds.name.localeCompare(b.task.ds.name));
+      expect(byName.map((r) => [r.status, r.error, r.block, r.stats.requests])).toEqual([
+        ['failed', { cls: 'upstream-graphql', message: `dodoex.pairs on bsc: ${why}` }, null, 0],
+        ['failed', { cls: 'upstream-graphql', message: `dodoex.swaps on bsc: ${why}` }, null, 0],
+      ]);
+      expect(events.filter((e) => e.level === 'error').map((e) => [e.event, e.fields.errorClass])).toEqual([
+        ['task-failed', 'upstream-graphql'],
+        ['task-failed', 'upstream-graphql'],
+      ]);
+      expect(events.at(-1)).toMatchObject({ event: 'run-done', fields: { failed: 2, rows: 0 } });
+      await withWarehouse(data, async (w) => {
+        expect(await w.all('SELECT count(*)::INTEGER AS n FROM dodoex.swaps')).toEqual([{ n: 0 }]);
+      });
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('a host that cannot be reached is tried three times with one endpoint, then fails every task in one line', async () => {
+    const closed = await closedPort();
+    const down: SandboxEndpoint = { url: `http://127.0.0.1:${closed}`, apiKey: sb.apiKey, control: sb.control };
+    const data = folder();
+    const datasets = ['dodoex.swaps', 'token.tokens', 'list.liquidity'];
+    const { outcome, events } = await exportOnce(data, { datasets, sandbox: down });
+    const unreachable = events.filter((e) => e.event === 'host-unreachable');
+    // Two endpoints probed on the host: the exchange subgraph (whose probe the list shares) and the token subgraph.
+    expect(unreachable).toEqual([
+      {
+        event: 'host-unreachable',
+        fields: { host: `127.0.0.1:${closed}`, endpoints: 2, error: expect.stringContaining('127.0.0.1') },
+        level: 'error',
+      },
+    ]);
+    expect(events.filter((e) => e.event === 'retry').map((e) => e.fields.attempt)).toEqual([1, 2]);
+    const messages = outcome.results.map((r) => r.error!.message.replace(/^\S+ on bsc: /, ''));
+    expect(new Set(messages)).toEqual(new Set([unreachable[0]!.fields.error]));
+    expect(outcome.results.map((r) => [r.task.ds.name, r.status, r.error!.cls]).sort()).toEqual(
+      datasets.map((d) => [d, 'failed', 'upstream-unreachable']).sort(),
+    );
   });
 
   it('a run asked to stop before it starts ends stopped, with nothing half-written, and the next run completes it', async () => {

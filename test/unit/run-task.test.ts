@@ -16,6 +16,7 @@ import {
   FakeWarehouse,
   fakeDataset,
   fakeTask,
+  type ListAnswer,
   pinAt,
   timeout,
 } from '../support/task-fakes.ts';
@@ -126,6 +127,97 @@ describe('events and buckets (keyset on seq, id)', () => {
     expect(r.stats.duplicates).toBe(2);
     expect(r.events.filter((e) => e.event === 'duplicate-ids')).toHaveLength(1);
     expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+  });
+});
+
+describe('two versions of one id in a page (an upstream defect)', () => {
+  it('an event keeps the version served last, whatever its key', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(30);
+    const first = src.rows.find((r) => r.seq === 1000 && r.id === '0x000000')!;
+    src.staleNext.set(first.id, { ...first, seq: 999, value: 'served second' });
+    const wh = new FakeWarehouse(ds);
+    const r = await run(src, wh, { pageSize: 100 });
+    const want = expectedRows(ds, src.rows);
+    want.set(first.id, { id: first.id, timestamp: '999', value: 'served second' });
+    expect(wh.rowsById()).toEqual(want);
+    expect(r.stats.duplicates).toBe(1);
+    expect(r.events.filter((e) => e.event === 'duplicate-ids').map((e) => e.fields)).toEqual([
+      { dataset: 'fake.event', chainId: 56, count: 1, ids: [first.id] },
+    ]);
+  });
+
+  it('a mutable entity keeps the later updatedAt, a non-null one over null, and the one served last on a tie', async () => {
+    const ds = fakeDataset('mutable');
+    const src = new FakeSubgraph(ds);
+    src.rows = [
+      { id: '0xa', seq: 7000, value: 'current a', changed: 1 },
+      { id: '0xb', seq: null, value: 'current b', changed: 1 },
+      { id: '0xc', seq: 7000, value: 'current c', changed: 1 },
+      { id: '0xd', seq: 7000, value: 'current d', changed: 1 },
+      { id: '0xe', seq: 7000, value: 'current e', changed: 1 },
+      { id: '0xf', seq: 6000, value: 'current f', changed: 1 },
+    ];
+    src.staleNext = new Map([
+      ['0xa', { id: '0xa', seq: 6999, value: 'older a', changed: 1 }],
+      ['0xb', { id: '0xb', seq: 5, value: 'dated b', changed: 1 }],
+      ['0xc', { id: '0xc', seq: null, value: 'undated c', changed: 1 }],
+      ['0xd', { id: '0xd', seq: 7000, value: 'tie d', changed: 1 }],
+      ['0xe', { id: '0xe', seq: 7001, value: 'newer e', changed: 1 }],
+    ]);
+    const wh = new FakeWarehouse(ds);
+    const r = await run(src, wh, { pageSize: 100 }, pinAt(100, 9000));
+    expect([...wh.rowsById().values()].map((x) => [x.id, x.updatedAt, x.value])).toEqual([
+      ['0xa', '7000', 'current a'],
+      ['0xb', '5', 'dated b'],
+      ['0xc', '7000', 'current c'],
+      ['0xd', '7000', 'tie d'],
+      ['0xe', '7001', 'newer e'],
+      ['0xf', '6000', 'current f'],
+    ]);
+    expect(r.stats.duplicates).toBe(5);
+    // One log line per page, naming at most five ids.
+    expect(r.events.filter((e) => e.event === 'duplicate-ids').map((e) => e.fields.ids)).toEqual([
+      ['0xa', '0xb', '0xc', '0xd', '0xe'],
+    ]);
+  });
+});
+
+describe('progress', () => {
+  it('reports per page the share of the time range covered by its last row, at most the whole, none for an empty page', async () => {
+    const ds = fakeDataset('event');
+    const fractions = async (rows: FakeRow[]) => {
+      const src = new FakeSubgraph(ds);
+      src.rows = rows;
+      const seen: [number, number | undefined][] = [];
+      await run(src, new FakeWarehouse(ds), {
+        pageSize: 100,
+        onPage: (_task, stats, fraction) => seen.push([stats.pages, fraction]),
+      });
+      return seen;
+    };
+    // Keys 1000 to 1099 (three rows each), read from 0 up to the pinned time 10,000.
+    const pages = [
+      [1, 0.1033],
+      [2, 0.1066],
+      [3, 0.1099],
+    ];
+    expect(await fractions(rowsOf(300))).toEqual([...pages, [4, undefined]]);
+    // A row stamped after the pinned time counts as the end.
+    expect(await fractions([...rowsOf(300), { id: '0xfff', seq: 20_000, value: 'late', changed: 1 }])).toEqual([
+      ...pages,
+      [4, 1],
+    ]);
+  });
+
+  it('reports none for a dataset without a keyset', async () => {
+    const ds = fakeDataset('snapshot');
+    const src = new FakeSubgraph(ds);
+    src.rows = [{ id: '0x1', seq: null, value: 'v', changed: 1 }];
+    const seen: (number | undefined)[] = [];
+    await run(src, new FakeWarehouse(ds), { onPage: (_t, _s, fraction) => seen.push(fraction) });
+    expect(seen).toEqual([undefined]);
   });
 });
 
@@ -283,6 +375,79 @@ describe('snapshots and the liquidity list', () => {
   });
 });
 
+describe('the liquidity list', () => {
+  const list = () => {
+    const ds = fakeDataset('list');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(250);
+    return { ds, src, wh: new FakeWarehouse(ds) };
+  };
+
+  it('asks for each page with the chain, the page, the configured pool types, oldest first', async () => {
+    const { src, wh } = list();
+    await run(src, wh, {}, pinAt(100, 1_767_225_600));
+    const where = (currentPage: number) => ({
+      chainIds: [56],
+      currentPage,
+      pageSize: LIST_PAGE_SIZE,
+      refreshNow: false,
+      filterState: { address: '', viewOnlyOwn: false, filterTypes: ['CLASSICAL'] },
+      order: { orderBy: 'updatedAt', orderDirection: 'asc' },
+    });
+    expect(src.asked).toEqual([1, 2, 3].map((p) => ({ first: 100, where: where(p) })));
+    // One snapshot, stamped with the pinned block's time.
+    expect(wh.batches.map((b) => [b.replace, b.takenAt, b.checkpoint.next, b.rows.length])).toEqual([
+      [{ kind: 'snapshot' }, '2026-01-01T00:00:00.000Z', '{"block":100}', 250],
+    ]);
+  });
+
+  it('stops at totalCount without asking for an empty page, and pages to a short page when totalCount is null', async () => {
+    const exact = list();
+    exact.src.rows = rowsOf(2 * LIST_PAGE_SIZE);
+    await run(exact.src, exact.wh);
+    expect(exact.src.requests).toBe(2);
+    expect(exact.wh.snapshots.get(100)).toHaveLength(2 * LIST_PAGE_SIZE);
+    const unknown = list();
+    unknown.src.rows = rowsOf(2 * LIST_PAGE_SIZE);
+    unknown.src.listShape = (_page, a) => ({ ...a, totalCount: null });
+    await run(unknown.src, unknown.wh);
+    expect(unknown.src.requests).toBe(3);
+    expect(unknown.wh.snapshots.get(100)).toHaveLength(2 * LIST_PAGE_SIZE);
+  });
+
+  it('liquidity_list: null fails the pass naming the chain and page, and stores nothing', async () => {
+    const { src, wh } = list();
+    src.listShape = (page, a) => (page === 3 ? null : a);
+    const e = await failure(run(src, wh));
+    expect(e.cause).toBeInstanceOf(UpstreamError);
+    expect((e.cause as UpstreamError).kind).toBe('garbage');
+    expect((e.cause as Error).message).toBe(
+      'the liquidity list answered liquidity_list: null for chain 56 (page 3); no snapshot is stored this run, and the next run asks again',
+    );
+    expect(src.requests).toBe(3);
+    expect(wh.batches).toEqual([]);
+  });
+
+  it.each<[string, (page: number, a: ListAnswer) => unknown, string]>([
+    [
+      'lqList null on a page',
+      (p, a) => (p === 2 ? { ...a, lqList: null } : a),
+      '100 distinct pools but totalCount 250 (lqList was null on page 2)',
+    ],
+    [
+      'null items',
+      (p, a) => (p === 1 ? { ...a, lqList: a.lqList!.map((x, i) => (i < 3 ? null : x)) } : a),
+      '247 distinct pools but totalCount 250 (3 of its items were null)',
+    ],
+  ])('%s fails the count check, saying why', async (_what, shape, why) => {
+    const { src, wh } = list();
+    src.listShape = shape;
+    const e = await failure(run(src, wh));
+    expect((e.cause as Error).message).toBe(`liquidity list of chain 56 returned ${why}`);
+    expect(wh.batches).toEqual([]);
+  });
+});
+
 describe('fetching', () => {
   it('halves the page size after each time-out, down to MIN_PAGE_SIZE, and still pages every row', async () => {
     const ds = fakeDataset('event');
@@ -317,6 +482,23 @@ describe('fetching', () => {
     const e = await failure(run(src, new FakeWarehouse(ds), { signal: stop.signal }));
     expect(e.cause).toBeInstanceOf(StopRequested);
     expect(src.requests).toBe(0);
+  });
+
+  it('a request that fails after a stop was asked for ends as StopRequested, not as that failure', async () => {
+    const ds = fakeDataset('event');
+    const stop = new AbortController();
+    class StoppedMidway extends FakeSubgraph {
+      override async request<T>(...a: Parameters<FakeSubgraph['request']>) {
+        stop.abort();
+        this.failures.push(new UpstreamError('HTTP 502: bad gateway', { kind: 'http', retryable: false }));
+        return super.request<T>(...a);
+      }
+    }
+    const src = new StoppedMidway(ds);
+    src.rows = rowsOf(10);
+    const e = await failure(run(src, new FakeWarehouse(ds), { signal: stop.signal }));
+    expect(e.cause).toBeInstanceOf(StopRequested);
+    expect(src.requests).toBe(1);
   });
 
   it('stops when another writer moved the checkpoint', async () => {
