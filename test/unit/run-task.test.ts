@@ -245,6 +245,60 @@ describe('sharded backfill', () => {
     expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
   });
 
+  it('cuts the range from the first row to the pinned time into equal shards, each replacing only its own range', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    // Keys 1000 to 1666, pinned at 1666: the range [1000, 1667) in four parts of 166.75, floored.
+    src.rows = rowsOf(2001);
+    const wh = new FakeWarehouse(ds);
+    const r = await run(src, wh, { pageSize: 100, batchRows: 400, shards: 4 }, pinAt(100, 1666));
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    const firsts = new Map<number, unknown>();
+    for (const b of wh.batches)
+      if (b.checkpoint.shard && !firsts.has(b.checkpoint.shard.shard)) firsts.set(b.checkpoint.shard.shard, b.replace);
+    expect([...firsts].sort(([a], [b]) => a - b)).toEqual([
+      [1, { kind: 'range', column: 'timestamp', from: '1000', to: '1166' }],
+      [2, { kind: 'range', column: 'timestamp', from: '1166', to: '1333' }],
+      [3, { kind: 'range', column: 'timestamp', from: '1333', to: '1500' }],
+      [4, { kind: 'range', column: 'timestamp', from: '1500', to: '1667' }],
+    ]);
+    // Each shard commits once it holds a quarter of batchRows (a page of 100 here), then replaces nothing more.
+    const shardBatches = wh.batches.filter((b) => b.checkpoint.shard);
+    expect(shardBatches.every((b) => b.rows.length <= 100)).toBe(true);
+    expect(shardBatches.filter((b) => b.replace.kind === 'range')).toHaveLength(4);
+    // The merge: the dataset's checkpoint is the last row of the last shard, at the pinned block.
+    expect(JSON.parse(r.cursor!)).toEqual({ seq: '1666', id: src.rows[2000]!.id, block: 100 });
+    expect(wh.batches.at(-1)).toMatchObject({ rows: [], replace: { kind: 'none' }, mergeShards: true });
+    expect(r.stats.rewriteFrom).toBe(1000);
+  });
+
+  it('a resumed shard re-reads the reorg window before its checkpoint, never below its own start', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(2001);
+    const wh = new FakeWarehouse(ds);
+    wh.failAt = 3;
+    await failure(run(src, wh, { pageSize: 100, batchRows: 200, shards: 2 }, pinAt(100, 1666)));
+    const stood = new Map(
+      [...wh.shardCheckpoints].map(([k, v]) => [k, JSON.parse(v.cursor) as { lo: string; seq?: string }]),
+    );
+    const before = wh.batches.length;
+    await run(src, wh, { pageSize: 100, batchRows: 200, shards: 2, reorgWindowSecs: 20 }, pinAt(100, 1666));
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    const resumed = wh.batches.slice(before).filter((b) => b.replace.kind === 'range');
+    const want = [1, 2]
+      .filter((k) => !(stood.get(k) as { done?: boolean } | undefined)?.done)
+      .map((k) => {
+        const c = stood.get(k);
+        const lo = k === 1 ? 1000 : 1333;
+        const from = c?.seq === undefined ? lo : Math.max(lo, Number(c.seq) - 20);
+        return { kind: 'range', column: 'timestamp', from: String(from), to: k === 1 ? '1333' : '1667' };
+      });
+    expect(resumed.map((b) => b.replace)).toEqual(want);
+    // Here shard 1 stood at 1033 and shard 2 was done: shard 1 resumes at 1013.
+    expect(want).toEqual([{ kind: 'range', column: 'timestamp', from: '1013', to: '1333' }]);
+  });
+
   it('takes a dataset smaller than one page in that page', async () => {
     const ds = fakeDataset('event');
     const src = new FakeSubgraph(ds);
