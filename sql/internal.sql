@@ -48,6 +48,10 @@ CREATE TABLE IF NOT EXISTS _pool_export.run_tasks (
 );
 -- Rows the upstream sent with an id it had already sent (an upstream defect; the newest was kept).
 ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS duplicate_ids INTEGER;
+-- The route that served the task (its label: never a key), and, when its chain and schema has several, where each
+-- route stood at the task's start (JSON: label, head, lagBlocks, state, note).
+ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS route VARCHAR;
+ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS routes VARCHAR;
 
 -- What the Parquet lake still lacks, written in the transaction that commits the rows and cleared once the lake files
 -- are in place: a run killed (or a task failed) after its commit is caught up by the next run's lake write.

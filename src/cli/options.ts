@@ -131,5 +131,5 @@ export function resolveRequest(
 /** The event log for a command line. */
 export function logFor(a: CommonArgs, config: Config): EventLog {
   const level = a['log-level'] ?? (process.stderr.isTTY ? 'warn' : 'info');
-  return createEventLog({ level, secret: config.apiKey, format: a['log-format'] });
+  return createEventLog({ level, secrets: config.secrets, format: a['log-format'] });
 }

@@ -7,7 +7,7 @@ import { findDataset } from '../catalog/catalog.ts';
 import { chainName, parseChain } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
-import { headEndpointFor } from '../export/plan.ts';
+import { headRoutesFor } from '../export/plan.ts';
 import { META_QUERY } from '../export/queries.ts';
 import { terminalWidth } from '../reports/output.ts';
 import { readEntries, readStatusFile, type StatusEntry, type StatusFile } from '../store/status-file.ts';
@@ -41,6 +41,8 @@ export interface StatusRow {
   lagBlocks: number | null;
   lagSeconds: number | null;
   lastError: string | null;
+  /** The route its last task read from, when its chain and schema has several. */
+  route: string | null;
   /** The last run found no such entity at the dataset's endpoint: skipped there, never stale. */
   unavailable: boolean;
   stale: boolean;
@@ -65,10 +67,7 @@ async function heads(
     return { heads: out, why: 'no API key is set (POOL_EXPORT_API_KEY), so the upstream was not asked for its head' };
   const client = UpstreamClient.forConfig(config, { timeoutMs: Math.min(config.timeoutMs, 10_000) });
   const endpoints = new Map(
-    keys.map((k) => {
-      const e = headEndpointFor(config, findDataset(k.dataset)!, k.chainId);
-      return [e.url, e];
-    }),
+    keys.flatMap((k) => headRoutesFor(config, findDataset(k.dataset)!, k.chainId).map((e) => [e.url, e] as const)),
   );
   let error: string | undefined;
   await Promise.all(
@@ -135,9 +134,61 @@ function table(rows: readonly StatusRow[], width: number): string {
   const out = [line(head)];
   rows.forEach((r, i) => {
     out.push(line(cellsOf[i]!));
+    if (r.route) out.push(`  route: ${fit(r.route, width - 9)}`);
     if (r.lastError) out.push(`  last error: ${fit(r.lastError, width - 14)}`);
   });
   return out.join('\n');
+}
+
+/** The freshest of some heads (the ones that could be read). */
+function freshest(
+  heads: readonly ({ number: number; timestamp: number } | undefined)[],
+): { number: number; timestamp: number } | undefined {
+  return heads.reduce<{ number: number; timestamp: number } | undefined>(
+    (best, h) => (h && (!best || h.number > best.number) ? h : best),
+    undefined,
+  );
+}
+
+/** One route of a chain and schema that has several: its head now, and how far behind the freshest of them. */
+export interface RouteLag {
+  readonly chainId: number;
+  readonly schema: string;
+  readonly route: string;
+  readonly head: number | null;
+  readonly lagBlocks: number | null;
+}
+
+/** Every route of the chains and schemas shown that have several, with its head and lag (null when not read). */
+function routeTable(
+  config: Config,
+  keys: readonly { dataset: string; chainId: number }[],
+  heads: ReadonlyMap<string, { number: number }>,
+): RouteLag[] {
+  const out: RouteLag[] = [];
+  const seen = new Set<string>();
+  for (const k of keys) {
+    const ds = findDataset(k.dataset)!;
+    const routes = headRoutesFor(config, ds, k.chainId);
+    const schema = ds.kind === 'list' ? 'dodoex' : ds.schema;
+    if (routes.length < 2 || seen.has(`${k.chainId}/${schema}`)) continue;
+    seen.add(`${k.chainId}/${schema}`);
+    const top = Math.max(...routes.map((e) => heads.get(e.url)?.number ?? -1));
+    for (const e of routes) {
+      const head = heads.get(e.url)?.number ?? null;
+      out.push({ chainId: k.chainId, schema, route: e.label, head, lagBlocks: head === null ? null : top - head });
+    }
+  }
+  return out;
+}
+
+/** The routes section of the status report. */
+function routeLines(routes: readonly RouteLag[], width: number): string {
+  const lines = routes.map((r) => {
+    const where = r.head === null ? 'head not read' : `head ${r.head}, ${r.lagBlocks} blocks behind the freshest`;
+    return `  ${chainName(r.chainId)}/${r.schema}  ${where}  ${fit(r.route, Math.max(20, width - 60))}`;
+  });
+  return ['routes:', ...lines].join('\n');
 }
 
 /** The yargs module of the `status` command. */
@@ -196,7 +247,9 @@ export const statusCommand: CommandModule<object, Args> = {
       : await heads(config, keys);
     const now = Date.now() / 1000;
     const rows: StatusRow[] = keys.map((c) => {
-      const head = up.heads.get(headEndpointFor(config, findDataset(c.dataset)!, c.chainId).url);
+      // With several routes, lag is measured against the freshest of them.
+      const routes = headRoutesFor(config, findDataset(c.dataset)!, c.chainId);
+      const head = freshest(routes.map((e) => up.heads.get(e.url)));
       const blockTs = c.blockTime ? Date.parse(c.blockTime) / 1000 : null;
       const lagSeconds = blockTs === null ? null : Math.max(0, Math.round((head?.timestamp ?? now) - blockTs));
       const unavailable = c.lastStatus === 'unavailable';
@@ -212,6 +265,7 @@ export const statusCommand: CommandModule<object, Args> = {
         lagBlocks: head && c.block !== null ? Math.max(0, head.number - c.block) : null,
         lagSeconds,
         lastError: unavailable ? null : c.lastError,
+        route: routes.length > 1 ? (c.route ?? null) : null,
         unavailable,
         stale: !unavailable && (c.lastSuccess === null || lagSeconds === null || lagSeconds > staleAfter),
       };
@@ -219,10 +273,16 @@ export const statusCommand: CommandModule<object, Args> = {
     // A run that left the file in 'running' may have been killed: only a live one is in progress.
     const running = file?.run.state === 'running' && processAlive(file.run.pid) ? file.run : undefined;
     const lagAgainst = up.why ? `the clock: ${up.why}` : "the upstream's head";
+    const routeLags = routeTable(config, keys, up.heads);
     if (a.json) {
-      process.stdout.write(
-        `${jsonSafe(JSON.stringify({ staleAfterSeconds: staleAfter, lagAgainst, running: running ?? null, datasets: rows }, null, 2))}\n`,
-      );
+      const out = {
+        staleAfterSeconds: staleAfter,
+        lagAgainst,
+        running: running ?? null,
+        datasets: rows,
+        routes: routeLags,
+      };
+      process.stdout.write(`${jsonSafe(JSON.stringify(out, null, 2))}\n`);
     } else {
       const width = terminalWidth().width ?? 80;
       if (running)
@@ -234,6 +294,7 @@ export const statusCommand: CommandModule<object, Args> = {
           `nothing has been exported to ${config.dataDir} yet; run \`pool-export run\`, or point --data-dir at a data folder (data/demo after \`make demo\`)\n`,
         );
       else process.stdout.write(`${table(rows, width)}\nlag is measured against ${lagAgainst}\n`);
+      if (routeLags.length) process.stdout.write(`${routeLines(routeLags, width)}\n`);
     }
     if (rows.length === 0 || rows.some((r) => r.stale)) process.exitCode = EXIT_STALE;
   },

@@ -9,8 +9,20 @@ import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 import { CHAINS, parseChain } from './chains.ts';
 import { MIN_TRACKED_LIQUIDITY_USD, type TrackedSettings, trustedTokens } from './tracked.ts';
 
-/** How one chain and schema is reached. */
-export type Route = { readonly kind: 'self' } | { readonly kind: 'gateway'; readonly subgraphId: string };
+/**
+ * One way to reach a chain's subgraph: the service's own subgraph route (`self`, at `baseUrl` unless the route names
+ * another deployment of the service), or the indexing gateway (`gateway`, a subgraph id). Each may carry its own key.
+ */
+export type Route =
+  | { readonly kind: 'self'; readonly baseUrl?: string; readonly apiKey?: string }
+  | { readonly kind: 'gateway'; readonly subgraphId: string; readonly gatewayUrl?: string; readonly apiKey?: string };
+
+/**
+ * How a task picks one of several routes: the first in the configured order that is healthy and no more than
+ * `maxLagBlocks` behind the freshest (`first-healthy`), or the freshest of those (`freshest`, graph-client's
+ * `highestValue`).
+ */
+export const ROUTE_CHOICES = ['first-healthy', 'freshest'] as const;
 
 /** The validated, frozen configuration. */
 export interface Config {
@@ -27,8 +39,14 @@ export interface Config {
   readonly userAgentPrefix: string;
   /** Chains exported when a command names none. */
   readonly chains: readonly number[];
-  /** Routes by `<chainId>/<schema>`; the self-hosted route otherwise. */
-  readonly routes: Readonly<Record<string, Route>>;
+  /** Routes by `<chainId>/<schema>`, in order of preference; the self-hosted route otherwise. */
+  readonly routes: Readonly<Record<string, readonly Route[]>>;
+  /** How a task picks among its routes. */
+  readonly routeChoice: (typeof ROUTE_CHOICES)[number];
+  /** Blocks a route may be behind the freshest route of its chain and schema and still be chosen. */
+  readonly maxLagBlocks: number;
+  /** Every key the configuration holds (the main one and the routes' own): removed from every message and log line. */
+  readonly secrets: readonly string[];
   /** Tasks fetched at once. */
   readonly concurrency: number;
   /** Requests in flight per endpoint host. */
@@ -88,6 +106,8 @@ export const DEFAULTS = {
   userAgentPrefix: 'dodoex',
   chains: Object.values(CHAINS),
   routes: {},
+  routeChoice: 'first-healthy',
+  maxLagBlocks: 50,
   concurrency: 4,
   perEndpointConcurrency: 4,
   pageSize: 1000,
@@ -107,9 +127,13 @@ export const DEFAULTS = {
   listPoolTypes: LIST_POOL_TYPES,
   trustedTokens: {},
   minTrackedLiquidityUsd: MIN_TRACKED_LIQUIDITY_USD,
-} satisfies Omit<Config, 'chains' | 'routes' | 'schemaNames' | 'listPoolTypes' | 'trustedTokens'> & {
+} satisfies Omit<
+  Config,
+  'chains' | 'routes' | 'routeChoice' | 'secrets' | 'schemaNames' | 'listPoolTypes' | 'trustedTokens'
+> & {
   chains: number[];
-  routes: Record<string, Route>;
+  routes: Record<string, Route[]>;
+  routeChoice: string;
   schemaNames: Record<string, string>;
   listPoolTypes: readonly string[];
   trustedTokens: Record<string, string[]>;
@@ -134,6 +158,7 @@ const INT_KEYS = [
   'reorgWindowSecs',
   'batchRows',
   'shards',
+  'maxLagBlocks',
 ] as const;
 const STRING_KEYS = [
   'dataDir',
@@ -155,28 +180,57 @@ function checkUrl(key: string, v: string): string {
   }
 }
 
-function checkRoutes(raw: unknown): Record<string, Route> {
+const ROUTE_EXAMPLE = '{"56/dodoex": [{"kind": "self"}, {"kind": "gateway", "subgraphId": "…", "apiKey": "…"}]}';
+
+/** A route's own key: printable, like the main one. */
+function checkRouteKey(where: string, v: unknown): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^[\x21-\x7e]+$/.test(v))
+    throw new UsageError(`config ${where}.apiKey must be a key without spaces or control characters`);
+  return v;
+}
+
+/** One route of a list, checked field by field. */
+function checkRoute(where: string, r: unknown): Route {
+  const shape =
+    'must be {"kind": "self"} (optionally with "baseUrl" and "apiKey") or {"kind": "gateway", "subgraphId": "<id>"} (optionally with "gatewayUrl" and "apiKey")';
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) throw new UsageError(`config ${where} ${shape}`);
+  const o = r as Record<string, unknown>;
+  const allowed = o.kind === 'self' ? ['kind', 'baseUrl', 'apiKey'] : ['kind', 'subgraphId', 'gatewayUrl', 'apiKey'];
+  const extra = Object.keys(o).find((k) => !allowed.includes(k));
+  if ((o.kind !== 'self' && o.kind !== 'gateway') || extra !== undefined)
+    throw new UsageError(`config ${where} ${shape}${extra ? `; "${extra}" is not a field of it` : ''}`);
+  const apiKey = checkRouteKey(where, o.apiKey);
+  const key = apiKey === undefined ? {} : { apiKey };
+  if (o.kind === 'self') {
+    if (o.baseUrl === undefined) return { kind: 'self', ...key };
+    return { kind: 'self', baseUrl: checkUrl(`${where}.baseUrl`, String(o.baseUrl)), ...key };
+  }
+  if (typeof o.subgraphId !== 'string' || !o.subgraphId) throw new UsageError(`config ${where} ${shape}`);
+  const gateway =
+    o.gatewayUrl === undefined ? {} : { gatewayUrl: checkUrl(`${where}.gatewayUrl`, String(o.gatewayUrl)) };
+  return { kind: 'gateway', subgraphId: o.subgraphId, ...gateway, ...key };
+}
+
+/** The routes per chain and schema: one route, or a list of them in order of preference. */
+function checkRoutes(raw: unknown): Record<string, Route[]> {
   if (raw === undefined) return {};
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw new UsageError(
-      'config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}',
-    );
-  const out: Record<string, Route> = {};
-  for (const [key, r] of Object.entries(raw as Record<string, { kind?: string; subgraphId?: string }>)) {
+    throw new UsageError(`config "routes" must be an object like ${ROUTE_EXAMPLE}`);
+  const out: Record<string, Route[]> = {};
+  for (const [key, r] of Object.entries(raw as Record<string, unknown>)) {
     const m = /^(\d+)\/([a-z0-9-]+)$/.exec(key);
     const schema = m ? canonicalSchema(m[2]!) : undefined;
     if (!m || !schema)
       throw new UsageError(
         `config route key "${key}" must be <chainId>/<schema> with schema ${SUBGRAPH_SCHEMAS.join(', ')}`,
       );
-    const canonical = `${m[1]}/${schema}`;
-    if (r.kind === 'self') out[canonical] = { kind: 'self' };
-    else if (r.kind === 'gateway' && typeof r.subgraphId === 'string' && r.subgraphId)
-      out[canonical] = { kind: 'gateway', subgraphId: r.subgraphId };
-    else
-      throw new UsageError(
-        `config route "${key}" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}`,
-      );
+    const list = Array.isArray(r) ? r : [r];
+    if (!list.length)
+      throw new UsageError(`config route "${key}" is an empty list: name at least one route, as in ${ROUTE_EXAMPLE}`);
+    out[`${m[1]}/${schema}`] = list.map((x, i) =>
+      checkRoute(Array.isArray(r) ? `route "${key}"[${i}]` : `route "${key}"`, x),
+    );
   }
   return out;
 }
@@ -294,7 +348,7 @@ export function loadConfig(
   for (const k of STRING_KEYS) if (typeof merged[k] !== 'string') throw new UsageError(`${k} must be a string`);
   for (const k of INT_KEYS) {
     const v = Number(merged[k]);
-    const min = k === 'confirmations' || k === 'reorgWindowSecs' ? 0 : 1;
+    const min = k === 'confirmations' || k === 'reorgWindowSecs' || k === 'maxLagBlocks' ? 0 : 1;
     if (!Number.isInteger(v) || v < min)
       throw new UsageError(
         `${k} must be a whole number${min ? ' of at least 1' : ''}, not ${JSON.stringify(merged[k])}`,
@@ -319,13 +373,20 @@ export function loadConfig(
     throw new UsageError(
       'POOL_EXPORT_API_KEY holds spaces or control characters; copy the key again from the developer platform',
     );
+  if (!(ROUTE_CHOICES as readonly unknown[]).includes(merged.routeChoice))
+    throw new UsageError(
+      `routeChoice must be ${ROUTE_CHOICES.map((c) => `"${c}"`).join(' or ')}, not ${JSON.stringify(merged.routeChoice)}`,
+    );
+  const routes = checkRoutes(merged.routes);
+  const secrets = [apiKey, ...Object.values(routes).flatMap((l) => l.map((r) => r.apiKey ?? ''))].filter(Boolean);
   return Object.freeze({
     ...(merged as unknown as Config),
     dataDir: resolve(merged.dataDir as string),
     baseUrl: checkUrl('baseUrl (POOL_EXPORT_BASE_URL)', merged.baseUrl as string),
     gatewayUrl: checkUrl('gatewayUrl (POOL_EXPORT_GATEWAY_URL)', merged.gatewayUrl as string),
     chains: Object.freeze(chains.map((c) => parseChain(String(c)))),
-    routes: Object.freeze(checkRoutes(merged.routes)),
+    routes: Object.freeze(routes),
+    secrets: Object.freeze([...new Set(secrets)]),
     schemaNames: Object.freeze(checkSchemaNames(merged.schemaNames)),
     listPoolTypes: checkPoolTypes(merged.listPoolTypes),
     trustedTokens: Object.freeze(checkTrustedTokens(merged.trustedTokens)),

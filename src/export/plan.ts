@@ -1,44 +1,63 @@
 /** Resolves jobs, chains and datasets against the config into a frozen plan of tasks with their endpoints. */
 import { DATASETS, type Dataset, findDataset } from '../catalog/catalog.ts';
 import type { Job } from '../catalog/job.ts';
-import type { Config } from '../config/config.ts';
+import type { Config, Route } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import type { Task } from './task.ts';
 
-/** The endpoint of a dataset on a chain: the liquidity list, the self-hosted subgraph route, or the gateway. */
-export function endpointFor(config: Config, ds: Dataset, chainId: number): Endpoint {
-  const key = encodeURIComponent(config.apiKey);
-  const host = (u: string) => new URL(u).host;
-  // The printable label shows where a key goes (never the key), and no key where none is set.
-  const keyed = (base: string) => ({
-    url: `${base}&apikey=${key}`,
-    label: config.apiKey ? `${base}&apikey=***` : base,
-    host: host(base),
-  });
-  if (ds.schema === 'list') return keyed(`${config.baseUrl}/graphql?opname=FetchLiquidityList`);
-  const route = config.routes[`${chainId}/${ds.schema}`];
-  if (route?.kind === 'gateway') {
+/** The URL (with the key where the service wants it) and the printable label of one route. */
+function routeEndpoint(config: Config, route: Route, at: { ds: Dataset; chainId: number }): Endpoint {
+  const apiKey = route.apiKey ?? config.apiKey;
+  const key = encodeURIComponent(apiKey);
+  if (route.kind === 'gateway') {
+    const gateway = route.gatewayUrl ?? config.gatewayUrl;
     return {
-      url: `${config.gatewayUrl}/api/${key}/subgraphs/id/${route.subgraphId}`,
-      label: `${config.gatewayUrl}/api/${config.apiKey ? '***' : '(no key)'}/subgraphs/id/${route.subgraphId}`,
-      host: host(config.gatewayUrl),
+      url: `${gateway}/api/${key}/subgraphs/id/${route.subgraphId}`,
+      label: `${gateway}/api/${apiKey ? '***' : '(no key)'}/subgraphs/id/${route.subgraphId}`,
+      host: new URL(gateway).host,
     };
   }
+  const schemaName = encodeURIComponent(config.schemaNames[at.ds.schema] ?? at.ds.schema);
   return keyed(
-    `${config.baseUrl}/subgraph/graphql?chainId=${chainId}&schemaName=${encodeURIComponent(config.schemaNames[ds.schema] ?? ds.schema)}`,
+    `${route.baseUrl ?? config.baseUrl}/subgraph/graphql?chainId=${at.chainId}&schemaName=${schemaName}`,
+    apiKey,
   );
+}
+
+/** An endpoint of the service, whose key goes in the query string; the printable label shows where (never the key). */
+function keyed(base: string, apiKey: string): Endpoint {
+  return {
+    url: `${base}&apikey=${encodeURIComponent(apiKey)}`,
+    label: apiKey ? `${base}&apikey=***` : base,
+    host: new URL(base).host,
+  };
+}
+
+/**
+ * The routes of a dataset on a chain, in order of preference: the liquidity list's one endpoint, or the configured
+ * routes of its chain and schema (the self-hosted route when none is configured).
+ */
+export function routesFor(config: Config, ds: Dataset, chainId: number): readonly Endpoint[] {
+  if (ds.schema === 'list') return [keyed(`${config.baseUrl}/graphql?opname=FetchLiquidityList`, config.apiKey)];
+  const routes = config.routes[`${chainId}/${ds.schema}`] ?? [{ kind: 'self' }];
+  return routes.map((r) => routeEndpoint(config, r, { ds, chainId }));
+}
+
+/** The first route of a dataset on a chain (the one a dry run shows). */
+export function endpointFor(config: Config, ds: Dataset, chainId: number): Endpoint {
+  return routesFor(config, ds, chainId)[0]!;
 }
 
 /** A dataset of the exchange schema, whose endpoint gives a chain's head for the liquidity list. */
 const DODOEX_DATASET = DATASETS.find((d) => d.schema === 'dodoex')!;
 
 /**
- * The endpoint whose head a dataset's rows are read at: its own, except for the liquidity list, which has no block and
+ * The routes whose head a dataset's rows are read at: its own, except for the liquidity list, which has no block and
  * is stamped with the head of the same chain's exchange subgraph.
  */
-export function headEndpointFor(config: Config, ds: Dataset, chainId: number): Endpoint {
-  return endpointFor(config, ds.kind === 'list' ? DODOEX_DATASET : ds, chainId);
+export function headRoutesFor(config: Config, ds: Dataset, chainId: number): readonly Endpoint[] {
+  return routesFor(config, ds.kind === 'list' ? DODOEX_DATASET : ds, chainId);
 }
 
 /** What the user asked for. */
@@ -69,7 +88,10 @@ export function buildPlan(config: Config, req: PlanRequest): readonly Task[] {
   const tasks: Task[] = [];
   for (const chainId of chains) {
     for (const ds of DATASETS)
-      if (wanted.has(ds.name)) tasks.push(Object.freeze({ chainId, ds, endpoint: endpointFor(config, ds, chainId) }));
+      if (wanted.has(ds.name)) {
+        const routes = routesFor(config, ds, chainId);
+        tasks.push(Object.freeze({ chainId, ds, endpoint: routes[0]!, routes }));
+      }
   }
   if (tasks.length === 0)
     throw new UsageError('the plan has no task: the selected jobs and --datasets have no dataset in common');

@@ -10,13 +10,22 @@ import { DuckDBSink } from '../store/sink.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
-import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
+import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
-import { headEndpointFor } from './plan.ts';
+import { headRoutesFor } from './plan.ts';
+import {
+  BLOCK_BY_HASH_QUERY,
+  chooseRoute,
+  type HashLookup,
+  noRouteMessage,
+  type Probed,
+  type RouteChoice,
+  type RouteView,
+} from './route-choice.ts';
 import { runTask } from './run-task.ts';
-import { emptyStats, type PinnedBlock, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
+import { emptyStats, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
 
 /** Inputs of a run, passed explicitly. */
 export interface RunArgs {
@@ -39,29 +48,26 @@ export interface ProgressSink {
   stop(): void;
 }
 
-/** What a task's endpoint is this run: its pinned block and what its probe found, or why it could not be probed. */
-type Probed = { readonly block: PinnedBlock; readonly info: EndpointInfo } | Error;
-
 /** Attempts a probe makes at a host that cannot be reached: it is the first request there, so a wrong address fails fast. */
 const PROBE_UNREACHABLE_ATTEMPTS = 3;
 
 /**
- * One probe per endpoint (see `endpoint-probe.ts`): the block every page of its tasks is pinned to, and the root field
- * of each entity there. Keyed by the endpoint's URL; a list task gets the probe of its chain's exchange subgraph. Each
- * host is tried with one endpoint first: a host that cannot be reached fails all of its endpoints with that one
- * answer, within seconds, instead of each endpoint going through its whole retry budget.
+ * One probe per route (see `endpoint-probe.ts`): the block every page of its tasks is pinned to, and the root field
+ * of each entity there. Keyed by the route's URL; a list task's routes are its chain's exchange routes. Each host is
+ * tried with one route first: a host that cannot be reached fails all of its routes with that one answer, within
+ * seconds, instead of each going through its whole retry budget.
  */
-async function probeEndpoints(args: RunArgs): Promise<Map<string, Probed>> {
+async function probeRoutes(args: RunArgs): Promise<Map<string, Probed>> {
   const probed = new Map<string, Probed>();
   const now = Math.floor(Date.now() / 1000);
-  // The liquidity list has no block: its snapshots are stamped with the head of the same chain's exchange subgraph.
-  const lookupFor = (t: Task) => headEndpointFor(args.config, t.ds, t.chainId);
-  const endpoints = new Map(
-    args.tasks.map((t) => [
-      lookupFor(t).url,
-      { chainId: t.chainId, schema: t.ds.kind === 'list' ? 'dodoex' : t.ds.schema, endpoint: lookupFor(t) },
-    ]),
-  );
+  const endpoints = new Map<string, { chainId: number; schema: string; endpoint: Endpoint }>();
+  for (const t of args.tasks)
+    for (const endpoint of headRoutesFor(args.config, t.ds, t.chainId))
+      endpoints.set(endpoint.url, {
+        chainId: t.chainId,
+        schema: t.ds.kind === 'list' ? 'dodoex' : t.ds.schema,
+        endpoint,
+      });
   const probe = async (t: { chainId: number; schema: string; endpoint: Endpoint }): Promise<Probed> => {
     try {
       const r = await withRetries(() => args.client.request<ProbeAnswer>(t.endpoint, PROBE_QUERY, {}), {
@@ -73,7 +79,7 @@ async function probeEndpoints(args: RunArgs): Promise<Map<string, Probed>> {
             attempt,
             delayMs,
             kind: err.kind,
-            error: redact(err.message, args.config.apiKey),
+            error: redact(err.message, args.config.secrets),
           }),
       });
       const info = endpointInfo(r.data);
@@ -102,18 +108,116 @@ async function probeEndpoints(args: RunArgs): Promise<Map<string, Probed>> {
       if (down)
         args.log(
           'host-unreachable',
-          { host: first!.endpoint.host, endpoints: rest.length + 1, error: redact(answer.message, args.config.apiKey) },
+          {
+            host: first!.endpoint.host,
+            endpoints: rest.length + 1,
+            error: redact(answer.message, args.config.secrets),
+          },
           'error',
         );
       await Promise.all(rest.map(async (t) => probed.set(t.endpoint.url, down ? answer : await limit(() => probe(t)))));
     }),
   );
-  for (const t of args.tasks) if (t.ds.kind === 'list') probed.set(t.endpoint.url, probed.get(lookupFor(t).url)!);
   return probed;
+}
+
+/** Whether a route has a block with a given hash on its chain (see `route-choice.ts`). */
+function hashLookup(client: UpstreamClient): HashLookup {
+  return async (endpoint, hash) => {
+    try {
+      await client.request(endpoint, BLOCK_BY_HASH_QUERY, { hash });
+      return true;
+    } catch (e) {
+      return e instanceof UpstreamError && /no block with that hash found/.test(e.message) ? false : undefined;
+    }
+  };
+}
+
+/**
+ * The route of every task: with one route, its probe as it is; with several, the choice of `route-choice.ts` (made
+ * once per chain and schema, so that its tasks read from one route).
+ */
+async function chooseRoutes(args: RunArgs, probed: Map<string, Probed>): Promise<Map<Task, TaskRoute>> {
+  const lookup = hashLookup(args.client);
+  const byRoutes = new Map<string, Promise<RouteChoice>>();
+  const out = new Map<Task, TaskRoute>();
+  for (const t of args.tasks) {
+    const heads = headRoutesFor(args.config, t.ds, t.chainId);
+    if (heads.length === 1) {
+      out.set(t, { probe: probed.get(heads[0]!.url)!, endpoint: t.endpoint, route: heads[0]!.label });
+      continue;
+    }
+    const key = heads.map((e) => e.url).join(' ');
+    if (!byRoutes.has(key))
+      byRoutes.set(
+        key,
+        chooseRoute(
+          heads.map((endpoint) => ({ endpoint, probe: probed.get(endpoint.url)! })),
+          { maxLagBlocks: args.config.maxLagBlocks, mode: args.config.routeChoice, lookup },
+        ),
+      );
+    const choice = await byRoutes.get(key)!;
+    const chosen = choice.chosen;
+    const views = choice.views.map((v) => ({
+      ...v,
+      note: v.note === null ? null : redact(v.note, args.config.secrets),
+    }));
+    if (!chosen) {
+      out.set(t, { probe: new NoRouteError(noRouteMessage(views)), endpoint: t.endpoint, views });
+      continue;
+    }
+    // The liquidity list keeps its own endpoint; its block comes from the chosen exchange route.
+    const endpoint = t.ds.kind === 'list' ? t.endpoint : chosen.endpoint;
+    out.set(t, { probe: chosen.probe, endpoint, route: chosen.endpoint.label, views });
+    if (chosen.endpoint.url !== heads[0]!.url)
+      args.log(
+        'route-chosen',
+        {
+          dataset: t.ds.name,
+          chain: chainName(t.chainId),
+          chainId: t.chainId,
+          route: chosen.endpoint.label,
+          passedOver: views.filter((v) => v.state !== 'chosen' && v.state !== 'standby'),
+        },
+        'warn',
+      );
+  }
+  return out;
+}
+
+/** A task's route this run: its probe (or why none can serve it), the endpoint it reads, and where each route stood. */
+interface TaskRoute {
+  readonly probe: Probed;
+  readonly endpoint: Endpoint;
+  readonly route?: string;
+  readonly views?: readonly RouteView[];
+}
+
+/** No route of a task can serve it (each was unhealthy, on another fork, or too far behind). */
+class NoRouteError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'no-route';
+  }
 }
 
 /** Runs one task and turns any failure into a failed result naming the task. */
 async function runOne(
+  { args, sink, checkpoints }: { args: RunArgs; sink: DuckDBSink; checkpoints: CheckpointStore },
+  planned: Task,
+  at: TaskRoute,
+): Promise<TaskResult> {
+  const result = await runRouted({ args, sink, checkpoints }, { ...planned, endpoint: at.endpoint }, at.probe);
+  return {
+    ...result,
+    task: planned,
+    ...(at.route ? { route: at.route } : {}),
+    ...(at.views ? { routes: at.views } : {}),
+  };
+}
+
+/** Runs one task on its route and turns any failure into a failed result naming the task. */
+async function runRouted(
   { args, sink, checkpoints }: { args: RunArgs; sink: DuckDBSink; checkpoints: CheckpointStore },
   task: Task,
   probe: Probed,
@@ -124,10 +228,10 @@ async function runOne(
   if (probe instanceof Error) {
     // An unreachable host says so in the same words for all of its tasks (the summary then gives them one line).
     const why =
-      probe instanceof UpstreamError && probe.kind === 'unreachable'
+      (probe instanceof UpstreamError && probe.kind === 'unreachable') || probe instanceof NoRouteError
         ? probe.message
         : `the block lookup failed: ${probe.message}`;
-    const message = redact(`${task.ds.name} on ${label.chain}: ${why}`, args.config.apiKey);
+    const message = redact(`${task.ds.name} on ${label.chain}: ${why}`, args.config.secrets);
     args.log('task-failed', { ...label, errorClass: errorClass(probe), error: message }, 'error');
     return {
       task,
@@ -152,7 +256,7 @@ async function runOne(
         ...label,
         entity: task.ds.entity,
         deployment: probe.info.deployment,
-        message: redact(message, args.config.apiKey),
+        message: redact(message, args.config.secrets),
       },
       'warn',
     );
@@ -165,7 +269,7 @@ async function runOne(
       cursorAfter: null,
       startedAt,
       endedAt: new Date(),
-      error: { cls: 'unavailable', message: redact(message, args.config.apiKey) },
+      error: { cls: 'unavailable', message: redact(message, args.config.secrets) },
     };
   }
   const pin: TaskPin = { block, root, changeBlock: probe.info.changeBlock };
@@ -208,7 +312,7 @@ async function runOne(
   } catch (e) {
     const message = redact(
       `${task.ds.name} on ${label.chain}: ${explainWriteError(args.config.dataDir, e)}`,
-      args.config.apiKey,
+      args.config.secrets,
     );
     const stats = e instanceof TaskError ? (e.progress.stats as TaskStats) : empty;
     if (e instanceof TaskError) before = e.progress.cursorBefore;
@@ -242,6 +346,8 @@ function ledgerTask(r: TaskResult): LedgerTask {
     cursorBefore: r.cursorBefore,
     cursorAfter: r.cursorAfter,
     ...(r.error ? { error: r.error } : {}),
+    ...(r.route ? { route: r.route } : {}),
+    ...(r.routes ? { routes: r.routes } : {}),
   };
 }
 
@@ -253,8 +359,9 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   const ledger = new RunLedger(args.warehouse);
   await ledger.start(args.runId, args.jobs);
   const status = await StatusKeeper.start(args.warehouse, args.config.dataDir, args.runId);
-  // 3. One probe per endpoint pins every page of its tasks to a block and names the root fields there.
-  const pinned = await probeEndpoints(args);
+  // 3. One probe per route pins every page of its tasks to a block and names the root fields there; each task takes
+  //    its route (with several: the first healthy one on the main fork, within maxLagBlocks of the freshest).
+  const pinned = await chooseRoutes(args, await probeRoutes(args));
   // 4. Tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
   const sink = new DuckDBSink(args.warehouse, args.config.dataDir);
   const checkpoints = new CheckpointStore(args.warehouse);
@@ -266,7 +373,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
     args.tasks.map((t) =>
       limit(() =>
         hostLimit(t.endpoint.host)(async () => {
-          const r = await runOne({ args, sink, checkpoints }, t, pinned.get(t.endpoint.url)!);
+          const r = await runOne({ args, sink, checkpoints }, t, pinned.get(t)!);
           args.progress?.done(r);
           await status.taskEnded({
             dataset: t.ds.name,

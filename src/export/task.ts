@@ -1,12 +1,16 @@
 /** What a task is and what it reports: one dataset on one chain, pinned to one block. */
 import type { Dataset } from '../catalog/catalog.ts';
 import type { Endpoint } from '../upstream/client.ts';
+import type { RouteView } from './route-choice.ts';
 
 /** One unit of work of a plan. */
 export interface Task {
   readonly chainId: number;
   readonly ds: Dataset;
+  /** The route the task reads from: the first of `routes` in a plan, the one chosen at its start in a run. */
   readonly endpoint: Endpoint;
+  /** Every route of the task's chain and schema, in order of preference. */
+  readonly routes: readonly Endpoint[];
 }
 
 /** The pinned block of an endpoint for this run. */
@@ -51,6 +55,10 @@ export interface TaskResult {
   readonly startedAt: Date;
   readonly endedAt: Date;
   readonly error?: { readonly cls: string; readonly message: string };
+  /** The label of the route the task read from (its chain's exchange route for the liquidity list). */
+  readonly route?: string;
+  /** Where each route stood at the task's start, when its chain and schema has several. */
+  readonly routes?: readonly RouteView[];
 }
 
 /** Fresh counters of a task. */

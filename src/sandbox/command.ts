@@ -23,6 +23,7 @@ interface Args {
   'max-first': number;
   'max-skip': number;
   'latency-ms': number;
+  'lag-blocks': number;
   'rate-limit': number;
   faults: string;
   'fault-seed': number;
@@ -80,6 +81,11 @@ export const sandboxCommand: CommandModule<object, Args> = {
       .option('max-first', { type: 'number', default: 1000, describe: 'largest `first`' })
       .option('max-skip', { type: 'number', default: 5000, describe: 'largest `skip` (hosted indexers use 5000)' })
       .option('latency-ms', { type: 'number', default: 0, describe: 'delay added to every data request' })
+      .option('lag-blocks', {
+        type: 'number',
+        default: 0,
+        describe: "blocks the subgraphs' index stays behind the chain's head, as a lagging indexer's does",
+      })
       .option('rate-limit', {
         type: 'number',
         default: 0,
@@ -119,6 +125,8 @@ export const sandboxCommand: CommandModule<object, Args> = {
         parseChains(a.chains);
         parseFaults(a.faults);
         parseNow(a.now);
+        if (!Number.isInteger(a['lag-blocks']) || a['lag-blocks'] < 0)
+          throw new UsageError(`--lag-blocks must be a whole number of blocks, 0 or more, not ${a['lag-blocks']}`);
         return true;
       }),
   handler: async (a) => {
@@ -133,6 +141,7 @@ export const sandboxCommand: CommandModule<object, Args> = {
       subgraph: a.profile,
       gateway: a['gateway-profile'],
     });
+    service.lag.blocks = a['lag-blocks'];
     const server = new SandboxServer(service, {
       apiKey: a['api-key'],
       maxFirst: a['max-first'],

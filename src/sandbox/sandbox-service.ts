@@ -38,6 +38,8 @@ export class SandboxService {
   private readonly apis = new Map<string, GraphQLSchema>();
   private readonly tables = new Map<string, Map<string, Table>>();
   private readonly deployments = new Map<string, Deployment>();
+  /** Blocks every deployment's index stays behind the chain's head (`--lag-blocks`; changed at run time by control). */
+  readonly lag = { blocks: 0 };
 
   constructor(
     readonly opts: WorldOptions,
@@ -98,6 +100,7 @@ export class SandboxService {
         roots: rootFields(model, profile.naming),
         tables: this.tablesOf(chainId, schema),
         tl: world.tl,
+        lag: this.lag,
       };
       this.deployments.set(key, d);
     }

@@ -308,7 +308,7 @@ export class SandboxServer {
     const dep = garbledDeployment(served, this.garbage);
     const result = garbleMeta(executeSubgraph(dep, req, this.execOptions(fault)), this.garbage);
     this.reply(res, started, result, fault, {
-      'graph-indexed': indexedHeader(dep.tl),
+      'graph-indexed': indexedHeader(dep),
       'graph-attestable': String(!result.errors),
     });
   }
@@ -374,8 +374,14 @@ export class SandboxServer {
           if (typeof body.faults === 'string') this.faults.rates = parseFaults(body.faults);
           if (body.rateLimit !== undefined) this.limiter.rate = Number(body.rateLimit);
           if (body.latencyMs !== undefined) this.latencyMs = Number(body.latencyMs);
+          if (body.lagBlocks !== undefined) this.service.lag.blocks = Number(body.lagBlocks);
         }
-        return send(res, 200, { faults: this.faults.rates, rateLimit: this.limiter.rate, latencyMs: this.latencyMs });
+        return send(res, 200, {
+          faults: this.faults.rates,
+          rateLimit: this.limiter.rate,
+          latencyMs: this.latencyMs,
+          lagBlocks: this.service.lag.blocks,
+        });
       case '/_sandbox/garbage':
         if (req.method === 'POST') {
           try {

@@ -36,6 +36,14 @@ export interface Deployment {
   readonly roots: ReadonlyMap<string, { entity: EntityModel; many: boolean }>;
   readonly tables: ReadonlyMap<string, Table>;
   readonly tl: Timeline;
+  /** Blocks the deployment's index stays behind the chain's head (a lagging indexer); shared by the sandbox's routes. */
+  readonly lag?: { readonly blocks: number };
+}
+
+/** The latest block the deployment has indexed: the chain's head, or `lag` blocks behind it (never before its start). */
+export function indexedHead(dep: Deployment): number {
+  const lag = dep.lag?.blocks ?? 0;
+  return lag > 0 ? Math.max(dep.tl.spec.startBlock, dep.tl.head - lag) : dep.tl.head;
 }
 
 /** A GraphQL request body. */
@@ -107,28 +115,32 @@ function load(api: GraphQLSchema, text: string): { doc?: DocumentNode; errors?: 
 /** Resolves a `block` argument to a view, with graph-node's errors for blocks that cannot be served. */
 export function resolveBlock(dep: Deployment, block: Block): { view: View; hashKnown: boolean } {
   const tl = dep.tl;
+  const head = indexedHead(dep);
   const view = (at: number) => ({ at, epoch: tl.epoch });
-  if (!block) return { view: view(tl.head), hashKnown: true };
+  if (!block) return { view: view(head), hashKnown: true };
   if (block.hash !== undefined && block.hash !== null) {
     const at = tl.blockOfHash(String(block.hash));
-    if (at === undefined) throw decodeError('block.hash', 'no block with that hash found');
+    // A lagging index has not seen the blocks past its head, so it cannot know their hashes either.
+    if (at === undefined || at > head) throw decodeError('block.hash', 'no block with that hash found');
     return { view: view(at), hashKnown: true };
   }
   if (block.number_gte !== undefined && block.number_gte !== null) {
-    if (block.number_gte > tl.head) throw blockAheadError('number_gte', dep.id, tl.head, block.number_gte);
-    return { view: view(tl.head), hashKnown: true };
+    if (block.number_gte > head) throw blockAheadError('number_gte', dep.id, head, block.number_gte);
+    return { view: view(head), hashKnown: true };
   }
   if (block.number !== undefined && block.number !== null) {
-    if (block.number > tl.head) throw blockAheadError('number', dep.id, tl.head, block.number);
+    if (block.number > head) throw blockAheadError('number', dep.id, head, block.number);
     if (block.number < tl.spec.startBlock) throw blockBeforeError(dep.id, tl.spec.startBlock, block.number);
     return { view: view(block.number), hashKnown: false };
   }
-  return { view: view(tl.head), hashKnown: true };
+  return { view: view(head), hashKnown: true };
 }
 
 /** The `graph-indexed` header value: the latest indexed block. */
-export function indexedHeader(tl: Timeline): string {
-  return JSON.stringify({ hash: tl.hash(tl.head), number: tl.head, timestamp: tl.ts(tl.head) });
+export function indexedHeader(dep: Deployment): string {
+  const tl = dep.tl;
+  const head = indexedHead(dep);
+  return JSON.stringify({ hash: tl.hash(head), number: head, timestamp: tl.ts(head) });
 }
 
 /** Makes the answer object of one row. */

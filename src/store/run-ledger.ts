@@ -17,6 +17,10 @@ export interface LedgerTask {
   readonly cursorBefore: string | null;
   readonly cursorAfter: string | null;
   readonly error?: { readonly cls: string; readonly message: string };
+  /** The label of the route that served the task. */
+  readonly route?: string;
+  /** Where each route stood at the task's start, when there were several. */
+  readonly routes?: readonly unknown[];
 }
 
 /** Writes the ledger. */
@@ -40,8 +44,8 @@ export class RunLedger {
 
   private async task(exec: Warehouse['exec'], runId: string, r: LedgerTask): Promise<void> {
     await exec(
-      `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, error_class, error, duplicate_ids)
-       VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+      `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, error_class, error, duplicate_ids, route, routes)
+       VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
       [
         runId,
         r.chainId,
@@ -59,6 +63,8 @@ export class RunLedger {
         r.error?.cls ?? null,
         r.error?.message ?? null,
         r.duplicates,
+        r.route ?? null,
+        r.routes ? JSON.stringify(r.routes) : null,
       ],
     );
   }

@@ -27,6 +27,8 @@ export interface StatusEntry {
   /** The block its committed rows were read at, and that block's time (ISO). */
   readonly block: number | null;
   readonly blockTime: string | null;
+  /** The route its last task read from (a label, never a key), when the ledger recorded one. */
+  readonly route?: string | null;
 }
 
 /** The file's content. */
@@ -57,10 +59,12 @@ export async function readEntries(w: Warehouse, only?: { dataset: string; chainI
     `
     WITH t AS (
       SELECT chain_id, dataset, max(ended_at) FILTER (WHERE status = 'ok')::VARCHAR AS last_success,
-             arg_max(error, ended_at) AS last_error, arg_max(status, ended_at) AS last_status
+             arg_max(error, ended_at) AS last_error, arg_max(status, ended_at) AS last_status,
+             arg_max(route, ended_at) AS route
       FROM _pool_export.run_tasks GROUP BY ALL
     )
-    SELECT chain_id, dataset, c.block, c.block_time::VARCHAR AS block_time, t.last_success, t.last_error, t.last_status
+    SELECT chain_id, dataset, c.block, c.block_time::VARCHAR AS block_time, t.last_success, t.last_error, t.last_status,
+           t.route
     FROM _pool_export.checkpoints c FULL JOIN t USING (chain_id, dataset)
     WHERE (c.cursor IS NOT NULL OR t.last_status IS NOT NULL) ${filter}
     ORDER BY dataset, chain_id`,
@@ -87,6 +91,7 @@ export async function readEntries(w: Warehouse, only?: { dataset: string; chainI
     rows: counts.get(`${String(r.dataset)}/${Number(r.chain_id)}`) ?? 0,
     block: r.block === null ? null : Number(r.block),
     blockTime: iso(r.block_time),
+    route: r.route === null || r.route === undefined ? null : String(r.route),
   }));
 }
 

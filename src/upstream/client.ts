@@ -19,7 +19,8 @@ export interface Endpoint {
 
 /** Settings of the client. */
 export interface ClientOptions {
-  readonly apiKey: string;
+  /** Keys removed from every message (the main one and the routes' own). */
+  readonly secrets: readonly string[];
   readonly userAgent: string;
   readonly timeoutMs: number;
   /** Bytes one answer may take (see `catalog/answer-budget.ts`); past it, reading stops and the answer is garbage. */
@@ -69,7 +70,7 @@ export class UpstreamClient {
   /** A client with the configuration's key, User-Agent, time-out and answer budget. */
   static forConfig(config: Config, extra: { timeoutMs?: number; signal?: AbortSignal } = {}): UpstreamClient {
     return new UpstreamClient({
-      apiKey: config.apiKey,
+      secrets: config.secrets,
       userAgent: `${config.userAgentPrefix}-${config.developerId}`,
       timeoutMs: extra.timeoutMs ?? config.timeoutMs,
       maxAnswerBytes: config.maxAnswerBytes,
@@ -138,7 +139,7 @@ export class UpstreamClient {
   }
 
   private classify(e: unknown, endpoint: Endpoint): UpstreamError {
-    const clean = (s: string) => redact(s, this.opts.apiKey);
+    const clean = (s: string) => redact(s, this.opts.secrets);
     if (e instanceof UpstreamError)
       return new UpstreamError(`${clean(e.message)} from ${endpoint.label}`, {
         kind: e.kind,

@@ -69,7 +69,4 @@ export function httpError(status: number, bodyText: string, retryAfter: string |
   });
 }
 
-/** Removes the API key from any text before it is logged, stored or shown. */
-export function redact(text: string, secret: string): string {
-  return secret ? text.split(secret).join('***') : text;
-}
+export { redact } from '../util/redact.ts';

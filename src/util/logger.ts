@@ -2,6 +2,7 @@
 import pino from 'pino';
 import pretty from 'pino-pretty';
 import { inert, jsonSafe } from './display.ts';
+import { redact } from './redact.ts';
 
 /** Log levels accepted by `--log-level`. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -16,22 +17,23 @@ export type EventLog = (
 /** Formats accepted by `--log-format`: JSON lines for log shippers, or pretty lines for people. */
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 
-/** What the event log needs: its level, the secret to remove, its format, and where it writes (stderr by default). */
+/** What the event log needs: its level, the keys to remove, its format, and where it writes (stderr by default). */
 export interface EventLogOptions {
   readonly level: string;
-  readonly secret: string;
+  /** Keys removed from every string field. */
+  readonly secrets: readonly string[];
   readonly format?: (typeof LOG_FORMATS)[number];
   /** A stream taking each line; file descriptor 2 when absent. */
   readonly destination?: NodeJS.WritableStream;
 }
 
 /**
- * Creates the event log; every string field is scrubbed of `secret`. `pretty` writes one line per event for people
+ * Creates the event log; every string field is scrubbed of `secrets`. `pretty` writes one line per event for people
  * (time, level, event, then the fields), upstream text in it made inert; `json` is one JSON object per line, with
  * every control and bidirectional character escaped (`jsonSafe`).
  */
 export function createEventLog(o: EventLogOptions): EventLog {
-  const { level, secret, format = 'json' } = o;
+  const { level, secrets, format = 'json' } = o;
   const stream =
     format === 'pretty'
       ? pretty({
@@ -55,7 +57,7 @@ export function createEventLog(o: EventLogOptions): EventLog {
     },
     stream,
   );
-  const clean = (v: string) => (secret ? v.split(secret).join('***') : v);
+  const clean = (v: string) => redact(v, secrets);
   const scrub = (v: unknown): unknown => (typeof v !== 'string' ? v : format === 'pretty' ? inert(clean(v)) : clean(v));
   return (event, fields, lvl = 'info') => {
     const clean: Record<string, unknown> = { event };

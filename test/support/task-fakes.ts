@@ -268,7 +268,7 @@ export function fakeTask(
     log: (event, fields) => events.push({ event, fields }),
     ...(opts.onPage ? { onPage: opts.onPage } : {}),
   };
-  return { task: { chainId: 56, ds: source.ds, endpoint }, deps, events };
+  return { task: { chainId: 56, ds: source.ds, endpoint, routes: [endpoint] }, deps, events };
 }
 
 /** A pin at `block`, whose timestamp is `time`. */

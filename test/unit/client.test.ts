@@ -39,7 +39,7 @@ const endpoint = (): Endpoint => ({
 });
 const client = (extra: { signal?: AbortSignal; timeoutMs?: number; maxAnswerBytes?: number } = {}) =>
   new UpstreamClient({
-    apiKey: KEY,
+    secrets: [KEY],
     userAgent: 'pool-export-test',
     timeoutMs: extra.timeoutMs ?? 5_000,
     maxAnswerBytes: extra.maxAnswerBytes ?? 1024 * 1024,

@@ -61,11 +61,15 @@ describe('config rules, one by one', () => {
   const USDT = '0x55d398326f99059ff775485246999027b3197955';
   const TOKENS_EXAMPLE = `{"56": ["${USDT}"]}`;
   const SCHEMAS = 'dodoex, token, mine';
+  const ROUTES_EXAMPLE =
+    'config "routes" must be an object like {"56/dodoex": [{"kind": "self"}, {"kind": "gateway", "subgraphId": "…", "apiKey": "…"}]}';
+  const ROUTE_SHAPE =
+    'must be {"kind": "self"} (optionally with "baseUrl" and "apiKey") or {"kind": "gateway", "subgraphId": "<id>"} (optionally with "gatewayUrl" and "apiKey")';
 
   it.each<[Record<string, unknown>, string]>([
-    [{ routes: [] }, 'config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}'],
-    [{ routes: null }, 'config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}'],
-    [{ routes: 'x' }, 'config "routes" must be an object like {"56/dodoex": {"kind": "gateway", "subgraphId": "…"}}'],
+    [{ routes: [] }, ROUTES_EXAMPLE],
+    [{ routes: null }, ROUTES_EXAMPLE],
+    [{ routes: 'x' }, ROUTES_EXAMPLE],
     [
       { routes: { '56/nft': { kind: 'self' } } },
       `config route key "56/nft" must be <chainId>/<schema> with schema ${SCHEMAS}`,
@@ -78,18 +82,28 @@ describe('config rules, one by one', () => {
       { routes: { '56/dodoex/x': { kind: 'self' } } },
       `config route key "56/dodoex/x" must be <chainId>/<schema> with schema ${SCHEMAS}`,
     ],
+    [{ routes: { '56/dodoex': { kind: 'gateway', subgraphId: '' } } }, `config route "56/dodoex" ${ROUTE_SHAPE}`],
+    [{ routes: { '56/dodoex': { kind: 'gateway', subgraphId: 7 } } }, `config route "56/dodoex" ${ROUTE_SHAPE}`],
+    [{ routes: { '56/dodoex': { kind: 'hosted', subgraphId: 'a' } } }, `config route "56/dodoex" ${ROUTE_SHAPE}`],
     [
-      { routes: { '56/dodoex': { kind: 'gateway', subgraphId: '' } } },
-      'config route "56/dodoex" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}',
+      { routes: { '56/dodoex': [{ kind: 'self' }, { kind: 'gateway', subgraphId: 'a', apikey: 'k' }] } },
+      `config route "56/dodoex"[1] ${ROUTE_SHAPE}; "apikey" is not a field of it`,
+    ],
+    [{ routes: { '56/dodoex': [{ kind: 'self' }, 'gateway'] } }, `config route "56/dodoex"[1] ${ROUTE_SHAPE}`],
+    [
+      { routes: { '56/dodoex': [] } },
+      `config route "56/dodoex" is an empty list: name at least one route, as in ${ROUTES_EXAMPLE.slice(39)}`,
     ],
     [
-      { routes: { '56/dodoex': { kind: 'gateway', subgraphId: 7 } } },
-      'config route "56/dodoex" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}',
+      { routes: { '56/dodoex': { kind: 'self', apiKey: 'a b' } } },
+      'config route "56/dodoex".apiKey must be a key without spaces or control characters',
     ],
     [
-      { routes: { '56/dodoex': { kind: 'hosted', subgraphId: 'a' } } },
-      'config route "56/dodoex" must be {"kind": "self"} or {"kind": "gateway", "subgraphId": "<id>"}',
+      { routes: { '56/dodoex': [{ kind: 'self', baseUrl: 'ftp://x' }] } },
+      'route "56/dodoex"[0].baseUrl must be an http(s) URL such as https://api.dodoex.io, not "ftp://x"',
     ],
+    [{ routeChoice: 'fastest' }, 'routeChoice must be "first-healthy" or "freshest", not "fastest"'],
+    [{ maxLagBlocks: -1 }, 'maxLagBlocks must be a whole number, not -1'],
     [{ schemaNames: [] }, 'config "schemaNames" must be an object like {"mine": "mine-v3"}'],
     [{ schemaNames: null }, 'config "schemaNames" must be an object like {"mine": "mine-v3"}'],
     [{ schemaNames: 'mine' }, 'config "schemaNames" must be an object like {"mine": "mine-v3"}'],
@@ -188,7 +202,16 @@ describe('config rules, one by one', () => {
 
   it('accepts the values at the edges of each rule, as written', () => {
     const c = cfg({
-      routes: { '56/dodoex': { kind: 'gateway', subgraphId: 'Qm1' }, '137/mine': { kind: 'self' } },
+      routes: {
+        '56/dodoex': { kind: 'gateway', subgraphId: 'Qm1' },
+        '137/mine': { kind: 'self' },
+        '1/exchange': [
+          { kind: 'self', baseUrl: 'http://127.0.0.1:9/', apiKey: 'k2' },
+          { kind: 'gateway', subgraphId: 'Qm2', gatewayUrl: 'http://127.0.0.1:8', apiKey: 'k3' },
+        ],
+      },
+      routeChoice: 'freshest',
+      maxLagBlocks: 0,
       schemaNames: { mine: 'mine-v3_2' },
       trustedTokens: { '56': [USDT.toUpperCase().replace('0X', '0x')] },
       listPoolTypes: ['DVM', 'AMMV3'],
@@ -203,7 +226,18 @@ describe('config rules, one by one', () => {
       baseUrl: 'http://127.0.0.1:9///',
       dataDir: 'rel/dir',
     });
-    expect(c.routes).toEqual({ '56/dodoex': { kind: 'gateway', subgraphId: 'Qm1' }, '137/mine': { kind: 'self' } });
+    // One route or a list; schema aliases canonical; URLs without their trailing slash.
+    expect(c.routes).toEqual({
+      '56/dodoex': [{ kind: 'gateway', subgraphId: 'Qm1' }],
+      '137/mine': [{ kind: 'self' }],
+      '1/dodoex': [
+        { kind: 'self', baseUrl: 'http://127.0.0.1:9', apiKey: 'k2' },
+        { kind: 'gateway', subgraphId: 'Qm2', gatewayUrl: 'http://127.0.0.1:8', apiKey: 'k3' },
+      ],
+    });
+    expect([c.routeChoice, c.maxLagBlocks]).toEqual(['freshest', 0]);
+    // Every key is known, to be kept out of messages.
+    expect(c.secrets).toEqual(['!~', 'k2', 'k3']);
     expect(c.schemaNames).toEqual({ dodoex: 'dodoex', token: 'token', mine: 'mine-v3_2' });
     expect(c.trustedTokens).toEqual({ '56': [USDT] });
     expect(c.listPoolTypes).toEqual(['DVM', 'AMMV3']);
@@ -217,6 +251,7 @@ describe('config rules, one by one', () => {
     // Defaults: 256MB of DuckDB memory, and no routes, trusted tokens or renamed schemas of one's own.
     const d = loadConfig({ env: {} });
     expect([d.duckdbMemoryLimit, d.routes, d.trustedTokens]).toEqual(['256MB', {}, {}]);
+    expect([d.routeChoice, d.maxLagBlocks, d.secrets]).toEqual(['first-healthy', 50, []]);
   });
 
   it('takes the environment over the file, an empty variable being no value, and overrides over both', () => {

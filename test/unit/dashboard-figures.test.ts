@@ -205,9 +205,7 @@ describe('the dashboard figures from report tables', () => {
   });
 
   it('refuses a day that is not YYYY-MM-DD before it reaches SQL', async () => {
-    await expect(figures({ from: "2026-01-01' OR 1=1 --" })).rejects.toThrow(
-      'not a day: "2026-01-01\' OR 1=1 --"',
-    );
+    await expect(figures({ from: "2026-01-01' OR 1=1 --" })).rejects.toThrow('not a day: "2026-01-01\' OR 1=1 --"');
     await expect(figures({ to: 'x2026-01-01' })).rejects.toThrow('not a day: "x2026-01-01"');
   });
 

@@ -25,7 +25,7 @@ function capture(o: Omit<EventLogOptions, 'destination'>) {
 
 describe('the JSON event log', () => {
   it('writes one object per event: its level number, an ISO time, the event and the fields, nothing else', async () => {
-    const { log, lines } = capture({ level: 'info', secret: 'KEY123' });
+    const { log, lines } = capture({ level: 'info', secrets: ['KEY123'] });
     log('task.done', { chain: 'bsc', rows: 5, nested: { a: 1 }, note: 'from https://x/KEY123/q and KEY123 again' });
     log('task.retry', { attempt: 2 }, 'warn');
     log('task.failed', { reason: 'x' }, 'error');
@@ -40,27 +40,27 @@ describe('the JSON event log', () => {
   });
 
   it('leaves text alone when there is no key', async () => {
-    const { log, lines } = capture({ level: 'info', secret: '' });
+    const { log, lines } = capture({ level: 'info', secrets: [] });
     log('e', { s: 'abc' });
     expect(JSON.parse((await lines(1))[0]!)).toMatchObject({ s: 'abc' });
   });
 
   it('keeps events below its level out', async () => {
-    const warn = capture({ level: 'warn', secret: '' });
+    const warn = capture({ level: 'warn', secrets: [] });
     warn.log('a', {});
     warn.log('b', {}, 'debug');
     warn.log('c', {}, 'warn');
     expect((await warn.lines(1)).map((l) => JSON.parse(l).event)).toEqual(['c']);
-    const debug = capture({ level: 'debug', secret: '' });
+    const debug = capture({ level: 'debug', secrets: [] });
     debug.log('d', {}, 'debug');
     expect(JSON.parse((await debug.lines(1))[0]!)).toMatchObject({ level: 20, event: 'd' });
-    const silent = capture({ level: 'silent', secret: '' });
+    const silent = capture({ level: 'silent', secrets: [] });
     silent.log('e', {}, 'error');
     expect(silent.raw()).toBe('');
   });
 
   it('escapes every control and bidirectional character, and a reader gets each one back', async () => {
-    const { log, lines } = capture({ level: 'info', secret: '' });
+    const { log, lines } = capture({ level: 'info', secrets: [] });
     const hostile = 'a\u001b[31mb\u007fc\u0085d\u202ee\u2028f';
     log('e', { symbol: hostile });
     const [line] = await lines(1);
@@ -72,7 +72,7 @@ describe('the JSON event log', () => {
 
 describe('the pretty event log', () => {
   it('writes a line per event for people: level, event, fields, the key removed and control characters visible', async () => {
-    const { log, lines } = capture({ level: 'info', secret: 'KEY123', format: 'pretty' });
+    const { log, lines } = capture({ level: 'info', secrets: ['KEY123'], format: 'pretty' });
     log('task.done', { chain: 'bsc', note: 'url KEY123', symbol: 'x\u001b[2Jy' });
     log('task.failed', { reason: 'r' }, 'error');
     const [a, b] = await lines(2);

@@ -133,7 +133,7 @@ describe('the status file', () => {
     const ledger = new RunLedger(w);
     await ledger.start('r1', []);
     await ledger.tasks('r1', [
-      task({}),
+      task({ route: 'route one' }),
       task({ chainId: 1, dataset: 'dodoex.pairs', status: 'failed', error: { cls: 'x', message: 'boom' } }),
     ]);
     await ledger.start('r2', []);
@@ -143,6 +143,7 @@ describe('the status file', () => {
         startedAt: new Date('2026-01-02T00:00:00Z'),
         endedAt: new Date('2026-01-02T00:00:09Z'),
         error: { cls: 'x', message: 'later' },
+        route: 'route two',
       }),
     ]);
     expect(await readEntries(w)).toEqual([
@@ -155,6 +156,7 @@ describe('the status file', () => {
         rows: 0,
         block: null,
         blockTime: null,
+        route: null,
       },
       {
         dataset: 'dodoex.swaps',
@@ -165,6 +167,8 @@ describe('the status file', () => {
         rows: 2,
         block: 100,
         blockTime: '2026-01-01T00:00:05.000Z',
+        // The route of the last task.
+        route: 'route two',
       },
     ]);
     expect(await readEntries(w, { dataset: 'dodoex.swaps', chainId: 56 })).toHaveLength(1);

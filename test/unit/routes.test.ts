@@ -1,0 +1,188 @@
+/**
+ * Several routes for one chain and schema, against real sandbox processes that serve the same world (same seed, same
+ * pinned time): one lagging 500 blocks, one reporting indexing errors and then recovering, one on another fork.
+ * Each run is checked exact against the rows of the route that served it (count, digest, typed columns), and the
+ * ledger's record of the route is read back.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JOBS } from '../../jobs/index.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { buildPlan } from '../../src/export/plan.ts';
+import { runOnce } from '../../src/export/run-once.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { SHARED_SANDBOX_FLAGS } from '../support/shared-sandbox.ts';
+
+const CHAIN = 56;
+/** In catalog order, as a plan runs them. */
+const DATASETS = ['dodoex.pairs', 'dodoex.swaps'];
+/** The second route's own key: it must never show. */
+const B_KEY = 'b'.repeat(32);
+let a: SandboxProcess;
+let b: SandboxProcess;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([startSandbox(SHARED_SANDBOX_FLAGS), startSandbox(SHARED_SANDBOX_FLAGS, B_KEY)]);
+});
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Puts both sandboxes back as they started: no lag, no garbage, the same chain. */
+async function healthy(): Promise<void> {
+  for (const s of [a, b]) {
+    await s.control('faults', { lagBlocks: 0 });
+    await s.control('garbage', {});
+  }
+}
+
+function folder(): string {
+  const d = mkdtempSync(join(tmpdir(), 'pool-export-routes-'));
+  dirs.push(d);
+  return join(d, 'data');
+}
+
+/** One run over the two routes, A first; what it logged and its results. */
+async function exportOnce(dataDir: string, overrides: Record<string, unknown> = {}) {
+  const config = loadConfig({
+    env: sandboxEnv(a, dataDir),
+    overrides: {
+      chains: [String(CHAIN)],
+      routes: { [`${CHAIN}/dodoex`]: [{ kind: 'self' }, { kind: 'self', baseUrl: b.url, apiKey: B_KEY }] },
+      ...overrides,
+    },
+  });
+  const events: { event: string; fields: Record<string, unknown>; level: string }[] = [];
+  const outcome = await runOnce({
+    config,
+    tasks: buildPlan(config, { jobs: JOBS, chains: [CHAIN], datasets: DATASETS }),
+    jobs: [],
+    signal: new AbortController().signal,
+    log: (event, fields, level = 'info') => events.push({ event, fields, level }),
+    waitLockSecs: 0,
+  });
+  return { outcome, events };
+}
+
+/** The route each task of the folder's last run was served by, and the routes' states then. */
+async function ledger(dataDir: string) {
+  const w = await Warehouse.open(dataDir, { readOnly: true });
+  try {
+    return await w.all(
+      `SELECT dataset, status, route, routes FROM _pool_export.run_tasks
+       WHERE run_id = (SELECT arg_max(run_id, started_at) FROM _pool_export.runs) ORDER BY dataset`,
+    );
+  } finally {
+    await w.close();
+  }
+}
+
+const label = (s: SandboxProcess) => `${s.url}/subgraph/graphql?chainId=${CHAIN}&schemaName=dodoex&apikey=***`;
+
+describe('several routes for one chain and schema', () => {
+  it('passes over a route 500 blocks behind for a fresher one, and reads every row from it', async () => {
+    await healthy();
+    await a.control('faults', { lagBlocks: 500 });
+    const data = folder();
+    const { outcome, events } = await exportOnce(data);
+    expect(outcome.results.map((r) => [r.task.ds.name, r.status, r.route])).toEqual(
+      DATASETS.map((d) => [d, 'ok', label(b)]),
+    );
+    expect((await compareWithSandbox(b, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
+    const rows = await ledger(data);
+    expect(rows.map((r) => [r.dataset, r.route])).toEqual([
+      ['dodoex.pairs', label(b)],
+      ['dodoex.swaps', label(b)],
+    ]);
+    const states = JSON.parse(String(rows[0]!.routes)) as { state: string; lagBlocks: number; note: string }[];
+    expect(states.map((s) => [s.state, s.lagBlocks])).toEqual([
+      ['behind', 500],
+      ['chosen', 0],
+    ]);
+    expect(events.filter((e) => e.event === 'route-chosen')).toHaveLength(DATASETS.length);
+    expect(JSON.stringify(events)).not.toContain(B_KEY);
+  });
+
+  it('freshest mode takes the fresher route even within maxLagBlocks', async () => {
+    await healthy();
+    await a.control('faults', { lagBlocks: 10 });
+    const data = folder();
+    const { outcome } = await exportOnce(data, { routeChoice: 'freshest' });
+    expect(outcome.results.map((r) => r.route)).toEqual([label(b), label(b)]);
+    const first = await exportOnce(folder());
+    expect(first.outcome.results.map((r) => r.route)).toEqual([label(a), label(a)]);
+  });
+
+  it('skips a route that reports indexing errors, and goes back to it on the next run once it recovers', async () => {
+    await healthy();
+    await a.control('garbage', { mode: 'indexing-errors' });
+    const data = folder();
+    const one = await exportOnce(data);
+    expect(one.outcome.results.map((r) => [r.status, r.route])).toEqual([
+      ['ok', label(b)],
+      ['ok', label(b)],
+    ]);
+    const states = JSON.parse(String((await ledger(data))[0]!.routes)) as { state: string; note: string }[];
+    expect(states[0]).toMatchObject({ state: 'unhealthy', note: expect.stringContaining('reports indexing errors') });
+    expect((await compareWithSandbox(b, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
+    await a.control('garbage', {});
+    const two = await exportOnce(data);
+    expect(two.outcome.results.map((r) => [r.status, r.route])).toEqual([
+      ['ok', label(a)],
+      ['ok', label(a)],
+    ]);
+    expect((await compareWithSandbox(a, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
+  });
+
+  it('refuses a route on another fork, naming both hashes, and stores nothing from it', async () => {
+    // B reorganises its last 20,000 blocks (about 17 hours of BSC): the head of A, lagging 500, is not on B's chain.
+    const own = await startSandbox(SHARED_SANDBOX_FLAGS, B_KEY);
+    const saved = b;
+    try {
+      b = own;
+      await healthy();
+      await a.control('faults', { lagBlocks: 500 });
+      await own.control('reorg', { depth: 20_000, chainId: CHAIN });
+      const data = folder();
+      const { outcome } = await exportOnce(data);
+      expect(outcome.results.map((r) => [r.status, r.route])).toEqual([
+        ['ok', label(a)],
+        ['ok', label(a)],
+      ]);
+      const states = JSON.parse(String((await ledger(data))[0]!.routes)) as { state: string; note: string }[];
+      expect(states[1]!.state).toBe('forked');
+      expect(states[1]!.note).toMatch(
+        /^on another fork than .+: block \d+ has hash 0x[0-9a-f]+ on .+, which .+ does not have \(its head \d+ has hash 0x[0-9a-f]+\)$/,
+      );
+      // The rows are A's, at A's block; the forked route's differ there.
+      expect((await compareWithSandbox(a, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
+      expect((await compareWithSandbox(own, data, [CHAIN], ['dodoex.swaps'])).mismatches).not.toEqual([]);
+    } finally {
+      b = saved;
+      await own.stop();
+    }
+  });
+
+  it('fails the task, naming every route and why, when none can serve it', async () => {
+    await healthy();
+    await a.control('garbage', { mode: 'indexing-errors' });
+    await b.control('garbage', { mode: 'indexing-errors' });
+    const data = folder();
+    const { outcome } = await exportOnce(data);
+    for (const r of outcome.results) {
+      expect(r.status).toBe('failed');
+      expect(r.error!.cls).toBe('no-route');
+      expect(r.error!.message).toMatch(
+        /^dodoex\.\w+ on bsc: no route can serve it: route 1 \(.+\): unhealthy, the dodoex subgraph of bsc reports indexing errors.*; route 2 \(.+\): unhealthy, /,
+      );
+      expect(r.error!.message).not.toContain(B_KEY);
+    }
+    await healthy();
+  });
+});
