@@ -52,6 +52,8 @@ ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS duplicate_ids INTEGE
 -- route stood at the task's start (JSON: label, head, lagBlocks, state, note).
 ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS route VARCHAR;
 ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS routes VARCHAR;
+-- Moves to another route during the task, and refused ones (JSON: from, to, block, reason, refused).
+ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS failovers VARCHAR;
 
 -- What the Parquet lake still lacks, written in the transaction that commits the rows and cleared once the lake files
 -- are in place: a run killed (or a task failed) after its commit is caught up by the next run's lake write.

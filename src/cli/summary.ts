@@ -55,8 +55,43 @@ export function summary(results: readonly TaskResult[], opts: { byChain?: boolea
     lines.push(
       `${dups} rows repeated an id the upstream had already sent (an upstream defect): the newest of each was kept; the log's duplicate-ids events name them`,
     );
+  for (const line of routeLines(results)) lines.push(line);
   for (const line of failureLines(failed)) lines.push(line);
   return lines.join('\n');
+}
+
+/**
+ * A line per chain and schema whose tasks did not read from their first route (why each earlier route was passed
+ * over), and one per failover of a task from one route to another (or refused).
+ */
+export function routeLines(results: readonly TaskResult[]): string[] {
+  const out = new Map<string, string>();
+  for (const r of results) {
+    const views = r.routes ?? [];
+    const first = views[0];
+    const chosen = views.find((v) => v.state === 'chosen');
+    if (first && chosen && first !== chosen) {
+      const passed = views
+        .slice(0, views.indexOf(chosen))
+        .map((v) => `${v.label} ${v.state}${v.note ? ` (${v.note})` : ''}`)
+        .join('; ');
+      out.set(
+        `${r.task.chainId}/${r.task.ds.schema}`,
+        `route on ${chainName(r.task.chainId)}/${r.task.ds.schema}: read from ${chosen.label}; passed over ${passed}`,
+      );
+    }
+  }
+  const lines = [...out.values()].map(inert);
+  for (const r of results)
+    for (const f of r.failovers ?? [])
+      lines.push(
+        inert(
+          f.refused
+            ? `failover refused: ${r.task.ds.name} on ${chainName(r.task.chainId)} could not move from ${f.from} to ${f.to} at block ${f.block}: ${f.refused}`
+            : `failover: ${r.task.ds.name} on ${chainName(r.task.chainId)} moved from ${f.from} to ${f.to} at block ${f.block} after: ${f.reason}`,
+        ),
+      );
+  return lines;
 }
 
 /** Names a few things, or counts many: `a, b, c` or `41 datasets`. */

@@ -40,6 +40,8 @@ export interface RouteView {
 export interface RouteChoice {
   readonly chosen: RouteProbe | undefined;
   readonly views: readonly RouteView[];
+  /** The other usable routes, in the configured order: where the task may move if its route fails. */
+  readonly standby: readonly (RouteProbe & { readonly probe: Exclude<Probed, Error> })[];
 }
 
 /**
@@ -120,7 +122,7 @@ export async function chooseRoute(
       };
     return { ...base, state: r === chosen ? 'chosen' : 'standby', note: null };
   });
-  return { chosen, views };
+  return { chosen, views, standby: usable.filter((r) => r !== chosen) };
 }
 
 /** Why a task has no route: each route with the reason it was passed over. */

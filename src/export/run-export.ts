@@ -25,7 +25,7 @@ import {
   type RouteView,
 } from './route-choice.ts';
 import { runTask } from './run-task.ts';
-import { emptyStats, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
+import { emptyStats, type StandbyRoute, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
 
 /** Inputs of a run, passed explicitly. */
 export interface RunArgs {
@@ -168,7 +168,8 @@ async function chooseRoutes(args: RunArgs, probed: Map<string, Probed>): Promise
     }
     // The liquidity list keeps its own endpoint; its block comes from the chosen exchange route.
     const endpoint = t.ds.kind === 'list' ? t.endpoint : chosen.endpoint;
-    out.set(t, { probe: chosen.probe, endpoint, route: chosen.endpoint.label, views });
+    const standby = choice.standby.map((r) => ({ endpoint: r.endpoint, info: r.probe.info }));
+    out.set(t, { probe: chosen.probe, endpoint, route: chosen.endpoint.label, views, standby });
     if (chosen.endpoint.url !== heads[0]!.url)
       args.log(
         'route-chosen',
@@ -191,6 +192,8 @@ interface TaskRoute {
   readonly endpoint: Endpoint;
   readonly route?: string;
   readonly views?: readonly RouteView[];
+  /** Routes usable at the start but not chosen, in order: the task may move to them if its route fails. */
+  readonly standby?: readonly StandbyRoute[];
 }
 
 /** No route of a task can serve it (each was unhealthy, on another fork, or too far behind). */
@@ -207,12 +210,22 @@ async function runOne(
   planned: Task,
   at: TaskRoute,
 ): Promise<TaskResult> {
-  const result = await runRouted({ args, sink, checkpoints }, { ...planned, endpoint: at.endpoint }, at.probe);
+  const result = await runRouted({ args, sink, checkpoints }, { ...planned, endpoint: at.endpoint }, at);
+  const failovers = (result.stats.failovers ?? []).map((f) => ({
+    ...f,
+    reason: redact(f.reason, args.config.secrets),
+    ...(f.refused ? { refused: redact(f.refused, args.config.secrets) } : {}),
+  }));
+  const moved = failovers.filter((f) => !f.refused).at(-1);
+  const route = moved?.to ?? at.route;
+  const { failovers: _, ...stats } = result.stats;
   return {
     ...result,
     task: planned,
-    ...(at.route ? { route: at.route } : {}),
+    stats,
+    ...(route ? { route } : {}),
     ...(at.views ? { routes: at.views } : {}),
+    ...(failovers.length ? { failovers } : {}),
   };
 }
 
@@ -220,8 +233,9 @@ async function runOne(
 async function runRouted(
   { args, sink, checkpoints }: { args: RunArgs; sink: DuckDBSink; checkpoints: CheckpointStore },
   task: Task,
-  probe: Probed,
+  at: TaskRoute,
 ): Promise<TaskResult> {
+  const probe = at.probe;
   const startedAt = new Date();
   const label = { dataset: task.ds.name, chain: chainName(task.chainId), chainId: task.chainId };
   const empty = emptyStats();
@@ -272,7 +286,15 @@ async function runRouted(
       error: { cls: 'unavailable', message: redact(message, args.config.secrets) },
     };
   }
-  const pin: TaskPin = { block, root, changeBlock: probe.info.changeBlock };
+  const { number, hash } = probe.info.head;
+  const standby = task.ds.kind === 'list' ? [] : (at.standby ?? []);
+  const pin: TaskPin = {
+    block,
+    root,
+    changeBlock: probe.info.changeBlock,
+    head: { number, hash },
+    ...(standby.length ? { standby } : {}),
+  };
   args.log('task-start', { ...label, block: block.number });
   const deps = {
     config: args.config,
@@ -348,6 +370,7 @@ function ledgerTask(r: TaskResult): LedgerTask {
     ...(r.error ? { error: r.error } : {}),
     ...(r.route ? { route: r.route } : {}),
     ...(r.routes ? { routes: r.routes } : {}),
+    ...(r.failovers ? { failovers: r.failovers } : {}),
   };
 }
 

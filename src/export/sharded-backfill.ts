@@ -101,7 +101,11 @@ function plans(range: [string, string], count: number, pending: readonly ShardCh
 async function pageShard(parent: TaskRun, plan: ShardPlan, shards: number): Promise<void> {
   const { ds, deps } = parent;
   const c = plan.cursor;
-  const run = new TaskRun({ task: parent.task, deps, pin: parent.pin }, plan.prev, { shard: plan.shard, shards });
+  const run = new TaskRun(
+    { task: { ...parent.task, endpoint: parent.endpoint }, deps, pin: parent.pin, failovers: parent.failovers },
+    plan.prev,
+    { shard: plan.shard, shards },
+  );
   try {
     const block = parent.block.number;
     const to = keyValue(ds, c.hi);

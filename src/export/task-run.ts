@@ -5,13 +5,39 @@
 import type { Dataset } from '../catalog/catalog.ts';
 import { StopRequested, UpstreamError } from '../errors.ts';
 import type { Replace } from '../store/sink.ts';
+import type { Endpoint } from '../upstream/client.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { mapPage } from './mapper.ts';
+import { BLOCK_BY_HASH_QUERY } from './route-choice.ts';
 import type { TaskDeps } from './seams.ts';
-import { emptyStats, type PinnedBlock, type Task, type TaskPin, type TaskStats } from './task.ts';
+import {
+  emptyStats,
+  type Failover,
+  type PinnedBlock,
+  type StandbyRoute,
+  type Task,
+  type TaskPin,
+  type TaskStats,
+} from './task.ts';
 
 /** Smallest page size reached by halving after time-outs. */
 export const MIN_PAGE_SIZE = 50;
+
+/** Failures after which a task moves to a standby route: the route, not the request, is at fault. */
+const FAILOVER_KINDS: ReadonlySet<string> = new Set([
+  'unreachable',
+  'network',
+  'timeout',
+  'http',
+  'rate-limit',
+  'graphql',
+  'garbage',
+]);
+
+/** A route's head and health, asked before the task moves to it. */
+const FAILOVER_META_QUERY = '{ _meta { block { number hash } hasIndexingErrors } }';
+
+type MetaAnswer = { _meta: { block: { number: number; hash: string | null }; hasIndexingErrors: boolean } };
 
 /** Ids of repeated rows named in one log line at most (the count is always whole). */
 const DUPLICATES_LOGGED = 5;
@@ -58,16 +84,27 @@ export class TaskRun {
 
   readonly task: Task;
   readonly deps: TaskDeps;
-  readonly pin: TaskPin;
+  /** Where the task reads: its pinned block and, after a failover, the new route's root field. */
+  pin: TaskPin;
+  /** The route the task reads from now. */
+  endpoint: Endpoint;
+  /** Moves to other routes (shared by the shards of one backfill). */
+  readonly failovers: Failover[];
+  /** Routes not tried yet that may take the task over. */
+  private readonly standby: StandbyRoute[];
 
   /** `prev`: the committed cursor; `shard`: the shard of a backfill whose checkpoint this run moves, if not the dataset's own. */
   constructor(
-    of: { task: Task; deps: TaskDeps; pin: TaskPin },
+    of: { task: Task; deps: TaskDeps; pin: TaskPin; failovers?: Failover[] },
     prev: string | null,
     readonly shard?: ShardOf,
   ) {
     ({ task: this.task, deps: this.deps, pin: this.pin } = of);
     const { deps, pin } = of;
+    this.endpoint = of.task.endpoint;
+    this.failovers = of.failovers ?? [];
+    this.stats.failovers = this.failovers;
+    this.standby = [...(pin.standby ?? [])];
     this.pageSize = deps.config.pageSize;
     this.cursor = prev;
     this.block = pin.block;
@@ -87,14 +124,93 @@ export class TaskRun {
     return this.ds.columns.find((c) => c.field === this.ds.seq)!.column;
   }
 
-  /** Fetches one page with retries; halves the page size after a time-out. */
+  /**
+   * Fetches one page with retries; halves the page size after a time-out. A route that fails past its retries hands
+   * the task to its next standby route, which reads the same page at the same pinned block (see `failover`).
+   */
   async fetch<T>(query: string, vars: Record<string, unknown>): Promise<T> {
     if (this.deps.signal.aborted) throw new StopRequested();
+    let text = query;
+    for (;;) {
+      try {
+        return await this.fetchRetried<T>(text, vars);
+      } catch (e) {
+        if (this.deps.signal.aborted) throw new StopRequested();
+        const root = this.pin.root;
+        if (!(await this.failover(e))) throw e;
+        // Every page query selects `rows: <root>(`: the new route may name the collection otherwise.
+        text = text.replace(`rows: ${root}(`, `rows: ${this.pin.root}(`);
+      }
+    }
+  }
+
+  /**
+   * Moves the task to the next standby route that can continue it exactly, after `e` ended the retries on the
+   * current one; false when none can (the task then fails with `e`, its checkpoint kept). A route can continue when it
+   * answers, reports no indexing errors, has indexed the task's pinned block, names the dataset's entity, filters as
+   * the current one does (`_change_block`), and is on the current route's chain: when its head is at or past the
+   * current route's head, it must know that block's hash. Pages are pinned to one block and cursors are keys, so the
+   * new route's pages continue where the last committed batch ended: no row is repeated or skipped.
+   */
+  private async failover(e: unknown): Promise<boolean> {
+    if (!(e instanceof UpstreamError) || !FAILOVER_KINDS.has(e.kind)) return false;
+    for (let next = this.standby.shift(); next; next = this.standby.shift()) {
+      const from = this.endpoint.label;
+      const move = { from, to: next.endpoint.label, block: this.block.number, reason: e.message };
+      const checked = await this.readiness(next);
+      if (typeof checked === 'string') {
+        this.failovers.push({ ...move, refused: checked });
+        this.deps.log(
+          'failover-refused',
+          { dataset: this.ds.name, chainId: this.task.chainId, ...move, refused: checked },
+          'warn',
+        );
+        continue;
+      }
+      this.endpoint = next.endpoint;
+      this.pin = { ...this.pin, root: checked.root, head: checked.head };
+      this.failovers.push(move);
+      this.deps.log('failover', { dataset: this.ds.name, chainId: this.task.chainId, ...move }, 'warn');
+      return true;
+    }
+    return false;
+  }
+
+  /** Whether a standby route can continue the task now: its root field and head, or why not. */
+  private async readiness(
+    next: StandbyRoute,
+  ): Promise<{ root: string; head: { number: number; hash: string | null } } | string> {
+    const root = next.info.roots.get(this.ds.entity);
+    if (root === undefined) return `it has no ${this.ds.entity} entity`;
+    if (next.info.changeBlock !== this.pin.changeBlock)
+      return 'it differs from the current route in `_change_block` filters';
+    let meta: { number: number; hash: string | null; errors: boolean };
     try {
-      return await this.fetchRetried<T>(query, vars);
-    } catch (e) {
-      if (this.deps.signal.aborted) throw new StopRequested();
-      throw e;
+      const m = (await this.deps.source.request<MetaAnswer>(next.endpoint, FAILOVER_META_QUERY, {})).data._meta;
+      meta = { number: m.block.number, hash: m.block.hash, errors: m.hasIndexingErrors };
+    } catch (err) {
+      return `it did not answer (${(err as Error).message})`;
+    }
+    if (meta.errors) return 'it reports indexing errors';
+    if (meta.number < this.block.number)
+      return `it has indexed only up to block ${meta.number}, before the task's block ${this.block.number}`;
+    const cur = this.pin.head;
+    if (cur?.hash && meta.hash && meta.number >= cur.number) {
+      if (meta.number === cur.number && meta.hash !== cur.hash)
+        return `it is on another fork: at block ${cur.number} its hash is ${meta.hash}, on ${this.endpoint.label} ${cur.hash}`;
+      if (meta.number > cur.number && !(await this.knows(next.endpoint, cur.hash)))
+        return `it is on another fork: it has no block with hash ${cur.hash} (block ${cur.number} on ${this.endpoint.label}); its head ${meta.number} has hash ${meta.hash}`;
+    }
+    return { root, head: { number: meta.number, hash: meta.hash } };
+  }
+
+  /** Whether a route has the block with `hash` (an answer that fails counts as no: it cannot be shown to). */
+  private async knows(endpoint: Endpoint, hash: string): Promise<boolean> {
+    try {
+      await this.deps.source.request(endpoint, BLOCK_BY_HASH_QUERY, { hash });
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -104,7 +220,7 @@ export class TaskRun {
         this.stats.requests++;
         try {
           // A request that must not be cut short (one asking whether ids exist) sets its own `first`.
-          const r = await this.deps.source.request<T>(this.task.endpoint, query, { first: this.pageSize, ...vars });
+          const r = await this.deps.source.request<T>(this.endpoint, query, { first: this.pageSize, ...vars });
           this.stats.bytes += r.bytes;
           return r.data;
         } catch (e) {

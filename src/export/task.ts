@@ -1,6 +1,7 @@
 /** What a task is and what it reports: one dataset on one chain, pinned to one block. */
 import type { Dataset } from '../catalog/catalog.ts';
 import type { Endpoint } from '../upstream/client.ts';
+import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
 import type { RouteView } from './route-choice.ts';
 
 /** One unit of work of a plan. */
@@ -26,6 +27,28 @@ export interface TaskPin {
   readonly root: string;
   /** Whether the endpoint accepts `_change_block` filters. */
   readonly changeBlock: boolean;
+  /** The head the route reported at the run's start (the block pinned, or `confirmations` above it). */
+  readonly head?: { readonly number: number; readonly hash: string | null };
+  /** Routes that can take the task over when this one fails past its retries, in order (see `route-choice.ts`). */
+  readonly standby?: readonly StandbyRoute[];
+}
+
+/** A route usable at the task's start but not chosen: its endpoint and what its probe found. */
+export interface StandbyRoute {
+  readonly endpoint: Endpoint;
+  readonly info: EndpointInfo;
+}
+
+/** A task's move from one route to the next after the first failed past its retries (or a refused move). */
+export interface Failover {
+  readonly from: string;
+  readonly to: string;
+  /** The task's pinned block: the new route reads at it too. */
+  readonly block: number;
+  /** Why the first route was left. */
+  readonly reason: string;
+  /** Why the new route was not taken, when it was not. */
+  readonly refused?: string;
 }
 
 /** Counters of one task, for the summary and the run ledger. */
@@ -39,6 +62,8 @@ export interface TaskStats {
   duplicates: number;
   /** Keyset value from which stored rows were replaced (events and buckets), for the lake's partitions. */
   rewriteFrom?: number;
+  /** Moves to other routes during the task, and refused ones (one list for a backfill and its shards). */
+  failovers?: Failover[];
 }
 
 /**
@@ -59,6 +84,8 @@ export interface TaskResult {
   readonly route?: string;
   /** Where each route stood at the task's start, when its chain and schema has several. */
   readonly routes?: readonly RouteView[];
+  /** Moves to another route during the task (and refused ones), in order. */
+  readonly failovers?: readonly Failover[];
 }
 
 /** Fresh counters of a task. */

@@ -21,6 +21,8 @@ export interface LedgerTask {
   readonly route?: string;
   /** Where each route stood at the task's start, when there were several. */
   readonly routes?: readonly unknown[];
+  /** Moves to another route during the task, and refused ones. */
+  readonly failovers?: readonly unknown[];
 }
 
 /** Writes the ledger. */
@@ -44,8 +46,8 @@ export class RunLedger {
 
   private async task(exec: Warehouse['exec'], runId: string, r: LedgerTask): Promise<void> {
     await exec(
-      `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, error_class, error, duplicate_ids, route, routes)
-       VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+      `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, error_class, error, duplicate_ids, route, routes, failovers)
+       VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
       [
         runId,
         r.chainId,
@@ -65,6 +67,7 @@ export class RunLedger {
         r.duplicates,
         r.route ?? null,
         r.routes ? JSON.stringify(r.routes) : null,
+        r.failovers ? JSON.stringify(r.failovers) : null,
       ],
     );
   }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOBS } from '../../jobs/index.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { buildPlan } from '../../src/export/plan.ts';
+import type { ProgressSink } from '../../src/export/run-export.ts';
 import { runOnce } from '../../src/export/run-once.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
@@ -49,12 +50,17 @@ function folder(): string {
 }
 
 /** One run over the two routes, A first; what it logged and its results. */
-async function exportOnce(dataDir: string, overrides: Record<string, unknown> = {}) {
+async function exportOnce(
+  dataDir: string,
+  overrides: Record<string, unknown> = {},
+  opts: { progress?: ProgressSink; routes?: [SandboxProcess, SandboxProcess] } = {},
+) {
+  const [first, second] = opts.routes ?? [a, b];
   const config = loadConfig({
-    env: sandboxEnv(a, dataDir),
+    env: sandboxEnv(first, dataDir),
     overrides: {
       chains: [String(CHAIN)],
-      routes: { [`${CHAIN}/dodoex`]: [{ kind: 'self' }, { kind: 'self', baseUrl: b.url, apiKey: B_KEY }] },
+      routes: { [`${CHAIN}/dodoex`]: [{ kind: 'self' }, { kind: 'self', baseUrl: second.url, apiKey: B_KEY }] },
       ...overrides,
     },
   });
@@ -66,6 +72,7 @@ async function exportOnce(dataDir: string, overrides: Record<string, unknown> = 
     signal: new AbortController().signal,
     log: (event, fields, level = 'info') => events.push({ event, fields, level }),
     waitLockSecs: 0,
+    ...(opts.progress ? { progress: opts.progress } : {}),
   });
   return { outcome, events };
 }
@@ -75,7 +82,7 @@ async function ledger(dataDir: string) {
   const w = await Warehouse.open(dataDir, { readOnly: true });
   try {
     return await w.all(
-      `SELECT dataset, status, route, routes FROM _pool_export.run_tasks
+      `SELECT dataset, status, route, routes, failovers FROM _pool_export.run_tasks
        WHERE run_id = (SELECT arg_max(run_id, started_at) FROM _pool_export.runs) ORDER BY dataset`,
     );
   } finally {
@@ -166,6 +173,103 @@ describe('several routes for one chain and schema', () => {
     } finally {
       b = saved;
       await own.stop();
+    }
+  });
+
+  it('moves a task to the next route when its route is killed mid-backfill, repeating and skipping no row', async () => {
+    const [ownA, ownB] = await Promise.all([
+      startSandbox(SHARED_SANDBOX_FLAGS),
+      startSandbox(SHARED_SANDBOX_FLAGS, B_KEY),
+    ]);
+    try {
+      const data = folder();
+      let killed: Promise<unknown> | undefined;
+      // A dies once the first page of swaps is in: the backfill's other pages come from B.
+      const progress: ProgressSink = {
+        start: () => {},
+        page: (task) => {
+          if (task.ds.name === 'dodoex.swaps' && !killed) {
+            killed = new Promise((r) => ownA.child.once('exit', r));
+            ownA.child.kill('SIGKILL');
+          }
+        },
+        done: () => {},
+        stop: () => {},
+      };
+      const { outcome, events } = await exportOnce(data, { maxAttempts: 2 }, { progress, routes: [ownA, ownB] });
+      await killed;
+      const swaps = outcome.results.find((r) => r.task.ds.name === 'dodoex.swaps')!;
+      expect(swaps.status).toBe('ok');
+      expect(swaps.route).toBe(label(ownB));
+      expect(swaps.failovers!.length).toBeGreaterThan(0);
+      for (const f of swaps.failovers!) {
+        expect(f).toMatchObject({ from: label(ownA), to: label(ownB), block: swaps.block });
+        expect(f.refused).toBeUndefined();
+      }
+      expect(events.filter((e) => e.event === 'failover').length).toBe(
+        outcome.results.reduce((n, r) => n + (r.failovers?.length ?? 0), 0),
+      );
+      // Exact: count, digest and typed columns against the route that finished it (the same world as A's).
+      expect((await compareWithSandbox(ownB, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
+      const rows = await ledger(data);
+      const swapsRow = rows.find((r) => r.dataset === 'dodoex.swaps')!;
+      expect(swapsRow.route).toBe(label(ownB));
+      expect(JSON.parse(String(swapsRow.failovers))).toEqual(swaps.failovers);
+      expect(JSON.stringify(rows)).not.toContain(B_KEY);
+    } finally {
+      await Promise.all([ownA.stop(), ownB.stop()]);
+    }
+  });
+
+  it('refuses to move to a route on another fork, naming both hashes, and stores nothing from it', async () => {
+    const [ownA, ownB] = await Promise.all([
+      startSandbox(SHARED_SANDBOX_FLAGS),
+      startSandbox(SHARED_SANDBOX_FLAGS, B_KEY),
+    ]);
+    try {
+      const data = folder();
+      let killed: Promise<unknown> | undefined;
+      // Both agree at the start; A dies after its first page of swaps, and B reorganises before the task moves.
+      const progress: ProgressSink = {
+        start: () => {},
+        page: (task) => {
+          if (task.ds.name === 'dodoex.swaps' && !killed) {
+            // B reorganises first; only then does A die, so the move is asked of a B on another fork.
+            killed = ownB.control('reorg', { depth: 20_000, chainId: CHAIN }).then(() => {
+              const exited = new Promise((r) => ownA.child.once('exit', r));
+              ownA.child.kill('SIGKILL');
+              return exited;
+            });
+          }
+        },
+        done: () => {},
+        stop: () => {},
+      };
+      const stored = async () => {
+        const w = await Warehouse.open(data, { readOnly: true });
+        try {
+          return (await w.all('SELECT count(*)::INTEGER AS n FROM dodoex.swaps'))[0]!.n;
+        } finally {
+          await w.close();
+        }
+      };
+      const { outcome } = await exportOnce(
+        data,
+        { maxAttempts: 2, shards: 1, batchRows: 1 },
+        { progress, routes: [ownA, ownB] },
+      );
+      await killed;
+      const swaps = outcome.results.find((r) => r.task.ds.name === 'dodoex.swaps')!;
+      expect(swaps.status).toBe('failed');
+      const refused = swaps.failovers!.filter((f) => f.refused);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused[0]!.refused).toMatch(
+        /^it is on another fork: at block \d+ its hash is 0x[0-9a-f]+, on .+ 0x[0-9a-f]+$/,
+      );
+      // Only the batch A served before it died is stored.
+      expect(await stored()).toBe(swaps.stats.rows);
+    } finally {
+      await Promise.all([ownA.stop(), ownB.stop()]);
     }
   });
 

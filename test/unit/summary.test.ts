@@ -1,0 +1,56 @@
+/** The run summary's lines about routes: routes passed over at the start, and failovers during tasks. */
+import { describe, expect, it } from 'vitest';
+import { findDataset } from '../../src/catalog/catalog.ts';
+import { routeLines, summary } from '../../src/cli/summary.ts';
+import type { TaskResult } from '../../src/export/task.ts';
+import { emptyStats } from '../../src/export/task.ts';
+
+const endpoint = { url: 'u', label: 'A', host: 'h' };
+
+function result(over: Partial<TaskResult>, dataset = 'dodoex.swaps'): TaskResult {
+  return {
+    task: { chainId: 56, ds: findDataset(dataset)!, endpoint, routes: [endpoint] },
+    status: 'ok',
+    stats: { ...emptyStats(), rows: 5, pages: 1, requests: 1 },
+    block: 100,
+    cursorBefore: null,
+    cursorAfter: 'c',
+    startedAt: new Date(0),
+    endedAt: new Date(0),
+    ...over,
+  };
+}
+
+describe('route lines of the summary', () => {
+  it('names the route read from and why the earlier ones were passed over, once per chain and schema', () => {
+    const routes = [
+      {
+        label: 'A',
+        head: 500,
+        lagBlocks: 500,
+        state: 'behind' as const,
+        note: '500 blocks behind the freshest route (maxLagBlocks 50)',
+      },
+      { label: 'B\u001b[2J', head: 1000, lagBlocks: 0, state: 'chosen' as const, note: null },
+      { label: 'C', head: 1000, lagBlocks: 0, state: 'standby' as const, note: null },
+    ];
+    const lines = routeLines([result({ routes }), result({ routes }, 'dodoex.pairs')]);
+    expect(lines).toEqual([
+      'route on bsc/dodoex: read from B\\x1b[2J; passed over A behind (500 blocks behind the freshest route (maxLagBlocks 50))',
+    ]);
+  });
+
+  it('says nothing when the first route served, and one line per failover or refused move', () => {
+    const first = [{ label: 'A', head: 1, lagBlocks: 0, state: 'chosen' as const, note: null }];
+    expect(routeLines([result({ routes: first }), result({})])).toEqual([]);
+    const failovers = [
+      { from: 'A', to: 'B', block: 100, reason: 'A could not be reached' },
+      { from: 'B', to: 'C', block: 100, reason: 'B timed out', refused: 'it is on another fork: …' },
+    ];
+    expect(routeLines([result({ failovers })])).toEqual([
+      'failover: dodoex.swaps on bsc moved from A to B at block 100 after: A could not be reached',
+      'failover refused: dodoex.swaps on bsc could not move from B to C at block 100: it is on another fork: …',
+    ]);
+    expect(summary([result({ failovers })])).toContain('\nfailover: dodoex.swaps on bsc moved from A to B');
+  });
+});
