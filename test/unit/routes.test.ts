@@ -90,6 +90,28 @@ async function ledger(dataDir: string) {
   }
 }
 
+/**
+ * A progress sink that, on the first page of swaps, runs `before` and then kills `victim`; `killed` resolves once the
+ * process has exited (the run goes on meanwhile, as it would).
+ */
+function killOnFirstSwapsPage(victim: SandboxProcess, before: () => Promise<unknown> = async () => {}) {
+  let killed: Promise<unknown> | undefined;
+  const progress: ProgressSink = {
+    start: () => {},
+    page: (task) => {
+      if (task.ds.name !== 'dodoex.swaps' || killed) return;
+      killed = before().then(() => {
+        const exited = new Promise((r) => victim.child.once('exit', r));
+        victim.child.kill('SIGKILL');
+        return exited;
+      });
+    },
+    done: () => {},
+    stop: () => {},
+  };
+  return { progress, killed: () => killed };
+}
+
 const label = (s: SandboxProcess) => `${s.url}/subgraph/graphql?chainId=${CHAIN}&schemaName=dodoex&apikey=***`;
 
 describe('several routes for one chain and schema', () => {
@@ -183,21 +205,10 @@ describe('several routes for one chain and schema', () => {
     ]);
     try {
       const data = folder();
-      let killed: Promise<unknown> | undefined;
       // A dies once the first page of swaps is in: the backfill's other pages come from B.
-      const progress: ProgressSink = {
-        start: () => {},
-        page: (task) => {
-          if (task.ds.name === 'dodoex.swaps' && !killed) {
-            killed = new Promise((r) => ownA.child.once('exit', r));
-            ownA.child.kill('SIGKILL');
-          }
-        },
-        done: () => {},
-        stop: () => {},
-      };
+      const { progress, killed } = killOnFirstSwapsPage(ownA);
       const { outcome, events } = await exportOnce(data, { maxAttempts: 2 }, { progress, routes: [ownA, ownB] });
-      await killed;
+      await killed();
       const swaps = outcome.results.find((r) => r.task.ds.name === 'dodoex.swaps')!;
       expect(swaps.status).toBe('ok');
       expect(swaps.route).toBe(label(ownB));
@@ -228,23 +239,11 @@ describe('several routes for one chain and schema', () => {
     ]);
     try {
       const data = folder();
-      let killed: Promise<unknown> | undefined;
-      // Both agree at the start; A dies after its first page of swaps, and B reorganises before the task moves.
-      const progress: ProgressSink = {
-        start: () => {},
-        page: (task) => {
-          if (task.ds.name === 'dodoex.swaps' && !killed) {
-            // B reorganises first; only then does A die, so the move is asked of a B on another fork.
-            killed = ownB.control('reorg', { depth: 20_000, chainId: CHAIN }).then(() => {
-              const exited = new Promise((r) => ownA.child.once('exit', r));
-              ownA.child.kill('SIGKILL');
-              return exited;
-            });
-          }
-        },
-        done: () => {},
-        stop: () => {},
-      };
+      // Both agree at the start; after its first page of swaps, B reorganises and only then does A die, so the move
+      // is asked of a B on another fork.
+      const { progress, killed } = killOnFirstSwapsPage(ownA, () =>
+        ownB.control('reorg', { depth: 20_000, chainId: CHAIN }),
+      );
       const stored = async () => {
         const w = await Warehouse.open(data, { readOnly: true });
         try {
@@ -258,7 +257,7 @@ describe('several routes for one chain and schema', () => {
         { maxAttempts: 2, shards: 1, batchRows: 1 },
         { progress, routes: [ownA, ownB] },
       );
-      await killed;
+      await killed();
       const swaps = outcome.results.find((r) => r.task.ds.name === 'dodoex.swaps')!;
       expect(swaps.status).toBe('failed');
       const refused = swaps.failovers!.filter((f) => f.refused);
