@@ -182,13 +182,19 @@ function routeTable(
   return out;
 }
 
-/** The routes section of the status report. */
+/** The routes section of the status report: each route's head and lag, then its address on a line of its own. */
 function routeLines(routes: readonly RouteLag[], width: number): string {
-  const lines = routes.map((r) => {
+  const lines: string[] = ['routes:'];
+  let at = '';
+  let n = 0;
+  for (const r of routes) {
+    const key = `${chainName(r.chainId)}/${r.schema}`;
+    n = key === at ? n + 1 : 1;
+    at = key;
     const where = r.head === null ? 'head not read' : `head ${r.head}, ${r.lagBlocks} blocks behind the freshest`;
-    return `  ${chainName(r.chainId)}/${r.schema}  ${where}  ${fit(r.route, Math.max(20, width - 60))}`;
-  });
-  return ['routes:', ...lines].join('\n');
+    lines.push(`  ${key} route ${n}: ${where}`, `    ${fit(r.route, width - 4)}`);
+  }
+  return lines.join('\n');
 }
 
 /** The yargs module of the `status` command. */
