@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
 import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { waitForRequests } from '../support/sandbox-client.ts';
 
 const FLAGS = ['--scale', '300', '--history-days', '3', '--chains', '56'];
 const B_KEY = 'c'.repeat(32);
@@ -25,6 +27,34 @@ afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** A config file with the two routes of chain 56's exchange subgraph, `first` then `second` (with its own key). */
+function routesConfig(name: string, first: SandboxProcess, second: SandboxProcess, more: Record<string, unknown> = {}) {
+  const file = join(dir, `${name}.json`);
+  const routes = {
+    '56/dodoex': [
+      { kind: 'self', baseUrl: first.url },
+      { kind: 'self', baseUrl: second.url, apiKey: B_KEY },
+    ],
+  };
+  writeFileSync(file, JSON.stringify({ routes, ...more }));
+  return file;
+}
+
+const labelOf = (s: SandboxProcess) => `${s.url}/subgraph/graphql?chainId=56&schemaName=dodoex&apikey=***`;
+
+/** The route and failovers the ledger recorded for each task of a folder's last run. */
+async function lastRun(data: string) {
+  const w = await Warehouse.open(data, { readOnly: true });
+  try {
+    return await w.all(
+      `SELECT dataset, status, route, failovers FROM _pool_export.run_tasks
+       WHERE run_id = (SELECT arg_max(run_id, started_at) FROM _pool_export.runs) ORDER BY dataset`,
+    );
+  } finally {
+    await w.close();
+  }
+}
 
 describe('several routes from the command line', () => {
   it('run reads from the fresher route and says why; status shows each route and its lag', async () => {
@@ -74,5 +104,58 @@ describe('several routes from the command line', () => {
       expect(out).not.toContain(B_KEY);
       expect(out).not.toContain(a.apiKey);
     }
+  });
+
+  it('a run whose first route is killed mid-backfill moves to the second and stays exact', async () => {
+    const flags = ['--scale', '5000', '--history-days', '3', '--chains', '56'];
+    const [first, second] = await Promise.all([startSandbox(flags), startSandbox(flags, B_KEY)]);
+    try {
+      const data = join(dir, 'killed');
+      const config = routesConfig('killed', first, second, { pageSize: 200, maxAttempts: 2 });
+      const running = cli(
+        ['run', '--config', config, '--chains', 'bsc', '--datasets', 'dodoex.swaps'],
+        sandboxEnv(first, data),
+      );
+      // The probe, then a dozen pages of the backfill's shards: then the first route dies.
+      await waitForRequests(first, 12);
+      first.child.kill('SIGKILL');
+      const run = await running;
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(
+        `failover: dodoex.swaps on bsc moved from ${labelOf(first)} to ${labelOf(second)} at block`,
+      );
+      expect(run.stderr).toContain('"event":"failover"');
+      expect((await compareWithSandbox(second, data, [56], ['dodoex.swaps'])).mismatches).toEqual([]);
+      const [task] = await lastRun(data);
+      expect(task!.route).toBe(labelOf(second));
+      expect((JSON.parse(String(task!.failovers)) as unknown[]).length).toBeGreaterThan(0);
+      expect(run.stdout + run.stderr).not.toContain(B_KEY);
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
+  });
+
+  it('a first route with indexing errors is passed over, and taken again by the next run once it recovers', async () => {
+    await a.control('faults', { lagBlocks: 0 });
+    await a.control('garbage', { mode: 'indexing-errors' });
+    const data = join(dir, 'recovers');
+    const config = routesConfig('recovers', a, b);
+    const env = sandboxEnv(a, data);
+    const args = ['run', '--config', config, '--chains', 'bsc', '--datasets', 'dodoex.swaps,dodoex.pairs'];
+    const one = await cli(args, env);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toContain(`route on bsc/dodoex: read from ${labelOf(b)}; passed over ${labelOf(a)} unhealthy`);
+    expect((await lastRun(data)).map((t) => t.route)).toEqual([labelOf(b), labelOf(b)]);
+    await a.control('garbage', {});
+    await a.control('advance', { blocks: 100 });
+    await b.control('advance', { blocks: 100 });
+    const two = await cli(args, env);
+    expect(two.code).toBe(0);
+    expect(two.stdout).not.toContain('route on bsc/dodoex');
+    expect((await lastRun(data)).map((t) => [t.dataset, t.status, t.route])).toEqual([
+      ['dodoex.pairs', 'ok', labelOf(a)],
+      ['dodoex.swaps', 'ok', labelOf(a)],
+    ]);
+    expect((await compareWithSandbox(a, data, [56], ['dodoex.swaps', 'dodoex.pairs'])).mismatches).toEqual([]);
   });
 });
