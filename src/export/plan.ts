@@ -1,4 +1,5 @@
 /** Resolves jobs, chains and datasets against the config into a frozen plan of tasks with their endpoints. */
+import { createHash } from 'node:crypto';
 import { DATASETS, type Dataset, findDataset } from '../catalog/catalog.ts';
 import type { Job } from '../catalog/job.ts';
 import type { Config, Route } from '../config/config.ts';
@@ -6,8 +7,19 @@ import { UsageError } from '../errors.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import type { Task } from './task.ts';
 
-/** The URL (with the key where the service wants it) and the printable label of one route. */
+/**
+ * One route's endpoint. A rate limit is its key's: a route with its own key keeps its own request pace, named by the
+ * key's fingerprint (never the key).
+ */
 function routeEndpoint(config: Config, route: Route, at: { ds: Dataset; chainId: number }): Endpoint {
+  const e = keyedRoute(config, route, at);
+  if (route.apiKey === undefined) return e;
+  const print = createHash('sha256').update(route.apiKey).digest('hex').slice(0, 8);
+  return { ...e, pace: `${e.host} (key ${print})` };
+}
+
+/** The URL (with the key where the service wants it) and the printable label of one route. */
+function keyedRoute(config: Config, route: Route, at: { ds: Dataset; chainId: number }): Endpoint {
   const apiKey = route.apiKey ?? config.apiKey;
   const key = encodeURIComponent(apiKey);
   if (route.kind === 'gateway') {

@@ -15,6 +15,11 @@ export interface Endpoint {
   readonly label: string;
   /** Host used to share the per-endpoint concurrency limit. */
   readonly host: string;
+  /**
+   * What shares one request pace (rate governor): the host, or the host and a route's own key (a rate limit is the
+   * key's), shown as `<host> (key <fingerprint>)`. The host when absent.
+   */
+  readonly pace?: string;
 }
 
 /** Settings of the client. */
@@ -62,7 +67,7 @@ function bodyError(e: unknown, opts: ClientOptions): unknown {
 /** Sends single GraphQL requests; retrying is the caller's decision (see `retry.ts`). */
 export class UpstreamClient {
   private readonly clients = new Map<string, GraphQLClient>();
-  /** The request pace of each upstream host, found from its 429s. */
+  /** The request pace of each upstream host (or host and route key), found from its 429s. */
   readonly governors = new Map<string, RateGovernor>();
 
   constructor(readonly opts: ClientOptions) {}
@@ -88,7 +93,7 @@ export class UpstreamClient {
     let c = this.clients.get(endpoint.url);
     if (!c) {
       let bytes = 0;
-      const governor = this.governor(endpoint.host);
+      const governor = this.governor(endpoint.pace ?? endpoint.host);
       const timed: typeof fetch = async (input, init) => {
         await governor.acquire();
         const signals = [AbortSignal.timeout(this.opts.timeoutMs), ...(this.opts.signal ? [this.opts.signal] : [])];

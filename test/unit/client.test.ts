@@ -103,6 +103,19 @@ describe('the upstream client', () => {
     expect((await failure(client())).extra.retryAfterMs).toBeUndefined();
   });
 
+  it('a route with its own key keeps its own pace: a 429 on it slows no other route of the host', async () => {
+    const c = client();
+    const own: Endpoint = { ...endpoint(), url: `${base}/other?apikey=${KEY}`, pace: 'the own key' };
+    handle = json(429, 'slow down');
+    await expect(c.request(own, '{ pairs { id } }', {})).rejects.toThrow(UpstreamError);
+    handle = json(200, { data: { pairs: [] } });
+    await c.request(endpoint(), '{ pairs { id } }', {});
+    expect([...c.governors].map(([k, g]) => [k, g.limited])).toEqual([
+      ['the own key', 1],
+      [new URL(base).host, 0],
+    ]);
+  });
+
   it('5xx and 408 are retried; other statuses are not', async () => {
     for (const [status, retryable] of [
       [500, true],
