@@ -11,8 +11,10 @@
  *
  * A task with no route left fails before reading a page, naming why each route was passed over.
  */
+import { UpstreamError } from '../errors.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
+import type { PageSource } from './seams.ts';
 import type { PinnedBlock } from './task.ts';
 
 /** What a route's probe gave this run: its pinned block and what it serves, or why it cannot be used. */
@@ -51,7 +53,17 @@ export interface RouteChoice {
 export type HashLookup = (endpoint: Endpoint, hash: string) => Promise<boolean | undefined>;
 
 /** The query that asks a route whether it has a block with a given hash (graph-node's `Block_height.hash`). */
-export const BLOCK_BY_HASH_QUERY = 'query ($hash: Bytes) { _meta(block: { hash: $hash }) { block { number } } }';
+const BLOCK_BY_HASH_QUERY = 'query ($hash: Bytes) { _meta(block: { hash: $hash }) { block { number } } }';
+
+/** Asks a route whether it has the block with `hash` on its chain (see `HashLookup` for the answers). */
+export async function hasBlock(source: PageSource, endpoint: Endpoint, hash: string): Promise<boolean | undefined> {
+  try {
+    await source.request(endpoint, BLOCK_BY_HASH_QUERY, { hash });
+    return true;
+  } catch (e) {
+    return e instanceof UpstreamError && /no block with that hash found/.test(e.message) ? false : undefined;
+  }
+}
 
 type Healthy = RouteProbe & { readonly probe: Exclude<Probed, Error> };
 

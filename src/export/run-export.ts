@@ -16,9 +16,9 @@ import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
 import { headRoutesFor } from './plan.ts';
 import {
-  BLOCK_BY_HASH_QUERY,
   chooseRoute,
   type HashLookup,
+  hasBlock,
   noRouteMessage,
   type Probed,
   type RouteChoice,
@@ -121,24 +121,12 @@ async function probeRoutes(args: RunArgs): Promise<Map<string, Probed>> {
   return probed;
 }
 
-/** Whether a route has a block with a given hash on its chain (see `route-choice.ts`). */
-function hashLookup(client: UpstreamClient): HashLookup {
-  return async (endpoint, hash) => {
-    try {
-      await client.request(endpoint, BLOCK_BY_HASH_QUERY, { hash });
-      return true;
-    } catch (e) {
-      return e instanceof UpstreamError && /no block with that hash found/.test(e.message) ? false : undefined;
-    }
-  };
-}
-
 /**
  * The route of every task: with one route, its probe as it is; with several, the choice of `route-choice.ts` (made
  * once per chain and schema, so that its tasks read from one route).
  */
 async function chooseRoutes(args: RunArgs, probed: Map<string, Probed>): Promise<Map<Task, TaskRoute>> {
-  const lookup = hashLookup(args.client);
+  const lookup: HashLookup = (endpoint, hash) => hasBlock(args.client, endpoint, hash);
   const byRoutes = new Map<string, Promise<RouteChoice>>();
   const out = new Map<Task, TaskRoute>();
   for (const t of args.tasks) {

@@ -8,7 +8,7 @@ import type { Replace } from '../store/sink.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { mapPage } from './mapper.ts';
-import { BLOCK_BY_HASH_QUERY } from './route-choice.ts';
+import { hasBlock } from './route-choice.ts';
 import type { TaskDeps } from './seams.ts';
 import {
   emptyStats,
@@ -198,20 +198,11 @@ export class TaskRun {
     if (cur?.hash && meta.hash && meta.number >= cur.number) {
       if (meta.number === cur.number && meta.hash !== cur.hash)
         return `it is on another fork: at block ${cur.number} its hash is ${meta.hash}, on ${this.endpoint.label} ${cur.hash}`;
-      if (meta.number > cur.number && !(await this.knows(next.endpoint, cur.hash)))
+      // A lookup that fails counts as no: the chain cannot be shown to be the same.
+      if (meta.number > cur.number && (await hasBlock(this.deps.source, next.endpoint, cur.hash)) !== true)
         return `it is on another fork: it has no block with hash ${cur.hash} (block ${cur.number} on ${this.endpoint.label}); its head ${meta.number} has hash ${meta.hash}`;
     }
     return { root, head: { number: meta.number, hash: meta.hash } };
-  }
-
-  /** Whether a route has the block with `hash` (an answer that fails counts as no: it cannot be shown to). */
-  private async knows(endpoint: Endpoint, hash: string): Promise<boolean> {
-    try {
-      await this.deps.source.request(endpoint, BLOCK_BY_HASH_QUERY, { hash });
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   private async fetchRetried<T>(query: string, vars: Record<string, unknown>): Promise<T> {
