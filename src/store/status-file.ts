@@ -55,12 +55,18 @@ const iso = (v: unknown) =>
 export async function readEntries(w: Warehouse, only?: { dataset: string; chainId: number }): Promise<StatusEntry[]> {
   const filter = only ? 'AND dataset = $1 AND chain_id = $2' : '';
   const params = only ? [only.dataset, only.chainId] : [];
+  // A warehouse last written by an earlier version, opened read-only, has no route column yet.
+  const hasRoute = (
+    await w.all(
+      "SELECT count(*)::INTEGER AS n FROM duckdb_columns() WHERE schema_name = '_pool_export' AND table_name = 'run_tasks' AND column_name = 'route'",
+    )
+  )[0]!.n;
   const rows = await w.all(
     `
     WITH t AS (
       SELECT chain_id, dataset, max(ended_at) FILTER (WHERE status = 'ok')::VARCHAR AS last_success,
              arg_max(error, ended_at) AS last_error, arg_max(status, ended_at) AS last_status,
-             arg_max(route, ended_at) AS route
+             ${hasRoute ? 'arg_max(route, ended_at)' : 'NULL'} AS route
       FROM _pool_export.run_tasks GROUP BY ALL
     )
     SELECT chain_id, dataset, c.block, c.block_time::VARCHAR AS block_time, t.last_success, t.last_error, t.last_status,

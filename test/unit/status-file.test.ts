@@ -172,6 +172,12 @@ describe('the status file', () => {
       },
     ]);
     expect(await readEntries(w, { dataset: 'dodoex.swaps', chainId: 56 })).toHaveLength(1);
+    // A ledger written by a version without routes (read-only, not upgraded): no route, the rest as before.
+    await w.exec('ALTER TABLE _pool_export.run_tasks DROP COLUMN route');
+    expect((await readEntries(w)).map((e) => [e.dataset, e.lastError, e.route])).toEqual([
+      ['dodoex.pairs', 'boom', null],
+      ['dodoex.swaps', 'later', null],
+    ]);
     expect(await readEntries(w, { dataset: 'dodoex.swaps', chainId: 1 })).toEqual([]);
   });
 
