@@ -57,9 +57,10 @@ export interface Written {
   readonly replacedIds: readonly string[];
 }
 
-/** A batch waiting for its commit. */
+/** A batch waiting for its commit, with its rows already in their NDJSON file. */
 interface Pending {
   readonly batch: Batch;
+  readonly file: BatchFile;
   readonly resolve: (w: Written) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -69,8 +70,9 @@ const GROUP_LIMIT = 64;
 
 /**
  * The DuckDB sink: each batch goes to an NDJSON file, then one `INSERT … SELECT … FROM read_json` in a transaction with
- * its checkpoint. Batches that arrive while a transaction runs are committed together in the next one (group commit),
- * since the commit itself costs far more than a small batch; a failing group is retried batch by batch.
+ * its checkpoint. The file is written when the batch arrives, so that DuckDB stores one group while the next is being
+ * prepared. Batches that arrive while a transaction runs are committed together in the next one (group commit), since
+ * the commit itself costs far more than a small batch; a failing group is retried batch by batch.
  */
 export class DuckDBSink {
   private readonly tmpDir: string;
@@ -88,9 +90,30 @@ export class DuckDBSink {
   /** Commits a batch (possibly with others); resolves with what it wrote. */
   write(b: Batch): Promise<Written> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ batch: b, resolve, reject });
+      let file: BatchFile;
+      try {
+        file = this.prepare(b);
+      } catch (e) {
+        reject(e);
+        return;
+      }
+      this.queue.push({ batch: b, file, resolve, reject });
       if (!this.draining) void this.drain();
     });
+  }
+
+  /** Writes a batch's rows to their NDJSON file, one row per line. */
+  private prepare(b: Batch): BatchFile {
+    const file = join(this.tmpDir, `${randomUUID()}.ndjson`);
+    let longest = 0;
+    let text = '';
+    for (const r of b.rows) {
+      const line = JSON.stringify(r);
+      longest = Math.max(longest, line.length);
+      text += `${line}\n`;
+    }
+    writeFileSync(file, text);
+    return { file, longest };
   }
 
   private async drain(): Promise<void> {
@@ -99,11 +122,13 @@ export class DuckDBSink {
       while (this.queue.length) {
         const group = this.queue.splice(0, GROUP_LIMIT);
         try {
-          const counts = await this.commit(group.map((p) => p.batch));
+          const counts = await this.commit(group);
           for (const [i, p] of group.entries()) p.resolve(counts[i]!);
         } catch (e) {
           if (group.length === 1) group[0]!.reject(e);
-          else for (const p of group) await this.commit([p.batch]).then((c) => p.resolve(c[0]!), p.reject);
+          else for (const p of group) await this.commit([p]).then((c) => p.resolve(c[0]!), p.reject);
+        } finally {
+          for (const p of group) rmSync(p.file.file, { force: true });
         }
       }
     } finally {
@@ -111,33 +136,67 @@ export class DuckDBSink {
     }
   }
 
-  private async commit(batches: readonly Batch[]): Promise<Written[]> {
-    const files: string[] = [];
+  private async commit(group: readonly Pending[]): Promise<Written[]> {
     try {
-      const sources: BatchFile[] = [];
-      for (const b of batches) {
-        const file = join(this.tmpDir, `${randomUUID()}.ndjson`);
-        files.push(file);
-        let longest = 0;
-        const lines = b.rows.map((r) => {
-          const line = JSON.stringify(r);
-          longest = Math.max(longest, line.length);
-          return line;
-        });
-        writeFileSync(file, lines.join('\n') + (lines.length ? '\n' : ''));
-        sources.push({ file, longest });
-      }
       return await this.w.transaction(async (tx) => {
         const counts: Written[] = [];
-        for (const [i, b] of batches.entries()) counts.push(await writeOne(tx, b, sources[i]!));
+        const lake = new Map<string, LakeMark>();
+        // Consecutive batches that only add rows to one table share one INSERT over their files: DuckDB's cost per
+        // statement is far above its cost per row at these sizes.
+        let run: Pending[] = [];
+        const insertRun = async () => {
+          if (!run.length) return;
+          const first = run[0]!.batch;
+          const rows = run.reduce((n, p) => n + p.batch.rows.length, 0);
+          const inserted = await insertRows(
+            tx,
+            first,
+            run.map((p) => p.file),
+          );
+          if (inserted !== rows) throw new Error(`inserted ${inserted} of ${rows} rows into ${first.ds.table}`);
+          run = [];
+        };
+        for (const p of group) {
+          const appendOnly = onlyAdds(p.batch);
+          if (!appendOnly || (run.length && !sameInsert(run[0]!.batch, p.batch))) await insertRun();
+          const { written, mark } = await writeOne(tx, p, appendOnly);
+          if (appendOnly) run.push(p);
+          counts.push(written);
+          if (mark)
+            lake.set(`${mark.chainId}/${mark.dataset}`, joinMarks(lake.get(`${mark.chainId}/${mark.dataset}`), mark));
+        }
+        await insertRun();
+        // What the lake must rewrite, once per dataset and chain of the group.
+        for (const m of lake.values())
+          await tx.exec(
+            `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs) VALUES ($1, $2, $3, from_json($4, '["VARCHAR"]'))
+             ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs))`,
+            [m.chainId, m.dataset, m.from, JSON.stringify([...m.runs])],
+          );
         return counts;
       });
     } catch (e) {
-      throw outOfMemory(e, batches);
-    } finally {
-      for (const f of files) rmSync(f, { force: true });
+      throw outOfMemory(
+        e,
+        group.map((p) => p.batch),
+      );
     }
   }
+}
+
+/** Where the lake must rewrite a dataset of a chain from (null: only the runs' own rows), and the runs that wrote it. */
+interface LakeMark {
+  readonly chainId: number;
+  readonly dataset: string;
+  readonly from: number | null;
+  readonly runs: ReadonlySet<string>;
+}
+
+/** Two marks of one dataset and chain as one: the earlier start (a null start gives way to a number), both runs. */
+function joinMarks(a: LakeMark | undefined, b: LakeMark): LakeMark {
+  if (!a) return b;
+  const from = a.from === null ? b.from : b.from === null ? a.from : Math.min(a.from, b.from);
+  return { ...a, from, runs: new Set([...a.runs, ...b.runs]) };
 }
 
 /** DuckDB's error when a statement needs more than its memory limit, with what to do about it. */
@@ -186,10 +245,48 @@ function repeatedRows(table: string): string {
     ) WHERE n > 1`;
 }
 
-/** The statements of one batch inside an open transaction. */
-async function writeOne(tx: Tx, b: Batch, f: BatchFile): Promise<Written> {
-  const source = `read_json(${lit(f.file)}, format = 'newline_delimited', columns = ${jsonColumns(b.ds)}, maximum_object_size = ${objectBytes(f.longest)})`;
+/** The rows of batch files, read by DuckDB's JSON reader with the dataset's column types. */
+function readFiles(ds: Dataset, files: readonly BatchFile[]): string {
+  const paths = files.length === 1 ? lit(files[0]!.file) : `[${files.map((f) => lit(f.file)).join(', ')}]`;
+  const longest = Math.max(...files.map((f) => f.longest));
+  return `read_json(${paths}, format = 'newline_delimited', columns = ${jsonColumns(ds)}, maximum_object_size = ${objectBytes(longest)})`;
+}
+
+/**
+ * Whether a batch only adds rows: it replaces nothing, and no stored row can share an id with it (a shard of a first
+ * backfill, whose ids the merge checks once). Its rows may then be inserted with those of the batches next to it.
+ */
+function onlyAdds(b: Batch): boolean {
+  const events = b.ds.kind === 'event' || b.ds.kind === 'bucket';
+  return b.replace.kind === 'none' && b.rows.length > 0 && !b.mergeShards && (!events || !!b.checkpoint.shard);
+}
+
+/** Whether two batches' rows go to one table with the same exporter columns, so one INSERT can take both. */
+function sameInsert(a: Batch, b: Batch): boolean {
+  return (
+    a.ds === b.ds && a.chainId === b.chainId && a.block === b.block && a.runId === b.runId && a.takenAt === b.takenAt
+  );
+}
+
+/** Inserts the rows of `files`, written for batches like `b` (see `sameInsert`), and checks that every row went in. */
+async function insertRows(tx: Tx, b: Batch, files: readonly BatchFile[]): Promise<number> {
   const { target, select } = insertParts(b.ds);
+  return tx.exec(
+    `INSERT INTO ${qt(b.ds.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${readFiles(b.ds, files)}`,
+    [b.chainId, b.block, b.runId, b.takenAt ?? null],
+  );
+}
+
+/**
+ * The statements of one batch inside an open transaction; what the lake must rewrite is left to the caller, and with
+ * `deferInsert` (a batch that `onlyAdds`) so is the INSERT of its rows.
+ */
+async function writeOne(
+  tx: Tx,
+  { batch: b, file: f }: Pick<Pending, 'batch' | 'file'>,
+  deferInsert: boolean,
+): Promise<{ written: Written; mark?: LakeMark }> {
+  const source = readFiles(b.ds, [f]);
   const table = qt(b.ds.table);
   if (b.replace.kind === 'from')
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [
@@ -239,12 +336,7 @@ async function writeOne(tx: Tx, b: Batch, f: BatchFile): Promise<Written> {
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
   if (b.replace.kind === 'snapshot' && b.block === null)
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
-  const inserted = b.rows.length
-    ? await tx.exec(
-        `INSERT INTO ${table} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${source}`,
-        [b.chainId, b.block, b.runId, b.takenAt ?? null],
-      )
-    : 0;
+  const inserted = deferInsert ? b.rows.length : b.rows.length ? await insertRows(tx, b, [f]) : 0;
   if (inserted !== b.rows.length) throw new Error(`inserted ${inserted} of ${b.rows.length} rows into ${b.ds.table}`);
   const key: CheckpointKey = {
     chainId: b.chainId,
@@ -268,12 +360,7 @@ async function writeOne(tx: Tx, b: Batch, f: BatchFile): Promise<Written> {
     const drop = dropShardsStatement(b.chainId, b.ds.name);
     await tx.exec(drop.sql, drop.params);
   }
-  if (inserted > 0 || removed > 0 || lakeFrom !== null) {
-    await tx.exec(
-      `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs) VALUES ($1, $2, $3, [$4])
-       ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs))`,
-      [b.chainId, b.ds.name, lakeFrom, b.runId],
-    );
-  }
-  return { rows: inserted, replacedIds };
+  const written = { rows: inserted, replacedIds };
+  if (inserted === 0 && removed === 0 && lakeFrom === null) return { written };
+  return { written, mark: { chainId: b.chainId, dataset: b.ds.name, from: lakeFrom, runs: new Set([b.runId]) } };
 }

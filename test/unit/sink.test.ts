@@ -211,6 +211,69 @@ describe('the DuckDB sink', () => {
     expect(await stored(EVENTS)).toEqual(['e1@10=v-e1', 'e2@20=v-e2', 'e3@30=v-e3']);
   });
 
+  it('shard batches that arrive during a commit go in one transaction with one INSERT; a stale one is refused alone', async () => {
+    // Every statement the sink runs inside its transactions, one list per transaction.
+    const txs: string[][] = [];
+    const transaction = w.transaction.bind(w);
+    w.transaction = ((fn: Parameters<Warehouse['transaction']>[0]) =>
+      transaction((tx) => {
+        const seen: string[] = [];
+        txs.push(seen);
+        return fn({
+          exec: (sql, params) => {
+            seen.push(sql);
+            return tx.exec(sql, params);
+          },
+          all: (sql, params) => {
+            seen.push(sql);
+            return tx.all(sql, params);
+          },
+        });
+      })) as Warehouse['transaction'];
+    const shard = (k: number, ids: string[], prev: string | null, next: string) => ({
+      ...batch(
+        EVENTS,
+        ids.map((id, i) => row(EVENTS, id, k * 100 + i)),
+        { prev, next, replace: { kind: 'none' } },
+      ),
+      checkpoint: { prev, next, shard: { shard: k, shards: 3 } },
+    });
+    // The first starts a commit at once; the next three wait for it and make one group.
+    const first = sink.write(shard(1, ['a1', 'a2'], null, 'a'));
+    const group = [
+      sink.write(shard(2, ['b1', 'b2', 'b3'], null, 'b')),
+      sink.write(shard(1, ['a3'], 'a', 'a+')),
+      sink.write(shard(3, ['c1'], null, 'c')),
+    ];
+    await first;
+    expect((await Promise.all(group)).map((x) => x.rows)).toEqual([3, 1, 1]);
+    const inserts = (t: string[]) => t.filter((sql) => sql.startsWith(`INSERT INTO ${qt(EVENTS.table)}`)).length;
+    expect(txs.map(inserts)).toEqual([1, 1]);
+    expect(await stored(EVENTS)).toEqual(
+      ['a1', 'a2', 'a3', 'b1', 'b2', 'b3', 'c1'].map((id) => expect.stringMatching(`^${id}@`)),
+    );
+    expect(
+      (await w.all('SELECT shard, cursor FROM _pool_export.shard_checkpoints ORDER BY shard')).map((r) => r.cursor),
+    ).toEqual(['a+', 'b', 'c']);
+    // A group in which one batch's checkpoint moved under it: that batch alone is refused, the others are stored.
+    txs.length = 0;
+    const blocker = sink.write(shard(1, ['a4'], 'a+', 'a++'));
+    const mixed = [
+      sink.write(shard(2, ['b4'], 'b', 'b+')),
+      sink.write(shard(3, ['c2'], 'stale', 'c+')),
+      sink.write(shard(2, ['b5'], 'b+', 'b++')),
+    ];
+    await blocker;
+    const outcomes = await Promise.allSettled(mixed);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrentWriterError);
+    expect(await stored(EVENTS)).not.toContainEqual(expect.stringMatching(/^c2@/));
+    expect(
+      (await w.all('SELECT shard, cursor FROM _pool_export.shard_checkpoints ORDER BY shard')).map((r) => r.cursor),
+    ).toEqual(['a++', 'b++', 'c']);
+    expect((await stored(EVENTS)).length).toBe(10);
+  });
+
   it('a shard does not look for its ids among other rows; the merge keeps the row inserted last of each id', async () => {
     const shard = (k: number, rows: Record<string, unknown>[], prev: string | null, next: string) => ({
       ...batch(EVENTS, rows, { prev, next, replace: { kind: 'none' } }),
