@@ -118,25 +118,34 @@ async function pageShard(parent: TaskRun, plan: ShardPlan, shards: number): Prom
     let last: Row | undefined;
     // The shards share one batch budget, so that memory does not grow with their number.
     const batchRows = Math.ceil(deps.config.batchRows / deps.config.shards);
-    for (;;) {
-      const rows = (await run.fetch<{ rows: Row[] }>(pageQuery(ds, run.pin.root, shape), vars)).rows;
-      run.take(rows);
-      if (rows.length) last = rows[rows.length - 1]!;
-      const done = rows.length < run.size;
-      if (done || run.buffered >= batchRows) {
-        const at = last
-          ? { seq: String(last[ds.seq!]), id: last.id }
-          : c.seq !== undefined
-            ? { seq: c.seq, id: c.id ?? '' }
-            : {};
-        const next: ShardCursor = { lo: c.lo, hi: c.hi, range: c.range, ...at, ...(done ? { done: true } : {}), block };
-        await run.flush({ next, replace });
-        replace = { kind: 'none' };
+    await run.paging(async () => {
+      for (;;) {
+        const rows = (await run.fetch<{ rows: Row[] }>(pageQuery(ds, run.pin.root, shape), vars)).rows;
+        run.take(rows);
+        if (rows.length) last = rows[rows.length - 1]!;
+        const done = rows.length < run.size;
+        if (done || run.buffered >= batchRows) {
+          const at = last
+            ? { seq: String(last[ds.seq!]), id: last.id }
+            : c.seq !== undefined
+              ? { seq: c.seq, id: c.id ?? '' }
+              : {};
+          const next: ShardCursor = {
+            lo: c.lo,
+            hi: c.hi,
+            range: c.range,
+            ...at,
+            ...(done ? { done: true } : {}),
+            block,
+          };
+          await run.commitBatch({ next, replace }, done);
+          replace = { kind: 'none' };
+        }
+        if (done) return;
+        shape = 'range-next';
+        vars = { block, seq: keyValue(ds, String(last![ds.seq!])), id: last!.id, to };
       }
-      if (done) return;
-      shape = 'range-next';
-      vars = { block, seq: keyValue(ds, String(last![ds.seq!])), id: last!.id, to };
-    }
+    });
   } finally {
     parent.absorb(run.stats);
   }

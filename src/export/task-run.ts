@@ -76,6 +76,8 @@ export class TaskRun {
   private buffer: Record<string, unknown>[] = [];
   /** Position of each buffered id, so that a repeated id replaces its row instead of adding one. */
   private bufferIds = new Map<string, number>();
+  /** The commit `flushBehind` started and nobody has awaited yet. */
+  private running: Promise<void> | undefined;
   /** The committed cursor (JSON), or null before the first commit of a new dataset. */
   cursor: string | null;
   readonly block: PinnedBlock;
@@ -290,8 +292,52 @@ export class TaskRun {
     return this.buffer.length;
   }
 
-  /** Commits the buffer and moves the checkpoint to `f.next` (and, on request, merges the dataset's shards). */
+  /**
+   * Commits the buffer and moves the checkpoint to `f.next` (and, on request, merges the dataset's shards), after the
+   * commit `flushBehind` left running, if any.
+   */
   async flush(f: Flush): Promise<void> {
+    await this.settle();
+    await this.commit(f);
+  }
+
+  /**
+   * Starts the commit of the buffer as `flush` does, and returns without waiting for it, so that the next pages are
+   * fetched while DuckDB stores these. The commit before it is awaited first: commits stay in order, at most one is
+   * running, and a failed one fails the next call (or `settle`), before anything after it is committed. A pager that
+   * uses it ends with `flush`, or with `settle` when it fails.
+   */
+  async flushBehind(f: Flush): Promise<void> {
+    await this.settle();
+    const running = this.commit(f);
+    // Its failure is reported by the next call to settle; until then it is not an unhandled rejection.
+    running.catch(() => undefined);
+    this.running = running;
+  }
+
+  /** Commits a pager's batch: the last (`done`) awaited, the others left running while it fetches on (`flushBehind`). */
+  async commitBatch(f: Flush, done: boolean): Promise<void> {
+    await (done ? this.flush(f) : this.flushBehind(f));
+  }
+
+  /** Runs a pager that commits with `commitBatch`: when it fails, the commit left running ends before the failure goes up. */
+  async paging(pager: () => Promise<void>): Promise<void> {
+    try {
+      await pager();
+    } catch (e) {
+      await this.settle().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Waits for the commit `flushBehind` left running (its failure is thrown here). */
+  async settle(): Promise<void> {
+    const running = this.running;
+    this.running = undefined;
+    await running;
+  }
+
+  private async commit(f: Flush): Promise<void> {
     const nextText = JSON.stringify(f.next);
     const rows = this.buffer;
     this.buffer = [];

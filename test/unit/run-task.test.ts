@@ -97,6 +97,36 @@ describe('events and buckets (keyset on seq, id)', () => {
     expect(wh.batches[2]!.replace).toEqual({ kind: 'from', column: 'timestamp', from: Number(committed.seq) - 5 });
   });
 
+  it('fetches the next pages while a batch commits, and stops at a failed commit before writing another', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(1000);
+    const wh = new FakeWarehouse(ds);
+    // Requests the task made while each commit was running (a commit here ends a turn of the event loop later).
+    const during: number[] = [];
+    const write = wh.write.bind(wh);
+    wh.write = async (b) => {
+      const at = src.requests;
+      const written = await write(b);
+      await new Promise((r) => setImmediate(r));
+      during.push(src.requests - at);
+      return written;
+    };
+    await run(src, wh, { pageSize: 100, batchRows: 200 });
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    // The next batch's two pages came in while each full batch was committing (after the fifth, one empty page ends the
+    // keyset; the last, empty batch is awaited).
+    expect(during).toEqual([2, 2, 2, 2, 1, 0]);
+    const failing = new FakeWarehouse(ds);
+    failing.failAt = 2;
+    const e = await failure(run(src, failing, { pageSize: 100, batchRows: 200 }));
+    expect(e.message).toBe('the disk said no (write 2)');
+    // Nothing after the failed batch was written, and the progress counts only the committed rows.
+    expect(failing.writes).toBe(2);
+    expect(e.progress.stats.rows).toBe(200);
+    expect(failing.rowsById().size).toBe(200);
+  });
+
   it('replaces rows a reorganization changed inside the re-read window, and keeps older ones', async () => {
     const ds = fakeDataset('event');
     const src = new FakeSubgraph(ds);

@@ -24,17 +24,19 @@ export async function pageKeyset(
   run.from = from;
   if (!mutable) run.stats.rewriteFrom = from;
   let last: Row | undefined;
-  for (;;) {
-    const rows = (await run.fetch<{ rows: Row[] }>(pageQuery(ds, run.pin.root, shape), vars)).rows;
-    run.take(rows);
-    if (rows.length) last = rows[rows.length - 1]!;
-    const done = rows.length < run.size;
-    if (done || run.buffered >= run.deps.config.batchRows) {
-      await run.flush({ next: { block: run.block.number, ...cursorAfter(last, done) }, replace });
-      replace = mutable ? { kind: 'ids' } : { kind: 'none' };
+  await run.paging(async () => {
+    for (;;) {
+      const rows = (await run.fetch<{ rows: Row[] }>(pageQuery(ds, run.pin.root, shape), vars)).rows;
+      run.take(rows);
+      if (rows.length) last = rows[rows.length - 1]!;
+      const done = rows.length < run.size;
+      if (done || run.buffered >= run.deps.config.batchRows) {
+        await run.commitBatch({ next: { block: run.block.number, ...cursorAfter(last, done) }, replace }, done);
+        replace = mutable ? { kind: 'ids' } : { kind: 'none' };
+      }
+      if (done) return;
+      shape = 'seq-next';
+      vars = { block: run.block.number, seq: keyValue(ds, String(last![ds.seq!])), id: last!.id };
     }
-    if (done) return;
-    shape = 'seq-next';
-    vars = { block: run.block.number, seq: keyValue(ds, String(last![ds.seq!])), id: last!.id };
-  }
+  });
 }
