@@ -100,6 +100,9 @@ function killOnFirstSwapsPage(victim: SandboxProcess, before: () => Promise<unkn
     start: () => {},
     page: (task) => {
       if (task.ds.name !== 'dodoex.swaps' || killed) return;
+      // Frozen at once: the pager fetches ahead while a batch commits, and `before` takes a round trip, so a victim
+      // left running could serve every remaining page before it dies (then there is nothing to move).
+      victim.child.kill('SIGSTOP');
       killed = before().then(() => {
         const exited = new Promise((r) => victim.child.once('exit', r));
         victim.child.kill('SIGKILL');
