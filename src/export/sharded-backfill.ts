@@ -120,10 +120,8 @@ async function pageShard(parent: TaskRun, plan: ShardPlan, shards: number): Prom
     const batchRows = Math.ceil(deps.config.batchRows / deps.config.shards);
     await run.paging(async () => {
       for (;;) {
-        const rows = (await run.fetch<{ rows: Row[] }>(pageQuery(ds, run.pin.root, shape), vars)).rows;
-        run.take(rows);
+        const { rows, done } = await run.page(shape, vars);
         if (rows.length) last = rows[rows.length - 1]!;
-        const done = rows.length < run.size;
         if (done || run.buffered >= batchRows) {
           const at = last
             ? { seq: String(last[ds.seq!]), id: last.id }

@@ -8,6 +8,7 @@ import type { Replace } from '../store/sink.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { mapPage } from './mapper.ts';
+import { type PageShape, pageQuery } from './queries.ts';
 import { hasBlock } from './route-choice.ts';
 import type { TaskDeps } from './seams.ts';
 import {
@@ -244,6 +245,16 @@ export class TaskRun {
   /** The page size asked for now; a shorter page is the last. */
   get size(): number {
     return this.pageSize;
+  }
+
+  /**
+   * Reads one page of the dataset's rows (a query of `shape` with `vars`) into the buffer: its raw rows, and whether it is
+   * the last (shorter than the page size asked for).
+   */
+  async page(shape: PageShape, vars: Record<string, unknown>): Promise<{ rows: Row[]; done: boolean }> {
+    const rows = (await this.fetch<{ rows: Row[] }>(pageQuery(this.ds, this.pin.root, shape), vars)).rows;
+    this.take(rows);
+    return { rows, done: rows.length < this.size };
   }
 
   /** Adds mapped rows to the buffer; a row whose id is already buffered replaces it when it is newer (an upstream defect). */

@@ -65,6 +65,50 @@ export function checkpointStatement(key: CheckpointKey, move: CheckpointMove): S
   };
 }
 
+/**
+ * One statement for several compare-and-set moves of distinct checkpoints of one table (all shards', or all datasets'
+ * own), each from a checkpoint that exists (`prev` not null). It changes as many rows as there are moves when every
+ * checkpoint stood at its `prev`; fewer when another writer moved one first. The moves travel as one JSON parameter.
+ */
+export function checkpointMovesStatement(
+  moves: readonly { readonly key: CheckpointKey; readonly move: CheckpointMove }[],
+): Statement {
+  const shards = moves.length > 0 && moves[0]!.key.shard !== undefined;
+  if (moves.some((m) => m.move.prev === null || (m.key.shard !== undefined) !== shards))
+    throw new Error('checkpointMovesStatement takes moves of one table, each from an existing checkpoint');
+  const ids = moves.map(({ key }) => JSON.stringify([key.chainId, key.dataset, key.shard?.shard ?? null]));
+  if (new Set(ids).size !== ids.length) throw new Error('checkpointMovesStatement takes one move per checkpoint');
+  const [table, keys] = shards
+    ? ['shard_checkpoints', ['chain_id', 'dataset', 'shard', 'shards']]
+    : ['checkpoints', ['chain_id', 'dataset']];
+  const json = moves.map(({ key, move }) => ({
+    chain_id: key.chainId,
+    dataset: key.dataset,
+    ...(key.shard ? { shard: key.shard.shard, shards: key.shard.shards } : {}),
+    prev: move.prev,
+    next: move.next,
+    block: move.block.number,
+    run_id: move.runId,
+    block_time: move.block.time,
+  }));
+  const types = {
+    chain_id: 'INTEGER',
+    dataset: 'VARCHAR',
+    ...(shards ? { shard: 'INTEGER', shards: 'INTEGER' } : {}),
+    prev: 'VARCHAR',
+    next: 'VARCHAR',
+    block: 'BIGINT',
+    run_id: 'VARCHAR',
+    block_time: 'VARCHAR',
+  };
+  const where = keys.map((c) => `t.${c} = m.${c}`).join(' AND ');
+  return {
+    sql: `UPDATE _pool_export.${table} AS t SET cursor = m.next, block = m.block, run_id = m.run_id, block_time = m.block_time::TIMESTAMPTZ, updated_at = now()
+      FROM (SELECT unnest(from_json($1, '[${JSON.stringify(types)}]'), recursive := true)) AS m WHERE ${where} AND t.cursor = m.prev`,
+    params: [JSON.stringify(json)],
+  };
+}
+
 /** The statement that drops a dataset's shard checkpoints once they are merged into its own. */
 export function dropShardsStatement(chainId: number, dataset: string): Statement {
   return {

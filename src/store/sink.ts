@@ -9,6 +9,7 @@ import { lit, q, qt } from '../util/sql.ts';
 import {
   type CheckpointKey,
   type CheckpointMove,
+  checkpointMovesStatement,
   checkpointStatement,
   dropShardsStatement,
 } from './checkpoint-store.ts';
@@ -154,13 +155,23 @@ export class DuckDBSink {
             run.map((p) => p.file),
           );
           if (inserted !== rows) throw new Error(`inserted ${inserted} of ${rows} rows into ${first.ds.table}`);
+          await moveCheckpoints(
+            tx,
+            run.map((p) => p.batch),
+          );
           run = [];
         };
         for (const p of group) {
           const appendOnly = onlyAdds(p.batch);
           if (!appendOnly || (run.length && !sameInsert(run[0]!.batch, p.batch))) await insertRun();
-          const { written, mark } = await writeOne(tx, p, appendOnly);
-          if (appendOnly) run.push(p);
+          let written: Written;
+          let mark: LakeMark | undefined;
+          if (appendOnly) {
+            // Its rows and its checkpoint move wait for those of the batches next to it.
+            run.push(p);
+            written = { rows: p.batch.rows.length, replacedIds: [] };
+            mark = { chainId: p.batch.chainId, dataset: p.batch.ds.name, from: null, runs: new Set([p.batch.runId]) };
+          } else ({ written, mark } = await writeOne(tx, p));
           counts.push(written);
           if (mark)
             lake.set(`${mark.chainId}/${mark.dataset}`, joinMarks(lake.get(`${mark.chainId}/${mark.dataset}`), mark));
@@ -277,14 +288,63 @@ async function insertRows(tx: Tx, b: Batch, files: readonly BatchFile[]): Promis
   );
 }
 
+/** The key of a batch's checkpoint. */
+function checkpointKey(b: Batch): CheckpointKey {
+  return { chainId: b.chainId, dataset: b.ds.name, ...(b.checkpoint.shard ? { shard: b.checkpoint.shard } : {}) };
+}
+
+/** The error of a batch whose checkpoint another writer moved (or created) first. */
+function concurrentWriter(b: Batch): ConcurrentWriterError {
+  const shard = b.checkpoint.shard;
+  return new ConcurrentWriterError(
+    shard ? `${b.ds.name} (shard ${shard.shard} of ${shard.shards})` : b.ds.name,
+    b.chainId,
+  );
+}
+
 /**
- * The statements of one batch inside an open transaction; what the lake must rewrite is left to the caller, and with
- * `deferInsert` (a batch that `onlyAdds`) so is the INSERT of its rows.
+ * The checkpoint moves of batches, in order, by compare-and-set, in as few statements as they allow: the moves of one
+ * checkpoint that follow each other become one (from the first batch's `prev` to the last's `next`), and the moves of
+ * existing checkpoints of one table go in one UPDATE. Any move that fails fails them all; the sink then commits the
+ * batches one by one, which finds the one refused.
  */
+async function moveCheckpoints(tx: Tx, batches: readonly Batch[]): Promise<void> {
+  const chains = new Map<string, { first: Batch; last: Batch }>();
+  for (const b of batches) {
+    const id = JSON.stringify([b.chainId, b.ds.name, b.checkpoint.shard?.shard ?? null, b.checkpoint.shard?.shards]);
+    const c = chains.get(id);
+    if (!c) chains.set(id, { first: b, last: b });
+    else if (c.last.checkpoint.next === b.checkpoint.prev) c.last = b;
+    else throw concurrentWriter(b);
+  }
+  const move = (c: { first: Batch; last: Batch }) => ({
+    key: checkpointKey(c.first),
+    move: {
+      prev: c.first.checkpoint.prev,
+      next: c.last.checkpoint.next,
+      block: { number: c.last.block, time: c.last.blockTime },
+      runId: c.last.runId,
+    },
+  });
+  const tables = new Map<boolean, ReturnType<typeof move>[]>();
+  for (const c of chains.values()) {
+    const m = move(c);
+    // A checkpoint not there yet is created by its own statement (an INSERT that adds no row if another writer did).
+    if (m.move.prev === null) {
+      const cp = checkpointStatement(m.key, m.move);
+      if ((await tx.exec(cp.sql, cp.params)) !== 1) throw concurrentWriter(c.first);
+    } else tables.set(!!m.key.shard, [...(tables.get(!!m.key.shard) ?? []), m]);
+  }
+  for (const moves of tables.values()) {
+    const cp = checkpointMovesStatement(moves);
+    if ((await tx.exec(cp.sql, cp.params)) !== moves.length) throw concurrentWriter(batches[0]!);
+  }
+}
+
+/** The statements of one batch that does not only add rows, inside an open transaction; the lake is left to the caller. */
 async function writeOne(
   tx: Tx,
   { batch: b, file: f }: Pick<Pending, 'batch' | 'file'>,
-  deferInsert: boolean,
 ): Promise<{ written: Written; mark?: LakeMark }> {
   const source = readFiles(b.ds, [f]);
   const table = qt(b.ds.table);
@@ -336,26 +396,15 @@ async function writeOne(
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
   if (b.replace.kind === 'snapshot' && b.block === null)
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
-  const inserted = deferInsert ? b.rows.length : b.rows.length ? await insertRows(tx, b, [f]) : 0;
+  const inserted = b.rows.length ? await insertRows(tx, b, [f]) : 0;
   if (inserted !== b.rows.length) throw new Error(`inserted ${inserted} of ${b.rows.length} rows into ${b.ds.table}`);
-  const key: CheckpointKey = {
-    chainId: b.chainId,
-    dataset: b.ds.name,
-    ...(b.checkpoint.shard ? { shard: b.checkpoint.shard } : {}),
-  };
-  const cp = checkpointStatement(key, {
+  const cp = checkpointStatement(checkpointKey(b), {
     ...b.checkpoint,
     block: { number: b.block, time: b.blockTime },
     runId: b.runId,
   });
   // Compare-and-set: no row moved means another writer moved (or created) this checkpoint first.
-  if ((await tx.exec(cp.sql, cp.params)) !== 1) {
-    const shard = b.checkpoint.shard;
-    throw new ConcurrentWriterError(
-      shard ? `${b.ds.name} (shard ${shard.shard} of ${shard.shards})` : b.ds.name,
-      b.chainId,
-    );
-  }
+  if ((await tx.exec(cp.sql, cp.params)) !== 1) throw concurrentWriter(b);
   if (b.mergeShards) {
     const drop = dropShardsStatement(b.chainId, b.ds.name);
     await tx.exec(drop.sql, drop.params);

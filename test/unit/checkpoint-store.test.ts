@@ -3,7 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CheckpointKey, CheckpointStore, checkpointStatement } from '../../src/store/checkpoint-store.ts';
+import {
+  type CheckpointKey,
+  CheckpointStore,
+  checkpointMovesStatement,
+  checkpointStatement,
+} from '../../src/store/checkpoint-store.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 
 let dir: string;
@@ -44,6 +49,74 @@ describe('checkpoint moves', () => {
       }
     });
   }
+
+  it('several moves in one statement: each moves only its own checkpoint, only from its prev, with its own block and run', async () => {
+    const w = await Warehouse.open(dir);
+    const shard = (k: number): CheckpointKey => ({
+      chainId: 56,
+      dataset: 'dodoex.swaps',
+      shard: { shard: k, shards: 3 },
+    });
+    const at = (prev: string, next: string, block: number | null, time: string | null, runId: string) => ({
+      prev,
+      next,
+      block: { number: block, time },
+      runId,
+    });
+    const cursors = async () =>
+      (
+        await w.all(
+          "SELECT shard, cursor, block, strftime(block_time AT TIME ZONE 'UTC', '%Y-%m-%d %H:%M') AS t, run_id FROM _pool_export.shard_checkpoints WHERE dataset = 'dodoex.swaps' ORDER BY shard",
+        )
+      ).map((r) => `${r.shard}:${r.cursor}@${r.block}/${r.t}/${r.run_id}`);
+    try {
+      for (const k of [1, 2, 3]) {
+        const s = checkpointStatement(shard(k), move(null, `c${k}`));
+        await w.exec(s.sql, s.params);
+      }
+      // Another dataset's shard 1 at the same cursor is not touched.
+      const other = checkpointStatement({ ...shard(1), dataset: 'dodoex.pairs' }, move(null, 'c1'));
+      await w.exec(other.sql, other.params);
+      const both = checkpointMovesStatement([
+        { key: shard(1), move: at('c1', 'd1 \'quoted\' "x"', 9, '2026-02-03T04:05:00Z', 'r2') },
+        { key: shard(3), move: at('c3', 'd3', null, null, 'r3') },
+      ]);
+      expect(await w.exec(both.sql, both.params)).toBe(2);
+      expect(await cursors()).toEqual([
+        `1:d1 'quoted' "x"@9/2026-02-03 04:05/r2`,
+        '2:c2@7/2026-01-01 00:00/r',
+        '3:d3@null/null/r3',
+      ]);
+      expect(
+        (await w.all("SELECT cursor FROM _pool_export.shard_checkpoints WHERE dataset = 'dodoex.pairs'"))[0]?.cursor,
+      ).toBe('c1');
+      // One stale move among them: only the others move, and the count says so.
+      const stale = checkpointMovesStatement([
+        { key: shard(2), move: at('c2', 'e2', 10, null, 'r4') },
+        { key: shard(3), move: at('old', 'e3', 10, null, 'r4') },
+      ]);
+      expect(await w.exec(stale.sql, stale.params)).toBe(1);
+      expect((await cursors()).map((c) => c.split('@')[0])).toEqual([`1:d1 'quoted' "x"`, '2:e2', '3:d3']);
+      // The datasets' own checkpoints, in their table.
+      const own = checkpointStatement({ chainId: 1, dataset: 'dodoex.swaps' }, move(null, 'o'));
+      await w.exec(own.sql, own.params);
+      const ownMove = checkpointMovesStatement([
+        { key: { chainId: 1, dataset: 'dodoex.swaps' }, move: at('o', 'o+', 11, null, 'r5') },
+        { key: { chainId: 56, dataset: 'dodoex.swaps' }, move: at('o', 'o+', 11, null, 'r5') },
+      ]);
+      expect(await w.exec(ownMove.sql, ownMove.params)).toBe(1);
+      expect((await new CheckpointStore(w).get(1, 'dodoex.swaps'))?.cursor).toBe('o+');
+      expect(() => checkpointMovesStatement([{ key: shard(1), move: move(null, 'x') }])).toThrow(/existing checkpoint/);
+      expect(() =>
+        checkpointMovesStatement([
+          { key: shard(1), move: move('a', 'b') },
+          { key: shard(1), move: move('b', 'c') },
+        ]),
+      ).toThrow(/one move per checkpoint/);
+    } finally {
+      await w.close();
+    }
+  });
 
   it('moves the shard rows older versions kept in checkpoints to shard_checkpoints when the warehouse opens', async () => {
     let w = await Warehouse.open(dir);

@@ -272,6 +272,33 @@ describe('the DuckDB sink', () => {
       (await w.all('SELECT shard, cursor FROM _pool_export.shard_checkpoints ORDER BY shard')).map((r) => r.cursor),
     ).toEqual(['a++', 'b++', 'c']);
     expect((await stored(EVENTS)).length).toBe(10);
+    // Shards that each continue where they stood: their three checkpoints move in one UPDATE.
+    txs.length = 0;
+    const second = sink.write(shard(1, ['a5'], 'a++', 'a3'));
+    const continuing = [
+      sink.write(shard(2, ['b6'], 'b++', 'b3')),
+      sink.write(shard(3, ['c3'], 'c', 'c3')),
+      sink.write(shard(1, ['a6'], 'a3', 'a4')),
+    ];
+    await second;
+    expect((await Promise.all(continuing)).map((x) => x.rows)).toEqual([1, 1, 1]);
+    const moves = (t: string[]) => t.filter((sql) => /^(UPDATE|INSERT INTO) _pool_export\.shard_checkpoints/.test(sql));
+    expect(txs.map((t) => moves(t).length)).toEqual([1, 1]);
+    expect(
+      (await w.all('SELECT shard, cursor FROM _pool_export.shard_checkpoints ORDER BY shard')).map((r) => r.cursor),
+    ).toEqual(['a4', 'b3', 'c3']);
+    expect((await stored(EVENTS)).length).toBe(14);
+    // Two batches of one shard in a group, the second not from where the first leaves it: the second is refused.
+    const third = sink.write(shard(3, ['c4'], 'c3', 'c4'));
+    const broken = [sink.write(shard(2, ['b7'], 'b3', 'b4')), sink.write(shard(2, ['b8'], 'elsewhere', 'b5'))];
+    await third;
+    const settled = await Promise.allSettled(broken);
+    expect(settled.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrentWriterError);
+    expect(
+      (await w.all('SELECT shard, cursor FROM _pool_export.shard_checkpoints ORDER BY shard')).map((r) => r.cursor),
+    ).toEqual(['a4', 'b4', 'c4']);
+    expect(await stored(EVENTS)).not.toContainEqual(expect.stringMatching(/^b8@/));
   });
 
   it('a shard does not look for its ids among other rows; the merge keeps the row inserted last of each id', async () => {

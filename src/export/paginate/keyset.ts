@@ -3,7 +3,7 @@
  * and mutable entities on endpoints without `_change_block` (by `updatedAt`).
  */
 import type { Replace } from '../../store/sink.ts';
-import { type PageShape, pageQuery } from '../queries.ts';
+import type { PageShape } from '../queries.ts';
 import { type Cursor, keyValue, type Row, type TaskRun } from '../task-run.ts';
 
 /**
@@ -26,10 +26,8 @@ export async function pageKeyset(
   let last: Row | undefined;
   await run.paging(async () => {
     for (;;) {
-      const rows = (await run.fetch<{ rows: Row[] }>(pageQuery(ds, run.pin.root, shape), vars)).rows;
-      run.take(rows);
+      const { rows, done } = await run.page(shape, vars);
       if (rows.length) last = rows[rows.length - 1]!;
-      const done = rows.length < run.size;
       if (done || run.buffered >= run.deps.config.batchRows) {
         await run.commitBatch({ next: { block: run.block.number, ...cursorAfter(last, done) }, replace }, done);
         replace = mutable ? { kind: 'ids' } : { kind: 'none' };
