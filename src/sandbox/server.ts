@@ -58,6 +58,8 @@ interface Stats {
   maxInFlight: number;
   /** Milliseconds spent executing and encoding GraphQL answers (not waiting out `--latency-ms`): how busy the sandbox was. */
   busyMs: number;
+  /** Data requests by the `first` variable they were sent (page sizes), counted before any fault or latency. */
+  pageSizes: Record<string, number>;
 }
 
 const newStats = (): Stats => ({
@@ -70,6 +72,7 @@ const newStats = (): Stats => ({
   inFlight: 0,
   maxInFlight: 0,
   busyMs: 0,
+  pageSizes: {},
 });
 const bump = (rec: Record<string, number>, key: string) => (rec[key] = (rec[key] ?? 0) + 1);
 
@@ -97,6 +100,8 @@ export class SandboxServer {
   private readonly faults: FaultPlan;
   private readonly limiter: RateLimiter;
   private latencyMs: number;
+  /** Latency added per row asked (`first`), as a larger page takes an indexer longer: 0 unless set by the control API. */
+  private latencyPerRowMs = 0;
   private server: Server | undefined;
   private ticker: NodeJS.Timeout | undefined;
   private readonly held = new Set<ServerResponse>();
@@ -181,7 +186,11 @@ export class SandboxServer {
         { 'retry-after': String(Math.max(1, Math.ceil(wait))) },
       );
     }
-    if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
+    // The `first` variable as JSON text (the exporter's page queries take it as a variable); no parse for it.
+    const first = /"first"\s*:\s*(\d+)/.exec(body)?.[1];
+    if (first !== undefined) bump(this.stats.pageSizes, first);
+    const latency = this.latencyMs + (first === undefined ? 0 : this.latencyPerRowMs * Number(first));
+    if (latency > 0) await new Promise((r) => setTimeout(r, latency));
     const fault = this.faults.draw();
     if (fault) bump(this.stats.faults, fault);
     if (fault && this.transportFault(fault, res)) return;
@@ -374,12 +383,14 @@ export class SandboxServer {
           if (typeof body.faults === 'string') this.faults.rates = parseFaults(body.faults);
           if (body.rateLimit !== undefined) this.limiter.rate = Number(body.rateLimit);
           if (body.latencyMs !== undefined) this.latencyMs = Number(body.latencyMs);
+          if (body.latencyPerRowMs !== undefined) this.latencyPerRowMs = Number(body.latencyPerRowMs);
           if (body.lagBlocks !== undefined) this.service.lag.blocks = Number(body.lagBlocks);
         }
         return send(res, 200, {
           faults: this.faults.rates,
           rateLimit: this.limiter.rate,
           latencyMs: this.latencyMs,
+          latencyPerRowMs: this.latencyPerRowMs,
           lagBlocks: this.service.lag.blocks,
         });
       case '/_sandbox/garbage':

@@ -58,6 +58,32 @@ describe('upstream faults', () => {
     expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
   }, 180_000);
 
+  it('halves the page size after a time-out: the sandbox is sent the configured size once, then smaller pages', async () => {
+    const data = join(dir, 'halved');
+    // The sandbox takes 3 ms per row asked, as an indexer takes longer over a larger page: a page of 400 rows answers
+    // in 1.2 s, past the 1 s time-out, one of 200 in 0.6 s. Only a smaller page can get through.
+    const halving = join(dir, 'halving.json');
+    writeFileSync(halving, JSON.stringify({ timeoutMs: 1000, pageSize: 400, maxAttempts: 3, shards: 1 }));
+    await sb.control('stats', {});
+    await sb.control('faults', { latencyPerRowMs: 3 });
+    let r: Awaited<ReturnType<typeof cli>>;
+    try {
+      r = await cli(
+        ['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--config', halving],
+        sandboxEnv(sb, data),
+      );
+    } finally {
+      await sb.control('faults', { latencyPerRowMs: 0 });
+    }
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const { pageSizes } = await sb.control<{ pageSizes: Record<string, number> }>('stats');
+    // 400 once (the page size never grows back), then halves of it; a busy machine may halve once more.
+    expect(pageSizes['400'], JSON.stringify(pageSizes)).toBe(1);
+    expect(Object.keys(pageSizes).sort()).toEqual(expect.arrayContaining(['200']));
+    for (const size of Object.keys(pageSizes)) expect(['400', '200', '100', '50']).toContain(size);
+    expect((await compareWithSandbox(sb, data, [56], ['dodoex.swaps'])).mismatches).toEqual([]);
+  }, 180_000);
+
   it('completes a backfill exactly through 500s, time-outs, truncated bodies, resets, GraphQL errors and 429 bursts', async () => {
     const data = join(dir, 'ok');
     await sb.control('faults', {
