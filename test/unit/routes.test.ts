@@ -137,7 +137,19 @@ describe('several routes for one chain and schema', () => {
       ['behind', 500],
       ['chosen', 0],
     ]);
-    expect(events.filter((e) => e.event === 'route-chosen')).toHaveLength(DATASETS.length);
+    // Each task says which route it took and which were passed over (not the chosen one, nor the standbys), and why.
+    expect(
+      events
+        .filter((e) => e.event === 'route-chosen')
+        .map((e) => [e.level, e.fields.dataset, e.fields.route, e.fields.passedOver]),
+    ).toEqual(
+      DATASETS.map((d) => [
+        'warn',
+        d,
+        label(b),
+        [expect.objectContaining({ label: label(a), state: 'behind', lagBlocks: 500 })],
+      ]),
+    );
     expect(JSON.stringify(events)).not.toContain(B_KEY);
   });
 
@@ -145,8 +157,10 @@ describe('several routes for one chain and schema', () => {
     await healthy();
     await a.control('faults', { lagBlocks: 10 });
     const data = folder();
-    const { outcome } = await exportOnce(data, { routeChoice: 'freshest' });
+    const { outcome, events } = await exportOnce(data, { routeChoice: 'freshest' });
     expect(outcome.results.map((r) => r.route)).toEqual([label(b), label(b)]);
+    // A, within maxLagBlocks, stands by: nothing was passed over.
+    expect(events.filter((e) => e.event === 'route-chosen').map((e) => e.fields.passedOver)).toEqual([[], []]);
     const first = await exportOnce(folder());
     expect(first.outcome.results.map((r) => r.route)).toEqual([label(a), label(a)]);
   });
@@ -169,6 +183,8 @@ describe('several routes for one chain and schema', () => {
       ['ok', label(a)],
       ['ok', label(a)],
     ]);
+    // The first route, taken again, is no news: nothing is logged about the choice.
+    expect(two.events.filter((e) => e.event === 'route-chosen')).toEqual([]);
     expect((await compareWithSandbox(a, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
   });
 
@@ -263,6 +279,8 @@ describe('several routes for one chain and schema', () => {
       await killed();
       const swaps = outcome.results.find((r) => r.task.ds.name === 'dodoex.swaps')!;
       expect(swaps.status).toBe('failed');
+      // The task is still A's: a refused move does not change its route.
+      expect(swaps.route).toBe(label(ownA));
       const refused = swaps.failovers!.filter((f) => f.refused);
       expect(refused.length).toBeGreaterThan(0);
       expect(refused[0]!.refused).toMatch(
