@@ -301,6 +301,125 @@ describe('the DuckDB sink', () => {
     expect(await stored(EVENTS)).not.toContainEqual(expect.stringMatching(/^b8@/));
   });
 
+  it('one group, one INSERT only per table, chain, block, run and time taken: each row keeps its own', async () => {
+    const BUCKETS = fakeDataset('bucket');
+    await w.exec(createTable(BUCKETS));
+    const shard = (b: Partial<Batch> & { ds: Dataset }, k: number, id: string) => ({
+      ...batch(b.ds, [{ id, [b.ds.seq!]: b.ds.seqType === 'Int' ? 7 : '7', value: id }], {
+        prev: null,
+        next: id,
+        replace: { kind: 'none' },
+      }),
+      ...b,
+      checkpoint: { prev: null, next: id, shard: { shard: k, shards: 12 } },
+    });
+    const blocker = sink.write(shard({ ds: EVENTS }, 9, 'blocker'));
+    // Each batch differs from the one before it in one thing only.
+    const group = [
+      shard({ ds: EVENTS }, 1, 'base1'),
+      shard({ ds: EVENTS, block: 101 }, 2, 'block101'),
+      shard({ ds: EVENTS }, 3, 'base2'),
+      shard({ ds: EVENTS, chainId: 1 }, 4, 'chain1'),
+      shard({ ds: EVENTS }, 5, 'base3'),
+      shard({ ds: EVENTS, runId: 'r2' }, 6, 'run2'),
+      shard({ ds: EVENTS }, 7, 'base4'),
+      shard({ ds: EVENTS, takenAt: '2026-01-02T00:00:00Z' }, 8, 'taken'),
+      shard({ ds: EVENTS }, 10, 'base5'),
+      shard({ ds: BUCKETS }, 11, 'bucket'),
+      shard({ ds: EVENTS }, 12, 'base6'),
+    ].map((b) => sink.write(b));
+    await blocker;
+    await Promise.all(group);
+    const rows = async (ds: Dataset) =>
+      (
+        await w.all(
+          `SELECT id, chain_id, _block, _run_id, CAST(_taken_at AS VARCHAR) AS taken FROM ${qt(ds.table)} ORDER BY id`,
+        )
+      ).map((r) => [r.id, Number(r.chain_id), Number(r._block), r._run_id, r.taken]);
+    expect(await rows(EVENTS)).toEqual([
+      ...[1, 2, 3, 4, 5, 6].map((n) => [`base${n}`, 56, 100, 'r1', null]),
+      ['block101', 56, 101, 'r1', null],
+      ['blocker', 56, 100, 'r1', null],
+      ['chain1', 1, 100, 'r1', null],
+      ['run2', 56, 100, 'r2', null],
+      ['taken', 56, 100, 'r1', '2026-01-02 00:00:00+00'],
+    ]);
+    expect(await rows(BUCKETS)).toEqual([['bucket', 56, 100, 'r1', null]]);
+  });
+
+  it('an event or bucket batch that is not a shard replaces stored rows of its ids, even when it replaces nothing else', async () => {
+    const BUCKETS = fakeDataset('bucket');
+    await w.exec(createTable(BUCKETS));
+    for (const ds of [EVENTS, BUCKETS]) {
+      const r = (id: string, value: string) => ({ id, [ds.seq!]: ds.seqType === 'Int' ? 10 : '10', value });
+      await sink.write(batch(ds, [r('x', 'old'), r('y', 'old')], { prev: null, next: '1', replace: { kind: 'none' } }));
+      // Read again (a re-read window): x comes back with another value, and must not be stored twice.
+      const again = await sink.write(batch(ds, [r('x', 'new')], { prev: '1', next: '2', replace: { kind: 'none' } }));
+      expect(again.replacedIds).toEqual(['x']);
+      const got = await w.all(`SELECT id, value FROM ${qt(ds.table)} ORDER BY id`);
+      expect(got.map((x) => `${x.id}=${x.value}`)).toEqual(['x=new', 'y=old']);
+    }
+  });
+
+  it('a group marks the lake once per dataset from its earliest start, and a merge in it follows its shards’ rows', async () => {
+    const shard = (k: number, id: string, seq: number) => ({
+      ...batch(EVENTS, [row(EVENTS, id, seq)], { prev: null, next: id, replace: { kind: 'none' } }),
+      checkpoint: { prev: null, next: id, shard: { shard: k, shards: 2 } },
+    });
+    await sink.write(batch(EVENTS, [row(EVENTS, 'old', 5)], { prev: null, next: 'c0', replace: { kind: 'none' } }));
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    // Behind a blocker: re-reads from 30 and from 20 (which reads p again), then a shard batch with no start of its own.
+    const blocker = sink.write(shard(2, 'blocker', 1));
+    const group = [
+      sink.write(
+        batch(EVENTS, [row(EVENTS, 'p', 30)], {
+          prev: 'c0',
+          next: 'c1',
+          replace: { kind: 'from', column: 'timestamp', from: 30 },
+        }),
+      ),
+      sink.write(
+        batch(EVENTS, [row(EVENTS, 'q', 20), row(EVENTS, 'p', 30)], {
+          prev: 'c1',
+          next: 'c2',
+          replace: { kind: 'from', column: 'timestamp', from: 20 },
+        }),
+      ),
+      sink.write(shard(1, 'sharded', 40)),
+    ];
+    await blocker;
+    await Promise.all(group);
+    expect(await pending()).toEqual([{ dataset: EVENTS.name, from_seq: 20 }]);
+    // A shard's batch and the merge in one group: the merge sees the shard's rows (the repeated id goes) and clears
+    // every shard checkpoint, the one just moved included.
+    const blocker2 = sink.write({
+      ...shard(2, 'blocker2', 2),
+      checkpoint: { prev: 'blocker', next: 'b2', shard: { shard: 2, shards: 2 } },
+    });
+    const last = [
+      sink.write({
+        ...shard(1, 'old', 50),
+        checkpoint: { prev: 'sharded', next: 's1', shard: { shard: 1, shards: 2 } },
+      }),
+      sink.write({
+        ...batch(EVENTS, [], { prev: 'c2', next: 'merged', replace: { kind: 'none' } }),
+        mergeShards: true,
+      }),
+    ];
+    await blocker2;
+    await Promise.all(last);
+    expect(await w.all('SELECT * FROM _pool_export.shard_checkpoints')).toEqual([]);
+    expect(await checkpoint(EVENTS)).toBe('merged');
+    expect(await stored(EVENTS)).toEqual([
+      'blocker@1=v-blocker',
+      'blocker2@2=v-blocker2',
+      'old@50=v-old',
+      'p@30=v-p',
+      'q@20=v-q',
+      'sharded@40=v-sharded',
+    ]);
+  });
+
   it('a shard does not look for its ids among other rows; the merge keeps the row inserted last of each id', async () => {
     const shard = (k: number, rows: Record<string, unknown>[], prev: string | null, next: string) => ({
       ...batch(EVENTS, rows, { prev, next, replace: { kind: 'none' } }),
