@@ -90,6 +90,8 @@ describe('config rules, one by one', () => {
       `config route "56/dodoex"[1] ${ROUTE_SHAPE}; "apikey" is not a field of it`,
     ],
     [{ routes: { '56/dodoex': [{ kind: 'self' }, 'gateway'] } }, `config route "56/dodoex"[1] ${ROUTE_SHAPE}`],
+    [{ routes: { '56/dodoex': [{ kind: 'self' }, null] } }, `config route "56/dodoex"[1] ${ROUTE_SHAPE}`],
+    [{ routes: { '56/dodoex': [{ kind: 'self' }, ['self']] } }, `config route "56/dodoex"[1] ${ROUTE_SHAPE}`],
     [
       { routes: { '56/dodoex': [] } },
       `config route "56/dodoex" is an empty list: name at least one route, as in ${ROUTES_EXAMPLE.slice(39)}`,
@@ -97,6 +99,14 @@ describe('config rules, one by one', () => {
     [
       { routes: { '56/dodoex': { kind: 'self', apiKey: 'a b' } } },
       'config route "56/dodoex".apiKey must be a key without spaces or control characters',
+    ],
+    [
+      { routes: { '56/dodoex': { kind: 'gateway', subgraphId: 'a', apiKey: 1234 } } },
+      'config route "56/dodoex".apiKey must be a key without spaces or control characters',
+    ],
+    [
+      { routes: { '56/dodoex': [{ kind: 'gateway', subgraphId: 'a', gatewayUrl: 'gateway.example' }] } },
+      'route "56/dodoex"[0].gatewayUrl must be an http(s) URL such as https://api.dodoex.io, not "gateway.example"',
     ],
     [
       { routes: { '56/dodoex': [{ kind: 'self', baseUrl: 'ftp://x' }] } },

@@ -3,7 +3,15 @@
  * hash; or a hash the other route does not know), lag against the freshest, and the two modes.
  */
 import { describe, expect, it } from 'vitest';
-import { chooseRoute, type HashLookup, noRouteMessage, type RouteProbe } from '../../src/export/route-choice.ts';
+import { UpstreamError } from '../../src/errors.ts';
+import {
+  chooseRoute,
+  type HashLookup,
+  hasBlock,
+  noRouteMessage,
+  type RouteProbe,
+} from '../../src/export/route-choice.ts';
+import type { PageSource } from '../../src/export/seams.ts';
 import type { Endpoint } from '../../src/upstream/client.ts';
 
 const endpoint = (name: string): Endpoint => ({ url: `http://127.0.0.1:1/${name}`, label: name, host: '127.0.0.1:1' });
@@ -129,5 +137,35 @@ describe('choosing a route', () => {
     expect(noRouteMessage(c.views)).toBe(
       'no route can serve it: route 1 (a): unhealthy, indexing errors; route 2 (b): unhealthy, auth error',
     );
+  });
+});
+
+describe('asking a route for a block by hash', () => {
+  /** A route that answers the lookup with `answer`: data, or an error thrown. */
+  const route = (answer: unknown): PageSource => ({
+    request: async <T>() => {
+      if (answer instanceof Error) throw answer;
+      return { data: answer as T, bytes: 1 };
+    },
+  });
+  const graphql = (m: string) => new UpstreamError(m, { kind: 'graphql', retryable: false });
+
+  it('yes when it answers, no only when graph-node says it has no such block, unknown on any other failure', async () => {
+    const e = endpoint('r');
+    expect(await hasBlock(route({ _meta: { block: { number: 5 } } }), e, '0xab')).toBe(true);
+    // graph-node's text for a hash it does not have (graph-node-semantics.md).
+    expect(
+      await hasBlock(
+        route(graphql('GraphQL error: Failed to decode `block.hash` value: `no block with that hash found`')),
+        e,
+        '0xab',
+      ),
+    ).toBe(false);
+    expect(await hasBlock(route(graphql('GraphQL error: store error: timeout')), e, '0xab')).toBeUndefined();
+    expect(
+      await hasBlock(route(new UpstreamError('HTTP 502: bad gateway', { kind: 'http', retryable: true })), e, '0xab'),
+    ).toBeUndefined();
+    // The same words outside an upstream answer (a bug of ours) prove nothing about the route.
+    expect(await hasBlock(route(new Error('no block with that hash found')), e, '0xab')).toBeUndefined();
   });
 });
