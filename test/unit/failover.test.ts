@@ -137,7 +137,8 @@ async function failingOver(
     root: 'fakes',
     changeBlock: true,
     head: opts.head === undefined ? { number: BLOCK + 5, hash: '0xhead' } : opts.head,
-    standby,
+    // As a run pins a task: no standby list when no route stands by.
+    ...(standby.length ? { standby } : {}),
   };
   const result = await runTask(task, { ...deps, source: routes }, pin).then(
     (r) => ({ ok: true as const, stats: r.run.stats }),
@@ -170,6 +171,15 @@ describe('failover to a standby route', () => {
     expect(r.failovers).toEqual([moved('b')]);
     const logged = r.events.filter((e) => e.event.startsWith('failover'));
     expect(logged).toEqual([{ event: 'failover', fields: { dataset: ds.name, chainId: 56, ...moved('b') } }]);
+  });
+
+  it('fails with its route’s own error when no route stands by', async () => {
+    const r = await failingOver(new Routes(), []);
+    expect(r.result.ok).toBe(false);
+    expect(!r.result.ok && r.result.error.message).toBe(GAVE_UP);
+    expect(r.failovers).toEqual([]);
+    // What the first route served before it failed is kept.
+    expect(r.wh.table.size).toBe(40);
   });
 
   it('does not move on an error that is not the route’s (an auth error), nor on one that is not an upstream error', async () => {
@@ -225,11 +235,13 @@ describe('failover to a standby route', () => {
     async (_why, info, route, refused) => {
       const routes = new Routes();
       const bad = routes.add('bad', route as Parameters<Routes['add']>[1]);
-      routes.add('good');
+      const good = routes.add('good');
       const r = await failingOver(routes, [standbyOf(routes, 'bad', info), standbyOf(routes, 'good')]);
       expect(r.result.ok).toBe(true);
       exact(r.wh);
       expect(bad.sub.requests).toBe(0);
+      // The good route is at the first route's head with its hash: nothing to look up.
+      expect(good.lookups).toEqual([]);
       expect(r.failovers).toEqual([moved('bad', refused), moved('good')]);
       expect(r.events.filter((e) => e.event.startsWith('failover'))).toEqual([
         { event: 'failover-refused', fields: { dataset: ds.name, chainId: 56, ...moved('bad'), refused } },

@@ -54,6 +54,22 @@ describe('the routes of a plan', () => {
     ]);
   });
 
+  it('asks each self-hosted route for the schema under the name the config gives it', () => {
+    const renamed = loadConfig({
+      env: {},
+      overrides: {
+        apiKey: K1,
+        baseUrl: 'http://127.0.0.1:7',
+        schemaNames: { mine: 'mine-v3' },
+        routes: { '56/mine': [{ kind: 'self' }, { kind: 'self', baseUrl: 'http://127.0.0.1:9' }] },
+      },
+    });
+    expect(routesFor(renamed, findDataset('mine.mine_pools')!, 56).map((e) => e.label)).toEqual([
+      'http://127.0.0.1:7/subgraph/graphql?chainId=56&schemaName=mine-v3&apikey=***',
+      'http://127.0.0.1:9/subgraph/graphql?chainId=56&schemaName=mine-v3&apikey=***',
+    ]);
+  });
+
   it('reads a chain without routes from the self-hosted route, and the list at the head of the exchange routes', () => {
     expect(routesFor(config, swaps, 1).map((e) => e.label)).toEqual([
       'http://127.0.0.1:7/subgraph/graphql?chainId=1&schemaName=dodoex&apikey=***',

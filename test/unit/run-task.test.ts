@@ -79,6 +79,19 @@ describe('events and buckets (keyset on seq, id)', () => {
     expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
   });
 
+  it('leaves the checkpoint at the last row when the last page comes back empty (rows a multiple of the page size)', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(600);
+    const wh = new FakeWarehouse(ds);
+    // 6 full pages, then an empty one that ends the task; the last batch holds pages 5 and 6 and that empty one.
+    const r = await run(src, wh, { pageSize: 100, batchRows: 400 });
+    expect(src.firsts).toHaveLength(7);
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    const last = [...src.rows].sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)).pop()!;
+    expect(JSON.parse(r.cursor!)).toEqual({ block: 100, seq: String(last.seq), id: last.id });
+  });
+
   it('resumes after a failed commit from the last committed batch, re-reading the window, and ends exact', async () => {
     const ds = fakeDataset('event');
     const src = new FakeSubgraph(ds);

@@ -368,16 +368,24 @@ describe('the DuckDB sink', () => {
     });
     await sink.write(batch(EVENTS, [row(EVENTS, 'old', 5)], { prev: null, next: 'c0', replace: { kind: 'none' } }));
     await w.exec('DELETE FROM _pool_export.lake_pending');
-    // Behind a blocker: re-reads from 30 and from 20 (which reads p again), then a shard batch with no start of its own.
+    // Behind a blocker, marks without a start (shard batches) and with one (re-reads from 30, then from 20, which
+    // reads p again), in turns, from three runs.
     const blocker = sink.write(shard(2, 'blocker', 1));
     const group = [
-      sink.write(
-        batch(EVENTS, [row(EVENTS, 'p', 30)], {
+      sink.write({ ...shard(1, 'sharded', 40), runId: 'r3' }),
+      sink.write({
+        ...batch(EVENTS, [row(EVENTS, 'p', 30)], {
           prev: 'c0',
           next: 'c1',
           replace: { kind: 'from', column: 'timestamp', from: 30 },
         }),
-      ),
+        runId: 'r2',
+      }),
+      sink.write({
+        ...shard(1, 'sharded2', 41),
+        runId: 'r3',
+        checkpoint: { prev: 'sharded', next: 's2', shard: { shard: 1, shards: 2 } },
+      }),
       sink.write(
         batch(EVENTS, [row(EVENTS, 'q', 20), row(EVENTS, 'p', 30)], {
           prev: 'c1',
@@ -385,11 +393,16 @@ describe('the DuckDB sink', () => {
           replace: { kind: 'from', column: 'timestamp', from: 20 },
         }),
       ),
-      sink.write(shard(1, 'sharded', 40)),
     ];
     await blocker;
     await Promise.all(group);
     expect(await pending()).toEqual([{ dataset: EVENTS.name, from_seq: 20 }]);
+    // The lake rewrites the rows of every run that wrote some: r1 (the blocker, the re-read from 20), r2, r3 (shards).
+    expect((await w.all('SELECT list_sort(runs) AS runs FROM _pool_export.lake_pending'))[0]!.runs).toEqual([
+      'r1',
+      'r2',
+      'r3',
+    ]);
     // A shard's batch and the merge in one group: the merge sees the shard's rows (the repeated id goes) and clears
     // every shard checkpoint, the one just moved included.
     const blocker2 = sink.write({
@@ -399,7 +412,7 @@ describe('the DuckDB sink', () => {
     const last = [
       sink.write({
         ...shard(1, 'old', 50),
-        checkpoint: { prev: 'sharded', next: 's1', shard: { shard: 1, shards: 2 } },
+        checkpoint: { prev: 's2', next: 's3', shard: { shard: 1, shards: 2 } },
       }),
       sink.write({
         ...batch(EVENTS, [], { prev: 'c2', next: 'merged', replace: { kind: 'none' } }),
@@ -416,8 +429,14 @@ describe('the DuckDB sink', () => {
       'old@50=v-old',
       'p@30=v-p',
       'q@20=v-q',
-      'sharded@40=v-sharded',
     ]);
+    // (The shard rows at 40 and 41 went with the re-read from 20, which came after them: it replaces every row from 20.)
+  });
+
+  it('a batch that adds and removes nothing leaves the lake alone, and still moves its checkpoint', async () => {
+    await sink.write(batch(STATE, [], { prev: null, next: 'empty', replace: { kind: 'ids' } }));
+    expect(await checkpoint(STATE)).toBe('empty');
+    expect(await pending()).toEqual([]);
   });
 
   it('a shard does not look for its ids among other rows; the merge keeps the row inserted last of each id', async () => {
