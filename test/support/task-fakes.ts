@@ -197,8 +197,13 @@ export class FakeWarehouse implements BatchSink, CheckpointReader {
         b.rows.map((x) => ({ ...x }) as Stored),
       );
     else {
+      const events = b.ds.kind === 'event' || b.ds.kind === 'bucket';
       for (const row of b.rows) {
         const id = String(row.id);
+        // As DuckDB would: only an event or bucket batch replaces stored rows of its ids unasked (the sink's check of
+        // repeated ids); any other batch must say so with 'ids', or the table holds the id twice.
+        if (this.table.has(id) && !events && r.kind !== 'ids')
+          throw new Error(`${b.ds.name}: id ${id} is stored already and the batch does not replace its ids`);
         if (this.table.has(id) && r.kind !== 'ids') replacedIds.push(id);
         this.table.set(id, { ...row } as Stored);
         this.readAt.set(id, { block: b.block!, runId: b.runId });

@@ -107,6 +107,20 @@ describe('checkpoint moves', () => {
       expect(await w.exec(ownMove.sql, ownMove.params)).toBe(1);
       expect((await new CheckpointStore(w).get(1, 'dodoex.swaps'))?.cursor).toBe('o+');
       expect(() => checkpointMovesStatement([{ key: shard(1), move: move(null, 'x') }])).toThrow(/existing checkpoint/);
+      // Any one move from no checkpoint, or a shard's move among a dataset's own, is refused with the others.
+      expect(() =>
+        checkpointMovesStatement([
+          { key: shard(1), move: move('a', 'b') },
+          { key: shard(2), move: move(null, 'x') },
+        ]),
+      ).toThrow(/each from an existing checkpoint/);
+      for (const keys of [
+        [shard(1), { chainId: 56, dataset: 'dodoex.swaps' }],
+        [{ chainId: 56, dataset: 'dodoex.swaps' }, shard(1)],
+      ] as CheckpointKey[][])
+        expect(() => checkpointMovesStatement(keys.map((key) => ({ key, move: move('a', 'b') })))).toThrow(
+          /moves of one table/,
+        );
       expect(() =>
         checkpointMovesStatement([
           { key: shard(1), move: move('a', 'b') },

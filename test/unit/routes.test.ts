@@ -53,7 +53,7 @@ function folder(): string {
 async function exportOnce(
   dataDir: string,
   overrides: Record<string, unknown> = {},
-  opts: { progress?: ProgressSink; routes?: [SandboxProcess, SandboxProcess] } = {},
+  opts: { progress?: ProgressSink; routes?: [SandboxProcess, SandboxProcess]; datasets?: string[] } = {},
 ) {
   const [first, second] = opts.routes ?? [a, b];
   const config = loadConfig({
@@ -67,7 +67,7 @@ async function exportOnce(
   const events: { event: string; fields: Record<string, unknown>; level: string }[] = [];
   const outcome = await runOnce({
     config,
-    tasks: buildPlan(config, { jobs: JOBS, chains: [CHAIN], datasets: DATASETS }),
+    tasks: buildPlan(config, { jobs: JOBS, chains: [CHAIN], datasets: opts.datasets ?? DATASETS }),
     jobs: [],
     signal: new AbortController().signal,
     log: (event, fields, level = 'info') => events.push({ event, fields, level }),
@@ -115,7 +115,12 @@ function killOnFirstSwapsPage(victim: SandboxProcess, before: () => Promise<unkn
   return { progress, killed: () => killed };
 }
 
-const label = (s: SandboxProcess) => `${s.url}/subgraph/graphql?chainId=${CHAIN}&schemaName=dodoex&apikey=***`;
+const label = (s: SandboxProcess, schema = 'dodoex') =>
+  `${s.url}/subgraph/graphql?chainId=${CHAIN}&schemaName=${schema}&apikey=***`;
+/** Both routes, A first, for a schema of the chain. */
+const bothRoutes = (schema: string) => ({
+  [`${CHAIN}/${schema}`]: [{ kind: 'self' }, { kind: 'self', baseUrl: b.url, apiKey: B_KEY }],
+});
 
 describe('several routes for one chain and schema', () => {
   it('passes over a route 500 blocks behind for a fresher one, and reads every row from it', async () => {
@@ -217,39 +222,51 @@ describe('several routes for one chain and schema', () => {
     }
   });
 
-  it('moves a task to the next route when its route is killed mid-backfill, repeating and skipping no row', async () => {
-    const [ownA, ownB] = await Promise.all([
-      startSandbox(SHARED_SANDBOX_FLAGS),
-      startSandbox(SHARED_SANDBOX_FLAGS, B_KEY),
-    ]);
-    try {
-      const data = folder();
-      // A dies once the first page of swaps is in: the backfill's other pages come from B.
-      const { progress, killed } = killOnFirstSwapsPage(ownA);
-      const { outcome, events } = await exportOnce(data, { maxAttempts: 2 }, { progress, routes: [ownA, ownB] });
-      await killed();
-      const swaps = outcome.results.find((r) => r.task.ds.name === 'dodoex.swaps')!;
-      expect(swaps.status).toBe('ok');
-      expect(swaps.route).toBe(label(ownB));
-      expect(swaps.failovers!.length).toBeGreaterThan(0);
-      for (const f of swaps.failovers!) {
-        expect(f).toMatchObject({ from: label(ownA), to: label(ownB), block: swaps.block });
-        expect(f.refused).toBeUndefined();
+  // In shards, each shard moves on its own; in one pass, the task moves once.
+  it.each([
+    ['in shards', {}],
+    ['in one pass', { shards: 1 }],
+  ])(
+    'moves a task to the next route when its route is killed mid-backfill (%s), repeating and skipping no row',
+    async (_, over) => {
+      const [ownA, ownB] = await Promise.all([
+        startSandbox(SHARED_SANDBOX_FLAGS),
+        startSandbox(SHARED_SANDBOX_FLAGS, B_KEY),
+      ]);
+      try {
+        const data = folder();
+        // A dies once the first page of swaps is in: the backfill's other pages come from B.
+        const { progress, killed } = killOnFirstSwapsPage(ownA);
+        const { outcome, events } = await exportOnce(
+          data,
+          { maxAttempts: 2, ...over },
+          { progress, routes: [ownA, ownB] },
+        );
+        await killed();
+        const swaps = outcome.results.find((r) => r.task.ds.name === 'dodoex.swaps')!;
+        expect(swaps.status).toBe('ok');
+        expect(swaps.route).toBe(label(ownB));
+        if ('shards' in over) expect(swaps.failovers).toHaveLength(1);
+        else expect(swaps.failovers!.length).toBeGreaterThan(0);
+        for (const f of swaps.failovers!) {
+          expect(f).toMatchObject({ from: label(ownA), to: label(ownB), block: swaps.block });
+          expect(f.refused).toBeUndefined();
+        }
+        expect(events.filter((e) => e.event === 'failover').length).toBe(
+          outcome.results.reduce((n, r) => n + (r.failovers?.length ?? 0), 0),
+        );
+        // Exact: count, digest and typed columns against the route that finished it (the same world as A's).
+        expect((await compareWithSandbox(ownB, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
+        const rows = await ledger(data);
+        const swapsRow = rows.find((r) => r.dataset === 'dodoex.swaps')!;
+        expect(swapsRow.route).toBe(label(ownB));
+        expect(JSON.parse(String(swapsRow.failovers))).toEqual(swaps.failovers);
+        expect(JSON.stringify(rows)).not.toContain(B_KEY);
+      } finally {
+        await Promise.all([ownA.stop(), ownB.stop()]);
       }
-      expect(events.filter((e) => e.event === 'failover').length).toBe(
-        outcome.results.reduce((n, r) => n + (r.failovers?.length ?? 0), 0),
-      );
-      // Exact: count, digest and typed columns against the route that finished it (the same world as A's).
-      expect((await compareWithSandbox(ownB, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
-      const rows = await ledger(data);
-      const swapsRow = rows.find((r) => r.dataset === 'dodoex.swaps')!;
-      expect(swapsRow.route).toBe(label(ownB));
-      expect(JSON.parse(String(swapsRow.failovers))).toEqual(swaps.failovers);
-      expect(JSON.stringify(rows)).not.toContain(B_KEY);
-    } finally {
-      await Promise.all([ownA.stop(), ownB.stop()]);
-    }
-  });
+    },
+  );
 
   it('refuses to move to a route on another fork, naming both hashes, and stores nothing from it', async () => {
     const [ownA, ownB] = await Promise.all([
@@ -293,17 +310,50 @@ describe('several routes for one chain and schema', () => {
     }
   });
 
+  it("chooses per schema: each schema's tasks read its own route; the liquidity list keeps its own endpoint", async () => {
+    await healthy();
+    await a.control('faults', { lagBlocks: 500 });
+    const data = folder();
+    const datasets = ['dodoex.pairs', 'token.tokens', 'list.liquidity'];
+    const { outcome } = await exportOnce(
+      data,
+      { routes: { ...bothRoutes('dodoex'), ...bothRoutes('token') } },
+      { datasets },
+    );
+    // Each schema chose B (A lags 500 blocks), at B's address for that schema; the list's block comes from the exchange
+    // route chosen, its rows from the service's list endpoint.
+    expect(outcome.results.map((r) => [r.task.ds.name, r.status, r.route]).sort()).toEqual([
+      ['dodoex.pairs', 'ok', label(b)],
+      ['list.liquidity', 'ok', label(b)],
+      ['token.tokens', 'ok', label(b, 'token')],
+    ]);
+    expect((await compareWithSandbox(b, data, [CHAIN], ['dodoex.pairs', 'token.tokens'])).mismatches).toEqual([]);
+    const w = await Warehouse.open(data, { readOnly: true });
+    try {
+      const [pools] = await w.all('SELECT count(*)::INTEGER AS n FROM list.liquidity');
+      expect(pools!.n).toBeGreaterThan(0);
+    } finally {
+      await w.close();
+    }
+  });
+
   it('fails the task, naming every route and why, when none can serve it', async () => {
     await healthy();
     await a.control('garbage', { mode: 'indexing-errors' });
     await b.control('garbage', { mode: 'indexing-errors' });
     const data = folder();
-    const { outcome } = await exportOnce(data);
+    // Each message names the subgraph of its own schema.
+    const { outcome } = await exportOnce(
+      data,
+      { routes: { ...bothRoutes('dodoex'), ...bothRoutes('token') } },
+      { datasets: [...DATASETS, 'token.tokens'] },
+    );
+    expect(outcome.results.map((r) => r.task.ds.name).sort()).toEqual([...DATASETS, 'token.tokens']);
     for (const r of outcome.results) {
       expect(r.status).toBe('failed');
       expect(r.error!.cls).toBe('no-route');
       expect(r.error!.message).toMatch(
-        /^dodoex\.\w+ on bsc: no route can serve it: route 1 \(.+\): unhealthy, the dodoex subgraph of bsc reports indexing errors.*; route 2 \(.+\): unhealthy, /,
+        /^(dodoex|token)\.\w+ on bsc: no route can serve it: route 1 \(.+\): unhealthy, the \1 subgraph of bsc reports indexing errors.*; route 2 \(.+\): unhealthy, /,
       );
       expect(r.error!.message).not.toContain(B_KEY);
     }

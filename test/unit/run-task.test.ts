@@ -315,6 +315,21 @@ describe('sharded backfill', () => {
     expect(r.stats.rewriteFrom).toBe(1000);
   });
 
+  it('a shard whose last page comes back empty keeps its last row, and the merge ends the dataset there', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    // Keys 1000 to 1399, pinned at 1399: two shards [1000, 1200) and [1200, 1400) of 600 rows each, six full pages
+    // and then an empty one that ends the shard.
+    src.rows = rowsOf(1200);
+    const wh = new FakeWarehouse(ds);
+    const r = await run(src, wh, { pageSize: 100, batchRows: 400, shards: 2 }, pinAt(100, 1399));
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    expect(src.firsts.filter((n) => n === 100)).toHaveLength(1 + 2 * 7);
+    const last = [...src.rows].sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)).pop()!;
+    expect(last.seq).toBe(1399);
+    expect(JSON.parse(r.cursor!)).toEqual({ seq: '1399', id: last.id, block: 100 });
+  });
+
   it('a resumed shard re-reads the reorg window before its checkpoint, never below its own start', async () => {
     const ds = fakeDataset('event');
     const src = new FakeSubgraph(ds);
@@ -379,10 +394,11 @@ describe('mutable entities', () => {
         r.changed = 150;
         if (r.seq !== null) r.seq = 9100;
       }
+      // Pages of 20: the changed rows come in several batches, each of which must replace the stored rows of its ids.
       const second = await run(
         src,
         wh,
-        { pageSize: 100, batchRows: 200, reorgWindowSecs: 60 },
+        { pageSize: 20, batchRows: 20, reorgWindowSecs: 60 },
         pinAt(200, 9500, changeBlock),
       );
       expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
