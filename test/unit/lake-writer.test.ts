@@ -69,8 +69,8 @@ async function ids(file: string): Promise<string[]> {
 }
 
 describe('events', () => {
-  it('writes one file per day with that day\u2019s rows, over more days than one statement takes', async () => {
-    // Days 0, 1, 9, 10, 11 (a statement writes ten days) and the last second of day 11.
+  it('writes one file per day with that day\u2019s rows, each day cut at its first and last second', async () => {
+    // Days 0, 1, 9, 10, 11 and the last second of day 11.
     await swaps([0, DAY - 1, DAY, 9 * DAY + 5, 10 * DAY, 11 * DAY, 12 * DAY - 1]);
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
     expect(await writeLake(w, dir)).toBe(5);
@@ -81,6 +81,32 @@ describe('events', () => {
     expect(await ids(at(11))).toEqual([`s${12 * DAY - 1}-6`, `s${11 * DAY}-5`]);
     expect(await w.all('SELECT * FROM _pool_export.lake_pending')).toEqual([]);
     expect(existsSync(join(lake, '.tmp')) ? readdirSync(join(lake, '.tmp')) : []).toEqual([]);
+  });
+
+  it('writes every row of more days than one COPY keeps files open for, each in its own day, nothing twice', async () => {
+    // 120 days (DuckDB keeps at most 100 day files open), stored in an order that visits the days back and forth, as
+    // the shards of a backfill store theirs: the writer closes and reopens day files, and a day may get several.
+    const secs: number[] = [];
+    for (let k = 0; k < 60; k++) secs.push(k * DAY + 7, (119 - k) * DAY + 11, (60 + k) * DAY + 13, (59 - k) * DAY + 17);
+    await swaps(secs);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    const written = await writeLake(w, dir);
+    const days = new Map<number, string[]>();
+    for (const [i, s] of secs.entries())
+      days.set(Math.floor(s / DAY), [...(days.get(Math.floor(s / DAY)) ?? []), `s${s}-${i}`]);
+    expect(days.size).toBe(120);
+    const all = files();
+    expect(written).toBe(all.length);
+    for (const [d, want] of days) {
+      const folder = `dodoex/swaps/chain=bsc/day=${day(d)}`;
+      const got = (await w.all(`SELECT id FROM read_parquet($1) ORDER BY id`, [join(lake, folder, '*.parquet')])).map(
+        (r) => String(r.id),
+      );
+      expect(got, folder).toEqual([...want].sort());
+    }
+    expect(all.every((f) => /^dodoex\/swaps\/chain=bsc\/day=\d{4}-\d\d-\d\d\/data(-\d+)?\.parquet$/.test(f))).toBe(
+      true,
+    );
   });
 
   it('writes the last day when its first second is the newest row', async () => {
