@@ -77,7 +77,12 @@ export class GarbageError extends Error {
   readonly chainId: number;
   readonly field: string;
 
-  constructor(at: GarbageAt, detail: string, hint: string) {
+  /** `detail` says what was found; `hint`, what to do. */
+  constructor(
+    readonly at: GarbageAt,
+    readonly detail: string,
+    readonly hint: string,
+  ) {
     super(
       `upstream sent invalid data for ${at.dataset} on ${at.chain} (chain ${at.chainId}), field "${at.field}": ${detail}. ${hint}`,
     );

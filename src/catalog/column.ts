@@ -30,3 +30,6 @@ export interface Column {
   /** For a nested list field: whether each object on its path may be null (then so is the value), outermost first. */
   readonly parents?: readonly boolean[];
 }
+
+/** Whether a `list` column holds entity references (`tokens { id }`) rather than strings. */
+export const isRefList = (c: Column): boolean => c.select.includes('{');

@@ -1,6 +1,7 @@
 /** Turns a page of upstream JSON into flat rows for the warehouse, checking every value's type. Pure and synchronous. */
 
 import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
+import { isRefList } from '../catalog/column.ts';
 import { chainName } from '../config/chains.ts';
 import { GarbageError } from '../errors.ts';
 
@@ -13,7 +14,7 @@ const INT64_DIGITS = 19;
 const DOUBLE_DIGITS = 308;
 
 /** What to do about a value of the wrong type. */
-const SCHEMA_HINT = 'The upstream schema may have changed: run `pool-export schema check`';
+export const SCHEMA_HINT = 'The upstream schema may have changed: run `pool-export schema check`';
 /** What to do about a number out of range. */
 const RANGE_HINT =
   'No real value comes near it, so the task stops here, storing nothing of this page, until the upstream corrects it';
@@ -113,10 +114,15 @@ function outOfRange(cell: Cell, v: unknown, what: string): GarbageError {
   return garbageAt(cell, `expected ${what}, got ${shown(v)}`, RANGE_HINT);
 }
 
-/** One element of a `list` column (`v`): an id, a string or null. */
+/** One element of a `list` column (`v`): a reference's id (`{ id }` lists), a string (other lists), or null. */
 function listItem(cell: Cell, v: unknown, x: unknown): string | null {
-  if (typeof x === 'object' && x !== null && 'id' in x) return String((x as { id: unknown }).id);
-  if (typeof x === 'string' || x === null) return x;
+  if (x === null) return null;
+  if (isRefList(cell.c)) {
+    const id = typeof x === 'object' && !Array.isArray(x) ? (x as { id?: unknown }).id : undefined;
+    if (typeof id === 'string') return id;
+    throw bad(cell, v, 'a list of entity references { id }');
+  }
+  if (typeof x === 'string') return x;
   throw bad(cell, v, 'a list of strings');
 }
 
@@ -188,22 +194,44 @@ function check(cell: Cell, v: unknown): unknown {
   }
 }
 
+/**
+ * Checks every value of every row of a page, and hands each checked value to `put` (row index, column index, value)
+ * when given.
+ */
+function eachValue(
+  at: { readonly ds: Dataset; readonly chainId: number },
+  items: readonly unknown[],
+  put?: (row: number, column: number, value: unknown) => void,
+): void {
+  const { ds, chainId } = at;
+  const plan = planOf(ds);
+  const cells: Cell[] = plan.map(({ c }) => ({ ds, chainId, c }));
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      throw garbage({ ds, chainId, field: 'row' }, `expected an object, got ${shown(item)}`);
+    for (let k = 0; k < plan.length; k++) {
+      const raw = valueAt(item, plan[k]!.keys, plan[k]!.c.parents);
+      const v = raw === UNDER_NULL ? null : check(cells[k]!, raw);
+      put?.(i, k, v);
+    }
+  }
+}
+
 /** Maps one page of rows (subgraph entities or liquidity-list items). */
 export function mapPage(ds: Dataset, chainId: number, items: unknown[]): MappedPage {
   const plan = planOf(ds);
-  const cells: Cell[] = plan.map(({ c }) => ({ ds, chainId, c }));
-  const rows: Record<string, unknown>[] = new Array(items.length);
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (typeof item !== 'object' || item === null)
-      throw garbage({ ds, chainId, field: 'row' }, `expected an object, got ${JSON.stringify(item)}`);
-    const row: Record<string, unknown> = {};
-    for (let k = 0; k < plan.length; k++) {
-      const { c, keys } = plan[k]!;
-      const raw = valueAt(item, keys, c.parents);
-      row[c.column] = raw === UNDER_NULL ? null : check(cells[k]!, raw);
-    }
-    rows[i] = row;
-  }
+  const rows: Record<string, unknown>[] = Array.from({ length: items.length }, () => ({}));
+  eachValue({ ds, chainId }, items, (i, k, v) => {
+    rows[i]![plan[k]!.c.column] = v;
+  });
   return { rows };
+}
+
+/**
+ * Checks one page of rows as `mapPage` does, building nothing: the page is then stored as the upstream sent it, and
+ * DuckDB maps it (see `store/ddl.ts`, `insertParts`), reading exactly the values checked here.
+ */
+export function checkPage(ds: Dataset, chainId: number, items: readonly unknown[]): void {
+  eachValue({ ds, chainId }, items);
 }

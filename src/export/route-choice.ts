@@ -56,7 +56,11 @@ export type HashLookup = (endpoint: Endpoint, hash: string) => Promise<boolean |
 const BLOCK_BY_HASH_QUERY = 'query ($hash: Bytes) { _meta(block: { hash: $hash }) { block { number } } }';
 
 /** Asks a route whether it has the block with `hash` on its chain (see `HashLookup` for the answers). */
-export async function hasBlock(source: PageSource, endpoint: Endpoint, hash: string): Promise<boolean | undefined> {
+export async function hasBlock(
+  source: Pick<PageSource, 'request'>,
+  endpoint: Endpoint,
+  hash: string,
+): Promise<boolean | undefined> {
   try {
     await source.request(endpoint, BLOCK_BY_HASH_QUERY, { hash });
     return true;

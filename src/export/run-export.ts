@@ -14,6 +14,7 @@ import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoin
 import { withRetries } from '../upstream/retry.ts';
 import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
+import { type PageChecker, WorkerPageChecker } from './page-checker.ts';
 import { headRoutesFor } from './plan.ts';
 import {
   chooseRoute,
@@ -192,13 +193,18 @@ class NoRouteError extends Error {
   }
 }
 
+/** What every task of a run shares: the run's arguments, the sink, the checkpoint store and the page checker. */
+interface RunPlumbing {
+  readonly args: RunArgs;
+  readonly sink: DuckDBSink;
+  readonly checkpoints: CheckpointStore;
+  readonly checker: PageChecker;
+}
+
 /** Runs one task and turns any failure into a failed result naming the task. */
-async function runOne(
-  { args, sink, checkpoints }: { args: RunArgs; sink: DuckDBSink; checkpoints: CheckpointStore },
-  planned: Task,
-  at: TaskRoute,
-): Promise<TaskResult> {
-  const result = await runRouted({ args, sink, checkpoints }, { ...planned, endpoint: at.endpoint }, at);
+async function runOne(run: RunPlumbing, planned: Task, at: TaskRoute): Promise<TaskResult> {
+  const { args } = run;
+  const result = await runRouted(run, { ...planned, endpoint: at.endpoint }, at);
   const failovers = (result.stats.failovers ?? []).map((f) => ({
     ...f,
     reason: redact(f.reason, args.config.secrets),
@@ -219,7 +225,7 @@ async function runOne(
 
 /** Runs one task on its route and turns any failure into a failed result naming the task. */
 async function runRouted(
-  { args, sink, checkpoints }: { args: RunArgs; sink: DuckDBSink; checkpoints: CheckpointStore },
+  { args, sink, checkpoints, checker }: RunPlumbing,
   task: Task,
   at: TaskRoute,
 ): Promise<TaskResult> {
@@ -287,6 +293,7 @@ async function runRouted(
   const deps = {
     config: args.config,
     source: args.client,
+    checker,
     sink,
     checkpoints,
     runId: args.runId,
@@ -376,28 +383,34 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   // 4. Tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
   const sink = new DuckDBSink(args.warehouse, args.config.dataDir);
   const checkpoints = new CheckpointStore(args.warehouse);
+  const checker = new WorkerPageChecker();
   const limit = pLimit(args.config.concurrency);
   const hosts = new Map<string, ReturnType<typeof pLimit>>();
   const hostLimit = (h: string) => hosts.get(h) ?? hosts.set(h, pLimit(args.config.perEndpointConcurrency)).get(h)!;
   args.progress?.start(args.tasks.length);
-  const results = await Promise.all(
-    args.tasks.map((t) =>
-      limit(() =>
-        hostLimit(t.endpoint.host)(async () => {
-          const r = await runOne({ args, sink, checkpoints }, t, pinned.get(t)!);
-          args.progress?.done(r);
-          await status.taskEnded({
-            dataset: t.ds.name,
-            chainId: t.chainId,
-            status: r.status,
-            error: r.error?.message ?? null,
-            endedAt: r.endedAt,
-          });
-          return r;
-        }),
+  let results: TaskResult[];
+  try {
+    results = await Promise.all(
+      args.tasks.map((t) =>
+        limit(() =>
+          hostLimit(t.endpoint.host)(async () => {
+            const r = await runOne({ args, sink, checkpoints, checker }, t, pinned.get(t)!);
+            args.progress?.done(r);
+            await status.taskEnded({
+              dataset: t.ds.name,
+              chainId: t.chainId,
+              status: r.status,
+              error: r.error?.message ?? null,
+              endedAt: r.endedAt,
+            });
+            return r;
+          }),
+        ),
       ),
-    ),
-  );
+    );
+  } finally {
+    await checker.close();
+  }
   args.progress?.stop();
   // 5. Each task and the run close in the ledger.
   const records = results.map(ledgerTask);

@@ -35,6 +35,7 @@ export async function runTask(
   try {
     await PAGINATORS[task.ds.kind](run, before ? (JSON.parse(before) as Cursor) : {});
   } catch (e) {
+    run.discard();
     throw new TaskError<TaskStats>(e, { stats: run.stats, cursorBefore: before });
   }
   return { run, before };

@@ -5,19 +5,34 @@
 import type { Dataset } from '../catalog/catalog.ts';
 import type { Config } from '../config/config.ts';
 import type { Checkpoint, ShardCheckpoint } from '../store/checkpoint-store.ts';
-import type { Batch, Written } from '../store/sink.ts';
+import type { Batch, KeptPage, Written } from '../store/sink.ts';
 import type { Answer, Endpoint } from '../upstream/client.ts';
 import type { EventLog } from '../util/logger.ts';
+import type { PageChecker } from './page-checker.ts';
 import type { Task, TaskStats } from './task.ts';
 
 /** A source of pages: one GraphQL request to an endpoint, answered with its data and its size. */
 export interface PageSource {
   request<T>(endpoint: Endpoint, query: string, variables: Record<string, unknown>): Promise<Answer<T>>;
+  /** A page request: its answer's body as it came, unparsed (the page checker reads it), and its size. */
+  requestBody(
+    endpoint: Endpoint,
+    query: string,
+    variables: Record<string, unknown>,
+  ): Promise<{ body: Uint8Array; bytes: number }>;
+  /** The data of a body that is not a page of rows alone, judged as `request` judges an answer (errors thrown). */
+  answerData<T>(endpoint: Endpoint, body: Uint8Array): T;
 }
 
 /** A sink of batches: commits a batch's rows with its checkpoint move, all or nothing. */
 export interface BatchSink {
   write(batch: Batch): Promise<Written>;
+  /** A new file for a checked page's rows (the JSON array of its entities), kept for a later batch. */
+  pageFile(): string;
+  /** The rows of a kept page, as they were written. */
+  reread(page: KeptPage): string;
+  /** Forgets kept pages that no batch will take. */
+  drop(pages: readonly KeptPage[]): void;
 }
 
 /** Reads committed checkpoints. */
@@ -41,6 +56,8 @@ export interface TaskDeps {
     'pageSize' | 'batchRows' | 'shards' | 'maxAttempts' | 'reorgWindowSecs' | 'listPoolTypes'
   >;
   readonly source: PageSource;
+  /** Where page answers are checked and kept (the page worker, in an export). */
+  readonly checker: PageChecker;
   readonly sink: BatchSink;
   readonly checkpoints: CheckpointReader;
   readonly runId: string;

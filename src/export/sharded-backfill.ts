@@ -6,8 +6,8 @@
 
 import type { ShardCheckpoint } from '../store/checkpoint-store.ts';
 import type { Replace } from '../store/sink.ts';
-import { type PageShape, pageQuery } from './queries.ts';
-import { keyValue, type Row, TaskRun } from './task-run.ts';
+import type { PageShape } from './queries.ts';
+import { type FetchedPage, keyValue, type Row, TaskRun } from './task-run.ts';
 
 /** Where one shard of a backfill stands: its key range [lo, hi), the last committed row, and whether it is done. */
 interface ShardCursor {
@@ -42,13 +42,14 @@ export async function backfillSharded(run: TaskRun, pending: readonly ShardCheck
   } else {
     if (deps.config.shards <= 1) return false;
     // One page tells whether the dataset is larger than a page, and where its history starts.
-    const query = pageQuery(ds, run.pin.root, 'seq-first');
-    const probe = await run.fetch<{ rows: Row[] }>(query, { block: run.block.number, from: keyValue(ds, 0) });
-    const first = probe.rows[0];
-    if (probe.rows.length < run.size || !first) {
-      await commitSmall(run, probe.rows);
+    const probe = await run.fetchPage('seq-first', { block: run.block.number, from: keyValue(ds, 0) });
+    const first = probe.first;
+    if (probe.count < run.size || !first) {
+      await commitSmall(run, probe);
       return true;
     }
+    // The shards read its rows again.
+    run.forget(probe);
     const lo = Number(first[ds.seq!]);
     range = [String(lo), String(Math.max(lo + 1, run.block.timestamp + 1))];
     count = deps.config.shards;
@@ -73,11 +74,11 @@ export async function backfillSharded(run: TaskRun, pending: readonly ShardCheck
 }
 
 /** A dataset smaller than one page: its only page is the whole backfill. */
-async function commitSmall(run: TaskRun, rows: Row[]): Promise<void> {
+async function commitSmall(run: TaskRun, page: FetchedPage): Promise<void> {
   run.from = 0;
   run.stats.rewriteFrom = 0;
-  run.take(rows);
-  const last = rows[rows.length - 1];
+  run.take(page);
+  const last = page.last;
   const at = last ? { seq: String(last[run.ds.seq!]), id: last.id } : { seq: '0', id: '' };
   await run.flush({
     next: { ...at, block: run.block.number },
@@ -120,8 +121,9 @@ async function pageShard(parent: TaskRun, plan: ShardPlan, shards: number): Prom
     const batchRows = Math.ceil(deps.config.batchRows / deps.config.shards);
     await run.paging(async () => {
       for (;;) {
-        const { rows, done } = await run.page(shape, vars);
-        if (rows.length) last = rows[rows.length - 1]!;
+        const page = await run.page(shape, vars);
+        const done = page.done;
+        last = page.last ?? last;
         if (done || run.buffered >= batchRows) {
           const at = last
             ? { seq: String(last[ds.seq!]), id: last.id }
@@ -144,6 +146,9 @@ async function pageShard(parent: TaskRun, plan: ShardPlan, shards: number): Prom
         vars = { block, seq: keyValue(ds, String(last![ds.seq!])), id: last!.id, to };
       }
     });
+  } catch (e) {
+    run.discard();
+    throw e;
   } finally {
     parent.absorb(run.stats);
   }

@@ -1,13 +1,16 @@
 /**
- * One task's run: fetches pages (with retries, halving the page size after time-outs), buffers their mapped rows
- * (one row per id), and commits batches with their checkpoint move. The paginators in `paginate/` drive it.
+ * One task's run: fetches pages (with retries, halving the page size after time-outs, and failover to standby routes),
+ * has the page checker check and keep them, buffers them (one row per id), and commits batches with their checkpoint
+ * move, several at once. The paginators in `paginate/` drive it.
  */
 import type { Dataset } from '../catalog/catalog.ts';
-import { StopRequested, UpstreamError } from '../errors.ts';
-import type { Replace } from '../store/sink.ts';
+import { chainName } from '../config/chains.ts';
+import { GarbageError, StopRequested, UpstreamError } from '../errors.ts';
+import type { KeptPage, Replace } from '../store/sink.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import { withRetries } from '../upstream/retry.ts';
-import { mapPage } from './mapper.ts';
+import { mapPage, SCHEMA_HINT } from './mapper.ts';
+import type { CheckedPage, PageRow } from './page-check.ts';
 import { type PageShape, pageQuery } from './queries.ts';
 import { hasBlock } from './route-choice.ts';
 import type { TaskDeps } from './seams.ts';
@@ -40,6 +43,13 @@ const FAILOVER_META_QUERY = '{ _meta { block { number hash } hasIndexingErrors }
 
 type MetaAnswer = { _meta: { block: { number: number; hash: string | null }; hasIndexingErrors: boolean } };
 
+/**
+ * Commits one pager may leave running while it fetches on. Their pages wait as files, not in memory; while DuckDB stores
+ * one group of batches, the next ones gather, and it takes them in one statement (its cost per statement is far above
+ * its cost per row).
+ */
+const COMMITS_IN_FLIGHT = 4;
+
 /** Ids of repeated rows named in one log line at most (the count is always whole). */
 const DUPLICATES_LOGGED = 5;
 
@@ -52,7 +62,29 @@ export interface Cursor {
 }
 
 /** An upstream row: every entity has an id. */
-export type Row = Record<string, unknown> & { id: string };
+export type Row = PageRow;
+
+/** One page read into the buffer, as its pager sees it. */
+export interface PageRead {
+  /** Rows in the page. */
+  readonly count: number;
+  readonly first?: Row | undefined;
+  readonly last?: Row | undefined;
+  /** Whether it is the last page (shorter than the page size asked for). */
+  readonly done: boolean;
+}
+
+/**
+ * A page fetched and checked: kept in a file of the sink (with its ids), or, for an answer the page checker did not
+ * take, its rows.
+ */
+export interface FetchedPage extends Partial<Pick<CheckedPage, 'ids'>> {
+  readonly count: number;
+  readonly first?: Row;
+  readonly last?: Row;
+  readonly kept?: KeptPage;
+  readonly rows?: unknown[];
+}
 
 /** Which shard of a backfill a run pages: shard `shard` (1-based) of `shards`. */
 export interface ShardOf {
@@ -74,13 +106,22 @@ export interface Flush {
 export class TaskRun {
   readonly stats: TaskStats = emptyStats();
   private pageSize: number;
+  /**
+   * The buffer holds pages kept as the upstream sent them (see `BatchSink.keep`), or, once a repeated id is met (an
+   * upstream defect) and for the liquidity list, mapped rows; never both.
+   */
+  private pages: KeptPage[] = [];
   private buffer: Record<string, unknown>[] = [];
-  /** Position of each buffered id, so that a repeated id replaces its row instead of adding one. */
+  /** Rows buffered (in pages or mapped). */
+  private count = 0;
+  /** Each buffered id, with its row's position among the mapped rows (-1 while it is in a kept page). */
   private bufferIds = new Map<string, number>();
-  /** The commit `flushBehind` started and nobody has awaited yet. */
-  private running: Promise<void> | undefined;
+  /** The commits `flushBehind` started and nobody has awaited yet, oldest first. */
+  private running: Promise<void>[] = [];
   /** The committed cursor (JSON), or null before the first commit of a new dataset. */
   cursor: string | null;
+  /** The cursor the last commit started moves to: `cursor` once every commit has ended. */
+  private tip: string | null;
   readonly block: PinnedBlock;
   /** Start of the keyset range, for progress. */
   from: number | undefined;
@@ -110,6 +151,7 @@ export class TaskRun {
     this.standby = [...(pin.standby ?? [])];
     this.pageSize = deps.config.pageSize;
     this.cursor = prev;
+    this.tip = prev;
     this.block = pin.block;
   }
 
@@ -132,11 +174,24 @@ export class TaskRun {
    * the task to its next standby route, which reads the same page at the same pinned block (see `failover`).
    */
   async fetch<T>(query: string, vars: Record<string, unknown>): Promise<T> {
+    // A request that must not be cut short (one asking whether ids exist) sets its own `first`.
+    return (await this.withRoutes(query, vars, (q, v) => this.deps.source.request<T>(this.endpoint, q, v))).data;
+  }
+
+  /**
+   * Sends one request of the task with `send` (whose answer counts `bytes`), with retries and failover as `fetch` does.
+   * `send` gets the query as the current route names its collection.
+   */
+  private async withRoutes<R extends { bytes: number }>(
+    query: string,
+    vars: Record<string, unknown>,
+    send: (query: string, vars: Record<string, unknown>) => Promise<R>,
+  ): Promise<R> {
     if (this.deps.signal.aborted) throw new StopRequested();
     let text = query;
     for (;;) {
       try {
-        return await this.fetchRetried<T>(text, vars);
+        return await this.withRetries(() => send(text, { first: this.pageSize, ...vars }));
       } catch (e) {
         if (this.deps.signal.aborted) throw new StopRequested();
         const root = this.pin.root;
@@ -208,15 +263,15 @@ export class TaskRun {
     return { root, head: { number: meta.number, hash: meta.hash } };
   }
 
-  private async fetchRetried<T>(query: string, vars: Record<string, unknown>): Promise<T> {
+  /** Runs one request with retries, counting it and its bytes; halves the page size after a time-out. */
+  private async withRetries<R extends { bytes: number }>(send: () => Promise<R>): Promise<R> {
     return withRetries(
       async () => {
         this.stats.requests++;
         try {
-          // A request that must not be cut short (one asking whether ids exist) sets its own `first`.
-          const r = await this.deps.source.request<T>(this.endpoint, query, { first: this.pageSize, ...vars });
+          const r = await send();
           this.stats.bytes += r.bytes;
-          return r.data;
+          return r;
         } catch (e) {
           if (e instanceof UpstreamError && e.kind === 'timeout') {
             this.pageSize = Math.max(MIN_PAGE_SIZE, Math.floor(this.pageSize / 2));
@@ -248,17 +303,71 @@ export class TaskRun {
   }
 
   /**
-   * Reads one page of the dataset's rows (a query of `shape` with `vars`) into the buffer: its raw rows, and whether it is
-   * the last (shorter than the page size asked for).
+   * Reads one page of the dataset's rows (a query of `shape` with `vars`) into the buffer: how many rows it held, its
+   * first and last row, and whether it is the last (shorter than the page size asked for).
    */
-  async page(shape: PageShape, vars: Record<string, unknown>): Promise<{ rows: Row[]; done: boolean }> {
-    const rows = (await this.fetch<{ rows: Row[] }>(pageQuery(this.ds, this.pin.root, shape), vars)).rows;
-    this.take(rows);
-    return { rows, done: rows.length < this.size };
+  async page(shape: PageShape, vars: Record<string, unknown>): Promise<PageRead> {
+    const page = await this.fetchPage(shape, vars);
+    this.take(page);
+    return { count: page.count, first: page.first, last: page.last, done: page.count < this.size };
   }
 
-  /** Adds mapped rows to the buffer; a row whose id is already buffered replaces it when it is newer (an upstream defect). */
-  take(items: unknown[]): void {
+  /**
+   * Fetches one page of the dataset's rows, checked, without buffering it. A page answer is checked by the page checker
+   * and kept in a file of the sink; an answer that is not a page of rows alone (another shape, errors) is judged as
+   * any answer, and its rows mapped here.
+   */
+  async fetchPage(shape: PageShape, vars: Record<string, unknown>): Promise<FetchedPage> {
+    const { ds, task, deps } = this;
+    return this.withRoutes(pageQuery(ds, this.pin.root, shape), vars, async (q, v) => {
+      const { body, bytes } = await deps.source.requestBody(this.endpoint, q, v);
+      const file = deps.sink.pageFile();
+      const checked = await deps.checker.check({ ds, chainId: task.chainId, body, file });
+      if ('page' in checked) return { ...checked.page, kept: { file, length: checked.page.length }, bytes };
+      const rows = deps.source.answerData<{ rows: unknown }>(this.endpoint, checked.body).rows;
+      if (!Array.isArray(rows)) {
+        const at = { dataset: ds.name, chainId: task.chainId, chain: chainName(task.chainId), field: 'rows' };
+        throw new GarbageError(
+          at,
+          `expected a list of ${ds.entity} rows, got ${String(JSON.stringify(rows)).slice(0, 80)}`,
+          SCHEMA_HINT,
+        );
+      }
+      const ends = rows.length ? { first: rows[0] as Row, last: rows[rows.length - 1] as Row } : {};
+      return { count: rows.length, rows, ...ends, bytes };
+    });
+  }
+
+  /**
+   * Adds a fetched page to the buffer: a kept page as it is, unless an id of it is buffered already or repeats within
+   * it (an upstream defect); then, and for answers mapped here, as mapped rows.
+   */
+  take(page: FetchedPage): void {
+    const { kept, ids } = page;
+    if (kept && ids && this.buffer.length === 0 && this.unique(ids)) {
+      for (const id of ids) this.bufferIds.set(id, -1);
+      this.pages.push(kept);
+      this.count += page.count;
+      this.counted(page.last);
+      return;
+    }
+    let rows = page.rows ?? [];
+    if (kept) {
+      // The buffer turns to mapped rows, so that the newer of two rows with one id replaces the other.
+      this.unkeep();
+      rows = JSON.parse(this.deps.sink.reread(kept)) as unknown[];
+      this.deps.sink.drop([kept]);
+    }
+    this.takeRows(rows);
+  }
+
+  /** Forgets a page fetched and not taken (its kept file). */
+  forget(page: FetchedPage): void {
+    if (page.kept) this.deps.sink.drop([page.kept]);
+  }
+
+  /** Maps rows and adds them to the buffer; a row whose id is already buffered replaces it when it is newer. */
+  takeRows(items: unknown[]): void {
     const page = mapPage(this.ds, this.task.chainId, items);
     const repeated: string[] = [];
     for (const row of page.rows) {
@@ -267,14 +376,52 @@ export class TaskRun {
       if (at === undefined) {
         this.bufferIds.set(id, this.buffer.length);
         this.buffer.push(row);
+        this.count++;
         continue;
       }
       repeated.push(id);
       if (newer(this.ds, row, this.buffer[at]!)) this.buffer[at] = row;
     }
     if (repeated.length) this.repeated(repeated);
+    this.counted(items[items.length - 1]);
+  }
+
+  /** Whether no id of a checked page repeats one of the page or of the buffer. */
+  private unique(ids: readonly string[]): boolean {
+    const seen = new Set<string>();
+    for (const id of ids) {
+      if (this.bufferIds.has(id) || seen.has(id)) return false;
+      seen.add(id);
+    }
+    return true;
+  }
+
+  /** Turns the kept pages of the buffer into mapped rows, in order, so that a repeated id can replace its row. */
+  private unkeep(): void {
+    const pages = this.pages;
+    this.pages = [];
+    for (const p of pages) {
+      for (const row of mapPage(this.ds, this.task.chainId, JSON.parse(this.deps.sink.reread(p)) as unknown[]).rows) {
+        this.bufferIds.set(row.id as string, this.buffer.length);
+        this.buffer.push(row);
+      }
+    }
+    this.deps.sink.drop(pages);
+  }
+
+  /** Counts a page read and reports progress (`last`: its last row). */
+  private counted(last: unknown): void {
     this.stats.pages++;
-    this.deps.onPage?.(this.task, this.stats, this.fraction(items));
+    this.deps.onPage?.(this.task, this.stats, this.fraction(last));
+  }
+
+  /** Forgets what the buffer holds (the task failed or stopped): its kept pages are dropped. */
+  discard(): void {
+    this.deps.sink.drop(this.pages);
+    this.pages = [];
+    this.buffer = [];
+    this.count = 0;
+    this.bufferIds = new Map();
   }
 
   /** Counts and logs rows the upstream sent twice (a subgraph cannot hold two entities with one id). */
@@ -290,9 +437,9 @@ export class TaskRun {
   }
 
   /** The share of the keyset range covered so far, from the last row's position between `from` and the pinned block. */
-  private fraction(items: unknown[]): number | undefined {
+  private fraction(lastRow: unknown): number | undefined {
     const seq = this.ds.seq;
-    const last = items[items.length - 1] as Record<string, unknown> | undefined;
+    const last = lastRow as Record<string, unknown> | undefined;
     if (!seq || !last || this.from === undefined) return undefined;
     const end = this.block.timestamp;
     const at = Number(last[seq]);
@@ -300,7 +447,7 @@ export class TaskRun {
   }
 
   get buffered(): number {
-    return this.buffer.length;
+    return this.count;
   }
 
   /**
@@ -314,16 +461,17 @@ export class TaskRun {
 
   /**
    * Starts the commit of the buffer as `flush` does, and returns without waiting for it, so that the next pages are
-   * fetched while DuckDB stores these. The commit before it is awaited first: commits stay in order, at most one is
-   * running, and a failed one fails the next call (or `settle`), before anything after it is committed. A pager that
-   * uses it ends with `flush`, or with `settle` when it fails.
+   * fetched while DuckDB stores these. Up to `COMMITS_IN_FLIGHT` commits may be running; past that, the oldest is
+   * awaited first. Commits stay in order (the sink takes them in order, each moving the checkpoint from where the one
+   * before it left it, by compare-and-set, so none after a failed one can be committed), and a failed one fails the
+   * next call that awaits it (or `settle`). A pager that uses it ends with `flush`, or with `settle` when it fails.
    */
   async flushBehind(f: Flush): Promise<void> {
-    await this.settle();
+    if (this.running.length >= COMMITS_IN_FLIGHT) await this.running.shift();
     const running = this.commit(f);
-    // Its failure is reported by the next call to settle; until then it is not an unhandled rejection.
+    // Its failure is reported when it is awaited; until then it is not an unhandled rejection.
     running.catch(() => undefined);
-    this.running = running;
+    this.running.push(running);
   }
 
   /** Commits a pager's batch: the last (`done`) awaited, the others left running while it fetches on (`flushBehind`). */
@@ -341,17 +489,23 @@ export class TaskRun {
     }
   }
 
-  /** Waits for the commit `flushBehind` left running (its failure is thrown here). */
+  /** Waits for the commits `flushBehind` left running, in order; the first failure among them is thrown. */
   async settle(): Promise<void> {
     const running = this.running;
-    this.running = undefined;
-    await running;
+    this.running = [];
+    const failed = (await Promise.allSettled(running)).find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   private async commit(f: Flush): Promise<void> {
     const nextText = JSON.stringify(f.next);
-    const rows = this.buffer;
+    // The move starts where the commit before it (perhaps still running) leaves the checkpoint.
+    const prev = this.tip;
+    this.tip = nextText;
+    const { buffer: rows, pages, count } = this;
     this.buffer = [];
+    this.pages = [];
+    this.count = 0;
     this.bufferIds = new Map();
     const written = await this.deps.sink.write({
       ds: this.ds,
@@ -360,14 +514,16 @@ export class TaskRun {
       block: this.block.number,
       blockTime: new Date(this.block.timestamp * 1000).toISOString(),
       rows,
+      pages,
+      count,
       replace: f.replace,
-      checkpoint: { prev: this.cursor, next: nextText, ...(this.shard ? { shard: this.shard } : {}) },
+      checkpoint: { prev, next: nextText, ...(this.shard ? { shard: this.shard } : {}) },
       ...(f.takenAt ? { takenAt: f.takenAt } : {}),
       ...(f.mergeShards ? { mergeShards: true } : {}),
     });
     if (written.replacedIds.length) this.repeated(written.replacedIds);
     this.cursor = nextText;
-    this.stats.rows += rows.length;
+    this.stats.rows += count;
   }
 }
 

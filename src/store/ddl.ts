@@ -1,5 +1,6 @@
 /** DDL and conversions of a dataset's table, derived from the catalog. */
 import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
+import { isRefList } from '../catalog/column.ts';
 import { lit, q, qt } from '../util/sql.ts';
 
 /**
@@ -73,21 +74,51 @@ export function jsonColumns(ds: Dataset): string {
   return `{${ds.columns.map((c) => `${lit(c.column)}: ${lit(jsonType(c))}`).join(', ')}}`;
 }
 
+/**
+ * Where a batch file holds a row: `rows`, NDJSON of mapped rows named as the table's columns; `pages`, JSON arrays of
+ * upstream entities as the page checker kept them, named as upstream.
+ */
+export type BatchFormat = 'rows' | 'pages';
+
+/** A column's value in a batch file's row: a mapped column, or an upstream field (references read by their id). */
+function fileValue(c: Column, format: BatchFormat): string {
+  if (format === 'rows') return q(c.column);
+  const f = q(c.field);
+  if (c.cls === 'ref') return `${f}."id"`;
+  return c.cls === 'list' && isRefList(c) ? `list_transform(${f}, x -> x."id")` : f;
+}
+
 /** Target column list and SELECT expressions that convert a batch file's row into a table row. */
-export function insertParts(ds: Dataset): { target: string; select: string } {
+export function insertParts(ds: Dataset, format: BatchFormat = 'rows'): { target: string; select: string } {
   const target: string[] = [];
   const select: string[] = [];
   for (const c of ds.columns) {
-    const col = q(c.column);
-    target.push(col);
-    // The mapper has checked every value fits: a cast never fails here, and never gives NULL for a value.
-    if (c.cls === 'decimal' || c.cls === 'raw') select.push(`CAST(${col} AS DOUBLE)`);
-    else if (c.cls === 'bigint' || c.cls === 'int8') select.push(`CAST(${col} AS BIGINT)`);
-    else select.push(col);
+    const v = fileValue(c, format);
+    target.push(q(c.column));
+    // The mapper (or the page checker, which checks as it does) has checked every value fits: a cast never fails
+    // here, and never gives NULL for a value.
+    if (c.cls === 'decimal' || c.cls === 'raw') select.push(`CAST(${v} AS DOUBLE)`);
+    else if (c.cls === 'bigint' || c.cls === 'int8') select.push(`CAST(${v} AS BIGINT)`);
+    else select.push(v);
     if (hasText(c)) {
       target.push(q(`${c.column}_text`));
-      select.push(col);
+      select.push(v);
     }
   }
   return { target: target.join(', '), select: select.join(', ') };
+}
+
+/**
+ * How a field arrives in a page as the upstream sent it (an array of entities, read with `format = 'array'`): numbers as
+ * their text, references as `{ id }` objects.
+ */
+function pageType(c: Column): string {
+  if (c.cls === 'ref') return 'STRUCT("id" VARCHAR)';
+  if (c.cls === 'list') return isRefList(c) ? 'STRUCT("id" VARCHAR)[]' : 'VARCHAR[]';
+  return jsonType(c);
+}
+
+/** `columns={…}` for read_json of kept pages: the entity's fields, named as upstream. */
+export function pageColumns(ds: Dataset): string {
+  return `{${ds.columns.map((c) => `${lit(c.field)}: ${lit(pageType(c))}`).join(', ')}}`;
 }

@@ -1,7 +1,7 @@
 /** Writes batches of mapped rows into their table and moves the checkpoint in the same transaction. */
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Dataset } from '../catalog/catalog.ts';
 import { ConcurrentWriterError } from '../errors.ts';
@@ -13,7 +13,7 @@ import {
   checkpointStatement,
   dropShardsStatement,
 } from './checkpoint-store.ts';
-import { insertParts, jsonColumns } from './ddl.ts';
+import { type BatchFormat, insertParts, jsonColumns, pageColumns } from './ddl.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /** What a batch replaces before it is inserted, so that re-reads never duplicate a row. */
@@ -30,6 +30,13 @@ export type Replace =
   | { readonly kind: 'snapshot' }
   | { readonly kind: 'none' };
 
+/** A page kept for a batch (see `DuckDBSink.keep`): its rows as the upstream sent them, in a file of their own. */
+export interface KeptPage {
+  readonly file: string;
+  /** Length of the page's text (UTF-16 code units, as JavaScript counts). */
+  readonly length: number;
+}
+
 /** One batch: rows of one dataset and chain, and the checkpoint move that commits with them. */
 export interface Batch {
   readonly ds: Dataset;
@@ -39,7 +46,14 @@ export interface Batch {
   /** Timestamp of `block` (ISO), or of the snapshot for the block-less list. */
   readonly blockTime: string | null;
   readonly takenAt?: string;
+  /**
+   * The rows, in one of two forms (never both): mapped by the exporter (flat, named as the table's columns), or pages
+   * kept as the upstream sent them (arrays of entities, checked by the exporter), which DuckDB maps as it reads them.
+   */
   readonly rows: readonly Record<string, unknown>[];
+  readonly pages: readonly KeptPage[];
+  /** How many rows the batch holds (its mapped rows, or the rows of its pages). */
+  readonly count: number;
   readonly replace: Replace;
   /** The checkpoint move that commits with the rows: the dataset's own, or (with `shard`) one shard's of its backfill. */
   readonly checkpoint: Pick<CheckpointMove, 'prev' | 'next'> & Pick<CheckpointKey, 'shard'>;
@@ -58,53 +72,79 @@ export interface Written {
   readonly replacedIds: readonly string[];
 }
 
-/** A batch waiting for its commit, with its rows already in their NDJSON file. */
+/** A batch waiting for its commit, with its rows already in files. */
 interface Pending {
   readonly batch: Batch;
-  readonly file: BatchFile;
+  readonly source: BatchSource;
   readonly resolve: (w: Written) => void;
   readonly reject: (e: unknown) => void;
 }
+
+/** Names of the sink's files in its temporary folder: batch files of mapped rows, and kept pages. */
+const SINK_FILE = /^(?:[0-9a-f-]{36}\.ndjson|page-[0-9a-f-]{36}\.json)$/;
 
 /** Most batches merged into one transaction by group commit. */
 const GROUP_LIMIT = 64;
 
 /**
- * The DuckDB sink: each batch goes to an NDJSON file, then one `INSERT … SELECT … FROM read_json` in a transaction with
- * its checkpoint. The file is written when the batch arrives, so that DuckDB stores one group while the next is being
- * prepared. Batches that arrive while a transaction runs are committed together in the next one (group commit), since
- * the commit itself costs far more than a small batch; a failing group is retried batch by batch.
+ * The DuckDB sink: a batch's rows are in files (its pages as the page checker kept them, or its mapped rows written to
+ * an NDJSON file when it arrives), read by one `INSERT … SELECT … FROM read_json` in a transaction with its checkpoint.
+ * Batches that arrive while a transaction runs are committed together in the next one (group commit), since the commit
+ * itself costs far more than a small batch; a failing group is retried batch by batch.
  */
 export class DuckDBSink {
   private readonly tmpDir: string;
   private readonly queue: Pending[] = [];
   private draining = false;
 
+  /**
+   * A sink writing its files under `<dataDir>/.tmp`. Files left there by a run that ended before committing them (the
+   * caller holds the data folder's lock, so no other run is writing there) are removed first.
+   */
   constructor(
     private readonly w: Warehouse,
     dataDir: string,
   ) {
     this.tmpDir = join(dataDir, '.tmp');
     mkdirSync(this.tmpDir, { recursive: true });
+    for (const name of readdirSync(this.tmpDir))
+      if (SINK_FILE.test(name)) rmSync(join(this.tmpDir, name), { force: true });
+  }
+
+  /** A new file in the sink's temporary folder, for a checked page's rows (see `BatchSink.pageFile`). */
+  pageFile(): string {
+    return join(this.tmpDir, `page-${randomUUID()}.json`);
+  }
+
+  /** The rows of a kept page, as they were written. */
+  reread(page: KeptPage): string {
+    return readFileSync(page.file, 'utf8');
+  }
+
+  /** Forgets kept pages that no batch will take (their task failed or stopped before committing them). */
+  drop(pages: readonly KeptPage[]): void {
+    for (const p of pages) rmSync(p.file, { force: true });
   }
 
   /** Commits a batch (possibly with others); resolves with what it wrote. */
   write(b: Batch): Promise<Written> {
     return new Promise((resolve, reject) => {
-      let file: BatchFile;
+      let source: BatchSource;
       try {
-        file = this.prepare(b);
+        source = this.prepare(b);
       } catch (e) {
         reject(e);
         return;
       }
-      this.queue.push({ batch: b, file, resolve, reject });
+      this.queue.push({ batch: b, source, resolve, reject });
       if (!this.draining) void this.drain();
     });
   }
 
-  /** Writes a batch's rows to their NDJSON file, one row per line. */
-  private prepare(b: Batch): BatchFile {
+  /** A batch's files: its kept pages, or its mapped rows written to an NDJSON file, one row per line. */
+  private prepare(b: Batch): BatchSource {
+    if (b.pages.length && b.rows.length) throw new Error(`a batch of ${b.ds.name} holds both pages and mapped rows`);
+    if (b.pages.length) return { format: 'pages', files: b.pages.map((p) => ({ file: p.file, longest: p.length })) };
     const file = join(this.tmpDir, `${randomUUID()}.ndjson`);
     let longest = 0;
     let text = '';
@@ -114,7 +154,7 @@ export class DuckDBSink {
       text += `${line}\n`;
     }
     writeFileSync(file, text);
-    return { file, longest };
+    return { format: 'rows', files: [{ file, longest }] };
   }
 
   private async drain(): Promise<void> {
@@ -129,7 +169,7 @@ export class DuckDBSink {
           if (group.length === 1) group[0]!.reject(e);
           else for (const p of group) await this.commit([p]).then((c) => p.resolve(c[0]!), p.reject);
         } finally {
-          for (const p of group) rmSync(p.file.file, { force: true });
+          for (const p of group) for (const f of p.source.files) rmSync(f.file, { force: true });
         }
       }
     } finally {
@@ -147,14 +187,13 @@ export class DuckDBSink {
         let run: Pending[] = [];
         const insertRun = async () => {
           if (!run.length) return;
-          const first = run[0]!.batch;
-          const rows = run.reduce((n, p) => n + p.batch.rows.length, 0);
-          const inserted = await insertRows(
-            tx,
-            first,
-            run.map((p) => p.file),
-          );
-          if (inserted !== rows) throw new Error(`inserted ${inserted} of ${rows} rows into ${first.ds.table}`);
+          const first = run[0]!;
+          const rows = run.reduce((n, p) => n + p.batch.count, 0);
+          const inserted = await insertRows(tx, first.batch, {
+            format: first.source.format,
+            files: run.flatMap((p) => p.source.files),
+          });
+          if (inserted !== rows) throw new Error(`inserted ${inserted} of ${rows} rows into ${first.batch.ds.table}`);
           await moveCheckpoints(
             tx,
             run.map((p) => p.batch),
@@ -162,15 +201,18 @@ export class DuckDBSink {
           run = [];
         };
         for (const p of group) {
-          const appendOnly = onlyAdds(p.batch);
-          if (!appendOnly || (run.length && !sameInsert(run[0]!.batch, p.batch))) await insertRun();
+          const joins = joinsInsert(p.batch);
+          if (!joins || (run.length && !sameInsert(run[0]!, p))) await insertRun();
           let written: Written;
           let mark: LakeMark | undefined;
-          if (appendOnly) {
+          if (joins) {
+            // A shard's first batch clears its key range now: the rows of the batches waiting beside it lie in other
+            // shards' ranges (shards split the key range), and its own shard has no batch before it.
+            const from = p.batch.replace.kind === 'range' ? await deleteRange(tx, p.batch) : null;
             // Its rows and its checkpoint move wait for those of the batches next to it.
             run.push(p);
-            written = { rows: p.batch.rows.length, replacedIds: [] };
-            mark = { chainId: p.batch.chainId, dataset: p.batch.ds.name, from: null, runs: new Set([p.batch.runId]) };
+            written = { rows: p.batch.count, replacedIds: [] };
+            mark = { chainId: p.batch.chainId, dataset: p.batch.ds.name, from, runs: new Set([p.batch.runId]) };
           } else ({ written, mark } = await writeOne(tx, p));
           counts.push(written);
           if (mark)
@@ -227,10 +269,16 @@ interface Tx {
   all(sql: string, params?: (string | number | null)[]): Promise<Record<string, unknown>[]>;
 }
 
-/** A batch's NDJSON file and the length of its longest line (in UTF-16 code units, as JavaScript counts). */
+/** A file of a batch and the length of its longest row or page (in UTF-16 code units, as JavaScript counts). */
 interface BatchFile {
   readonly file: string;
   readonly longest: number;
+}
+
+/** A batch's files: NDJSON of mapped rows (`rows`), or JSON arrays of upstream entities (`pages`). */
+interface BatchSource {
+  readonly format: BatchFormat;
+  readonly files: readonly BatchFile[];
 }
 
 /** DuckDB's default `maximum_object_size` (16 MiB). */
@@ -256,36 +304,64 @@ function repeatedRows(table: string): string {
     ) WHERE n > 1`;
 }
 
-/** The rows of batch files, read by DuckDB's JSON reader with the dataset's column types. */
-function readFiles(ds: Dataset, files: readonly BatchFile[]): string {
+/** The rows of batch files, read by DuckDB's JSON reader with the dataset's column types (mapped rows, or entities). */
+function readFiles(ds: Dataset, src: BatchSource): string {
+  const { files } = src;
   const paths = files.length === 1 ? lit(files[0]!.file) : `[${files.map((f) => lit(f.file)).join(', ')}]`;
   const longest = Math.max(...files.map((f) => f.longest));
-  return `read_json(${paths}, format = 'newline_delimited', columns = ${jsonColumns(ds)}, maximum_object_size = ${objectBytes(longest)})`;
+  const shape =
+    src.format === 'pages'
+      ? `format = 'array', columns = ${pageColumns(ds)}`
+      : `format = 'newline_delimited', columns = ${jsonColumns(ds)}`;
+  return `read_json(${paths}, ${shape}, maximum_object_size = ${objectBytes(longest)})`;
 }
 
 /**
- * Whether a batch only adds rows: it replaces nothing, and no stored row can share an id with it (a shard of a first
- * backfill, whose ids the merge checks once). Its rows may then be inserted with those of the batches next to it.
+ * Whether a batch's rows can share one INSERT with the batches next to it: it adds rows, clearing at most its own key
+ * range first, and no stored row can share an id with it. That holds for a batch that replaces nothing of a dataset
+ * other than events and buckets, and for every batch of a shard of a first backfill (whose ids the merge of the shards
+ * checks once) but the merge itself.
  */
-function onlyAdds(b: Batch): boolean {
-  const events = b.ds.kind === 'event' || b.ds.kind === 'bucket';
-  return b.replace.kind === 'none' && b.rows.length > 0 && !b.mergeShards && (!events || !!b.checkpoint.shard);
+function joinsInsert(b: Batch): boolean {
+  if (b.count === 0 || b.mergeShards) return false;
+  if (b.checkpoint.shard) return b.replace.kind === 'none' || b.replace.kind === 'range';
+  return b.replace.kind === 'none' && b.ds.kind !== 'event' && b.ds.kind !== 'bucket';
 }
 
-/** Whether two batches' rows go to one table with the same exporter columns, so one INSERT can take both. */
-function sameInsert(a: Batch, b: Batch): boolean {
+/**
+ * Whether two batches' rows go to one table with the same exporter columns, from files of one format, so one INSERT
+ * can take both.
+ */
+function sameInsert(x: Pending, y: Pending): boolean {
+  const [a, b] = [x.batch, y.batch];
   return (
-    a.ds === b.ds && a.chainId === b.chainId && a.block === b.block && a.runId === b.runId && a.takenAt === b.takenAt
+    a.ds === b.ds &&
+    a.chainId === b.chainId &&
+    a.block === b.block &&
+    a.runId === b.runId &&
+    a.takenAt === b.takenAt &&
+    x.source.format === y.source.format
   );
 }
 
-/** Inserts the rows of `files`, written for batches like `b` (see `sameInsert`), and checks that every row went in. */
-async function insertRows(tx: Tx, b: Batch, files: readonly BatchFile[]): Promise<number> {
-  const { target, select } = insertParts(b.ds);
+/** Inserts the rows of `src`, written for batches like `b` (see `sameInsert`); returns how many went in. */
+async function insertRows(tx: Tx, b: Batch, src: BatchSource): Promise<number> {
+  const { target, select } = insertParts(b.ds, src.format);
   return tx.exec(
-    `INSERT INTO ${qt(b.ds.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${readFiles(b.ds, files)}`,
+    `INSERT INTO ${qt(b.ds.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${readFiles(b.ds, src)}`,
     [b.chainId, b.block, b.runId, b.takenAt ?? null],
   );
+}
+
+/** Deletes the stored rows of a batch's `range` (the re-read part of one shard); returns where the lake must rewrite from. */
+async function deleteRange(tx: Tx, b: Batch): Promise<number> {
+  const r = b.replace as Extract<Replace, { kind: 'range' }>;
+  await tx.exec(`DELETE FROM ${qt(b.ds.table)} WHERE chain_id = $1 AND ${q(r.column)} >= $2 AND ${q(r.column)} < $3`, [
+    b.chainId,
+    r.from,
+    r.to,
+  ]);
+  return Number(r.from);
 }
 
 /** The key of a batch's checkpoint. */
@@ -344,21 +420,17 @@ async function moveCheckpoints(tx: Tx, batches: readonly Batch[]): Promise<void>
 /** The statements of one batch that does not only add rows, inside an open transaction; the lake is left to the caller. */
 async function writeOne(
   tx: Tx,
-  { batch: b, file: f }: Pick<Pending, 'batch' | 'file'>,
+  { batch: b, source: src }: Pick<Pending, 'batch' | 'source'>,
 ): Promise<{ written: Written; mark?: LakeMark }> {
-  const source = readFiles(b.ds, [f]);
+  const source = readFiles(b.ds, src);
   const table = qt(b.ds.table);
   if (b.replace.kind === 'from')
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [
       b.chainId,
       b.replace.from,
     ]);
-  if (b.replace.kind === 'range')
-    await tx.exec(
-      `DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2 AND ${q(b.replace.column)} < $3`,
-      [b.chainId, b.replace.from, b.replace.to],
-    );
-  if (b.replace.kind === 'ids' && b.rows.length)
+  if (b.replace.kind === 'range') await deleteRange(tx, b);
+  if (b.replace.kind === 'ids' && b.count)
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
   // The ids travel as one JSON parameter, never as SQL text.
   const removed =
@@ -378,7 +450,7 @@ async function writeOne(
   const events = b.ds.kind === 'event' || b.ds.kind === 'bucket';
   const seq = events ? q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column) : '';
   const older =
-    events && b.rows.length && !b.checkpoint.shard
+    events && b.count && !b.checkpoint.shard
       ? `chain_id = $1 AND id IN (SELECT id FROM ${source})`
       : events && b.mergeShards
         ? `rowid IN (${repeatedRows(table)})`
@@ -396,8 +468,8 @@ async function writeOne(
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
   if (b.replace.kind === 'snapshot' && b.block === null)
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
-  const inserted = b.rows.length ? await insertRows(tx, b, [f]) : 0;
-  if (inserted !== b.rows.length) throw new Error(`inserted ${inserted} of ${b.rows.length} rows into ${b.ds.table}`);
+  const inserted = b.count ? await insertRows(tx, b, src) : 0;
+  if (inserted !== b.count) throw new Error(`inserted ${inserted} of ${b.count} rows into ${b.ds.table}`);
   const cp = checkpointStatement(checkpointKey(b), {
     ...b.checkpoint,
     block: { number: b.block, time: b.blockTime },

@@ -3,7 +3,7 @@
 import { ClientError, GraphQLClient } from 'graphql-request';
 import type { Config } from '../config/config.ts';
 import { BodyTooLargeError, UpstreamError } from '../errors.ts';
-import { readText } from '../util/http-body.ts';
+import { readBody, readText } from '../util/http-body.ts';
 import { RateGovernor } from './rate-governor.ts';
 import { graphqlError, htmlPage, httpError, redact } from './upstream-error.ts';
 
@@ -38,6 +38,34 @@ export interface ClientOptions {
 export interface Answer<T> {
   readonly data: T;
   readonly bytes: number;
+}
+
+/** What a GraphQL client accepts (as graphql-request asks). */
+const GRAPHQL_ACCEPT = 'application/graphql-response+json, application/json';
+
+/** An answer that is not what a GraphQL endpoint sends: retried, since such answers pass. */
+const GARBAGE = { kind: 'garbage', retryable: true } as const;
+
+/** Whether a body is an HTML page (its first character other than white space is `<`), where JSON was expected. */
+function isHtml(body: Uint8Array): boolean {
+  for (const b of body) {
+    if (b === 0x20 || (b >= 0x09 && b <= 0x0d)) continue;
+    // Other white space (a byte-order mark, a Unicode space) is rare: the text decides.
+    return b === 0x3c || (b >= 0x80 && /^\s*</.test(Buffer.from(body).toString('utf8')));
+  }
+  return false;
+}
+
+/** A JSON object that is not an array. */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** An answer's `data`; a JSON answer with neither `data` nor `errors` is not a GraphQL answer (a proxy's own JSON, say). */
+function answerData(r: { data?: unknown }): unknown {
+  if (r.data === undefined || r.data === null)
+    throw new UpstreamError('the answer holds no `data` (nor `errors`): not a GraphQL answer', GARBAGE);
+  return r.data;
 }
 
 /** Connection errors that mean the host is not there (DNS trouble, refused, no route), as opposed to a broken exchange. */
@@ -89,38 +117,45 @@ export class UpstreamClient {
     return g;
   }
 
+  /**
+   * Sends one request and reads its answer's body within the budget, under the pace of the endpoint's governor and the
+   * time-out: a status other than 200 and an HTML page are thrown as classified UpstreamErrors (not yet named by
+   * endpoint: `classify` adds that).
+   */
+  private async send(
+    endpoint: Endpoint,
+    input: string | URL | Request,
+    init?: RequestInit,
+  ): Promise<Response & { raw: Buffer }> {
+    const governor = this.governor(endpoint.pace ?? endpoint.host);
+    await governor.acquire();
+    const signals = [AbortSignal.timeout(this.opts.timeoutMs), ...(this.opts.signal ? [this.opts.signal] : [])];
+    const res = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
+    if (res.status === 429) governor.onRateLimited();
+    else governor.onAccepted();
+    if (res.status !== 200)
+      throw httpError(
+        res.status,
+        await readText(res, ERROR_BODY_BYTES, { truncate: true }).catch(() => ''),
+        res.headers.get('retry-after'),
+      );
+    let body: Buffer;
+    try {
+      body = await readBody(res, this.opts.maxAnswerBytes);
+    } catch (e) {
+      throw bodyError(e, this.opts);
+    }
+    if (isHtml(body)) throw htmlPage(body.toString('utf8'));
+    return Object.assign(new Response(body, { status: 200, headers: res.headers }), { raw: body });
+  }
+
   private client(endpoint: Endpoint): GraphQLClient {
     let c = this.clients.get(endpoint.url);
     if (!c) {
-      let bytes = 0;
-      const governor = this.governor(endpoint.pace ?? endpoint.host);
-      const timed: typeof fetch = async (input, init) => {
-        await governor.acquire();
-        const signals = [AbortSignal.timeout(this.opts.timeoutMs), ...(this.opts.signal ? [this.opts.signal] : [])];
-        const res = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
-        if (res.status === 429) governor.onRateLimited();
-        else governor.onAccepted();
-        if (res.status !== 200)
-          throw httpError(
-            res.status,
-            await readText(res, ERROR_BODY_BYTES, { truncate: true }).catch(() => ''),
-            res.headers.get('retry-after'),
-          );
-        let text: string;
-        try {
-          text = await readText(res, this.opts.maxAnswerBytes);
-        } catch (e) {
-          throw bodyError(e, this.opts);
-        }
-        bytes = Buffer.byteLength(text);
-        if (/^\s*</.test(text)) throw htmlPage(text);
-        return new Response(text, { status: 200, headers: res.headers });
-      };
       c = new GraphQLClient(endpoint.url, {
-        fetch: timed,
+        fetch: (input, init) => this.send(endpoint, input, init),
         headers: { 'user-agent': this.opts.userAgent, 'content-type': 'application/json' },
       });
-      Object.defineProperty(c, 'lastBytes', { get: () => bytes });
       this.clients.set(endpoint.url, c);
     }
     return c;
@@ -131,13 +166,56 @@ export class UpstreamClient {
     const c = this.client(endpoint);
     try {
       const r = await c.rawRequest<T>(query, variables);
-      // A JSON answer with neither `data` nor `errors` is not a GraphQL answer (a proxy's own JSON, say).
-      if (r.data === undefined || r.data === null)
-        throw new UpstreamError('the answer holds no `data` (nor `errors`): not a GraphQL answer', {
-          kind: 'garbage',
-          retryable: true,
-        });
-      return { data: r.data, bytes: (c as unknown as { lastBytes: number }).lastBytes };
+      return { data: answerData(r) as T, bytes: Buffer.byteLength((r as { body?: string }).body ?? '') };
+    } catch (e) {
+      throw this.classify(e, endpoint);
+    }
+  }
+
+  /**
+   * Sends one request as `request` does, and returns its answer's body unread (a page, which the page checker parses
+   * off the main thread). An answer that is not a page of rows alone is then judged by `answerData`.
+   */
+  async requestBody(
+    endpoint: Endpoint,
+    query: string,
+    variables: Record<string, unknown>,
+  ): Promise<{ body: Uint8Array; bytes: number }> {
+    try {
+      const res = await this.send(endpoint, endpoint.url, {
+        method: 'POST',
+        headers: { 'user-agent': this.opts.userAgent, 'content-type': 'application/json', accept: GRAPHQL_ACCEPT },
+        body: JSON.stringify({ query, variables }),
+      });
+      return { body: res.raw, bytes: res.raw.byteLength };
+    } catch (e) {
+      throw this.classify(e, endpoint);
+    }
+  }
+
+  /**
+   * The data of an answer's body, judged as graphql-request judges the answers of `request`: GraphQL errors, JSON
+   * that is not an answer and an answer without data are thrown as classified UpstreamErrors.
+   */
+  answerData<T>(endpoint: Endpoint, body: Uint8Array): T {
+    let v: unknown;
+    try {
+      v = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+      if (!isPlainObject(v)) throw new UpstreamError('the answer is not a JSON object: not a GraphQL answer', GARBAGE);
+    } catch (e) {
+      throw this.classify(e, endpoint);
+    }
+    const errors = v.errors;
+    if (Array.isArray(errors) ? errors.length > 0 : Boolean(errors)) {
+      const messages = [errors]
+        .flat()
+        .map((x) => redact(String((x as { message?: unknown })?.message), this.opts.secrets));
+      throw graphqlError(messages, 200);
+    }
+    try {
+      if (v.data !== null && v.data !== undefined && !isPlainObject(v.data))
+        throw new UpstreamError("the answer's `data` is not an object: not a GraphQL answer", GARBAGE);
+      return answerData(v) as T;
     } catch (e) {
       throw this.classify(e, endpoint);
     }

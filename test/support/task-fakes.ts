@@ -4,12 +4,17 @@
  * by compare-and-set as the warehouse does. Both are written from the semantics of graph-node and of the design, not
  * from the exporter's code: the subgraph reads the query's filter, not the paginator's intent.
  */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Column, CursorKind, Dataset } from '../../src/catalog/catalog.ts';
 import { ConcurrentWriterError, UpstreamError } from '../../src/errors.ts';
+import { InlinePageChecker } from '../../src/export/page-checker.ts';
 import type { BatchSink, CheckpointReader, PageSource, TaskDeps } from '../../src/export/seams.ts';
 import type { Task, TaskPin } from '../../src/export/task.ts';
 import type { Checkpoint, ShardCheckpoint } from '../../src/store/checkpoint-store.ts';
-import type { Batch, Written } from '../../src/store/sink.ts';
+import type { Batch, KeptPage, Written } from '../../src/store/sink.ts';
 import type { Answer, Endpoint } from '../../src/upstream/client.ts';
 
 /** One upstream entity of the fake subgraph: `seq` is its keyset field (null allowed), `changed` the block it last changed at. */
@@ -82,16 +87,37 @@ export class FakeSubgraph implements PageSource {
   listShape: ((page: number, answer: ListAnswer) => unknown) | undefined;
   /** The variables of every request, in order. */
   readonly asked: Record<string, unknown>[] = [];
+  /** Whether page answers are written compactly, as graph-node writes them (else with white space). */
+  compact = true;
 
   constructor(readonly ds: Dataset) {}
 
   async request<T>(_endpoint: Endpoint, query: string, v: Record<string, unknown>): Promise<Answer<T>> {
+    const data = this.answer(query, v);
+    return { data: data as T, bytes: Buffer.byteLength(JSON.stringify({ data })) };
+  }
+
+  async requestBody(
+    _endpoint: Endpoint,
+    query: string,
+    v: Record<string, unknown>,
+  ): Promise<{ body: Uint8Array; bytes: number }> {
+    const data = this.answer(query, v);
+    const body = Buffer.from(this.compact ? JSON.stringify({ data }) : JSON.stringify({ data }, null, 1));
+    return { body, bytes: body.byteLength };
+  }
+
+  answerData<T>(_endpoint: Endpoint, body: Uint8Array): T {
+    return (JSON.parse(Buffer.from(body).toString('utf8')) as { data: T }).data;
+  }
+
+  /** The data of one answer (a request counted, and failed if a failure is queued). */
+  private answer(query: string, v: Record<string, unknown>): unknown {
     this.requests++;
     this.asked.push(v);
     const failure = this.failures.shift();
     if (failure) throw failure;
-    const data = query.includes('liquidity_list') ? this.listPage(v) : { rows: this.page(query, v) };
-    return { data: data as T, bytes: JSON.stringify(data).length };
+    return query.includes('liquidity_list') ? this.listPage(v) : { rows: this.page(query, v) };
   }
 
   private page(query: string, v: Record<string, unknown>): Record<string, unknown>[] {
@@ -153,6 +179,8 @@ export class FakeWarehouse implements BatchSink, CheckpointReader {
   readonly checkpoints = new Map<string, string>();
   readonly shardCheckpoints = new Map<number, { shards: number; cursor: string }>();
   readonly batches: Batch[] = [];
+  /** The folder of pages kept for later batches (made at the first). */
+  private keptDir: string | undefined;
   /** The block and run that last wrote each stored row. */
   readonly readAt = new Map<string, { block: number; runId: string }>();
   failAt: number | undefined;
@@ -176,9 +204,44 @@ export class FakeWarehouse implements BatchSink, CheckpointReader {
       .sort(cmpId);
   }
 
+  pageFile(): string {
+    this.keptDir ??= mkdtempSync(join(tmpdir(), 'fake-pages-'));
+    return join(this.keptDir, `page-${randomUUID()}.json`);
+  }
+
+  reread(page: KeptPage): string {
+    return readFileSync(page.file, 'utf8');
+  }
+
+  drop(pages: readonly KeptPage[]): void {
+    for (const p of pages) rmSync(p.file);
+  }
+
+  /** Pages kept and not yet taken by a batch nor dropped. */
+  keptPages(): string[] {
+    return this.keptDir ? readdirSync(this.keptDir) : [];
+  }
+
+  /**
+   * A batch's rows as the table holds them: its mapped rows, or its kept pages' entities with references to their ids
+   * (the fake datasets have no other kind of field to turn).
+   */
+  private rowsOf(b: Batch): Record<string, unknown>[] {
+    if (b.pages.length && b.rows.length) throw new Error('a batch holds both pages and mapped rows');
+    const fromPages = b.pages.flatMap((p) => JSON.parse(this.reread(p)) as Record<string, unknown>[]);
+    this.drop(b.pages);
+    const rows = b.pages.length ? fromPages : [...b.rows];
+    if (rows.length !== b.count) throw new Error(`a batch of ${rows.length} rows says it holds ${b.count}`);
+    return rows;
+  }
+
   async write(b: Batch): Promise<Written> {
     this.writes++;
-    if (this.writes === this.failAt) throw new Error(`the disk said no (write ${this.writes})`);
+    if (this.writes === this.failAt) {
+      this.drop(b.pages);
+      throw new Error(`the disk said no (write ${this.writes})`);
+    }
+    const rows = this.rowsOf(b);
     const shard = b.checkpoint.shard;
     const current = shard ? this.shardCheckpoints.get(shard.shard)?.cursor : this.checkpoints.get(b.ds.name);
     if ((current ?? null) !== b.checkpoint.prev) throw new ConcurrentWriterError(b.ds.name, b.chainId);
@@ -194,11 +257,11 @@ export class FakeWarehouse implements BatchSink, CheckpointReader {
     if (r.kind === 'snapshot')
       this.snapshots.set(
         b.block!,
-        b.rows.map((x) => ({ ...x }) as Stored),
+        rows.map((x) => ({ ...x }) as Stored),
       );
     else {
       const events = b.ds.kind === 'event' || b.ds.kind === 'bucket';
-      for (const row of b.rows) {
+      for (const row of rows) {
         const id = String(row.id);
         // As DuckDB would: only an event or bucket batch replaces stored rows of its ids unasked (the sink's check of
         // repeated ids); any other batch must say so with 'ids', or the table holds the id twice.
@@ -213,7 +276,7 @@ export class FakeWarehouse implements BatchSink, CheckpointReader {
     else this.checkpoints.set(b.ds.name, b.checkpoint.next);
     if (b.mergeShards) this.shardCheckpoints.clear();
     this.batches.push(b);
-    return { rows: b.rows.length, replacedIds };
+    return { rows: rows.length, replacedIds };
   }
 
   /** The stored rows as the fake subgraph serves them, by id. */
@@ -266,6 +329,7 @@ export function fakeTask(
       listPoolTypes: ['CLASSICAL'],
     },
     source,
+    checker: new InlinePageChecker(),
     sink,
     checkpoints: sink,
     runId: `run-${++runs}`,

@@ -82,12 +82,26 @@ class Routes implements PageSource {
         bytes: 1,
       };
     }
+    return this.pageRoute(endpoint, query).sub.request<T>(endpoint, query, v);
+  }
+
+  async requestBody(endpoint: Endpoint, query: string, v: Record<string, unknown>) {
+    return this.pageRoute(endpoint, query).sub.requestBody(endpoint, query, v);
+  }
+
+  answerData<T>(endpoint: Endpoint, body: Uint8Array): T {
+    return this.byLabel.get(endpoint.label)!.sub.answerData<T>(endpoint, body);
+  }
+
+  /** The route of a page query, which must name the route's own collection field. */
+  private pageRoute(endpoint: Endpoint, query: string): FakeRoute {
+    const r = this.byLabel.get(endpoint.label)!;
     if (!query.includes(`rows: ${r.root}(`))
       throw new UpstreamError(`GraphQL error: Type \`Query\` has no field in ${query}`, {
         kind: 'graphql',
         retryable: false,
       });
-    return r.sub.request<T>(endpoint, query, v);
+    return r;
   }
 }
 
@@ -125,8 +139,8 @@ async function failingOver(
   const pages = opts.pagesFirst ?? 2;
   const failure = opts.failure ?? down;
   // The first route answers its first pages, then fails every request.
-  const request = first.sub.request.bind(first.sub);
-  first.sub.request = async (e, q, v) => {
+  const request = first.sub.requestBody.bind(first.sub);
+  first.sub.requestBody = async (e, q, v) => {
     if (first.sub.firsts.length >= pages) throw failure();
     return request(e, q, v);
   };
@@ -286,8 +300,8 @@ describe('failover to a standby route', () => {
     const routes2 = new Routes();
     const b2 = routes2.add('b', { meta: { number: 107, hash: '0xb107', errors: false } });
     routes2.add('c', { meta: { number: 107, hash: '0xc107', errors: false } });
-    const request = b2.sub.request.bind(b2.sub);
-    b2.sub.request = async (e, q, v) => {
+    const request = b2.sub.requestBody.bind(b2.sub);
+    b2.sub.requestBody = async (e, q, v) => {
       if (b2.sub.firsts.length >= 1) throw down();
       return request(e, q, v);
     };

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Dataset } from '../../src/catalog/catalog.ts';
 import type { Column } from '../../src/catalog/column.ts';
 import { mapPage } from '../../src/export/mapper.ts';
+import { PROBE_ROWS, probeDataset } from '../support/probes.ts';
 
 const col = (select: string, cls: Column['cls'], more: Partial<Column> = {}): Column => ({
   field: select.split('.').at(-1)!,
@@ -47,7 +48,7 @@ const good = () => ({
   c8: '9223372036854775807',
   amt: '1000000000000000000000',
   dec: '0.000000000000000001',
-  tags: [{ id: 'a' }, 'b', null, { id: 7 }],
+  tags: ['a', 'b', null, ''],
   pos: [{ a: 'x', f: true, extra: 'dropped', inner: { x: 'y', also: 1 } }, null, { a: null, f: null, inner: null }],
   owner: { id: 'o1' },
   pair: { name: 'n', token: { sym: 's' } },
@@ -79,7 +80,7 @@ describe('mapping a row', () => {
       c8: '9223372036854775807',
       amt: '1000000000000000000000',
       dec: '0.000000000000000001',
-      tags: ['a', 'b', null, '7'],
+      tags: ['a', 'b', null, ''],
       pos: [{ a: 'x', f: true, inner: { x: 'y' } }, null, { a: null, f: null, inner: null }],
       owner_id: 'o1',
       pair_name: 'n',
@@ -131,6 +132,7 @@ describe('refusing a value of the wrong type', () => {
     ['dec', '.5', 'expected a BigDecimal as a decimal string, got ".5"'],
     ['tags', 'x', 'expected a list, got "x"'],
     ['tags', [1], 'expected a list of strings, got [1]'],
+    ['tags', [{ id: 'a' }], 'expected a list of strings, got [{"id":"a"}]'],
     ['pos', {}, 'expected a list of objects, got {}'],
     ['pos', [5], 'expected an object at pos[0], got 5'],
     ['pos', [null, []], 'expected an object at pos[1], got []'],
@@ -192,5 +194,23 @@ describe('refusing a number out of its column range', () => {
     const shown =
       text.length <= 80 ? text : `${text.slice(0, 80)}… (${text.length.toLocaleString('en-US')} characters)`;
     expect(fails({ [field]: value })).toBe(range(field, `expected ${what}, got ${shown}`));
+  });
+});
+
+describe('a list of entity references', () => {
+  // An entity's list field that selects `{ id }` (Transaction.tokens): each element is a reference, or null.
+  const txs = probeDataset();
+  const tokens = (v: unknown) => mapPage(txs, 56, [{ ...PROBE_ROWS[1], tokens: v }]).rows[0]!.tokens;
+  const refused = (v: unknown) =>
+    `upstream sent invalid data for dodoex.probes on bsc (chain 56), field "tokens": expected a list of entity references { id }, got ${JSON.stringify(v)}. The upstream schema may have changed: run \`pool-export schema check\``;
+
+  it('keeps each reference\u2019s id, and nulls', () => {
+    expect(tokens([{ id: 'a' }, null, { id: 'c', more: 1 }])).toEqual(['a', null, 'c']);
+    expect(tokens([])).toEqual([]);
+    expect(tokens(null)).toBeNull();
+  });
+
+  it.each<[unknown]>([[['a']], [[{ id: 7 }]], [[[]]], [[{}]]])('refuses %j', (v) => {
+    expect(() => tokens(v)).toThrow(refused(v));
   });
 });

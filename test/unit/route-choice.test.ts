@@ -142,7 +142,7 @@ describe('choosing a route', () => {
 
 describe('asking a route for a block by hash', () => {
   /** A route that answers the lookup with `answer`: data, or an error thrown. */
-  const route = (answer: unknown): PageSource => ({
+  const route = (answer: unknown): Pick<PageSource, 'request'> => ({
     request: async <T>() => {
       if (answer instanceof Error) throw answer;
       return { data: answer as T, bytes: 1 };

@@ -63,7 +63,7 @@ describe('events and buckets (keyset on seq, id)', () => {
     expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
     // 13 pages: 12 full and one of 34; a batch is committed once 250 rows are buffered (3 pages), and at the end.
     expect(r.stats).toMatchObject({ pages: 13, rows: 1234, requests: 13, duplicates: 0 });
-    expect(wh.batches.map((b) => b.rows.length)).toEqual([300, 300, 300, 300, 34]);
+    expect(wh.batches.map((b) => b.count)).toEqual([300, 300, 300, 300, 34]);
     const last = [...src.rows].sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)).pop()!;
     expect(JSON.parse(r.cursor!)).toEqual({ block: 100, seq: String(last.seq), id: last.id });
     // The first batch replaces every stored row from the start; the others replace nothing.
@@ -110,34 +110,43 @@ describe('events and buckets (keyset on seq, id)', () => {
     expect(wh.batches[2]!.replace).toEqual({ kind: 'from', column: 'timestamp', from: Number(committed.seq) - 5 });
   });
 
-  it('fetches the next pages while a batch commits, and stops at a failed commit before writing another', async () => {
+  it('fetches the next pages while batches commit, at most four at once, and stores nothing after a failed commit', async () => {
     const ds = fakeDataset('event');
     const src = new FakeSubgraph(ds);
     src.rows = rowsOf(1000);
     const wh = new FakeWarehouse(ds);
-    // Requests the task made while each commit was running (a commit here ends a turn of the event loop later).
+    // Requests the task made while each commit was running (a commit here ends a turn of the event loop later), and
+    // the most commits running at once.
     const during: number[] = [];
+    let running = 0;
+    let most = 0;
     const write = wh.write.bind(wh);
     wh.write = async (b) => {
       const at = src.requests;
-      const written = await write(b);
+      most = Math.max(most, ++running);
       await new Promise((r) => setImmediate(r));
+      const written = await write(b);
+      running--;
       during.push(src.requests - at);
       return written;
     };
     await run(src, wh, { pageSize: 100, batchRows: 200 });
     expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
-    // The next batch's two pages came in while each full batch was committing (after the fifth, one empty page ends the
-    // keyset; the last, empty batch is awaited).
-    expect(during).toEqual([2, 2, 2, 2, 1, 0]);
+    // Pages came in while the first batch was committing, and the task went on until four commits were running.
+    expect(during[0]).toBeGreaterThanOrEqual(2);
+    expect(most).toBe(4);
+    expect(wh.batches.map((b) => b.count)).toEqual([200, 200, 200, 200, 200, 0]);
+
     const failing = new FakeWarehouse(ds);
     failing.failAt = 2;
     const e = await failure(run(src, failing, { pageSize: 100, batchRows: 200 }));
     expect(e.message).toBe('the disk said no (write 2)');
-    // Nothing after the failed batch was written, and the progress counts only the committed rows.
-    expect(failing.writes).toBe(2);
+    // The commits after the failed one were refused (their checkpoint moves start where it would have left the
+    // checkpoint): only the first batch is stored, and the progress counts only its rows.
+    expect(failing.batches.map((b) => b.count)).toEqual([200]);
     expect(e.progress.stats.rows).toBe(200);
     expect(failing.rowsById().size).toBe(200);
+    expect(failing.keptPages()).toEqual([]);
   });
 
   it('replaces rows a reorganization changed inside the re-read window, and keeps older ones', async () => {
@@ -307,11 +316,17 @@ describe('sharded backfill', () => {
     ]);
     // Each shard commits once it holds a quarter of batchRows (a page of 100 here), then replaces nothing more.
     const shardBatches = wh.batches.filter((b) => b.checkpoint.shard);
-    expect(shardBatches.every((b) => b.rows.length <= 100)).toBe(true);
+    expect(shardBatches.every((b) => b.count <= 100)).toBe(true);
     expect(shardBatches.filter((b) => b.replace.kind === 'range')).toHaveLength(4);
     // The merge: the dataset's checkpoint is the last row of the last shard, at the pinned block.
     expect(JSON.parse(r.cursor!)).toEqual({ seq: '1666', id: src.rows[2000]!.id, block: 100 });
-    expect(wh.batches.at(-1)).toMatchObject({ rows: [], replace: { kind: 'none' }, mergeShards: true });
+    expect(wh.batches.at(-1)).toMatchObject({
+      count: 0,
+      pages: [],
+      rows: [],
+      replace: { kind: 'none' },
+      mergeShards: true,
+    });
     expect(r.stats.rewriteFrom).toBe(1000);
   });
 
@@ -509,7 +524,7 @@ describe('the liquidity list', () => {
     });
     expect(src.asked).toEqual([1, 2, 3].map((p) => ({ first: 100, where: where(p) })));
     // One snapshot, stamped with the pinned block's time.
-    expect(wh.batches.map((b) => [b.replace, b.takenAt, b.checkpoint.next, b.rows.length])).toEqual([
+    expect(wh.batches.map((b) => [b.replace, b.takenAt, b.checkpoint.next, b.count])).toEqual([
       [{ kind: 'snapshot' }, '2026-01-01T00:00:00.000Z', '{"block":100}', 250],
     ]);
   });
@@ -601,10 +616,10 @@ describe('fetching', () => {
     const ds = fakeDataset('event');
     const stop = new AbortController();
     class StoppedMidway extends FakeSubgraph {
-      override async request<T>(...a: Parameters<FakeSubgraph['request']>) {
+      override async requestBody(...a: Parameters<FakeSubgraph['requestBody']>) {
         stop.abort();
         this.failures.push(new UpstreamError('HTTP 502: bad gateway', { kind: 'http', retryable: false }));
-        return super.request<T>(...a);
+        return super.requestBody(...a);
       }
     }
     const src = new StoppedMidway(ds);

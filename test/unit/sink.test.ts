@@ -3,7 +3,7 @@
  * compare-and-set, the ids it reports replaced, and what it leaves for the lake. Expected tables are written out by
  * hand from the rules in `store/sink.ts`'s `Replace`, not computed by its statements.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { createTable } from '../../src/store/ddl.ts';
 import { type Batch, DuckDBSink, type Replace } from '../../src/store/sink.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { qt } from '../../src/util/sql.ts';
+import { PROBE_ROWS, probeDataset } from '../support/probes.ts';
 import { fakeDataset } from '../support/task-fakes.ts';
 
 let dir: string;
@@ -52,6 +53,8 @@ function batch(
     block: 100,
     blockTime: '2026-01-01T00:00:00Z',
     rows,
+    pages: [],
+    count: rows.length,
     replace: move.replace,
     checkpoint: { prev: move.prev, next: move.next },
   };
@@ -61,6 +64,28 @@ async function stored(ds: Dataset): Promise<string[]> {
   const seq = ds.seq!;
   const rows = await w.all(`SELECT id, CAST("${seq}" AS VARCHAR) AS s, value FROM ${qt(ds.table)} ORDER BY id`);
   return rows.map((r) => `${r.id}@${r.s ?? 'null'}=${r.value}`);
+}
+
+/** Records every statement the sink runs inside its transactions, one list per transaction. */
+function spyStatements(): string[][] {
+  const txs: string[][] = [];
+  const transaction = w.transaction.bind(w);
+  w.transaction = ((fn: Parameters<Warehouse['transaction']>[0]) =>
+    transaction((tx) => {
+      const seen: string[] = [];
+      txs.push(seen);
+      return fn({
+        exec: (sql, params) => {
+          seen.push(sql);
+          return tx.exec(sql, params);
+        },
+        all: (sql, params) => {
+          seen.push(sql);
+          return tx.all(sql, params);
+        },
+      });
+    })) as Warehouse['transaction'];
+  return txs;
 }
 
 const checkpoint = async (ds: Dataset) =>
@@ -213,23 +238,7 @@ describe('the DuckDB sink', () => {
 
   it('shard batches that arrive during a commit go in one transaction with one INSERT; a stale one is refused alone', async () => {
     // Every statement the sink runs inside its transactions, one list per transaction.
-    const txs: string[][] = [];
-    const transaction = w.transaction.bind(w);
-    w.transaction = ((fn: Parameters<Warehouse['transaction']>[0]) =>
-      transaction((tx) => {
-        const seen: string[] = [];
-        txs.push(seen);
-        return fn({
-          exec: (sql, params) => {
-            seen.push(sql);
-            return tx.exec(sql, params);
-          },
-          all: (sql, params) => {
-            seen.push(sql);
-            return tx.all(sql, params);
-          },
-        });
-      })) as Warehouse['transaction'];
+    const txs = spyStatements();
     const shard = (k: number, ids: string[], prev: string | null, next: string) => ({
       ...batch(
         EVENTS,
@@ -469,5 +478,116 @@ describe('the DuckDB sink', () => {
     expect([...merged.replacedIds].sort()).toEqual(['x', 'y', 'y']);
     // The lake rewrites the days from the oldest removed row on.
     expect(await pending()).toEqual([{ dataset: EVENTS.name, from_seq: 10 }]);
+  });
+
+  it('stores kept pages as the upstream sent them: references by id, numbers cast with their exact text beside them', async () => {
+    const PROBES = probeDataset('fake');
+    await w.exec(createTable(PROBES));
+    // Two pages, as the page checker keeps them: each the JSON array of the upstream's entities, unchanged.
+    const pages = [PROBE_ROWS.slice(0, 1), PROBE_ROWS.slice(1)].map((rows) => {
+      const file = sink.pageFile();
+      const text = JSON.stringify(rows);
+      writeFileSync(file, text);
+      return { file, length: text.length };
+    });
+    await sink.write({
+      ...batch(PROBES, [], { prev: null, next: '1', replace: { kind: 'from', column: 'timestamp', from: 0 } }),
+      pages,
+      count: 3,
+    });
+    const got = await w.all(
+      `SELECT id, "timestamp", timestamp_text, amount, amount_text, raw, raw_text, n, pair_id, tokens, tags FROM ${qt(PROBES.table)} ORDER BY "timestamp"`,
+    );
+    expect(got).toEqual([
+      {
+        id: 'a',
+        timestamp: '100',
+        timestamp_text: '100',
+        amount: 1479583.1069,
+        amount_text: '1479583.1069',
+        raw: 1e24,
+        raw_text: '1000000000000000000000000',
+        n: 7,
+        pair_id: '0xp',
+        tokens: ['t1', null],
+        tags: ['x', null],
+      },
+      {
+        id: 'b',
+        timestamp: '101',
+        timestamp_text: '101',
+        amount: null,
+        amount_text: null,
+        raw: null,
+        raw_text: null,
+        n: null,
+        pair_id: null,
+        tokens: null,
+        tags: null,
+      },
+      {
+        id: PROBE_ROWS[2]!.id,
+        timestamp: '102',
+        timestamp_text: '102',
+        amount: -0.5,
+        amount_text: '-0.5',
+        raw: 0,
+        raw_text: '0',
+        n: -1,
+        pair_id: 'q',
+        tokens: [],
+        tags: [],
+      },
+    ]);
+    // The pages' files are gone once they are stored.
+    expect(pages.map((p) => existsSync(p.file))).toEqual([false, false]);
+  });
+
+  it('a shard\u2019s first batch clears its key range and joins the INSERT of the batches committed with it', async () => {
+    const txs = spyStatements();
+    // Rows an earlier, killed run left in both shards' ranges.
+    await w.exec(
+      `INSERT INTO ${qt(EVENTS.table)} (id, "timestamp", timestamp_text, value, chain_id) VALUES ('old1', 150, '150', 'o', 56), ('old2', 250, '250', 'o', 56), ('keep', 350, '350', 'k', 56)`,
+    );
+    const shard = (k: number, ids: string[], at: { prev: string | null; next: string }, replace: Replace) => ({
+      ...batch(
+        EVENTS,
+        ids.map((id, i) => row(EVENTS, id, k * 100 + 50 + i)),
+        { ...at, replace },
+      ),
+      checkpoint: { ...at, shard: { shard: k, shards: 2 } },
+    });
+    const range = (k: number): Replace => ({ kind: 'range', column: 'timestamp', from: k * 100, to: k * 100 + 100 });
+    // The first write starts a transaction at once; the three after it wait for it, and make one group.
+    const blocker = sink.write({
+      ...batch(STATE, [row(STATE, 's', 1)], { prev: null, next: 's', replace: { kind: 'ids' } }),
+    });
+    const group = [
+      sink.write(shard(1, ['a1', 'a2'], { prev: null, next: 'a' }, range(1))),
+      sink.write(shard(2, ['b1'], { prev: null, next: 'b' }, range(2))),
+      sink.write(shard(1, ['a3'], { prev: 'a', next: 'a+' }, { kind: 'none' })),
+    ];
+    await blocker;
+    expect((await Promise.all(group)).map((x) => x.rows)).toEqual([2, 1, 1]);
+    const statements = txs.at(-1)!;
+    const inserts = statements.filter((sql) => sql.startsWith(`INSERT INTO ${qt(EVENTS.table)}`));
+    expect(inserts).toHaveLength(1);
+    expect(statements.filter((sql) => sql.startsWith(`DELETE FROM ${qt(EVENTS.table)}`))).toHaveLength(2);
+    // Each range lost the rows the killed run left in it, and no row outside the ranges went.
+    expect(await stored(EVENTS)).toEqual(['a1@150=v-a1', 'a2@151=v-a2', 'a3@150=v-a3', 'b1@250=v-b1', 'keep@350=k']);
+    // The lake rewrites from the first range's start.
+    expect(await pending()).toEqual([
+      { dataset: EVENTS.name, from_seq: 100 },
+      { dataset: STATE.name, from_seq: null },
+    ]);
+  });
+
+  it('removes the page and batch files a run left when it ended before committing them, and nothing else', async () => {
+    const tmp = join(dir, '.tmp');
+    const left = ['page-0b0c6a43-3f5e-4c1a-9d59-1f2e3d4c5b6a.json', '7d1a0f2e-1b3c-4d5e-8f9a-0b1c2d3e4f5a.ndjson'];
+    const others = ['notes.txt', 'page-x.json'];
+    for (const f of [...left, ...others]) writeFileSync(join(tmp, f), 'x');
+    new DuckDBSink(w, dir);
+    expect(readdirSync(tmp).sort()).toEqual(others.sort());
   });
 });

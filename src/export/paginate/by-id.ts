@@ -1,8 +1,7 @@
 /** Passes by `id_gt`: every row (snapshots, a mutable entity's full pass), the rows changed since a block, or those
  * whose keyset field is null. */
 import type { Replace } from '../../store/sink.ts';
-import { pageQuery } from '../queries.ts';
-import type { Cursor, Row, TaskRun } from '../task-run.ts';
+import type { Cursor, TaskRun } from '../task-run.ts';
 
 /** What a pass by `id_gt` pages through: every row, the rows changed since a block, or those with a null keyset field. */
 export type IdPass =
@@ -26,13 +25,10 @@ export interface IdPassPlan {
 export async function pageById(run: TaskRun, plan: IdPassPlan): Promise<void> {
   let id = plan.startId;
   const extra = plan.pass.shape === 'changed-since' ? { since: plan.pass.since } : {};
-  const query = pageQuery(run.ds, run.pin.root, plan.pass.shape);
   for (;;) {
-    const rows = (await run.fetch<{ rows: Row[] }>(query, { block: run.block.number, id, ...extra })).rows;
-    run.take(rows);
-    if (rows.length) id = rows[rows.length - 1]!.id;
-    if (rows.length < run.size)
-      return run.flush({ next: { block: run.block.number, ...plan.finish }, replace: plan.replace });
+    const { last, done } = await run.page(plan.pass.shape, { block: run.block.number, id, ...extra });
+    if (last) id = last.id;
+    if (done) return run.flush({ next: { block: run.block.number, ...plan.finish }, replace: plan.replace });
     if (plan.progress && run.buffered >= run.deps.config.batchRows) {
       await run.flush({ next: { block: run.block.number, ...plan.progress(id) }, replace: plan.replace });
     }

@@ -26,8 +26,9 @@ export async function pageKeyset(
   let last: Row | undefined;
   await run.paging(async () => {
     for (;;) {
-      const { rows, done } = await run.page(shape, vars);
-      if (rows.length) last = rows[rows.length - 1]!;
+      const page = await run.page(shape, vars);
+      const done = page.done;
+      last = page.last ?? last;
       if (done || run.buffered >= run.deps.config.batchRows) {
         await run.commitBatch({ next: { block: run.block.number, ...cursorAfter(last, done) }, replace }, done);
         replace = mutable ? { kind: 'ids' } : { kind: 'none' };

@@ -55,7 +55,7 @@ export async function pageList(run: TaskRun): Promise<void> {
     const message = `liquidity list of chain ${chainId} returned ${items.size} distinct pools but totalCount ${total} (${why})`;
     throw new UpstreamError(message, { kind: 'garbage', retryable: true });
   }
-  run.take([...items.values()]);
+  run.takeRows([...items.values()]);
   const takenAt = new Date(run.block.timestamp * 1000).toISOString();
   await run.flush({ next: { block: run.block.number }, replace: { kind: 'snapshot' }, takenAt });
 }
