@@ -160,6 +160,58 @@ describe('the upstream client', () => {
     expect(e.message).toContain('run `pool-export schema check`');
   });
 
+  it('a page request returns the body as it came, and answerData judges it as request judges the same answer', async () => {
+    const page = JSON.stringify({ data: { rows: [{ id: 'a', name: 'é\u0000' }] } });
+    handle = json(200, page);
+    const c = client();
+    const raw = await c.requestBody(endpoint(), 'query P { rows: pairs { id } }', { first: 2 });
+    expect(Buffer.from(raw.body).toString('utf8')).toBe(page);
+    expect(raw.bytes).toBe(Buffer.byteLength(page));
+    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ query: 'query P { rows: pairs { id } }', variables: { first: 2 } });
+    expect(seen.at(-1)!.ua).toBe('pool-export-test');
+    /** What `request` makes of an answer, and what `answerData` makes of the same body. */
+    const both = async (answer: string) => {
+      handle = json(200, answer);
+      const outcome = (p: Promise<unknown>) =>
+        p.then(
+          (data) => ({ data }),
+          (e: UpstreamError) => ({ kind: e.kind, retryable: e.retryable, message: e.message }),
+        );
+      const viaRequest = await outcome(c.request(endpoint(), '{ pairs { id } }', {}).then((r) => r.data));
+      const body = (await c.requestBody(endpoint(), '{ pairs { id } }', {})).body;
+      const viaBody = await outcome(Promise.resolve().then(() => c.answerData(endpoint(), body)));
+      return [viaRequest, viaBody];
+    };
+    for (const answer of [
+      page,
+      JSON.stringify({ data: { rows: [] }, errors: [] }),
+      JSON.stringify({ data: { rows: [] }, extensions: { cost: 1 } }),
+      JSON.stringify({ errors: [{ message: `auth error: invalid key ${KEY}` }] }),
+      JSON.stringify({ data: null, errors: [{ message: 'Store error: database unavailable' }] }),
+      JSON.stringify({ errors: [{ message: 'Type `Pair` has no field `tvl`' }, { message: 'Query timed out' }] }),
+      JSON.stringify({ result: 1 }),
+      JSON.stringify({ data: null }),
+      '{"data": {"rows": [',
+    ]) {
+      const [viaRequest, viaBody] = await both(answer);
+      expect(viaBody).toEqual(viaRequest);
+      expect(JSON.stringify(viaBody)).not.toContain(KEY);
+    }
+    // Shapes graphql-request calls a failed request, and answerData garbage: both retried.
+    for (const odd of ['[1]', 'null', '{"data": [1]}']) {
+      const [viaRequest, viaBody] = await both(odd);
+      expect(viaRequest).toMatchObject({ retryable: true });
+      expect(viaBody).toMatchObject({ kind: 'garbage', retryable: true });
+    }
+    // An HTML page is refused before anything reads it as a page.
+    handle = (_q, res) => res.end('\n <html><title>Gateway</title></html>');
+    const html = await c.requestBody(endpoint(), '{ pairs { id } }', {}).catch((e: UpstreamError) => e);
+    expect(html).toMatchObject({
+      kind: 'garbage',
+      message: `answered with an HTML page ("Gateway") instead of JSON from ${base}/subgraph`,
+    });
+  });
+
   it('an answer over the byte budget is garbage; a body that stalls times out; a dropped connection is a network error', async () => {
     handle = json(200, { data: { pairs: 'x'.repeat(4096) } });
     let e = await failure(client({ maxAnswerBytes: 1024 }));

@@ -70,6 +70,30 @@ describe('events and buckets (keyset on seq, id)', () => {
     expect(wh.batches.map((b) => b.replace.kind)).toEqual(['from', 'none', 'none', 'none', 'none']);
   });
 
+  it('keeps pages as files, written out again where the answer had white space, and leaves none behind', async () => {
+    const ds = fakeDataset('event');
+    for (const compact of [true, false]) {
+      const src = new FakeSubgraph(ds);
+      src.compact = compact;
+      src.rows = rowsOf(450);
+      const wh = new FakeWarehouse(ds);
+      // Each batch file is read back: an answer with white space gives the rows as JSON.stringify writes them.
+      const texts: string[] = [];
+      const reread = wh.reread.bind(wh);
+      const write = wh.write.bind(wh);
+      wh.write = async (b) => {
+        texts.push(...b.pages.map((p) => reread(p)));
+        return write(b);
+      };
+      await run(src, wh, { pageSize: 100, batchRows: 250 });
+      expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+      expect(texts).toHaveLength(5);
+      expect(texts.every((t) => t === JSON.stringify(JSON.parse(t)))).toBe(true);
+      expect(wh.batches.every((b) => b.rows.length === 0)).toBe(true);
+      expect(wh.keptPages()).toEqual([]);
+    }
+  });
+
   it('buckets page the same way on an Int key', async () => {
     const ds = fakeDataset('bucket');
     const src = new FakeSubgraph(ds);
