@@ -33,7 +33,13 @@ const FLUSH_THRESHOLD_ROWS = 100_000;
  */
 const MAX_OPEN_FILES = 100;
 
-const COPY_OPTS = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
+/**
+ * zstd at level 1 rather than DuckDB's 3: on 102,101 swaps (61 day files) the COPY took 454–467 ms against 589–655 ms,
+ * and the files came out at 22.2 MB against 22.5 MB (three runs each, alternated).
+ */
+const ZSTD_LEVEL = 1;
+
+const COPY_OPTS = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
 
 /**
  * Moves every file of a temporary partitioned tree into place, one atomic rename per file. A partition's files are
