@@ -57,9 +57,13 @@ interface Target {
   readonly met: boolean;
   /** The target is set at a size the quick run does not reach: its figure is shown, not judged. */
   readonly sized?: boolean;
+  /** What this run's own baselines leave room for: the best figure a target's measurement could reach here. */
+  readonly room?: string;
 }
 const targets: Target[] = [];
 const target = (t: Target) => targets.push(t);
+/** Median wall seconds of `pool-export status` on an empty folder, once the start-up section has run. */
+let startupSecs: number | undefined;
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
@@ -325,6 +329,31 @@ async function withBusy<T>(
   return { ...r, busy: `sandbox busy ${busyPct.toFixed(0)}%`, busyPct };
 }
 
+let own: ReturnType<typeof tinyRun> | undefined;
+/** The run of `tinyRun`, made once for the sections that need it. */
+const processOwn = () => (own ??= tinyRun());
+
+/** A first backfill of 1,111 swaps: what an export's process holds whatever its size (peak RSS). */
+async function tinyRun(): Promise<Awaited<ReturnType<typeof exportRun>>> {
+  const sb = await startSandbox(['--scale', '10', '--burst', String(BURST), '--chains', String(CHAIN)]);
+  try {
+    const r = await exportRun(sb.url, sb.apiKey, join(work, 'tiny'), ['--datasets', 'dodoex.swaps']);
+    must(r, 'pool-export run (1,101 swaps)');
+    lines.push({
+      section: 'memory: the process itself',
+      what: `pool-export run, ${fmt(r.taskRows)} swaps, default settings`,
+      rows: r.taskRows,
+      secs: r.secs.toFixed(2),
+      rate: '',
+      ratio: '',
+      note: `peak RSS ${fmt(r.peakMb)} MB: the runtime, DuckDB and the page worker, with next to no data`,
+    });
+    return r;
+  } finally {
+    await sb.stop();
+  }
+}
+
 /** `bench/replay-server.ts` in its own process, serving `pages`. */
 async function startReplay(pages: Map<string, string>): Promise<{ url: string; stop: () => void }> {
   const file = join(work, 'pages.json');
@@ -382,6 +411,7 @@ async function throughput(): Promise<void> {
       (r) => r.taskSecs,
     );
     must(live, 'pool-export run (live)');
+    const tiny = await processOwn();
     await rec.close();
     const replayer = await startReplay(rec.pages);
     let c: Awaited<ReturnType<typeof floor>>;
@@ -488,6 +518,7 @@ async function throughput(): Promise<void> {
       want: '≥ 0.70 × ceiling',
       got: `${replayed.toFixed(2)} × ceiling`,
       met: replayed >= 0.7,
+      room: `${(cRate / dRate).toFixed(2)} × ceiling: the floor's fetch and parse alone, with no check and no ingest, took ${c.secs.toFixed(2)} s`,
     });
     target({
       n: 1,
@@ -503,6 +534,11 @@ async function throughput(): Promise<void> {
       want: '≥ 0.60 × floor',
       got: `${whole.toFixed(2)} × floor`,
       met: whole >= 0.6,
+      ...(startupSecs === undefined
+        ? {}
+        : {
+            room: `${(c.secs / (c.secs + startupSecs)).toFixed(2)} × floor: the start-up of \`status\` (${startupSecs.toFixed(2)} s) and the floor's fetch (${c.secs.toFixed(2)} s) alone`,
+          }),
     });
     target({
       n: 3,
@@ -511,6 +547,7 @@ async function throughput(): Promise<void> {
       got: `${fmt(live.peakMb)} MB`,
       met: live.peakMb <= 200,
       sized: true,
+      room: `${fmt(tiny.peakMb)} MB is the process's own: a run of ${fmt(tiny.taskRows)} swaps peaked there`,
     });
     target({
       n: 6,
@@ -618,6 +655,7 @@ async function memory(): Promise<void> {
         const rows = fmt(scale + BURST);
         const small = fmt(MEM_LOW + BURST);
         const within = r.peakMb <= 350 && growth <= 1.2;
+        const tiny = await processOwn();
         const got = `${fmt(r.peakMb)} MB, ${growth.toFixed(2)} × the ${small}-row run`;
         target({
           n: 3,
@@ -626,6 +664,7 @@ async function memory(): Promise<void> {
           got,
           met: within,
           sized: true,
+          room: `${fmt(tiny.peakMb)} MB is the process's own: a run of ${fmt(tiny.taskRows)} swaps peaked there`,
         });
         target({
           n: 5,
@@ -685,6 +724,7 @@ async function startup(): Promise<void> {
     for (let i = 0; i < 9; i++) runs.push(await timed([...args], env));
     const secs = median(runs.map((r) => r.secs));
     const peak = median(runs.map((r) => r.peakMb));
+    if (args[0] === 'status') startupSecs = secs;
     lines.push({
       section: 'start-up of the compiled CLI (median of 9 runs)',
       what,
@@ -756,13 +796,13 @@ const table = [
     ? [
         '## Targets',
         '',
-        '| # | measurement | target | this run | met |',
-        '|---|---|---|---|---|',
+        '| # | measurement | target | this run | met | room this run leaves |',
+        '|---|---|---|---|---|---|',
         ...[...targets]
           .sort((a, b) => a.n - b.n)
           .map(
             (t) =>
-              `| ${t.n} | ${t.what} | ${t.want} | ${t.got} | ${QUICK && t.sized ? '– (quick run: smaller size)' : t.met ? 'yes' : '**no**'} |`,
+              `| ${t.n} | ${t.what} | ${t.want} | ${t.got} | ${QUICK && t.sized ? '– (quick run: smaller size)' : t.met ? 'yes' : '**no**'} | ${t.room ?? ''} |`,
           ),
         '',
       ]
