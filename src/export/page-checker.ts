@@ -77,7 +77,9 @@ function startWorker(): Worker {
 
 /**
  * The bytes of a body as a whole ArrayBuffer of their own, which can be moved to the worker. A body that is a view on a
- * larger buffer (a small Buffer lives in Node's shared pool) is copied: moving that buffer would empty every other view.
+ * larger buffer (a small Buffer lives in Node's shared pool) is copied: the worker reads a buffer from its start. (Node 20
+ * marks its pool as not transferable and copies all 8 KiB of it instead of moving it, so the worker would read the pool's
+ * other Buffers before the body; a buffer of another owner would be moved, emptying every other view on it.)
  */
 function movable(body: Uint8Array): ArrayBuffer {
   const { buffer } = body;

@@ -42,6 +42,23 @@ describe('checking a page answer', () => {
     expect(readFileSync(f, 'utf8')).toBe(JSON.stringify(rows));
   });
 
+  it('keeps the escapes of a compact answer as sent (JSON.stringify would write them otherwise)', () => {
+    // `\u00e9` and `\/` are how some servers write é and /; the kept text is the answer's, not a rewrite of it.
+    const text = compact({ rows: [rows[0]] }).replace('"id":"a"', '"id":"caf\\u00e9\\/a"');
+    const f = file();
+    const page = checkPageAnswer({ ds: probes, chainId: 56, body: body(text), file: f });
+    expect(readFileSync(f, 'utf8')).toContain('"id":"caf\\u00e9\\/a"');
+    expect(readFileSync(f, 'utf8')).toBe(text.slice('{"data":{"rows":'.length, -2));
+    expect(page?.ids).toEqual(['café/a']);
+  });
+
+  it('writes the rows out again when a compact answer is followed by white space, and keeps the values', () => {
+    const text = `${compact({ rows })}\n`;
+    const f = file();
+    expect(checkPageAnswer({ ds: probes, chainId: 56, body: body(text), file: f })?.count).toBe(3);
+    expect(readFileSync(f, 'utf8')).toBe(JSON.stringify(rows));
+  });
+
   it('keeps an empty page', () => {
     const f = file();
     expect(checkPageAnswer({ ds: probes, chainId: 56, body: body(compact({ rows: [] })), file: f })).toEqual({
@@ -61,6 +78,7 @@ describe('checking a page answer', () => {
     ['no data', JSON.stringify({ data: null })],
     ['not JSON', '{"data":{"rows":[}'],
     ['a list', '[1]'],
+    ['null', 'null'],
     ['cut short', compact({ rows }).slice(0, -1)],
   ])('leaves an answer with %s to the caller, writing nothing', (_, text) => {
     const f = file();
@@ -127,7 +145,8 @@ describe('the page checkers', () => {
   );
 
   it('leaves every other small Buffer whole when it moves one out of Node’s shared pool to the worker', async () => {
-    // Small Buffers share one pool; a body among them is copied before it moves, or the others would be emptied.
+    // Small Buffers share one pool; a body among them is copied before it goes, or the worker would read the whole pool
+    // (Node copies the pool rather than move it) from its start: its neighbours' bytes, then the body's.
     const before = Buffer.from('a neighbour in the pool');
     const small = Buffer.from(compact({ rows: [] }));
     const after = Buffer.from('another neighbour');
@@ -153,6 +172,21 @@ describe('the page checkers', () => {
       ),
     );
     expect(many.map((c) => ('page' in c ? c.page.count : -1))).toEqual([0, 2, 0, 1, 0, 3, 0, 2, 0, 1, 0, 3]);
+  });
+
+  it('fails a page the worker cannot keep with the worker’s own error, not as garbage', async () => {
+    const checker = new WorkerPageChecker();
+    const nowhere = join(dir, 'no-such-folder', 'page.json');
+    const e = await checker
+      .check({ ds: probes, chainId: 56, body: body(compact({ rows })), file: nowhere })
+      .catch((x: unknown) => x);
+    await checker.close();
+    expect(e).not.toBeInstanceOf(GarbageError);
+    expect((e as Error).message).toMatch(/^ENOENT: no such file or directory, open '.*no-such-folder/);
+  });
+
+  it('closes at once when it never started a worker', async () => {
+    await expect(new WorkerPageChecker().close()).resolves.toBeUndefined();
   });
 
   it('starts another worker for the next page when its worker has ended, and fails the pages held at close', async () => {
