@@ -70,6 +70,20 @@ describe('events and buckets (keyset on seq, id)', () => {
     expect(wh.batches.map((b) => b.replace.kind)).toEqual(['from', 'none', 'none', 'none', 'none']);
   });
 
+  it('fails on an answer whose rows are not a list, naming the field, and stores nothing', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(10);
+    // A GraphQL answer, but not a page: the page checker gives it back, and the task judges its data.
+    src.requestBody = async () => ({ body: Buffer.from('{"data":{"rows":{"id":"a"}}}'), bytes: 28 });
+    const wh = new FakeWarehouse(ds);
+    const e = await failure(run(src, wh, { pageSize: 100, batchRows: 200 }));
+    expect(e.message).toBe(
+      `upstream sent invalid data for ${ds.name} on bsc (chain 56), field "rows": expected a list of ${ds.entity} rows, got {"id":"a"}. The upstream schema may have changed: run \`pool-export schema check\``,
+    );
+    expect(wh.batches).toEqual([]);
+  });
+
   it('keeps pages as files, written out again where the answer had white space, and leaves none behind', async () => {
     const ds = fakeDataset('event');
     for (const compact of [true, false]) {
