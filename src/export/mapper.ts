@@ -14,7 +14,7 @@ const INT64_DIGITS = 19;
 const DOUBLE_DIGITS = 308;
 
 /** What to do about a value of the wrong type. */
-export const SCHEMA_HINT = 'The upstream schema may have changed: run `pool-export schema check`';
+const SCHEMA_HINT = 'The upstream schema may have changed: run `pool-export schema check`';
 /** What to do about a number out of range. */
 const RANGE_HINT =
   'No real value comes near it, so the task stops here, storing nothing of this page, until the upstream corrects it';
@@ -27,7 +27,7 @@ interface Cell {
 }
 
 /** A GarbageError for a field of a dataset on a chain; `hint` says what to do (by default: check the schema). */
-function garbage(
+export function garbage(
   at: { ds: Dataset; chainId: number; field: string },
   detail: string,
   hint = SCHEMA_HINT,

@@ -4,12 +4,11 @@
  * move, several at once. The paginators in `paginate/` drive it.
  */
 import type { Dataset } from '../catalog/catalog.ts';
-import { chainName } from '../config/chains.ts';
-import { GarbageError, StopRequested, UpstreamError } from '../errors.ts';
+import { StopRequested, UpstreamError } from '../errors.ts';
 import type { KeptPage, Replace } from '../store/sink.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import { withRetries } from '../upstream/retry.ts';
-import { mapPage, SCHEMA_HINT } from './mapper.ts';
+import { garbage, mapPage } from './mapper.ts';
 import type { CheckedPage, PageRow } from './page-check.ts';
 import { type PageShape, pageQuery } from './queries.ts';
 import { hasBlock } from './route-choice.ts';
@@ -325,14 +324,11 @@ export class TaskRun {
       const checked = await deps.checker.check({ ds, chainId: task.chainId, body, file });
       if ('page' in checked) return { ...checked.page, kept: { file, length: checked.page.length }, bytes };
       const rows = deps.source.answerData<{ rows: unknown }>(this.endpoint, checked.body).rows;
-      if (!Array.isArray(rows)) {
-        const at = { dataset: ds.name, chainId: task.chainId, chain: chainName(task.chainId), field: 'rows' };
-        throw new GarbageError(
-          at,
+      if (!Array.isArray(rows))
+        throw garbage(
+          { ds, chainId: task.chainId, field: 'rows' },
           `expected a list of ${ds.entity} rows, got ${String(JSON.stringify(rows)).slice(0, 80)}`,
-          SCHEMA_HINT,
         );
-      }
       const ends = rows.length ? { first: rows[0] as Row, last: rows[rows.length - 1] as Row } : {};
       return { count: rows.length, rows, ...ends, bytes };
     });

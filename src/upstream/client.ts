@@ -166,7 +166,7 @@ export class UpstreamClient {
     const c = this.client(endpoint);
     try {
       const r = await c.rawRequest<T>(query, variables);
-      return { data: answerData(r) as T, bytes: Buffer.byteLength((r as { body?: string }).body ?? '') };
+      return { data: answerData(r) as T, bytes: Buffer.byteLength(r.body) };
     } catch (e) {
       throw this.classify(e, endpoint);
     }
@@ -206,12 +206,7 @@ export class UpstreamClient {
       throw this.classify(e, endpoint);
     }
     const errors = v.errors;
-    if (Array.isArray(errors) ? errors.length > 0 : Boolean(errors)) {
-      const messages = [errors]
-        .flat()
-        .map((x) => redact(String((x as { message?: unknown })?.message), this.opts.secrets));
-      throw graphqlError(messages, 200);
-    }
+    if (Array.isArray(errors) ? errors.length > 0 : Boolean(errors)) throw this.graphqlErrors([errors].flat(), 200);
     try {
       if (v.data !== null && v.data !== undefined && !isPlainObject(v.data))
         throw new UpstreamError("the answer's `data` is not an object: not a GraphQL answer", GARBAGE);
@@ -219,6 +214,14 @@ export class UpstreamClient {
     } catch (e) {
       throw this.classify(e, endpoint);
     }
+  }
+
+  /** An answer's GraphQL errors as one UpstreamError, their messages cleared of secrets. */
+  private graphqlErrors(errors: readonly unknown[], status: number): UpstreamError {
+    return graphqlError(
+      errors.map((x) => redact(String((x as { message?: unknown } | null)?.message), this.opts.secrets)),
+      status,
+    );
   }
 
   private classify(e: unknown, endpoint: Endpoint): UpstreamError {
@@ -230,8 +233,8 @@ export class UpstreamClient {
         ...e.extra,
       });
     if (e instanceof ClientError) {
-      const errors = (e.response.errors ?? []).map((x) => clean(String(x.message)));
-      if (errors.length) return graphqlError(errors, e.response.status);
+      const errors = e.response.errors ?? [];
+      if (errors.length) return this.graphqlErrors(errors, e.response.status);
       return new UpstreamError(
         `unexpected answer from ${endpoint.label}: ${clean(String(e.response.error ?? e.message)).slice(0, 300)}`,
         { kind: 'garbage', retryable: true },
