@@ -152,6 +152,8 @@ export class MigrationNeededError extends Error {
 export const EXIT_USAGE = 2;
 /** Exit code for a failure at run time. */
 export const EXIT_FAILURE = 1;
+/** Exit code of `status` when a dataset is stale (older than `--stale-after`) or has never been exported. */
+export const EXIT_STALE = 3;
 
 /** The exit code a command ends with after `e`: 2 for bad usage (yargs raises YError for a failed check), else 1. */
 export function exitCodeOf(e: unknown): number {

@@ -1,14 +1,13 @@
 /** `pool-export compact`: merges the lake's per-run part files, partition by partition. */
-import type { CommandModule } from 'yargs';
+
 import { trackedSettings } from '../config/config.ts';
 import { compactLake } from '../lake/compact.ts';
 import { writeViewsFile } from '../reports/views.ts';
+import type { CommandBody } from './commands.ts';
 import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './options.ts';
 
 /** The yargs module of the `compact` command. */
-export const compactCommand: CommandModule<object, MaintenanceArgs> = {
-  command: 'compact',
-  describe: "Merge the Parquet lake's per-run part files into one file per partition",
+export const compactCommand: CommandBody<MaintenanceArgs> = {
   builder: (y) => maintenanceOptions(y),
   handler: (a) =>
     withDataLock(a, 'compact', async (config) => {

@@ -1,12 +1,12 @@
 /** `pool-export dashboard`: TVL, volume, APY and freshness of the lake as one self-contained HTML page. */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { CommandModule } from 'yargs';
 import { parseChain } from '../config/chains.ts';
 import { trackedSettings } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import type { DashboardFilter } from '../reports/dashboard-data.ts';
+import type { CommandBody } from './commands.ts';
 import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list } from './options.ts';
 import { day } from './report-command.ts';
 
@@ -44,9 +44,7 @@ export function checkDashboardOut(out: string, flag = '--out'): string {
 }
 
 /** The yargs module of the `dashboard` command. */
-export const dashboardCommand: CommandModule<object, DashboardArgs> = {
-  command: 'dashboard',
-  describe: 'Write TVL, volume, APY and freshness as charts in one HTML file that opens offline',
+export const dashboardCommand: CommandBody<DashboardArgs> = {
   builder: (y) =>
     folderOptions(y)
       .option('out', {

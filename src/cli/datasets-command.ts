@@ -1,12 +1,11 @@
 /** `pool-export datasets` and `pool-export jobs`: what can be exported, and how it is grouped. */
-import type { CommandModule } from 'yargs';
+
 import { DATASETS } from '../catalog/catalog.ts';
 import type { Job } from '../catalog/job.ts';
+import type { CommandBody } from './commands.ts';
 
 /** Lists every dataset with its cursor kind, root field and table. */
-export const datasetsCommand: CommandModule = {
-  command: 'datasets',
-  describe: 'List every dataset: cursor kind, keyset field, upstream entity',
+export const datasetsCommand: CommandBody = {
   handler: () => {
     for (const d of DATASETS)
       process.stdout.write(`${d.name.padEnd(35)} ${d.kind.padEnd(9)} ${(d.seq ?? 'id').padEnd(10)} ${d.entity}\n`);
@@ -14,9 +13,7 @@ export const datasetsCommand: CommandModule = {
 };
 
 /** Lists the jobs with their schedules. */
-export const jobsCommand = (jobs: readonly Job[]): CommandModule => ({
-  command: 'jobs',
-  describe: 'List the jobs: schedule, description, datasets',
+export const jobsCommand = (jobs: readonly Job[]): CommandBody => ({
   handler: () => {
     for (const j of jobs)
       process.stdout.write(

@@ -3,25 +3,16 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { Job } from '../catalog/job.ts';
 import { EXIT_USAGE, exitCodeOf } from '../errors.ts';
-import { sandboxCommand } from '../sandbox/command.ts';
-import { inert } from '../util/display.ts';
-import { compactCommand } from './compact-command.ts';
-import { dashboardCommand } from './dashboard-command.ts';
-import { datasetsCommand, jobsCommand } from './datasets-command.ts';
+import { inert } from '../util/inert.ts';
+import { commandModules } from './commands.ts';
 import { followLauncher } from './launcher.ts';
-import { migrateCommand } from './migrate-command.ts';
-import { queryCommand, reportCommand } from './report-command.ts';
-import { runCommand } from './run-command.ts';
-import { scheduleCommand } from './schedule-command.ts';
-import { schemaCommand } from './schema-command.ts';
-import { shellCommand } from './shell-command.ts';
-import { statusCommand } from './status-command.ts';
 
 /**
- * Runs the command line with the jobs declared in `jobs/` (passed in by the entry point, `bin/pool-export.js`, so that
- * nothing under `src/` imports `jobs/`).
+ * Runs the command line with the jobs declared in `jobs/`, which `jobs` imports (passed in by the entry point,
+ * `bin/main.ts`, so that nothing under `src/` imports `jobs/`; a function, so that only the commands that use the jobs
+ * load them and the catalog they are made of).
  */
-export async function main(jobs: readonly Job[]): Promise<void> {
+export async function main(jobs: () => Promise<readonly Job[]>): Promise<void> {
   // Under npx, a signal to npx must still stop the tool (see launcher.ts).
   followLauncher();
 
@@ -31,21 +22,10 @@ export async function main(jobs: readonly Job[]): Promise<void> {
     throw e;
   });
 
-  await yargs(hideBin(process.argv))
-    .scriptName('pool-export')
-    .command(runCommand(jobs))
-    .command(scheduleCommand(jobs))
-    .command(statusCommand)
-    .command(reportCommand)
-    .command(queryCommand)
-    .command(shellCommand)
-    .command(dashboardCommand)
-    .command(compactCommand)
-    .command(migrateCommand)
-    .command(datasetsCommand)
-    .command(jobsCommand(jobs))
-    .command(schemaCommand)
-    .command(sandboxCommand)
+  const argv = hideBin(process.argv);
+  let cli = yargs(argv).scriptName('pool-export');
+  for (const m of await commandModules(argv, jobs)) cli = cli.command(m);
+  await cli
     .demandCommand(1, 'Name a command; `pool-export --help` lists them.')
     .strict()
     .help()

@@ -1,17 +1,16 @@
 /** `pool-export migrate`: brings a warehouse written by an earlier version to this one's schema, and rebuilds the lake. */
-import type { CommandModule } from 'yargs';
+
 import { trackedSettings } from '../config/config.ts';
 import { writeLake } from '../lake/lake-writer.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { SCHEMA_VERSION } from '../store/migrations.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
+import type { CommandBody } from './commands.ts';
 import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './options.ts';
 
 /** The yargs module of the `migrate` command. */
-export const migrateCommand: CommandModule<object, MaintenanceArgs> = {
-  command: 'migrate',
-  describe: `Upgrade a warehouse written by an earlier version to schema version ${SCHEMA_VERSION}, and rewrite the lake files that change (any run does this too)`,
+export const migrateCommand: CommandBody<MaintenanceArgs> = {
   builder: (y) => maintenanceOptions(y),
   handler: (a) =>
     withDataLock(a, 'migrate', async (config) => {

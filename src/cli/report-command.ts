@@ -3,13 +3,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv } from 'yargs';
 import { chainName, parseChain } from '../config/chains.ts';
 import { trackedSettings } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { LAKE_DIR } from '../lake/layout.ts';
 import { checkOutput, FORMATS, type Format, type TableOptions, writeResult } from '../reports/output.ts';
 import { openLakeDb, reportViews } from '../reports/views.ts';
+import type { CommandBody } from './commands.ts';
 import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list } from './options.ts';
 
 interface OutputArgs extends FolderArgs {
@@ -106,10 +107,7 @@ export async function checkSelect(conn: DuckDBConnection, sql: string): Promise<
 }
 
 /** The yargs module of the `report` command. */
-export const reportCommand: CommandModule<object, ReportArgs> = {
-  command: 'report [name]',
-  describe:
-    'Print a report (TVL, volume, APY, top and new pools, positions, crowd pools, smart route); --list lists them',
+export const reportCommand: CommandBody<ReportArgs> = {
   builder: (y) =>
     outputOptions(y)
       .positional('name', { type: 'string', describe: 'report name (see --list)' })
@@ -171,9 +169,7 @@ async function checkChain(conn: DuckDBConnection, chain: number): Promise<void> 
 }
 
 /** The yargs module of the `query` command. */
-export const queryCommand: CommandModule<object, QueryArgs> = {
-  command: 'query [sql]',
-  describe: 'Run a read-only SQL query over the lake (tables dodoex.*, token.*, mine.*, list.*, reports.*)',
+export const queryCommand: CommandBody<QueryArgs> = {
   builder: (y) => outputOptions(y).positional('sql', { type: 'string', describe: 'one SELECT statement' }),
   handler: async (a) => {
     if (!a.sql?.trim())

@@ -1,7 +1,6 @@
 /** `pool-export run`: exports the selected jobs, chains and datasets once, then prints a summary. */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CommandModule } from 'yargs';
 import type { Job } from '../catalog/job.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
@@ -11,6 +10,7 @@ import type { Task } from '../export/task.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
 import { inert } from '../util/display.ts';
+import type { CommandBody } from './commands.ts';
 import { type CommonArgs, commonOptions, logFor, resolveRequest } from './options.ts';
 import { TerminalProgress } from './progress.ts';
 import { summary } from './summary.ts';
@@ -49,9 +49,7 @@ async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
 }
 
 /** The yargs module of the `run` command. */
-export const runCommand = (jobs: readonly Job[]): CommandModule<object, Args> => ({
-  command: 'run',
-  describe: 'Export the selected jobs once: every task from its checkpoint to the current block',
+export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
   builder: (y) =>
     commonOptions(y)
       .option('dry-run', {

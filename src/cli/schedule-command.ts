@@ -1,5 +1,5 @@
 /** `pool-export schedule`: runs each job on its cron schedule until SIGINT or SIGTERM. */
-import type { CommandModule } from 'yargs';
+
 import type { Job } from '../catalog/job.ts';
 import { trackedSettings } from '../config/config.ts';
 import { DataLockedError, UsageError } from '../errors.ts';
@@ -8,6 +8,7 @@ import { type RunOutcome, runOnce } from '../export/run-once.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import { parseScheduleOverrides } from '../scheduler/cron.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
+import type { CommandBody } from './commands.ts';
 import { checkDashboardOut } from './dashboard-command.ts';
 import { type CommonArgs, commonOptions, logFor, resolveRequest } from './options.ts';
 import { summary } from './summary.ts';
@@ -19,9 +20,7 @@ interface Args extends CommonArgs {
 }
 
 /** The yargs module of the `schedule` command. */
-export const scheduleCommand = (all: readonly Job[]): CommandModule<object, Args> => ({
-  command: 'schedule',
-  describe: 'Run each job on its cron schedule until stopped (SIGINT/SIGTERM stop gracefully)',
+export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
   builder: (y) =>
     commonOptions(y)
       .option('schedule', {

@@ -1,6 +1,5 @@
 /** `pool-export schema check`: compares the catalog with each upstream's introspected schema and prints the drift. */
 
-import type { CommandModule } from 'yargs';
 import { DATASETS } from '../catalog/catalog.ts';
 import { chainName, parseChain } from '../config/chains.ts';
 import { loadConfig } from '../config/config.ts';
@@ -12,6 +11,7 @@ import { collectionRoots } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { type Drift, INTROSPECTION_QUERY, type Introspected, schemaDrift } from '../upstream/schema-drift.ts';
 import { inert, jsonSafe } from '../util/display.ts';
+import type { CommandBody } from './commands.ts';
 import { list } from './options.ts';
 
 interface Args {
@@ -36,10 +36,7 @@ function readFields(schema: string): Map<string, Set<string>> {
 }
 
 /** The yargs module of the `schema` command. */
-export const schemaCommand: CommandModule<object, Args> = {
-  command: 'schema <action>',
-  describe:
-    "schema check: compare the catalog with each upstream's introspected schema and print the drift (exit 1 on breaking drift)",
+export const schemaCommand: CommandBody<Args> = {
   builder: (y) =>
     y
       .positional('action', { choices: ['check'] as const, describe: 'check: introspect every endpoint and compare' })

@@ -9,10 +9,10 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { CommandModule } from 'yargs';
 import { UsageError } from '../errors.ts';
 import { writeResult } from '../reports/output.ts';
 import { inert } from '../util/display.ts';
+import type { CommandBody } from './commands.ts';
 import { folderOptions } from './options.ts';
 import { checkSelect, openLake } from './report-command.ts';
 
@@ -64,9 +64,7 @@ async function dot(conn: DuckDBConnection, line: string): Promise<boolean> {
 }
 
 /** The yargs module of the `shell` command. */
-export const shellCommand: CommandModule<object, Args> = {
-  command: 'shell',
-  describe: 'An SQL prompt over the lake (read-only): tables as in query, .tables, .schema NAME, history',
+export const shellCommand: CommandBody<Args> = {
   builder: (y) => folderOptions(y),
   handler: async (a) => {
     const { db, dataDir } = await openLake({ format: 'table', ...a });

@@ -2,11 +2,10 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CommandModule } from 'yargs';
 import { findDataset } from '../catalog/catalog.ts';
 import { chainName, parseChain } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
-import { UsageError } from '../errors.ts';
+import { EXIT_STALE, UsageError } from '../errors.ts';
 import { headRoutesFor } from '../export/plan.ts';
 import { META_QUERY } from '../export/queries.ts';
 import { terminalWidth } from '../reports/output.ts';
@@ -15,10 +14,8 @@ import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { cells, fit, humanDuration, humanNumber, humanTime, jsonSafe, pad } from '../util/display.ts';
 import { processAlive } from '../util/processes.ts';
+import type { CommandBody } from './commands.ts';
 import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list } from './options.ts';
-
-/** Exit code when a dataset is stale (older than `--stale-after`) or has never been exported. */
-export const EXIT_STALE = 3;
 
 interface Args extends FolderArgs {
   json: boolean;
@@ -198,9 +195,7 @@ function routeLines(routes: readonly RouteLag[], width: number): string {
 }
 
 /** The yargs module of the `status` command. */
-export const statusCommand: CommandModule<object, Args> = {
-  command: 'status',
-  describe: `Report per dataset and chain: last success, rows, lag behind the upstream, last error (exit ${EXIT_STALE} when stale); answers during a run`,
+export const statusCommand: CommandBody<Args> = {
   builder: (y) =>
     folderOptions(y)
       .option('json', { type: 'boolean', default: false, describe: 'print JSON instead of a table' })

@@ -53,9 +53,7 @@ function parseChains(text: string): number[] {
 }
 
 /** The yargs module of the `sandbox` command. */
-export const sandboxCommand: CommandModule<object, Args> = {
-  command: 'sandbox',
-  describe: 'Serve a local stand-in for the upstream service (liquidity list, subgraphs, gateway)',
+export const sandboxCommand: Pick<CommandModule<object, Args>, 'builder' | 'handler'> = {
   builder: (y) =>
     y
       .option('port', { type: 'number', default: 0, describe: 'TCP port; 0 picks a free one' })
