@@ -4,7 +4,7 @@ import { trackedSettings } from '../config/config.ts';
 import { compactLake } from '../lake/compact.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import type { CommandBody } from './commands.ts';
-import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './options.ts';
+import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
 
 /** The yargs module of the `compact` command. */
 export const compactCommand: CommandBody<MaintenanceArgs> = {

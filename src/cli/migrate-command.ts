@@ -7,7 +7,7 @@ import { SCHEMA_VERSION } from '../store/migrations.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import type { CommandBody } from './commands.ts';
-import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './options.ts';
+import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
 
 /** The yargs module of the `migrate` command. */
 export const migrateCommand: CommandBody<MaintenanceArgs> = {

@@ -1,14 +1,12 @@
+/**
+ * Command-line options of every command on a data folder: where it is and where the settings are. The options of the
+ * commands that write the folder (its lock, the plan, the log) are in `write-options.ts`, so that a command that only
+ * reads loads none of that.
+ */
 import { existsSync, statSync } from 'node:fs';
-/** Command-line options that several commands share, and how they become a config, jobs and a plan. */
 import type { Argv } from 'yargs';
-import { type Job, selectJobs } from '../catalog/job.ts';
-import { parseChain } from '../config/chains.ts';
 import { type Config, loadConfig } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
-import { buildPlan } from '../export/plan.ts';
-import type { Task } from '../export/task.ts';
-import { lockDataDir } from '../store/data-lock.ts';
-import { createEventLog, type EventLog, LOG_FORMATS, LOG_LEVELS } from '../util/logger.ts';
 
 /** Where a command finds its data and its settings: `--data-dir` and `--config`, which every command on a data folder takes. */
 export interface FolderArgs {
@@ -36,45 +34,6 @@ export function checkReadableDataDir(dir: string): void {
     );
 }
 
-/** The arguments of a maintenance command that holds the data folder's lock (`compact`, `migrate`). */
-export interface MaintenanceArgs extends FolderArgs {
-  'wait-lock': number;
-}
-
-/** The options of a maintenance command: the folder's, and `--wait-lock` (a minute by default: a run may be under way). */
-export function maintenanceOptions<T>(y: Argv<T>) {
-  return folderOptions(y).option('wait-lock', {
-    type: 'number',
-    default: 60,
-    describe: 'seconds to wait while a run holds the data folder',
-  });
-}
-
-/** Runs `fn` with the config, holding the data folder's lock as `what`. */
-export async function withDataLock(
-  a: MaintenanceArgs,
-  what: string,
-  fn: (config: Config) => Promise<void>,
-): Promise<void> {
-  const config = configFor(a);
-  const lock = await lockDataDir(config.dataDir, { what, waitSecs: a['wait-lock'], onLost: () => undefined });
-  try {
-    await fn(config);
-  } finally {
-    await lock.release();
-  }
-}
-
-/** Options shared by `run` and `schedule`. */
-export interface CommonArgs extends FolderArgs {
-  jobs?: string | undefined;
-  chains?: string | undefined;
-  datasets?: string | undefined;
-  'wait-lock': number;
-  'log-level'?: string | undefined;
-  'log-format': (typeof LOG_FORMATS)[number];
-}
-
 /** A comma list from a flag, trimmed; undefined when the flag is absent. */
 export const list = (s: string | undefined) =>
   s
@@ -83,53 +42,3 @@ export const list = (s: string | undefined) =>
         .map((x) => x.trim())
         .filter(Boolean)
     : undefined;
-
-/** Options shared by `run` and `schedule`. */
-export function commonOptions<T>(y: Argv<T>) {
-  return folderOptions(y)
-    .option('jobs', { type: 'string', describe: 'comma list of jobs (default: all; see `pool-export jobs`)' })
-    .option('chains', { type: 'string', describe: "comma list of chain names or ids (default: the config's chains)" })
-    .option('datasets', {
-      type: 'string',
-      describe: "comma list of datasets, e.g. dodoex.swaps,list.liquidity (default: the jobs' datasets)",
-    })
-    .option('wait-lock', {
-      type: 'number',
-      default: 0,
-      describe: 'seconds to wait when another run holds the data folder (default: stop at once)',
-    })
-    .option('log-level', {
-      choices: LOG_LEVELS,
-      describe: 'level of the log lines on stderr (default: info, or warn on a terminal where progress bars show)',
-    })
-    .option('log-format', {
-      choices: LOG_FORMATS,
-      default: 'json' as const,
-      describe: 'json: one JSON object per line; pretty: for people',
-    });
-}
-
-/** The config, jobs and plan that a `run` or `schedule` command line asks for. */
-export function resolveRequest(
-  a: CommonArgs,
-  all: readonly Job[],
-): { config: Config; jobs: Job[]; tasks: readonly Task[]; chains?: number[]; datasets?: string[] } {
-  const config = configFor(a);
-  const jobs = selectJobs(all, list(a.jobs));
-  const chains = list(a.chains)?.map(parseChain);
-  const datasets = list(a.datasets);
-  const tasks = buildPlan(config, {
-    jobs: a.datasets && !a.jobs ? [] : jobs,
-    ...(chains ? { chains } : {}),
-    ...(datasets ? { datasets } : {}),
-  });
-  if (!Number.isFinite(a['wait-lock']) || a['wait-lock'] < 0)
-    throw new UsageError(`--wait-lock must be a number of seconds from 0, not ${a['wait-lock']}`);
-  return { config, jobs, tasks, ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) };
-}
-
-/** The event log for a command line. */
-export function logFor(a: CommonArgs, config: Config): EventLog {
-  const level = a['log-level'] ?? (process.stderr.isTTY ? 'warn' : 'info');
-  return createEventLog({ level, secrets: config.secrets, format: a['log-format'] });
-}

@@ -11,9 +11,9 @@ import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
 import { inert } from '../util/display.ts';
 import type { CommandBody } from './commands.ts';
-import { type CommonArgs, commonOptions, logFor, resolveRequest } from './options.ts';
 import { TerminalProgress } from './progress.ts';
 import { summary } from './summary.ts';
+import { type CommonArgs, commonOptions, logFor, resolveRequest } from './write-options.ts';
 
 interface Args extends CommonArgs {
   'dry-run': boolean;

@@ -10,8 +10,8 @@ import { parseScheduleOverrides } from '../scheduler/cron.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
 import type { CommandBody } from './commands.ts';
 import { checkDashboardOut } from './dashboard-command.ts';
-import { type CommonArgs, commonOptions, logFor, resolveRequest } from './options.ts';
 import { summary } from './summary.ts';
+import { type CommonArgs, commonOptions, logFor, resolveRequest } from './write-options.ts';
 
 interface Args extends CommonArgs {
   schedule?: string[];
