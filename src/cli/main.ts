@@ -1,4 +1,5 @@
 /** The `pool-export` command line. Exit codes: 0 success, 1 runtime failure, 2 bad usage. */
+import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { Job } from '../catalog/job.ts';
@@ -6,6 +7,9 @@ import { EXIT_USAGE, exitCodeOf } from '../errors.ts';
 import { inert } from '../util/inert.ts';
 import { commandModules } from './commands.ts';
 import { followLauncher } from './launcher.ts';
+
+/** This package's version (package.json is two folders up from the sources and from the bundle alike). */
+const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
 /**
  * Runs the command line with the jobs declared in `jobs/`, which `jobs` imports (passed in by the entry point,
@@ -23,7 +27,8 @@ export async function main(jobs: () => Promise<readonly Job[]>): Promise<void> {
   });
 
   const argv = hideBin(process.argv);
-  let cli = yargs(argv).scriptName('pool-export');
+  // Named here: yargs looks for a package.json above the current folder, which is the user's, not this one.
+  let cli = yargs(argv).scriptName('pool-export').version(VERSION);
   for (const m of await commandModules(argv, jobs)) cli = cli.command(m);
   await cli
     .demandCommand(1, 'Name a command; `pool-export --help` lists them.')

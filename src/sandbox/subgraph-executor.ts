@@ -2,6 +2,8 @@
 import {
   type DocumentNode,
   executeSync,
+  getArgumentValues,
+  getVariableValues,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLError,
@@ -13,7 +15,6 @@ import {
   type SelectionSetNode,
   validate,
 } from 'graphql';
-import { getArgumentValues, getVariableValues } from 'graphql/execution/values.js';
 import type { EntityModel, SchemaModel } from '../schemas/entity-model.ts';
 import type { ApiOptions } from './api-schema.ts';
 import { type CollectionArgs, type Limits, runCollection } from './collection.ts';

@@ -1,9 +1,9 @@
 /**
  * The command table: a command named on the command line is loaded whole (its options and handler), the others stay a
- * line of `--help`.
+ * line of `--help`, and the command line started from any folder knows its own version.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -73,5 +73,12 @@ describe('the command table', () => {
         .filter(Boolean)
         .map((l) => l.split(' ')[0]),
     ).toEqual(JOBS.map((j) => j.name));
+  });
+
+  it("prints this package's version from any folder", () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    const r = run(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(pkg.version);
   });
 });
