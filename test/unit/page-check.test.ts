@@ -52,6 +52,22 @@ describe('checking a page answer', () => {
     expect(page?.ids).toEqual(['café/a']);
   });
 
+  it("keeps a compact answer's raw multi-byte text byte for byte, from a body that is a view into a larger buffer", () => {
+    // Characters of two, three and four bytes in UTF-8 (one or two UTF-16 units), sent raw, not escaped.
+    const text = compact({ rows: [rows[0]] }).replace('"id":"a"', '"id":"é中🦄a"');
+    const bytes = Buffer.from(text, 'utf8');
+    // The body as the worker may get it: a window of a larger allocation, at an offset.
+    const big = new Uint8Array(bytes.length + 11);
+    big.set(bytes, 5);
+    const f = file();
+    const page = checkPageAnswer({ ds: probes, chainId: 56, body: big.subarray(5, 5 + bytes.length), file: f });
+    const cut = text.slice('{"data":{"rows":'.length, -2);
+    expect(readFileSync(f).equals(Buffer.from(cut, 'utf8'))).toBe(true);
+    expect(page?.ids).toEqual(['é中🦄a']);
+    // The length is counted as JavaScript counts (the emoji is two units): no row of the file is longer.
+    expect(page?.length).toBe(cut.length);
+  });
+
   it('writes the rows out again when a compact answer is followed by white space, and keeps the values', () => {
     const text = `${compact({ rows })}\n`;
     const f = file();
