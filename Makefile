@@ -21,12 +21,12 @@ $(NODE_MODULES): package.json package-lock.json
 
 # The compiled command line (scripts/build.mjs; `npm ci` builds it too): renewed when a source is newer.
 BUNDLE := dist/bin/pool-export.js
-$(BUNDLE): $(NODE_MODULES) $(shell find src jobs bin -name '*.ts' 2>/dev/null) scripts/build.mjs
+$(BUNDLE): $(NODE_MODULES) $(shell find src jobs bin -name '*.ts' -o -name '*.json' 2>/dev/null) scripts/build.mjs
 	@node scripts/build.mjs && touch $@
 
 install: $(NODE_MODULES) $(BUNDLE) ## Install dependencies (npm ci) and compile the command line (dist/)
 
-build: $(BUNDLE) ## Compile the command line into dist/bin/pool-export.js (esbuild); bin/pool-export.js runs it
+build: $(BUNDLE) ## Compile the command line into dist/bin/ (esbuild: one chunk per command); bin/pool-export.js runs it
 
 typecheck: $(NODE_MODULES) ## Type-check with the strict compiler
 	npx tsc --noEmit -p .

@@ -7,12 +7,12 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 const root = new URL('../', import.meta.url);
 const bundle = new URL('dist/bin/pool-export.js', root);
 
-/** The newest modification time of the TypeScript sources the bundle is made of. */
+/** The newest modification time of the sources the bundle is made of (TypeScript, and the JSON files it imports). */
 function newestSource() {
   let newest = statSync(new URL('bin/main.ts', root)).mtimeMs;
   for (const dir of ['src', 'jobs']) {
     for (const e of readdirSync(new URL(`${dir}/`, root), { recursive: true, withFileTypes: true })) {
-      if (e.isFile() && e.name.endsWith('.ts'))
+      if (e.isFile() && (e.name.endsWith('.ts') || e.name.endsWith('.json')))
         newest = Math.max(newest, statSync(`${e.parentPath}/${e.name}`).mtimeMs);
     }
   }
