@@ -9,7 +9,7 @@ import { runOnce } from '../export/run-once.ts';
 import type { Task } from '../export/task.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
-import { inert } from '../util/display.ts';
+import { inert } from '../util/inert.ts';
 import type { CommandBody } from './commands.ts';
 import { TerminalProgress } from './progress.ts';
 import { summary } from './summary.ts';

@@ -10,7 +10,7 @@ import { UpstreamClient } from '../upstream/client.ts';
 import { collectionRoots } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { type Drift, INTROSPECTION_QUERY, type Introspected, schemaDrift } from '../upstream/schema-drift.ts';
-import { inert, jsonSafe } from '../util/display.ts';
+import { inert, jsonSafe } from '../util/inert.ts';
 import type { CommandBody } from './commands.ts';
 import { list } from './options.ts';
 

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { UsageError } from '../errors.ts';
 import { writeResult } from '../reports/output.ts';
-import { inert } from '../util/display.ts';
+import { inert } from '../util/inert.ts';
 import type { CommandBody } from './commands.ts';
 import { folderOptions } from './options.ts';
 import { checkSelect, openLake } from './report-command.ts';

@@ -1,7 +1,7 @@
 /** The human summary of a run, printed by `run` and logged by `schedule`. */
 import { chainName } from '../config/chains.ts';
 import type { TaskResult } from '../export/task.ts';
-import { inert } from '../util/display.ts';
+import { inert } from '../util/inert.ts';
 
 /**
  * The human summary of a run: rows, pages and requests per dataset (summed over its chains; per dataset and chain with

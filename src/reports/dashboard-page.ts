@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { humanDuration, jsonSafe } from '../util/display.ts';
+import { humanDuration } from '../util/display.ts';
+import { jsonSafe } from '../util/inert.ts';
 import type { DashboardData, Freshness, TopPool } from './dashboard-data.ts';
 
 /** Characters that HTML must not see raw. */

@@ -4,7 +4,8 @@ import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DuckDBConnection, Json } from '@duckdb/node-api';
 import { UsageError } from '../errors.ts';
-import { cells, fit, humanNumber, humanTime, jsonSafe, pad } from '../util/display.ts';
+import { cells, fit, humanNumber, humanTime, pad } from '../util/display.ts';
+import { jsonSafe } from '../util/inert.ts';
 import { lit } from '../util/sql.ts';
 
 /** Output formats of `report` and `query`. */

@@ -1,7 +1,7 @@
 /** Structured logs on stderr (pino, one JSON object per line), with the API key removed from every string. */
 import pino from 'pino';
 import pretty from 'pino-pretty';
-import { inert, jsonSafe } from './display.ts';
+import { inert, jsonSafe } from './inert.ts';
 import { redact } from './redact.ts';
 
 /** Log levels accepted by `--log-level`. */

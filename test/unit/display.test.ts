@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cells, fit, humanDuration, humanNumber, humanTime, inert, jsonSafe, pad } from '../../src/util/display.ts';
+import { cells, fit, humanDuration, humanNumber, humanTime, pad } from '../../src/util/display.ts';
+import { inert, jsonSafe } from '../../src/util/inert.ts';
 
 describe('inert text', () => {
   it.each([
