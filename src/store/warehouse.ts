@@ -21,14 +21,11 @@ export const CHECKPOINT_THRESHOLD = '64MB';
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 
 /**
- * How DuckDB's allocator hands freed memory back, unless the user's environment says otherwise. libduckdb.so carries its
- * own jemalloc, which reads `DUCKDB_JE_MALLOC_CONF` when the library loads; DuckDB sets it to keep freed pages for a
- * second (`dirty_decay_ms:1000,muzzy_decay_ms:1000`), so a run that inserts and checkpoints rows holds, on top of what it
- * uses, the pages its last second freed. Returning them at once trades time for memory: first backfills of swaps, this
- * setting against DuckDB's, alternated on one machine (means): 101,101 rows 433 MB against 492 MB (6 pairs), 6.6 s
- * against 6.1 s; 501,101 rows 462 MB against 535 MB (4 pairs), 21.5 s against 19.5 s; 5,001,103 rows 517 MB against
- * 629 MB, 210 s against 182 s. A peak that decides whether a small machine can run the export at all outweighs a
- * backfill 9-15% slower; `DUCKDB_JE_MALLOC_CONF=dirty_decay_ms:1000,muzzy_decay_ms:1000` restores DuckDB's own.
+ * How DuckDB's allocator hands freed memory back, unless the user's environment says otherwise. libduckdb.so carries
+ * its own jemalloc, which reads `DUCKDB_JE_MALLOC_CONF` when the library loads; DuckDB's own setting keeps freed pages
+ * for a second (`dirty_decay_ms:1000,muzzy_decay_ms:1000`), so a run that inserts and checkpoints rows holds, on top of
+ * what it uses, the pages its last second freed. Returning them at once lowered first backfills' peaks by 12-18% and
+ * made them 9-15% slower (README, Benchmarks): a peak decides whether a small machine can run the export at all.
  */
 export const ALLOCATOR_ENV = 'DUCKDB_JE_MALLOC_CONF';
 export const ALLOCATOR_CONF = 'dirty_decay_ms:0,muzzy_decay_ms:0';

@@ -1,8 +1,8 @@
 /**
  * Everything shown to people goes through here or `inert.ts`: upstream text made inert (control and bidirectional
- * characters as visible escapes, so that a token symbol can neither drive the terminal nor reorder a line), cut to a width counted
- * in terminal cells (wide characters and emoji count two), and numbers written for reading. Stored data, CSV, JSON,
- * Parquet and Arrow output keep every byte; only what a person reads is changed.
+ * characters as visible escapes, so that a token symbol can neither drive the terminal nor reorder a line), cut to a
+ * width counted in terminal cells (wide characters and emoji count two), and numbers written for reading. Stored data,
+ * CSV, JSON, Parquet and Arrow output keep every byte; only what a person reads is changed.
  */
 import stringWidth from 'string-width';
 import { inert } from './inert.ts';

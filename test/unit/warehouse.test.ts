@@ -128,17 +128,20 @@ describe('the warehouse and other processes', () => {
 
   it("returns the memory DuckDB frees at once, unless the user's environment sets DuckDB's allocator", () => {
     // A fresh process opens a warehouse, runs a query whose hash table takes some 200 MB, and reports its resident
-    // memory before, at the peak (VmHWM) and after. The oracle is the kernel's count of the process's pages: with
-    // DuckDB's own allocator setting (freed pages kept for a second) the query's pages stay resident after it ends.
+    // memory before, at the peak (the kernel's high-water mark) and after. The oracle is the kernel's count of the
+    // process's pages: with DuckDB's own allocator setting (freed pages kept for a second) the query's pages stay
+    // resident after it ends.
     const probe = (env: NodeJS.ProcessEnv, name: string) => {
-      const script = `import { readFileSync } from 'node:fs';
-        const { Warehouse } = await import(${JSON.stringify(new URL('../../src/store/warehouse.ts', import.meta.url).href)});
-        const mb = (k) => Number(new RegExp(k + ':\\\\s+(\\\\d+)').exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+      const warehouse = new URL('../../src/store/warehouse.ts', import.meta.url).href;
+      const script = `const { Warehouse } = await import(${JSON.stringify(warehouse)});
+        const mb = () => process.memoryUsage.rss() / 2 ** 20;
         const w = await Warehouse.open(${JSON.stringify(join(dir, name))});
-        const before = mb('VmRSS');
+        const before = mb();
         const [r] = await w.all('SELECT count(DISTINCT range) AS n FROM range(5000000)');
-        const after = mb('VmRSS');
-        process.stdout.write(JSON.stringify({ n: Number(r.n), before, peak: mb('VmHWM'), after, conf: process.env.${ALLOCATOR_ENV} ?? null }));`;
+        const after = mb();
+        const peak = process.resourceUsage().maxRSS / 1024;
+        const conf = process.env.${ALLOCATOR_ENV} ?? null;
+        process.stdout.write(JSON.stringify({ n: Number(r.n), before, peak, after, conf }));`;
       const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
         env,
         encoding: 'utf8',
