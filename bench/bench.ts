@@ -14,9 +14,12 @@ import { createServer, type Server } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { findDataset } from '../src/catalog/catalog.ts';
-import { mapPage } from '../src/export/mapper.ts';
+import { DEFAULTS } from '../src/config/config.ts';
+import { checkPage, mapPage } from '../src/export/mapper.ts';
 import { pageQuery } from '../src/export/queries.ts';
+import { partitioned } from '../src/lake/lake-writer.ts';
 import { BIN, type SandboxEndpoint, type SandboxProcess, startSandbox } from '../src/sandbox/spawn.ts';
 import { insertParts, jsonColumns } from '../src/store/ddl.ts';
 import { Warehouse } from '../src/store/warehouse.ts';
@@ -139,7 +142,7 @@ async function floor(
   at: { number: number; timestamp: number },
   shards: number,
   record?: string,
-): Promise<{ rows: number; secs: number; requests: number }> {
+): Promise<{ rows: number; secs: number; requests: number; cpu: number }> {
   const first = (
     await gql<{ rows: Row[] }>(sb, pageQuery(SWAPS, 'swaps', 'seq-first'), { first: 1, block: at.number, from: '0' })
   ).rows[0]!;
@@ -148,6 +151,7 @@ async function floor(
   const out = record ? createWriteStream(record) : undefined;
   let rows = 0;
   let requests = 0;
+  const cpu0 = cpuSecs();
   const t = performance.now();
   await Promise.all(
     Array.from({ length: shards }, async (_, k) => {
@@ -177,35 +181,126 @@ async function floor(
     }),
   );
   const secs = (performance.now() - t) / 1000;
+  const cpu = cpuSecs() - cpu0;
   if (out) await new Promise((r) => out.end(r));
-  return { rows, secs, requests };
+  return { rows, secs, requests, cpu };
 }
 
-/** Times `sql` (which reads the rows file) on a fresh warehouse in `name`; `prepare` runs first, untimed. */
+/** Wall and processor seconds (the whole process: every thread, DuckDB's too) of one step. */
+interface Cost {
+  readonly secs: number;
+  readonly cpu: number;
+}
+
+/** This process's processor time so far, user and system, every thread. */
+function cpuSecs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
+async function cost(step: () => Promise<unknown>): Promise<Cost> {
+  const [t, c] = [performance.now(), cpuSecs()];
+  await step();
+  return { secs: (performance.now() - t) / 1000, cpu: cpuSecs() - c };
+}
+
+/**
+ * Times `sql` (which reads the rows file) on a fresh warehouse in `name`; `prepare` runs first, untimed, and the
+ * steps of `after` follow it, each timed.
+ */
 async function timedIngest(
   name: string,
-  sql: { prepare?: (w: Warehouse) => Promise<void>; run: string; count: string },
-): Promise<{ rows: number; secs: number }> {
+  sql: {
+    prepare?: (w: Warehouse) => Promise<void>;
+    run: string;
+    count: string;
+    after?: Record<string, (w: Warehouse) => Promise<unknown>>;
+  },
+): Promise<{ rows: number; secs: number; cpu: number; after: Record<string, Cost> }> {
   const w = await Warehouse.open(join(work, name));
   try {
     await sql.prepare?.(w);
-    const t = performance.now();
-    await w.exec(sql.run);
-    const secs = (performance.now() - t) / 1000;
-    return { rows: Number((await w.all(`SELECT count(*) AS n FROM ${sql.count}`))[0]!.n), secs };
+    const { secs, cpu } = await cost(() => w.exec(sql.run));
+    const rows = Number((await w.all(`SELECT count(*) AS n FROM ${sql.count}`))[0]!.n);
+    const after: Record<string, Cost> = {};
+    for (const [step, run] of Object.entries(sql.after ?? {})) after[step] = await cost(() => run(w));
+    return { rows, secs, cpu, after };
   } finally {
     await w.close();
   }
 }
 
-/** (d) The ceiling: DuckDB's own `read_json` ingest of the same rows into the same table, as one statement. */
-function duckdbIngest(ndjson: string): Promise<{ rows: number; secs: number }> {
+/**
+ * (d) The ceiling: DuckDB's own `read_json` ingest of the same rows into the same table, as one statement. Then, timed
+ * apart, the rest of what a run does with those rows once they are in the table: the checkpoint that folds them into
+ * the database file (`checkpoint`), and the lake write, the lake writer's own partitioned COPY (`lake`).
+ */
+function duckdbIngest(ndjson: string): ReturnType<typeof timedIngest> {
   const { target, select } = insertParts(SWAPS);
   return timedIngest('ceiling', {
     prepare: (w) => w.ensureTables([SWAPS]),
     run: `INSERT INTO ${qt(SWAPS.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, ${CHAIN}, 0, 'bench', NULL FROM read_json(${lit(ndjson)}, format = 'newline_delimited', columns = ${jsonColumns(SWAPS)})`,
     count: qt(SWAPS.table),
+    after: {
+      checkpoint: (w) => w.exec('CHECKPOINT'),
+      lake: (w) => w.exec(partitioned(SWAPS, `chain_id = ${CHAIN}`, join(work, 'ceiling-lake'))),
+    },
   });
+}
+
+let aloneScript: Promise<string> | undefined;
+/**
+ * `bench/store-alone.ts` compiled as the command line is (`scripts/build.mjs`: one ES module, DuckDB's package
+ * external), so that its process holds what the exporter's would, not tsx and its compiler.
+ */
+function storeAloneScript(): Promise<string> {
+  const out = join(ROOT, 'dist/bench/store-alone.js');
+  aloneScript ??= build({
+    entryPoints: [join(ROOT, 'bench/store-alone.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    mainFields: ['module', 'main'],
+    external: ['@duckdb/node-api'],
+    banner: { js: "import { createRequire as __r } from 'node:module';\nconst require = __r(import.meta.url);" },
+    outfile: out,
+    logLevel: 'warning',
+  }).then(() => out);
+  return aloneScript;
+}
+
+/**
+ * DuckDB alone storing the same rows, in a process that does nothing else (`bench/store-alone.ts`): the rows in files
+ * of 1,000 (a page each), `per` files to a transaction, then a checkpoint. Returns its peak RSS and the RSS it started
+ * from with the warehouse open.
+ */
+async function storeAlone(
+  ndjson: string,
+  per: number,
+  limit = 'default',
+): Promise<{ rows: number; startMb: number; peakMb: number } | { error: string }> {
+  const dir = join(work, `alone-${per}-${limit}`);
+  mkdirSync(dir, { recursive: true });
+  const lines = readFileSync(ndjson, 'utf8').split('\n').filter(Boolean);
+  const files: string[] = [];
+  for (let i = 0; i < lines.length; i += 1000) {
+    const f = join(dir, `page-${files.length}.ndjson`);
+    writeFileSync(f, `${lines.slice(i, i + 1000).join('\n')}\n`);
+    files.push(f);
+  }
+  const child = spawn(process.execPath, [await storeAloneScript(), join(dir, 'db'), limit, String(per), ...files], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const code = await new Promise<number | null>((r) => child.on('exit', r));
+  rmSync(dir, { recursive: true, force: true });
+  if (code !== 0) return { error: /Out of Memory Error[^\n(]*/.exec(err)?.[0] ?? `exit ${code}: ${err.slice(-300)}` };
+  return JSON.parse(out) as { rows: number; startMb: number; peakMb: number };
 }
 
 /**
@@ -354,6 +449,29 @@ async function tinyRun(): Promise<Awaited<ReturnType<typeof exportRun>>> {
   }
 }
 
+/**
+ * (c2) The exporter's checks of every value (`checkPage`, what the page worker runs on each page), alone, on the
+ * recorded pages of rows, parsed beforehand: the part of the task phase's work that the floor leaves out.
+ */
+async function checksAlone(pages: ReadonlyMap<string, string>): Promise<Cost & { rows: number }> {
+  const parsed = [...pages.values()]
+    .map((text) => (JSON.parse(text) as { data?: { rows?: unknown } }).data?.rows)
+    .filter((rows): rows is unknown[] => Array.isArray(rows));
+  let rows = 0;
+  const c = await cost(async () => {
+    for (const items of parsed) {
+      checkPage(SWAPS, CHAIN, items);
+      rows += items.length;
+    }
+  });
+  return { ...c, rows };
+}
+
+/** The replay server's counters, with the processor time it has used so far. */
+async function replayStats(url: string): Promise<{ served: number; missed: number; cpuMs: number }> {
+  return (await fetch(`${url}/_replay/stats`)).json() as Promise<{ served: number; missed: number; cpuMs: number }>;
+}
+
 /** `bench/replay-server.ts` in its own process, serving `pages`. */
 async function startReplay(pages: Map<string, string>): Promise<{ url: string; stop: () => void }> {
   const file = join(work, 'pages.json');
@@ -404,6 +522,13 @@ async function throughput(): Promise<void> {
     await floor({ ...sb, url: proxy }, at, 4, ndjson);
     const d = await duckdbIngest(ndjson);
     const e = await nativeIngest(ndjson);
+    // DuckDB alone storing the rows: a transaction per page, per batch of the default size, and one for all, with the
+    // default memory limit; and a transaction per page with the least limit DuckDB stored them in (on 2 cores; its
+    // JSON reader takes 32 MiB per thread).
+    const alone = [];
+    for (const per of new Set([1, DEFAULTS.batchRows / 1000, Math.ceil(total / 1000)]))
+      alone.push({ per, limit: 'default', ...(await storeAlone(ndjson, per)) });
+    alone.push({ per: 1, limit: '96MB', ...(await storeAlone(ndjson, 1, '96MB')) });
     rmSync(ndjson);
     const live = await withBusy(
       sb,
@@ -413,17 +538,31 @@ async function throughput(): Promise<void> {
     must(live, 'pool-export run (live)');
     const tiny = await processOwn();
     await rec.close();
+    const checks = await checksAlone(rec.pages);
     const replayer = await startReplay(rec.pages);
     let c: Awaited<ReturnType<typeof floor>>;
+    let serverCpu = 0;
     let replay: Awaited<ReturnType<typeof exportRun>>;
     try {
+      const served0 = await replayStats(replayer.url);
       c = await floor({ ...sb, url: replayer.url }, at, 4);
+      serverCpu = ((await replayStats(replayer.url)).cpuMs - served0.cpuMs) / 1000;
       replay = await exportRun(replayer.url, sb.apiKey, join(work, 'replay'), ['--datasets', 'dodoex.swaps']);
       must(replay, 'pool-export run (replay)');
     } finally {
       replayer.stop();
     }
     const rate = (rows: number, secs: number) => rows / secs;
+    const { checkpoint: k, lake: l } = d.after as { checkpoint: Cost; lake: Cost };
+    const cores = cpus().length;
+    // The work a run cannot skip, each part measured alone in this run, as processor time: fetching and parsing the
+    // pages (client and replay server), checking every value, inserting the rows; for the whole process also folding
+    // them into the file and writing the lake. Spread perfectly over the cores, it still takes its sum ÷ cores.
+    // The recorded pages are the floor's and the live run's (which can differ at the shards' edges): the checks count
+    // for as many rows as the floor fetched.
+    const taskWork = c.cpu + serverCpu + checks.cpu * (total / checks.rows) + d.cpu;
+    const wholeWork = taskWork + k.cpu + l.cpu;
+    const taskBound = Math.max(c.secs, taskWork / cores);
     const cRate = rate(c.rows, c.secs);
     const dRate = rate(d.rows, d.secs);
     const S = `backfill of ${fmt(total)} swaps (1 dataset, 1 chain), no latency`;
@@ -462,7 +601,16 @@ async function throughput(): Promise<void> {
         secs: c.secs.toFixed(2),
         rate: fmt(cRate),
         ratio: '1.00 × floor',
-        note: `${c.requests} requests`,
+        note: `${c.requests} requests; processor time ${c.cpu.toFixed(2)} s in the client, ${serverCpu.toFixed(2)} s in the server`,
+      },
+      {
+        section: S,
+        what: "(c2) the exporter's checks of every value, alone, on the same pages",
+        rows: checks.rows,
+        secs: checks.secs.toFixed(2),
+        rate: fmt(rate(checks.rows, checks.secs)),
+        ratio: '',
+        note: `\`checkPage\` on each page, parsed beforehand; ${checks.cpu.toFixed(2)} s of processor time`,
       },
       {
         section: S,
@@ -471,7 +619,25 @@ async function throughput(): Promise<void> {
         secs: d.secs.toFixed(2),
         rate: fmt(dRate),
         ratio: '1.00 × ceiling',
-        note: 'one INSERT … SELECT, same table and casts',
+        note: `one INSERT … SELECT, same table and casts; ${d.cpu.toFixed(2)} s of processor time`,
+      },
+      {
+        section: S,
+        what: "(d1) the ceiling's rows folded into the database file",
+        rows: d.rows,
+        secs: k.secs.toFixed(2),
+        rate: '',
+        ratio: '',
+        note: `CHECKPOINT after the ceiling's INSERT; ${k.cpu.toFixed(2)} s of processor time`,
+      },
+      {
+        section: S,
+        what: "(d2) the ceiling's rows written to the Parquet lake",
+        rows: d.rows,
+        secs: l.secs.toFixed(2),
+        rate: '',
+        ratio: '',
+        note: `the lake writer's partitioned COPY; ${l.cpu.toFixed(2)} s of processor time`,
       },
       {
         section: S,
@@ -482,6 +648,18 @@ async function throughput(): Promise<void> {
         ratio: `${(dRate / rate(e.rows, e.secs)).toFixed(2)} (ceiling ÷ this)`,
         note: 'CREATE TABLE … AS SELECT * FROM read_json(…)',
       },
+      ...alone.map((a) => ({
+        section: S,
+        what: `(g) DuckDB alone storing the rows, ${a.per === 1 ? 'a transaction per page of 1,000' : `${fmt(a.per * 1000)} rows to a transaction`}, memory limit ${a.limit === 'default' ? DEFAULTS.duckdbMemoryLimit : a.limit}`,
+        rows: 'error' in a ? '' : a.rows,
+        secs: '',
+        rate: '',
+        ratio: '',
+        note:
+          'error' in a
+            ? `failed: ${a.error}`
+            : `peak RSS ${fmt(a.peakMb)} MB, ${fmt(a.startMb)} MB with the warehouse open: a process of its own (\`bench/store-alone.ts\`), then a checkpoint`,
+      })),
       {
         section: S,
         what: 'pool-export run, live (whole process)',
@@ -518,7 +696,7 @@ async function throughput(): Promise<void> {
       want: '≥ 0.70 × ceiling',
       got: `${replayed.toFixed(2)} × ceiling`,
       met: replayed >= 0.7,
-      room: `${(cRate / dRate).toFixed(2)} × ceiling: the floor's fetch and parse alone, with no check and no ingest, took ${c.secs.toFixed(2)} s`,
+      room: `${(d.secs / taskBound).toFixed(2)} × ceiling: fetch and parse (the floor), the checks and the INSERT, measured apart, use ${taskWork.toFixed(2)} s of processor time (${(taskWork / cores).toFixed(2)} s on ${cores} cores; the floor alone took ${c.secs.toFixed(2)} s), before any checkpoint`,
     });
     target({
       n: 1,
@@ -537,7 +715,7 @@ async function throughput(): Promise<void> {
       ...(startupSecs === undefined
         ? {}
         : {
-            room: `${(c.secs / (c.secs + startupSecs)).toFixed(2)} × floor: the start-up of \`status\` (${startupSecs.toFixed(2)} s) and the floor's fetch (${c.secs.toFixed(2)} s) alone`,
+            room: `${(c.secs / (startupSecs + Math.max(c.secs, wholeWork / cores))).toFixed(2)} × floor: the start-up of \`status\` (${startupSecs.toFixed(2)} s), then fetch and parse, checks, INSERT, checkpoint and lake write, measured apart: ${wholeWork.toFixed(2)} s of processor time (${(wholeWork / cores).toFixed(2)} s on ${cores} cores), with no upstream sharing the cores`,
           }),
     });
     target({
@@ -547,7 +725,7 @@ async function throughput(): Promise<void> {
       got: `${fmt(live.peakMb)} MB`,
       met: live.peakMb <= 200,
       sized: true,
-      room: `${fmt(tiny.peakMb)} MB is the process's own: a run of ${fmt(tiny.taskRows)} swaps peaked there`,
+      room: `${fmt(Math.min(...alone.map((a) => ('error' in a ? Infinity : a.peakMb))))} MB: DuckDB alone storing the same rows in a process of its own peaked there at best (rows (g)); ${fmt(tiny.peakMb)} MB is the exporter's own: a run of ${fmt(tiny.taskRows)} swaps peaked there`,
     });
     target({
       n: 6,

@@ -17,7 +17,9 @@ const server = createServer(async (req, res) => {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   if (req.url === '/_replay/stats') {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ served, missed }));
+    const cpu = process.cpuUsage();
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ served, missed, cpuMs }));
     return;
   }
   const text = pages.get(`${req.url}\n${Buffer.concat(chunks).toString('utf8')}`);

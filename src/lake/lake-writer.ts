@@ -72,8 +72,8 @@ export function moveTree(
   return n;
 }
 
-/** The statement that writes `select` partitioned by day into `tmp`. */
-function partitioned(ds: Dataset, where: string, tmp: string): string {
+/** The statement that writes a dataset's rows (those `where` selects) partitioned by day into `tmp`. */
+export function partitioned(ds: Dataset, where: string, tmp: string): string {
   return `COPY (SELECT *, ${dayExpr(ds)} AS day FROM ${qt(ds.table)} WHERE ${where}) TO ${lit(tmp)} (${COPY_OPTS}, PARTITION_BY (day), FILENAME_PATTERN 'data')`;
 }
 
