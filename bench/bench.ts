@@ -198,6 +198,7 @@ function cpuSecs(): number {
   return (u.user + u.system) / 1e6;
 }
 
+/** Runs one step and measures it. */
 async function cost(step: () => Promise<unknown>): Promise<Cost> {
   const [t, c] = [performance.now(), cpuSecs()];
   await step();
