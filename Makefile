@@ -21,7 +21,7 @@ $(NODE_MODULES): package.json package-lock.json
 
 # The compiled command line (scripts/build.mjs; `npm ci` builds it too): renewed when a source is newer.
 BUNDLE := dist/bin/pool-export.js
-$(BUNDLE): $(NODE_MODULES) $(shell find src jobs bin -name '*.ts' -o -name '*.json' 2>/dev/null) scripts/build.mjs
+$(BUNDLE): $(NODE_MODULES) $(shell find src jobs bin -name '*.ts' -o -name '*.json' 2>/dev/null) scripts/build.mjs scripts/bundle-options.json
 	@node scripts/build.mjs && touch $@
 
 install: $(NODE_MODULES) $(BUNDLE) ## Install dependencies (npm ci) and compile the command line (dist/)

@@ -14,17 +14,17 @@ import { createServer, type Server } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { findDataset } from '../src/catalog/catalog.ts';
+import { type BuildOptions, build } from 'esbuild';
+import bundleOptions from '../scripts/bundle-options.json' with { type: 'json' };
 import { DEFAULTS } from '../src/config/config.ts';
 import { checkPage, mapPage } from '../src/export/mapper.ts';
 import { pageQuery } from '../src/export/queries.ts';
 import { partitioned } from '../src/lake/lake-writer.ts';
 import { BIN, type SandboxEndpoint, type SandboxProcess, startSandbox } from '../src/sandbox/spawn.ts';
-import { insertParts, jsonColumns } from '../src/store/ddl.ts';
 import { Warehouse } from '../src/store/warehouse.ts';
 import { lit, qt } from '../src/util/sql.ts';
 import { query } from '../test/support/sandbox-client.ts';
+import { CHAIN, ceilingInsert, SWAPS } from './ceiling.ts';
 
 const QUICK = process.argv.includes('--quick');
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : undefined;
@@ -34,8 +34,6 @@ const MEM_LOW = QUICK ? 20_000 : 500_000;
 const MEM_HIGH = QUICK ? 100_000 : 5_000_000;
 /** Swaps the sandbox packs into one block, on top of `--scale`. */
 const BURST = 1100;
-const SWAPS = findDataset('dodoex.swaps')!;
-const CHAIN = 56;
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'pool-export-bench-'));
 
@@ -209,22 +207,23 @@ async function cost(step: () => Promise<unknown>): Promise<Cost> {
  * Times `sql` (which reads the rows file) on a fresh warehouse in `name`; `prepare` runs first, untimed, and the
  * steps of `after` follow it, each timed.
  */
-async function timedIngest(
+async function timedIngest<Step extends string = never>(
   name: string,
   sql: {
     prepare?: (w: Warehouse) => Promise<void>;
     run: string;
     count: string;
-    after?: Record<string, (w: Warehouse) => Promise<unknown>>;
+    after?: Record<Step, (w: Warehouse) => Promise<unknown>>;
   },
-): Promise<{ rows: number; secs: number; cpu: number; after: Record<string, Cost> }> {
+): Promise<{ rows: number; secs: number; cpu: number; after: Record<Step, Cost> }> {
   const w = await Warehouse.open(join(work, name));
   try {
     await sql.prepare?.(w);
     const { secs, cpu } = await cost(() => w.exec(sql.run));
     const rows = Number((await w.all(`SELECT count(*) AS n FROM ${sql.count}`))[0]!.n);
-    const after: Record<string, Cost> = {};
-    for (const [step, run] of Object.entries(sql.after ?? {})) after[step] = await cost(() => run(w));
+    const after = {} as Record<Step, Cost>;
+    for (const [step, run] of Object.entries(sql.after ?? {}) as [Step, (w: Warehouse) => Promise<unknown>][])
+      after[step] = await cost(() => run(w));
     return { rows, secs, cpu, after };
   } finally {
     await w.close();
@@ -236,11 +235,10 @@ async function timedIngest(
  * apart, the rest of what a run does with those rows once they are in the table: the checkpoint that folds them into
  * the database file (`checkpoint`), and the lake write, the lake writer's own partitioned COPY (`lake`).
  */
-function duckdbIngest(ndjson: string): ReturnType<typeof timedIngest> {
-  const { target, select } = insertParts(SWAPS);
+function duckdbIngest(ndjson: string) {
   return timedIngest('ceiling', {
     prepare: (w) => w.ensureTables([SWAPS]),
-    run: `INSERT INTO ${qt(SWAPS.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, ${CHAIN}, 0, 'bench', NULL FROM read_json(${lit(ndjson)}, format = 'newline_delimited', columns = ${jsonColumns(SWAPS)})`,
+    run: ceilingInsert([ndjson]),
     count: qt(SWAPS.table),
     after: {
       checkpoint: (w) => w.exec('CHECKPOINT'),
@@ -251,37 +249,22 @@ function duckdbIngest(ndjson: string): ReturnType<typeof timedIngest> {
 
 let aloneScript: Promise<string> | undefined;
 /**
- * `bench/store-alone.ts` compiled as the command line is (`scripts/build.mjs`: one ES module, DuckDB's package
- * external), so that its process holds what the exporter's would, not tsx and its compiler.
+ * `bench/store-alone.ts` compiled as the command line is (`scripts/bundle-options.json`, DuckDB's package external),
+ * so that its process holds what the exporter's would, not tsx and its compiler.
  */
 function storeAloneScript(): Promise<string> {
   const out = join(ROOT, 'dist/bench/store-alone.js');
   aloneScript ??= build({
+    ...(bundleOptions as BuildOptions),
     entryPoints: [join(ROOT, 'bench/store-alone.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    mainFields: ['module', 'main'],
     external: ['@duckdb/node-api'],
-    banner: { js: "import { createRequire as __r } from 'node:module';\nconst require = __r(import.meta.url);" },
     outfile: out,
-    logLevel: 'warning',
   }).then(() => out);
   return aloneScript;
 }
 
-/**
- * DuckDB alone storing the same rows, in a process that does nothing else (`bench/store-alone.ts`): the rows in files
- * of 1,000 (a page each), `per` files to a transaction, then a checkpoint. Returns its peak RSS and the RSS it started
- * from with the warehouse open.
- */
-async function storeAlone(
-  ndjson: string,
-  per: number,
-  limit = 'default',
-): Promise<{ rows: number; startMb: number; peakMb: number } | { error: string }> {
-  const dir = join(work, `alone-${per}-${limit}`);
+/** The rows of an NDJSON file in files of 1,000 (a page each) under `dir`. */
+function splitPages(ndjson: string, dir: string): string[] {
   mkdirSync(dir, { recursive: true });
   const lines = readFileSync(ndjson, 'utf8').split('\n').filter(Boolean);
   const files: string[] = [];
@@ -290,7 +273,21 @@ async function storeAlone(
     writeFileSync(f, `${lines.slice(i, i + 1000).join('\n')}\n`);
     files.push(f);
   }
-  const child = spawn(process.execPath, [await storeAloneScript(), join(dir, 'db'), limit, String(per), ...files], {
+  return files;
+}
+
+/**
+ * DuckDB alone storing the rows of `files` (`splitPages`), in a process that does nothing else
+ * (`bench/store-alone.ts`): `per` files to a transaction, then a checkpoint. Returns its peak RSS and the RSS it
+ * started from with the warehouse open.
+ */
+async function storeAlone(
+  files: readonly string[],
+  per: number,
+  limit = 'default',
+): Promise<{ rows: number; startMb: number; peakMb: number } | { error: string }> {
+  const dir = join(work, `alone-${per}-${limit}`);
+  const child = spawn(process.execPath, [await storeAloneScript(), dir, limit, String(per), ...files], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -526,10 +523,12 @@ async function throughput(): Promise<void> {
     // DuckDB alone storing the rows: a transaction per page, per batch of the default size, and one for all, with the
     // default memory limit; and a transaction per page with the least limit DuckDB stored them in (on 2 cores; its
     // JSON reader takes 32 MiB per thread).
+    const pages = splitPages(ndjson, join(work, 'alone-pages'));
     const alone = [];
-    for (const per of new Set([1, DEFAULTS.batchRows / 1000, Math.ceil(total / 1000)]))
-      alone.push({ per, limit: 'default', ...(await storeAlone(ndjson, per)) });
-    alone.push({ per: 1, limit: '96MB', ...(await storeAlone(ndjson, 1, '96MB')) });
+    for (const per of new Set([1, DEFAULTS.batchRows / 1000, pages.length]))
+      alone.push({ per, limit: 'default', ...(await storeAlone(pages, per)) });
+    alone.push({ per: 1, limit: '96MB', ...(await storeAlone(pages, 1, '96MB')) });
+    rmSync(join(work, 'alone-pages'), { recursive: true });
     rmSync(ndjson);
     const live = await withBusy(
       sb,
@@ -554,7 +553,7 @@ async function throughput(): Promise<void> {
       replayer.stop();
     }
     const rate = (rows: number, secs: number) => rows / secs;
-    const { checkpoint: k, lake: l } = d.after as { checkpoint: Cost; lake: Cost };
+    const { checkpoint: k, lake: l } = d.after;
     const cores = cpus().length;
     // The work a run cannot skip, each part measured alone in this run, as processor time: fetching and parsing the
     // pages (client and replay server), checking every value, inserting the rows; for the whole process also folding

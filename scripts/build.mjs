@@ -10,24 +10,19 @@
 // 0.42 s with them external, 0.29 s bundled). Left external: @duckdb/node-api (a native addon, loaded only by the
 // commands that open a database), apache-arrow (large, imported only for `--format arrow`) and echarts (the dashboard
 // reads its file).
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
+
+// What every bundle of the project shares (the benchmark compiles bench/store-alone.ts with it too): ES modules for
+// Node 20, npm packages bundled, and a `require` for the packages published as CommonJS, which an ES module lacks.
+const common = JSON.parse(readFileSync(new URL('./bundle-options.json', import.meta.url), 'utf8'));
 
 // Chunk names carry a hash of their content: old ones would pile up.
 rmSync('dist/bin', { recursive: true, force: true });
 await build({
+  ...common,
   entryPoints: { 'pool-export': 'bin/main.ts', 'page-worker': 'src/export/page-worker.ts' },
-  bundle: true,
   splitting: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  mainFields: ['module', 'main'],
   external: ['@duckdb/node-api', 'apache-arrow', 'echarts'],
-  // The packages published as CommonJS call `require`, which an ES module lacks.
-  banner: {
-    js: "import { createRequire as __poolExportRequire } from 'node:module';\nconst require = __poolExportRequire(import.meta.url);",
-  },
   outdir: 'dist/bin',
-  logLevel: 'warning',
 });
