@@ -40,7 +40,12 @@ format: $(NODE_MODULES) ## Format the code and sort imports in place (Biome)
 demo: $(NODE_MODULES) $(BUNDLE) ## Start the sandbox, export every job for every chain, run again for only new data, print a summary
 	npx tsx scripts/demo.ts
 
-test: $(NODE_MODULES) $(BUNDLE) lint typecheck test-unit test-integration test-containers test-browser ## Lint and type-check, then every test tier
+# Each tier ends with its time and its ten slowest tests, each with its time limit (test/support/timing-reporter.ts);
+# the whole run ends with its own time.
+test: $(NODE_MODULES) $(BUNDLE) ## Lint and type-check, then every test tier (about 12 minutes here); each tier prints its time and slowest tests
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory lint typecheck test-unit test-integration test-containers test-browser; rc=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s in all (lint, type-check and every tier), exit $$rc"; exit $$rc
 
 test-unit: $(NODE_MODULES) $(BUNDLE) ## Unit tests (pure code, no processes)
 	TEST_TIER=unit npx vitest run
