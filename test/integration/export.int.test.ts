@@ -62,27 +62,55 @@ async function storedIds(data: string): Promise<Map<number, string[]>> {
   }
 }
 
-describe('export core', () => {
-  it('copies every dataset of every chain exactly, then stays exact through new blocks and a reorg that rewrites stored rows', async () => {
+/**
+ * The whole first export of every chain, made once for the tests that start from it (a backfill of 8 chains is the
+ * costliest step of this file): whichever of them runs first makes it, so that each also runs alone (`-t`).
+ */
+let everyChain: Promise<{ data: string; env: Record<string, string>; config: string }> | undefined;
+function backfilledEveryChain(): Promise<{ data: string; env: Record<string, string>; config: string }> {
+  everyChain ??= (async () => {
     const data = join(dir, 'main');
     const env = sandboxEnv(sb, data);
     // A re-read window of two days, so that a reorg deep enough to reach already-exported events stays inside it.
     const config = join(dir, 'main.json');
     writeFileSync(config, JSON.stringify({ reorgWindowSecs: 2 * 86_400 }));
-    const run = () => cli(['run', '--config', config], env);
-    const first = await run();
+    const first = await cli(['run', '--config', config], env);
     expect(first.code, first.stderr + first.stdout).toBe(0);
-    let cmp = await compareWithSandbox(sb, data, CHAINS);
+    return { data, env, config };
+  })();
+  return everyChain;
+}
+
+/**
+ * The chains that follow the backfill through new blocks and a reorg: the extremes of block time (ethereum's 12 s,
+ * arbitrum's 1 s, so that one reorg depth reaches back a day on one and two hours on the other) and the chain id
+ * beyond 32 bits (aurora). What an incremental run does is the same code for every chain; the backfill above proves
+ * every chain's data once.
+ */
+const FOLLOWED = [1, 42161, 1313161554];
+const FOLLOWED_NAMES = KNOWN_CHAINS.filter((c) => FOLLOWED.includes(c.chainId)).map((c) => c.name);
+
+describe('export core', () => {
+  it('copies every dataset of every chain exactly, typed numbers included, in the warehouse and the lake', async () => {
+    const { data } = await backfilledEveryChain();
+    const cmp = await compareWithSandbox(sb, data, CHAINS);
     expect(cmp.mismatches).toEqual([]);
     expect(cmp.checked).toBe(40 * CHAINS.length);
+    expect(await nullNumbers(data)).toEqual([]);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+  }, 300_000);
 
+  it('stays exact through new blocks and a reorg that rewrites stored rows', async () => {
+    const { data, env, config } = await backfilledEveryChain();
+    const run = () => cli(['run', '--config', config, '--chains', FOLLOWED_NAMES.join(',')], env);
     await sb.control('advance', { blocks: 700 });
     const second = await run();
     expect(second.code, second.stderr).toBe(0);
-    cmp = await compareWithSandbox(sb, data, CHAINS);
+    let cmp = await compareWithSandbox(sb, data, FOLLOWED);
     expect(cmp.mismatches).toEqual([]);
+    expect(cmp.checked).toBe(40 * FOLLOWED.length);
 
-    // 7000 blocks: about a day on ethereum, six hours on bsc, four on polygon; events are sparse near the head, and
+    // 7000 blocks: about a day on ethereum, two hours on arbitrum and aurora; events are sparse near the head, and
     // such a depth reaches stored ones on every chain (checked below, so that the test cannot pass by doing nothing).
     const before = await storedIds(data);
     await sb.control('advance', { blocks: 40 });
@@ -90,12 +118,12 @@ describe('export core', () => {
     const third = await run();
     expect(third.code, third.stderr).toBe(0);
     const after = await storedIds(data);
-    for (const chainId of CHAINS)
+    for (const chainId of FOLLOWED)
       expect(after.get(chainId), `stored events of chain ${chainId} after the reorg`).not.toEqual(before.get(chainId));
-    cmp = await compareWithSandbox(sb, data, CHAINS);
+    cmp = await compareWithSandbox(sb, data, FOLLOWED);
     expect(cmp.mismatches).toEqual([]);
     expect(await nullNumbers(data)).toEqual([]);
-  }, 300_000);
+  }, 240_000);
 
   it('reads through the gateway route when the config says so, exactly the same', async () => {
     const data = join(dir, 'gateway');
