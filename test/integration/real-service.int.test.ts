@@ -23,6 +23,8 @@ import { allRows, post } from '../support/sandbox-client.ts';
 
 const CHAINS = [56, 137];
 const CHAIN_FLAGS = ['--chains', 'bsc,polygon'];
+/** One chain, where a behaviour is the same on every chain (the root field names of a graph-node version). */
+const ONE_CHAIN = [56];
 /** Datasets of the entities the gateway's deployment lacks (DODOEX/widgets a56d6a1a graphql.ts, type Query). */
 const MISSING = ['dodoex.dpp_oracle_admins', 'dodoex.pair_details', 'dodoex.positive_slippages'];
 /** The entities whose updatedAt the real mappings leave null (all of them, or until a later event). */
@@ -55,12 +57,12 @@ describe('root fields and deployments', () => {
     (profile) =>
       withSandbox(['--profile', profile], async (sb) => {
         const data = join(dir, `naming-${profile}`);
-        const r = await cli(['run', ...CHAIN_FLAGS], sandboxEnv(sb, data));
+        const r = await cli(['run', '--chains', 'bsc'], sandboxEnv(sb, data));
         expect(r.code, r.stdout + r.stderr).toBe(0);
-        const cmp = await compareWithSandbox(sb, data, CHAINS);
+        const cmp = await compareWithSandbox(sb, data, ONE_CHAIN);
         expect(cmp.mismatches).toEqual([]);
         expect(cmp.unavailable).toEqual([]);
-        expect(cmp.checked).toBe(40 * CHAINS.length);
+        expect(cmp.checked).toBe(40 * ONE_CHAIN.length);
       })(),
     120_000,
   );
