@@ -24,9 +24,16 @@ export default defineConfig({
     // One sandbox process shared by the unit tests that only read it (test/unit/pipeline.test.ts).
     globalSetup: TIER === 'unit' || TIER === 'mutation' ? ['test/support/shared-sandbox.ts'] : [],
     testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // One limit for every beforeAll, so that the timing reporter names each file's setup against the limit it runs
+    // under (no file sets its own, but the containers tier's image build).
+    hookTimeout: 60_000,
     pool: 'forks',
-    reporters: ['default'],
+    // Vitest runs one file at a time on 2 cores (cores - 1). An integration test mostly waits on the processes it
+    // starts (the sandbox, the command line, their time-outs and rate limits), so two files at once: the tier took
+    // 421 s instead of 659 s here, each test about 1.5 times as long, every one still under a third of its limit.
+    maxWorkers: TIER === 'integration' ? 2 : undefined,
+    // The default reporter, then each tier's time and its ten slowest tests with their limits.
+    reporters: ['default', './test/support/timing-reporter.ts'],
     // Containers: no reaper container (no registry to pull it from) and the host network, not Docker's bridge.
     env:
       TIER === 'containers' ? { TESTCONTAINERS_RYUK_DISABLED: 'true', TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1' } : {},

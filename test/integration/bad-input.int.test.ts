@@ -80,7 +80,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'a-file'), 'not a folder');
   const r = await cli(['run', '--chains', 'bsc', '--jobs', 'events,liquidity'], env);
   if (r.code !== 0) throw new Error(r.stderr);
-}, 120_000);
+});
 afterAll(async () => {
   await sb?.stop();
   rmSync(dir, { recursive: true, force: true });

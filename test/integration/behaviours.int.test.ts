@@ -19,7 +19,7 @@ let dir: string;
 beforeAll(async () => {
   sb = await startSandbox(['--scale', '1500', '--chains', '56']);
   dir = mkdtempSync(join(tmpdir(), 'pool-export-behaviours-'));
-}, 60_000);
+});
 afterAll(async () => {
   await sb?.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -19,7 +19,7 @@ beforeAll(async () => {
   // Short time-outs so that held requests cost seconds, not minutes; small pages so that there are many requests.
   config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ timeoutMs: 1500, pageSize: 200, maxAttempts: 10 }));
-}, 60_000);
+});
 afterAll(async () => {
   await sb?.stop();
   rmSync(dir, { recursive: true, force: true });

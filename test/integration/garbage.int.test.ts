@@ -50,7 +50,7 @@ beforeAll(async () => {
   if (r.code !== 0) throw new Error(r.stdout + r.stderr);
   // New rows upstream, so that every case below has something to read.
   await sb.control('advance', { blocks: 300 });
-}, 120_000);
+});
 afterAll(async () => {
   await sb?.control('garbage', {}).catch(() => undefined);
   await sb?.stop();

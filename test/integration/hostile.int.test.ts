@@ -63,7 +63,7 @@ async function parquetValues(glob: string, columns: string[]): Promise<Set<strin
 beforeAll(async () => {
   sb = await startSandbox(['--scale', '600', '--chains', '56']);
   dir = mkdtempSync(join(tmpdir(), 'pool-export-hostile-'));
-}, 60_000);
+});
 afterAll(async () => {
   await sb?.control('garbage', {}).catch(() => undefined);
   await sb?.stop();

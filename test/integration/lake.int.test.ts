@@ -30,7 +30,7 @@ beforeAll(async () => {
   env = sandboxEnv(sb, data);
   const r = await cli(['run', '--chains', 'bsc,polygon'], env);
   if (r.code !== 0) throw new Error(r.stderr);
-}, 180_000);
+});
 afterAll(async () => {
   await sb?.stop();
   rmSync(dir, { recursive: true, force: true });

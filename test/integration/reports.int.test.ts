@@ -60,7 +60,7 @@ beforeAll(async () => {
   const query = `{ liquidity_list(where: { chainIds: [${CHAIN}], pageSize: 1000, filterState: { filterTypes: ${types} } }) { lqList { id pair { type tvl baseReserve quoteReserve baseToken { id symbol usdPrice } quoteToken { id symbol usdPrice } apy { transactionBaseApy transactionQuoteApy miningBaseApy miningQuoteApy } } } } }`;
   list = (await post(sb, `/graphql?opname=FetchLiquidityList&apikey=${sb.apiKey}`, { query })).body.data!.liquidity_list
     .lqList;
-}, 180_000);
+});
 afterAll(async () => {
   await sb?.stop();
   rmSync(dir, { recursive: true, force: true });
