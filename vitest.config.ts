@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Test tiers by file name: `*.test.ts` unit, `*.int.test.ts` integration (real processes), `*.ctr.test.ts` containers,
@@ -18,23 +17,6 @@ const INCLUDE: Record<string, string[]> = {
 
 const EXCLUDE: Record<string, string[]> = { mutation: ['test/unit/sandbox-*.test.ts'] };
 
-/**
- * The integration files that take longest (the every-chain export, `make demo`), started first. Vitest orders files by
- * the durations it cached on an earlier run, and by size without them: on a fresh clone (CI) the demo's small file came
- * last and ran alone at the end of the tier.
- */
-const LONGEST_FIRST = ['test/integration/export.int.test.ts', 'test/integration/readme.int.test.ts'];
-
-class LongestFirst extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (f: TestSpecification) => {
-      const i = LONGEST_FIRST.findIndex((p) => f.moduleId.endsWith(p));
-      return i < 0 ? LONGEST_FIRST.length : i;
-    };
-    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
-  }
-}
-
 export default defineConfig({
   test: {
     include: INCLUDE[TIER] ?? [],
@@ -51,9 +33,8 @@ export default defineConfig({
     // starts (the sandbox, the command line, their time-outs and rate limits), so two files at once: the tier took
     // 421 s instead of 659 s here, each test about 1.5 times as long, every one still under a third of its limit.
     maxWorkers: TIER === 'integration' ? 2 : undefined,
-    sequence: { sequencer: LongestFirst },
     // The default reporter, then each tier's time and its ten slowest tests with their limits.
-    reporters: ['default', './test/support/timing-reporter.ts'],
+    reporters: ['default', ['./test/support/timing-reporter.ts', { tier: TIER }]],
     // Containers: no reaper container (no registry to pull it from) and the host network, not Docker's bridge.
     env:
       TIER === 'containers' ? { TESTCONTAINERS_RYUK_DISABLED: 'true', TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1' } : {},

@@ -69,20 +69,21 @@ export function summary(tier: string, elapsedMs: number, t: { tests: Timed[]; se
   ];
 }
 
+/** Each tier's reporter; the tier's name comes from the config, which chose the tier's files. */
 export default class TimingReporter implements Reporter {
   private started = Date.now();
-  private root = '';
-  private hookTimeoutMs = 10_000;
+  private ctx: Vitest | undefined;
+
+  constructor(private readonly options: { tier: string }) {}
 
   onInit(ctx: Vitest): void {
     this.started = Date.now();
-    this.root = ctx.config.root;
-    this.hookTimeoutMs = ctx.config.hookTimeout;
+    this.ctx = ctx;
   }
 
   onFinished(files: File[] = []): void {
-    const tier = process.env.TEST_TIER ?? 'unit';
-    const lines = summary(tier, Date.now() - this.started, timings(files, this.root, this.hookTimeoutMs));
+    const { root, hookTimeout } = this.ctx!.config;
+    const lines = summary(this.options.tier, Date.now() - this.started, timings(files, root, hookTimeout));
     process.stdout.write(`\n${lines.join('\n')}\n`);
   }
 }
