@@ -84,7 +84,10 @@ export interface TokenState {
   readonly created: number;
   readonly updated: number;
   readonly version: number;
+  /** The USD price its pools trade it at. */
   readonly price: X.Dec;
+  /** The USD price the subgraph reports (`usdPrice`, and the day data's prices): `price`, but for a pumped token. */
+  readonly usdPrice: X.Dec;
 }
 
 /** A pool's state at a block. */
@@ -308,6 +311,13 @@ export class World {
     // The stable token keeps its price; the others drift by up to ±1% per version.
     const drift =
       k === 0 ? X.dec(1) : X.dec(100_000 + pick(2001, seed, this.chainId, TAG.token, k, version, salt) - 1000, 5);
+    const price = X.normalize(X.mul(base, drift));
+    // DODO's subgraph sets a token's usdPrice from whichever pool traded it last (DODOEX/dodoex_v2_subgraph 0eb5baca,
+    // src/mappings/dodoex/pool.ts handleDODOSwap: base.usdPrice = quote.usdPrice × lastTradePrice), so a pool its owner
+    // controls can set any price. The untrusted token of pool 6 (paired with the wrapped native coin, so that it has a
+    // derived price) has its price set 1e24 times too high every third UTC day, for every version of that day, while
+    // its pools go on trading it at its own price.
+    const pumped = k === this.pumpedToken() && Math.floor(this.tl.ts(updated) / 86_400) % 3 === 0;
     return {
       index: k,
       id,
@@ -317,8 +327,15 @@ export class World {
       created,
       updated,
       version,
-      price: X.normalize(X.mul(base, drift)),
+      price,
+      usdPrice: pumped ? X.normalize(X.mul(price, X.dec(10n ** 24n))) : price,
     };
+  }
+
+  /** The token whose reported price is pumped on some days: pool 6's untrusted quote (none when pool 6 has none). */
+  private pumpedToken(): number | undefined {
+    const st = this.pairStatic(6);
+    return st.baseIdx === 1 && st.quoteIdx >= 2 ? st.quoteIdx : undefined;
   }
 
   /** Pools existing at block `at`. */

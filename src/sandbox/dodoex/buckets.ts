@@ -47,8 +47,8 @@ export function pairBuckets(cx: DodoexContext, put: Put): void {
             quoteToken: p.quote.id,
             baseTokenReserve: fmt(p.baseReserve),
             quoteTokenReserve: fmt(p.quoteReserve),
-            baseUsdPrice: fmt(p.base.price),
-            quoteUsdPrice: fmt(p.quote.price),
+            baseUsdPrice: fmt(p.base.usdPrice),
+            quoteUsdPrice: fmt(p.quote.usdPrice),
             baseLpTokenTotalSupply: p.type === 'DPP' ? '0' : fmt(p.baseReserve),
             quoteLpTokenTotalSupply: p.type === 'DPP' ? '0' : fmt(p.quoteReserve),
             untrackedBaseVolume: '0',
@@ -104,7 +104,7 @@ export function tradeBuckets(cx: DodoexContext, put: Put): void {
           date: bucket * DAY,
           token: key,
           untrackedVolume: '0',
-          usdPrice: fmt(t.price),
+          usdPrice: fmt(t.usdPrice),
           volume: fmt(a.vol),
           volumeBridge: '0',
           volumeUSD: fmt(a.usd),
@@ -135,7 +135,7 @@ export function tradeBuckets(cx: DodoexContext, put: Put): void {
         const f = swap(i);
         a.last = f;
         a.usd = X.add(a.usd, f.volumeUSD);
-        a.fee = X.add(a.fee, X.add(X.mul(f.feeBase, f.pair.base.price), X.mul(f.feeQuote, f.pair.quote.price)));
+        a.fee = X.add(a.fee, X.add(X.mul(f.feeBase, f.pair.base.usdPrice), X.mul(f.feeQuote, f.pair.quote.usdPrice)));
         a.n++;
         a.users.add(f.user);
       },

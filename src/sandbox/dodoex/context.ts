@@ -87,7 +87,7 @@ export function dodoexContext(model: SchemaModel, w: World): DodoexContext {
       user: w.userId(pick(w.userCount(block), seed, c, TAG.swap, i, s, 5)),
       feeBase: sellBase ? ZERO : X.normalize(X.mul(baseVolume, pair.lpFeeRate)),
       feeQuote: sellBase ? X.normalize(X.mul(quoteVolume, pair.lpFeeRate)) : ZERO,
-      volumeUSD: X.normalize(X.mul(baseVolume, pair.base.price)),
+      volumeUSD: X.normalize(X.mul(baseVolume, pair.base.usdPrice)),
     };
   };
   const swapId = (f: SwapFacts) =>

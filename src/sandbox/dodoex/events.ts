@@ -98,7 +98,7 @@ export function eventTables(cx: DodoexContext, put: Put): void {
       logIndex: String(logIndex),
       amountIn: fmt(amountIn),
       amountOut: fmt(X.div(usd, tt.price, 18)),
-      volumeUSD: fmt(usd),
+      volumeUSD: fmt(X.normalize(X.mul(amountIn, ft.usdPrice))),
       tradingReward: pick(10, seed, c, TAG.order, i, 7) === 0 ? '0.5' : '0',
     };
   });
@@ -167,7 +167,7 @@ export function eventTables(cx: DodoexContext, put: Put): void {
         hash,
         token: t.id,
         amount: fmt(amount),
-        volumeUSD: fmt(X.mul(amount, t.price)),
+        volumeUSD: fmt(X.mul(amount, t.usdPrice)),
         updatedAt: null,
         __block: b,
       };

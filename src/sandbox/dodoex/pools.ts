@@ -20,7 +20,7 @@ export function poolTables(cx: DodoexContext, put: Put): void {
       volumeUSD: fmt(X.dec(v * 7_654_321 + k, 4)),
       volumeUSDBridge: '0',
       totalLiquidityOnDODO: '0',
-      usdPrice: fmt(t.price),
+      usdPrice: fmt(t.usdPrice),
       txCount: String(v * 3 + 1),
       traderCount: String(v + 1),
       priceUpdateTimestamp: ts(t.updated),
@@ -161,7 +161,7 @@ export function poolTables(cx: DodoexContext, put: Put): void {
           token: p.base.id,
           // Its amounts grow, but the upstream's mapping never sets updatedAt on it (classicPoolFromV1.ts handleChargeMaintainerFee).
           amount: fmt(X.dec(p.version * 13, 2)),
-          amountUSD: fmt(X.normalize(X.mul(X.dec(p.version * 13, 2), w.token(p.base.index, p.updated).price))),
+          amountUSD: fmt(X.normalize(X.mul(X.dec(p.version * 13, 2), w.token(p.base.index, p.updated).usdPrice))),
           updatedAt: null,
           __block: p.updated,
         })),
