@@ -1,11 +1,8 @@
 -- name: tvl_by_token
--- answers: value locked per token per day, summed over the pools that hold it (reserve times the token's USD price); tracked only when the token's price counts that day
+-- answers: value locked per token per day over the pools that hold it: tracked (a trusted token at its upstream price; another at the price derived from the pool that backs it, at most its trusted backing) and untracked (every pool's upstream price)
 -- grain: one row per token, chain and UTC day
 CREATE OR REPLACE VIEW reports.tvl_by_token AS
-SELECT s.chain_id, s.day, s.token, any_value(t.symbol) AS symbol, sum(s.reserve) AS reserve,
-       CASE WHEN any_value(p.token) IS NOT NULL THEN sum(s.reserve * s.price_usd) ELSE 0 END AS tvl_usd,
-       sum(s.reserve * s.price_usd) AS tvl_untracked_usd
-FROM reports.pool_day_sides s
-LEFT JOIN reports.priced_tokens_daily p ON p.chain_id = s.chain_id AND p.day = s.day AND p.token = s.token
-LEFT JOIN dodoex.tokens t ON t.chain_id = s.chain_id AND t.id = s.token
-GROUP BY s.chain_id, s.day, s.token;
+SELECT v.chain_id, v.day, v.token, t.symbol, v.reserve, v.value_usd AS tvl_usd, v.value_untracked_usd AS tvl_untracked_usd,
+       v.price_usd, v.upstream_price_usd, v.price_source, v.backing_usd
+FROM reports.token_value_daily v
+LEFT JOIN dodoex.tokens t ON t.chain_id = v.chain_id AND t.id = v.token;

@@ -81,7 +81,7 @@ export interface Config {
   readonly listPoolTypes: readonly string[];
   /** Trusted tokens per chain id, replacing the shipped list of each chain named (`src/config/trusted-tokens.json`). */
   readonly trustedTokens: Readonly<Record<string, readonly string[]>>;
-  /** USD a trusted side must hold in one pool for the other token's price to count in tracked value. */
+  /** USD a trusted side must hold in one pool for the pool to give the other token a derived price. */
   readonly minTrackedLiquidityUsd: number;
 }
 

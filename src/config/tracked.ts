@@ -1,6 +1,7 @@
 /**
  * What tracked value trusts: per chain, the tokens whose USD price counts by themselves, and how much liquidity against
- * one of them makes another token's price count too. Defaults from `trusted-tokens.json` (its sources are named there).
+ * one of them a pool must hold to give another token a derived price (sql/helpers/01-tracked.sql). Defaults from
+ * `trusted-tokens.json` (its sources are named there).
  */
 import TRUSTED from './trusted-tokens.json' with { type: 'json' };
 
@@ -15,7 +16,7 @@ export interface TrustedToken {
 /** The tracked-value settings a report needs. */
 export interface TrackedSettings {
   readonly tokens: readonly TrustedToken[];
-  /** USD a trusted side must hold in one pool for the other side's price to count (a backed price). */
+  /** USD a trusted side must hold in one pool for the pool to give the other side a derived price. */
   readonly minLiquidityUsd: number;
 }
 

@@ -249,7 +249,7 @@ export function dashboardHtml(d: DashboardData, dataDir: string): string {
     `<section data-part="${part}"${text.wide ? ' class="wide"' : ''}><h2>${text.title}</h2><p class="note">${text.note}</p>${inner}</section>`;
   return `${head()}
 <body><h1>pool-export dashboard</h1>
-<div class="meta">made ${escapeHtml(d.generatedAt)} from ${escapeHtml(dataDir)}; ${escapeHtml(filterText(d))}. Tracked figures count a token's price only when it is backed by a trusted token.</div>
+<div class="meta">made ${escapeHtml(d.generatedAt)} from ${escapeHtml(dataDir)}; ${escapeHtml(filterText(d))}. Tracked figures value an untrusted token at the price of the pool that backs it with a trusted token, at most that backing.</div>
 <div class="grid">
 ${section('tvl', { title: 'TVL per chain', note: 'Sum of the pools\u2019 tracked TVL (report tvl_daily); a pool without activity on a day counts with its last known TVL.' }, '<div class="chart" id="chart-tvl"></div>')}
 ${section('volume', { title: 'Daily volume per chain', note: 'Tracked USD volume summed over the pools (report volume_daily).' }, '<div class="chart" id="chart-volume"></div>')}

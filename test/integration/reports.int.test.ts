@@ -9,16 +9,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reportViews } from '../../src/reports/views.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { cli, sandboxEnv } from '../support/export-check.ts';
 import {
+  byPool,
   D,
   dayOf,
   daySides,
   expectClose,
+  listSides,
   matchRows,
-  pricedTokens,
-  trackedTvl,
+  poolTracked,
+  type TokenDay,
+  tokenDays,
+  tokenValue,
   trackedVolume,
   trusted,
 } from '../support/oracle.ts';
@@ -57,7 +62,7 @@ beforeAll(async () => {
     raw[e] = await allRows(sb, CHAIN, 'dodoex', e);
   }
   const types = '["CLASSICAL", "DVM", "DSP", "GSP", "DPP", "AMMV2", "AMMV3"]';
-  const query = `{ liquidity_list(where: { chainIds: [${CHAIN}], pageSize: 1000, filterState: { filterTypes: ${types} } }) { lqList { id pair { type tvl baseReserve quoteReserve baseToken { id symbol usdPrice } quoteToken { id symbol usdPrice } apy { transactionBaseApy transactionQuoteApy miningBaseApy miningQuoteApy } } } } }`;
+  const query = `{ liquidity_list(where: { chainIds: [${CHAIN}], pageSize: 1000, filterState: { filterTypes: ${types} } }) { lqList { id pair { type tvl baseReserve quoteReserve lastTradePrice baseToken { id symbol usdPrice } quoteToken { id symbol usdPrice } apy { transactionBaseApy transactionQuoteApy miningBaseApy miningQuoteApy } } } } }`;
   list = (await post(sb, `/graphql?opname=FetchLiquidityList&apikey=${sb.apiKey}`, { query })).body.data!.liquidity_list
     .lqList;
 });
@@ -85,6 +90,9 @@ function listTvl(): Map<
   string,
   { item: Record<string, any>; tracked: Decimal; untracked: Decimal; base: Decimal; quote: Decimal }
 > {
+  const sides = listSides(CHAIN, snapshotDay(), list);
+  const tokens = tokenDays(sides);
+  const pools = byPool(sides);
   return new Map(
     list.map((i) => {
       const p = i.pair;
@@ -97,27 +105,30 @@ function listTvl(): Map<
           base,
           quote,
           untracked: base.plus(quote),
-          tracked: trackedTvl(base, quote, trusted(CHAIN, p.baseToken.id), trusted(CHAIN, p.quoteToken.id)),
+          tracked: poolTracked(pools.get(`${snapshotDay()}/${i.id}`)!, tokens),
         },
       ];
     }),
   );
 }
 
+/** Every token's tracked price and backing per day (`<day>/<token>`), and every pool's tracked value (`<day>/<pool>`). */
+function dayOracle(): { tokens: Map<string, TokenDay>; pools: Map<string, Decimal> } {
+  const sides = daySides(CHAIN, raw.PairDayData!);
+  const tokens = tokenDays(sides);
+  return { tokens, pools: new Map([...byPool(sides)].map(([k, pair]) => [k, poolTracked(pair, tokens)])) };
+}
+
 describe('TVL reports', () => {
   it("tvl_daily: tracked and untracked value of every pool day, the service's TVL of that day and the difference", async () => {
     const svc = new Map(list.map((i) => [`${snapshotDay()}/${i.id}`, D(i.pair.tvl)]));
+    const { pools } = dayOracle();
     const exact = new Map(
       raw.PairDayData!.map((d) => {
         const base = D(d.baseTokenReserve).times(D(d.baseUsdPrice));
         const quote = D(d.quoteTokenReserve).times(D(d.quoteUsdPrice));
-        return [
-          `${dayOf(d.date)}/${d.pairAddress}`,
-          {
-            tracked: trackedTvl(base, quote, trusted(CHAIN, d.baseToken), trusted(CHAIN, d.quoteToken)),
-            untracked: base.plus(quote),
-          },
-        ];
+        const key = `${dayOf(d.date)}/${d.pairAddress}`;
+        return [key, { tracked: pools.get(key)!, untracked: base.plus(quote) }];
       }),
     );
     const rows = await report('tvl_daily');
@@ -180,23 +191,29 @@ describe('TVL reports', () => {
     }
   });
 
-  it("tvl_by_token: value per token and day, tracked only when the token's price counts (trusted, or backed by trusted liquidity)", async () => {
-    const sides = daySides(CHAIN, raw.PairDayData!);
-    const priced = pricedTokens(sides);
-    const exact = new Map<string, { reserve: Decimal; value: Decimal; priced: boolean }>();
-    for (const s of sides) {
-      const k = `${s.day}/${s.token}`;
-      const a = exact.get(k) ?? { reserve: D(0), value: D(0), priced: priced.has(k) };
-      exact.set(k, { ...a, reserve: a.reserve.plus(s.reserve), value: a.value.plus(s.reserve.times(s.price)) });
-    }
-    let backed = 0;
-    for (const [r, e] of matchRows(await report('tvl_by_token'), exact, (x) => `${x.day}/${x.token}`, 'tvl_by_token')) {
+  it('tvl_by_token: value per token and day, at the derived price for an untrusted token, at most its backing', async () => {
+    const { tokens } = dayOracle();
+    let derived = 0;
+    let bounded = 0;
+    for (const [r, e] of matchRows(
+      await report('tvl_by_token'),
+      tokens,
+      (x) => `${x.day}/${x.token}`,
+      'tvl_by_token',
+    )) {
       expectClose(r.reserve, e.reserve, `reserve ${r.token}`);
-      expectClose(r.tvl_untracked_usd, e.value, `untracked ${r.token}`);
-      expectClose(r.tvl_usd, e.priced ? e.value : D(0), `tracked ${r.token}`);
-      if (e.priced && !trusted(CHAIN, r.token)) backed++;
+      expectClose(r.tvl_untracked_usd, e.untracked, `untracked ${r.token}`);
+      expectClose(r.tvl_usd, tokenValue(e), `tracked ${r.token} ${r.day}`);
+      if (e.price === null) expect(r.price_usd, `price ${r.token} ${r.day}`).toBeNull();
+      else expectClose(r.price_usd, e.price, `price ${r.token} ${r.day}`);
+      if (!e.trusted && e.price !== null) {
+        derived++;
+        if (e.reserve.times(e.price).gt(e.backing)) bounded++;
+      }
     }
-    expect(backed).toBeGreaterThan(0);
+    // Both rules are at work on the sandbox's data: derived prices, and the bound (the 1e30-scale scam pool's tokens).
+    expect(derived).toBeGreaterThan(0);
+    expect(bounded).toBeGreaterThan(0);
   });
 
   it('suspicious_pools: pools whose claimed TVL is over ten times the tracked one, with the untrusted token behind it', async () => {
@@ -222,6 +239,24 @@ describe('TVL reports', () => {
       expectClose(r.suspect_price_usd, D(e.suspect.usdPrice), `price ${r.pool}`);
       if (e.tracked.isZero()) expect(r.times_tracked).toBeNull();
       else expectClose(r.times_tracked, e.claimed.div(e.tracked), `times ${r.pool}`);
+    }
+  });
+
+  it('suspicious_tokens: untrusted tokens whose upstream price is over 10 times off the derived one', async () => {
+    const { tokens } = dayOracle();
+    const exact = new Map(
+      [...tokens].filter(
+        ([, t]) =>
+          !t.trusted && t.price?.gt(0) && (t.upstream.gt(t.price.times(10)) || t.upstream.times(10).lt(t.price)),
+      ),
+    );
+    const rows = await report('suspicious_tokens');
+    // The sandbox's pumped token (its usdPrice set 1e24 times too high on some days) is among them.
+    expect(rows.length).toBeGreaterThan(0);
+    for (const [r, e] of matchRows(rows, exact, (x) => `${x.day}/${x.token}`, 'suspicious_tokens')) {
+      expectClose(r.upstream_price_usd, e.upstream, `upstream ${r.token} ${r.day}`);
+      expectClose(r.derived_price_usd, e.price!, `derived ${r.token} ${r.day}`);
+      expectClose(r.times_derived, e.upstream.div(e.price!), `times ${r.token} ${r.day}`);
     }
   });
 });
@@ -288,8 +323,8 @@ describe('volume reports', () => {
     }
   });
 
-  it('volume_by_token: volume per token and day, in USD only when its price counts', async () => {
-    const priced = pricedTokens(daySides(CHAIN, raw.PairDayData!));
+  it('volume_by_token: volume per token and day, in USD at its tracked price, at most the trusted volume behind it', async () => {
+    const { tokens } = dayOracle();
     const symbols = new Map(raw.Token!.map((t) => [t.id, t.symbol]));
     const exact = new Map(raw.TokenDayData!.map((d) => [`${dayOf(d.date)}/${d.token}`, d]));
     for (const [r, d] of matchRows(
@@ -299,32 +334,42 @@ describe('volume reports', () => {
       'volume_by_token',
     )) {
       expectClose(r.volume, D(d.volume), `volume ${r.token}`);
-      expectClose(
-        r.volume_usd,
-        priced.has(`${r.day}/${r.token}`) ? D(d.volume).times(D(d.usdPrice)) : D(0),
-        `tracked ${r.token} ${r.day}`,
-      );
+      const t = tokens.get(`${r.day}/${r.token}`);
+      const tracked = trusted(CHAIN, d.token)
+        ? D(d.volume).times(D(d.usdPrice))
+        : t?.price
+          ? Decimal.min(D(d.volume).times(t.price), t.backingVolume)
+          : D(0);
+      expectClose(r.volume_usd, tracked, `tracked ${r.token} ${r.day}`);
       expectClose(r.volume_untracked_usd, D(d.volumeUSD), `untracked ${r.token}`);
       expect(r.symbol).toBe(symbols.get(d.token));
     }
   });
 
-  it('smart_route_volume: orders, traders, volume valued by a counted price', async () => {
-    const priced = pricedTokens(daySides(CHAIN, raw.PairDayData!));
+  it('smart_route_volume: orders, traders, volume valued by a trusted side, else a derived price (bounded)', async () => {
+    const { tokens } = dayOracle();
     const exact = new Map<string, { orders: number; traders: Set<string>; tracked: Decimal; untracked: Decimal }>();
+    // Per day and pricing token: the orders' value, and the bound when the price is a derived one.
+    const byToken = new Map<string, { day: string; value: Decimal; bound: Decimal | null }>();
     for (const o of raw.OrderHistory!.filter((x) => x.source === 'SMART_ROUTE')) {
       const day = dayOf(o.timestamp);
       const a = exact.get(day) ?? { orders: 0, traders: new Set<string>(), tracked: D(0), untracked: D(0) };
-      const from = priced.get(`${day}/${o.fromToken}`);
-      const to = priced.get(`${day}/${o.toToken}`);
-      const value = from ? D(o.amountIn).times(from) : to ? D(o.amountOut).times(to) : D(0);
       a.traders.add(o.from);
-      exact.set(day, {
-        ...a,
-        orders: a.orders + 1,
-        tracked: a.tracked.plus(value),
-        untracked: a.untracked.plus(D(o.volumeUSD)),
-      });
+      exact.set(day, { ...a, orders: a.orders + 1, untracked: a.untracked.plus(D(o.volumeUSD)) });
+      const from = { token: o.fromToken as string, amount: D(o.amountIn), t: tokens.get(`${day}/${o.fromToken}`) };
+      const to = { token: o.toToken as string, amount: D(o.amountOut), t: tokens.get(`${day}/${o.toToken}`) };
+      const by = [from, to].find((x) => x.t?.trusted) ?? [from, to].find((x) => x.t?.price);
+      if (!by) continue;
+      const g = byToken.get(`${day}/${by.token}`) ?? {
+        day,
+        value: D(0),
+        bound: by.t!.trusted ? null : by.t!.backingVolume,
+      };
+      byToken.set(`${day}/${by.token}`, { ...g, value: g.value.plus(by.amount.times(by.t!.price!)) });
+    }
+    for (const g of byToken.values()) {
+      const a = exact.get(g.day)!;
+      exact.set(g.day, { ...a, tracked: a.tracked.plus(g.bound ? Decimal.min(g.value, g.bound) : g.value) });
     }
     for (const [r, e] of matchRows(await report('smart_route_volume'), exact, (x) => x.day, 'smart_route_volume')) {
       expect([r.orders, r.traders]).toEqual([e.orders, e.traders.size]);
@@ -335,15 +380,11 @@ describe('volume reports', () => {
 
   it("apy: tracked fees over tracked TVL, annualized, beside the service's APY of the day", async () => {
     const svc = new Map(list.map((i) => [`${snapshotDay()}/${i.id}`, i.pair.apy]));
+    const { pools } = dayOracle();
     const exact = new Map(
       raw.PairDayData!.map((d) => {
         const [bt, qt] = [trusted(CHAIN, d.baseToken), trusted(CHAIN, d.quoteToken)];
-        const tvl = trackedTvl(
-          D(d.baseTokenReserve).times(D(d.baseUsdPrice)),
-          D(d.quoteTokenReserve).times(D(d.quoteUsdPrice)),
-          bt,
-          qt,
-        );
+        const tvl = pools.get(`${dayOf(d.date)}/${d.pairAddress}`)!;
         const fees = (bt ? D(d.feeBase).times(D(d.baseUsdPrice)) : D(0)).plus(
           qt ? D(d.feeQuote).times(D(d.quoteUsdPrice)) : D(0),
         );
@@ -361,6 +402,47 @@ describe('volume reports', () => {
       }
     }
     expect(service).toBeGreaterThan(0);
+  });
+});
+
+describe('tracked figures at scale', () => {
+  it('every tracked USD column of every report stays below 1e13 on every row, while the untracked ones pass 1e30', async () => {
+    const largest = async (sql: string) => {
+      const r = await cli(['query', '--format', 'json', sql], env);
+      expect(r.code, r.stderr).toBe(0);
+      return Number((JSON.parse(r.stdout) as { m: number | null }[])[0]!.m ?? 0);
+    };
+    const columns = await cli(
+      [
+        'query',
+        '--format',
+        'json',
+        "SELECT table_name AS view, column_name AS c FROM information_schema.columns WHERE table_schema = 'reports' AND column_name IN ('tvl_usd', 'volume_usd', 'fees_usd') ORDER BY 1, 2",
+      ],
+      env,
+    );
+    const names = new Set(reportViews().map((v) => v.name));
+    const tracked = (JSON.parse(columns.stdout) as { view: string; c: string }[])
+      .filter((x) => names.has(x.view))
+      .map((x) => `${x.view}.${x.c}`);
+    const union = tracked
+      .map((vc) => `SELECT '${vc}' AS k, max(abs(${vc.split('.')[1]})) AS m FROM reports.${vc.split('.')[0]}`)
+      .join(' UNION ALL ');
+    const maxima = await cli(['query', '--format', 'json', union], env);
+    const rows = JSON.parse(maxima.stdout) as { k: string; m: number | null }[];
+    expect(rows.map((r) => r.k)).toEqual(tracked);
+    for (const { k, m } of rows) expect(Number(m ?? 0), k).toBeLessThan(1e13);
+    expect(tracked).toEqual(
+      expect.arrayContaining([
+        'tvl_by_token.tvl_usd',
+        'volume_by_token.volume_usd',
+        'smart_route_volume.volume_usd',
+        'top_pools.tvl_usd',
+      ]),
+    );
+    // The hostile data is there: the same views' untracked figures.
+    expect(await largest('SELECT max(tvl_untracked_usd) AS m FROM reports.tvl_by_token')).toBeGreaterThan(1e30);
+    expect(await largest('SELECT max(tvl_untracked_usd) AS m FROM reports.tvl_daily')).toBeGreaterThan(1e30);
   });
 });
 

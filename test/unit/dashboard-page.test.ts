@@ -141,7 +141,8 @@ describe('the freshness table', () => {
 describe('the page around the tables', () => {
   it('names when and from what it was made, and the filter', () => {
     const meta = (d: Partial<DashboardData>) => /<div class="meta">([^<]*)<\/div>/.exec(page(figures(d), '/d<1>'))![1];
-    const tail = ". Tracked figures count a token's price only when it is backed by a trusted token.";
+    const tail =
+      '. Tracked figures value an untrusted token at the price of the pool that backs it with a trusted token, at most that backing.';
     expect(meta({})).toBe(`made 2026-01-02T03:04:05Z from /d&lt;1&gt;; every chain; every day${tail}`);
     expect(meta({ filter: { chains: [56, 1], from: '2026-01-01' } })).toBe(
       `made 2026-01-02T03:04:05Z from /d&lt;1&gt;; chains 56, 1; days 2026-01-01 to last${tail}`,
