@@ -57,12 +57,15 @@ LEFT JOIN reports.trusted_tokens o ON o.chain_id = s.chain_id AND o.token = s.ot
 -- 'derived' or 'carried', `price_day`, `via_pool`, `via_token`, `via_backing_usd`), and the bound: `backing_usd` and
 -- `backing_volume_usd` (null for a trusted token). `reserve` and `value_untracked_usd` sum the token's pools.
 CREATE OR REPLACE VIEW reports.token_prices_daily AS
-WITH backing AS (
+WITH sides AS MATERIALIZED (
+  -- Read once for the two uses below.
+  SELECT * FROM reports.pool_day_sides
+), backing AS (
   -- Each pool day pairing an untrusted token with a trusted one: the trusted side's value and volume, and the price
   -- of the untrusted token at the pool's trades that day.
   SELECT chain_id, day, token, pool, other_token AS via_token, other_reserve * other_price_usd AS backing_usd,
          other_volume * other_price_usd AS backing_volume_usd, trade_price * other_price_usd AS trade_price_usd
-  FROM reports.pool_day_sides
+  FROM sides
   WHERE other_trusted AND NOT trusted
 ), derived AS (
   -- The day's derived price: through the pool with the most trusted value among those that traded the token.
@@ -76,7 +79,7 @@ WITH backing AS (
 ), tokens AS (
   SELECT chain_id, day, token, bool_or(trusted) AS trusted, sum(reserve) AS reserve, median(price_usd) AS upstream_price_usd,
          sum(reserve * price_usd) AS value_untracked_usd
-  FROM reports.pool_day_sides GROUP BY ALL
+  FROM sides GROUP BY ALL
 ), priced AS (
   -- The last derived price up to this day (the same day's when there is one).
   SELECT t.*, d.day AS price_day, d.pool AS via_pool, d.via_token, d.backing_usd AS via_backing_usd, d.trade_price_usd,
@@ -150,10 +153,12 @@ LEFT JOIN reports.trusted_tokens o ON o.chain_id = s.chain_id AND o.token = s.ot
 -- derived price is the backing pool's last trade price, so nothing carries over between snapshots), and its tracked
 -- value and share as in `token_value_daily`.
 CREATE OR REPLACE VIEW reports.token_prices_snapshot AS
-WITH backing AS (
+WITH sides AS MATERIALIZED (
+  SELECT * FROM reports.pool_snapshot_sides
+), backing AS (
   SELECT chain_id, time, token, pool, other_token AS via_token, other_reserve * other_price_usd AS backing_usd,
          trade_price * other_price_usd AS trade_price_usd
-  FROM reports.pool_snapshot_sides
+  FROM sides
   WHERE other_trusted AND NOT trusted
 ), derived AS (
   SELECT chain_id, time, token, pool, via_token, backing_usd, trade_price_usd
@@ -165,7 +170,7 @@ WITH backing AS (
 ), tokens AS (
   SELECT chain_id, time, token, bool_or(trusted) AS trusted, sum(reserve) AS reserve, median(price_usd) AS upstream_price_usd,
          sum(reserve * price_usd) AS value_untracked_usd
-  FROM reports.pool_snapshot_sides GROUP BY ALL
+  FROM sides GROUP BY ALL
 ), priced AS (
   SELECT t.chain_id, t.time, t.token, t.trusted, t.reserve, t.upstream_price_usd,
          CASE WHEN t.trusted THEN t.upstream_price_usd ELSE d.trade_price_usd END AS price_usd,
