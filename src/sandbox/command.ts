@@ -19,6 +19,7 @@ interface Args {
   scale: number;
   burst: number;
   'history-days': number;
+  'pumped-prices': boolean;
   chains: string;
   'max-first': number;
   'max-skip': number;
@@ -71,6 +72,12 @@ export const sandboxCommand: Pick<CommandModule<object, Args>, 'builder' | 'hand
       })
       .option('burst', { type: 'number', default: 1100, describe: 'extra swaps packed into one block (one timestamp)' })
       .option('history-days', { type: 'number', default: 60, describe: 'days of history before the head' })
+      .option('pumped-prices', {
+        type: 'boolean',
+        default: true,
+        describe:
+          'one untrusted token reports a USD price 1e24 times too high every third day, as a pool its owner controls can make the subgraph do (--no-pumped-prices: the sandbox of versions before it)',
+      })
       .option('chains', {
         type: 'string',
         default: KNOWN_CHAINS.map((c) => c.chainId).join(','),
@@ -133,6 +140,7 @@ export const sandboxCommand: Pick<CommandModule<object, Args>, 'builder' | 'hand
       swaps: a.scale,
       burst: a.burst,
       historyDays: a['history-days'],
+      pumpedPrices: a['pumped-prices'],
       now: parseNow(a.now),
     };
     const service = new SandboxService(world, parseChains(a.chains), {

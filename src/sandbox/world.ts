@@ -30,6 +30,8 @@ export interface WorldOptions {
   /** Extra swaps packed into one block (one timestamp) somewhere in history. */
   readonly burst: number;
   readonly historyDays: number;
+  /** Whether a token reports pumped USD prices on some days (default true; false: the sandbox before it). */
+  readonly pumpedPrices?: boolean;
   /** Unix time of the head at start (history ends there); 2026-01-01T00:00Z when absent. */
   readonly now?: number;
 }
@@ -334,6 +336,7 @@ export class World {
 
   /** The token whose reported price is pumped on some days: pool 6's untrusted quote (none when pool 6 has none). */
   private pumpedToken(): number | undefined {
+    if (this.opts.pumpedPrices === false) return undefined;
     const st = this.pairStatic(6);
     return st.baseIdx === 1 && st.quoteIdx >= 2 ? st.quoteIdx : undefined;
   }

@@ -9,7 +9,7 @@ export const FIXTURE_COMMIT = 'ab1d11f';
 /** The fixture archive. */
 export const FIXTURE_FILE = new URL('../fixtures/warehouse-v1.tar.gz', import.meta.url);
 /** The sandbox the fixture was exported from (its `--now` is the pinned one). */
-export const FIXTURE_SANDBOX_FLAGS = ['--scale', '300', '--history-days', '3', '--chains', '56'];
+export const FIXTURE_SANDBOX_FLAGS = ['--scale', '300', '--history-days', '3', '--chains', '56', '--no-pumped-prices'];
 /** The chain exported. */
 export const FIXTURE_CHAIN = 56;
 /** Blocks the sandbox advanced between the fixture's two runs (more than the re-read window: the earlier version's incremental run missed null-updatedAt changes; a test starts its sandbox there again). */
