@@ -72,9 +72,11 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
       // A failure here keeps the warehouse as committed: what the lake lacks stays listed for the next run.
       let lakeError: string | undefined;
       try {
+        const started = performance.now();
         const files = await writeLake(warehouse, args.config.dataDir);
         await writeViewsFile(args.config.dataDir, trackedSettings(args.config));
-        args.log('lake-written', { runId, files });
+        // `ms`: the lake write and the views file, the part of a run after its tasks.
+        args.log('lake-written', { runId, files, ms: Math.round(performance.now() - started) });
       } catch (e) {
         lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
         args.log('lake-failed', { runId, error: lakeError }, 'error');
