@@ -4,7 +4,7 @@
  *
  *   npx tsx bench/bench.ts           full: 100,000 and 5,000,000 rows (about 5 minutes on 2 cores)
  *   npx tsx bench/bench.ts --quick   smoke: 20,000 and 100,000 rows (about a minute)
- *   … --only throughput,noop         only these sections (startup, throughput, allowance, memory, noop)
+ *   … --only throughput,noop         only these sections (startup, throughput, allowance, memory, noop, lake)
  *
  * Benchmarks are not tests: nothing here fails on time. Each figure is a ratio against a baseline from the same run.
  */
@@ -25,6 +25,7 @@ import { Warehouse } from '../src/store/warehouse.ts';
 import { lit, qt } from '../src/util/sql.ts';
 import { query } from '../test/support/sandbox-client.ts';
 import { CHAIN, ceilingInsert, SWAPS } from './ceiling.ts';
+import { lakeBench } from './lake-bench.ts';
 
 const QUICK = process.argv.includes('--quick');
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : undefined;
@@ -350,7 +351,16 @@ async function exportRun(
   dataDir: string,
   args: string[],
   config: Record<string, unknown> = {},
-): Promise<{ secs: number; peakMb: number; code: number | null; out: string; taskRows: number; taskSecs: number }> {
+): Promise<{
+  secs: number;
+  peakMb: number;
+  code: number | null;
+  out: string;
+  taskRows: number;
+  taskSecs: number;
+  /** The lake write and views file (`ms` of the run's `lake-written` log line). */
+  lakeMs: number;
+}> {
   const cfg = join(work, `config-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(cfg, JSON.stringify(config));
   const t = performance.now();
@@ -370,14 +380,12 @@ async function exportRun(
   );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr.setEncoding('utf8').on(
-    'data',
-    (d: string) =>
-      (out += d
-        .split('\n')
-        .filter((l) => !l.startsWith('{'))
-        .join('\n')),
-  );
+  let lakeMs = 0;
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    const lines = d.split('\n');
+    for (const l of lines) if (l.includes('"lake-written"')) lakeMs = Number(/"ms":(\d+)/.exec(l)?.[1] ?? 0);
+    out += lines.filter((l) => !l.startsWith('{')).join('\n');
+  });
   let peakKb = 0;
   const poll = setInterval(() => {
     try {
@@ -389,14 +397,22 @@ async function exportRun(
   const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
   clearInterval(poll);
   const secs = (performance.now() - t) / 1000;
-  if (code !== 0) return { secs, peakMb: peakKb / 1024, code, out, taskRows: 0, taskSecs: 0 };
+  if (code !== 0) return { secs, peakMb: peakKb / 1024, code, out, taskRows: 0, taskSecs: 0, lakeMs };
   const w = await Warehouse.open(dataDir, { readOnly: true });
   try {
     const r = (
       await w.all(`SELECT sum(rows) AS n, date_diff('millisecond', min(started_at), max(ended_at)) AS ms FROM _pool_export.run_tasks
       WHERE run_id = (SELECT run_id FROM _pool_export.runs ORDER BY started_at DESC LIMIT 1)`)
     )[0]!;
-    return { secs, peakMb: peakKb / 1024, code, out, taskRows: Number(r.n ?? 0), taskSecs: Number(r.ms ?? 0) / 1000 };
+    return {
+      secs,
+      peakMb: peakKb / 1024,
+      code,
+      out,
+      taskRows: Number(r.n ?? 0),
+      taskSecs: Number(r.ms ?? 0) / 1000,
+      lakeMs,
+    };
   } finally {
     await w.close();
   }
@@ -948,9 +964,22 @@ async function noop(): Promise<void> {
   }
 }
 
+/** The lake's readers and runs (bench/lake-bench.ts). */
+function lake(): Promise<void> {
+  return lakeBench({
+    quick: QUICK,
+    work,
+    log,
+    exportRun,
+    timed,
+    line: (l) => lines.push({ section: 'lake: its readers and its runs', ...l }),
+    target,
+  });
+}
+
 const started = new Date();
 try {
-  const sections: Record<string, () => Promise<void>> = { startup, throughput, allowance, memory, noop };
+  const sections: Record<string, () => Promise<void>> = { startup, throughput, allowance, memory, noop, lake };
   const unknown = (ONLY ?? []).filter((k) => !(k in sections));
   if (unknown.length)
     throw new Error(
