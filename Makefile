@@ -75,7 +75,7 @@ docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the
 bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 25 min, 20 of them the lake section): start-up, baselines, floor, ceiling, allowance, memory at 5M rows, targets and the bounds this machine sets them; table in bench/results/
 	npx tsx bench/bench.ts
 
-bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 6 min), as a smoke run
+bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 4 min), as a smoke run
 	npx tsx bench/bench.ts --quick
 
 bench-sandbox: $(NODE_MODULES) ## Measure the sandbox at 10 million swaps: memory and 1000-row page latency

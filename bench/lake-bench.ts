@@ -1,12 +1,12 @@
 /**
  * The lake as its readers and a schedule pay for it (`make bench`, section `lake`): four targets, each a ratio against a
  * baseline measured in the same run.
- *   6. `query "SELECT 1"` on a demo-sized lake against `--version`: the price of opening the lake.
- *   7. every report on that lake against the same report over a compacted copy of it (one file per table, the shape
+ *   7. `query "SELECT 1"` on a demo-sized lake against `--version`: the price of opening the lake.
+ *   8. every report on that lake against the same report over a compacted copy of it (one file per table, the shape
  *      DuckDB reads best): the price of the layout.
- *   8. the file count and the reports' time on a one-chain lake after 100 scheduled-style runs (advance the sandbox
+ *   9. the file count and the reports' time on a one-chain lake after 100 scheduled-style runs (advance the sandbox
  *      100 blocks, run every job; 10 in the quick run), against the same before them: whether the cost grows with runs.
- *   9. an incremental run after 100 new blocks: its lake write against the whole run, and the run against a no-op run.
+ *  10. an incremental run after 100 new blocks: its lake write against the whole run, and the run against a no-op run.
  * A report's time is its whole read in a new DuckDB (the views bound, every row fetched), the median of three.
  */
 import { mkdirSync, readdirSync } from 'node:fs';
@@ -110,7 +110,7 @@ export async function lakeBench(cx: LakeBenchContext): Promise<void> {
   };
   try {
     await run('first run');
-    // 9: an incremental run after 100 new blocks, then a run with nothing new.
+    // 10: an incremental run after 100 new blocks, then a run with nothing new.
     await sb.control('advance', { blocks: 100 });
     const inc = await run('incremental run');
     const noop = await run('no-op run');
@@ -124,14 +124,14 @@ export async function lakeBench(cx: LakeBenchContext): Promise<void> {
       note: `lake write ${(inc.lakeMs / 1000).toFixed(1)} s; no-op run ${noop.secs.toFixed(1)} s (lake write ${(noop.lakeMs / 1000).toFixed(1)} s)`,
     });
     cx.target({
-      n: 9,
+      n: 10,
       what: 'lake: incremental run after 100 new blocks, every job',
       want: 'lake write ≤ 25% of the run; run ≤ 2 × a no-op run',
       got: `${(lakeShare * 100).toFixed(0)}%; ${(inc.secs / noop.secs).toFixed(2)} ×`,
       met: lakeShare <= 0.25 && inc.secs <= 2 * noop.secs,
     });
 
-    // 6: opening the lake, against the CLI's own start.
+    // 7: opening the lake, against the CLI's own start.
     const env = { ...process.env, POOL_EXPORT_DATA_DIR: dir };
     const secsOf = async (args: string[]) => {
       await cx.timed(args, env);
@@ -151,14 +151,14 @@ export async function lakeBench(cx: LakeBenchContext): Promise<void> {
       note: `--version ${version.toFixed(2)} s`,
     });
     cx.target({
-      n: 6,
+      n: 7,
       what: 'lake: query "SELECT 1" over the demo-sized lake',
       want: '≤ 0.3 s above --version',
       got: `+${(select1 - version).toFixed(2)} s`,
       met: select1 - version <= 0.3,
     });
 
-    // 7: every report, against the same over one file per table.
+    // 8: every report, against the same over one file per table.
     const ref = join(cx.work, 'lake-compacted');
     await compactedCopy(dir, ref);
     const lakeTimes = await reportTimes(dir);
@@ -177,7 +177,7 @@ export async function lakeBench(cx: LakeBenchContext): Promise<void> {
       });
     }
     cx.target({
-      n: 7,
+      n: 8,
       what: 'lake: every report over the lake, against one file per table',
       want: '≤ 2 × for each',
       got: `worst ${worst.ratio.toFixed(1)} × (${worst.name})`,
@@ -189,7 +189,7 @@ export async function lakeBench(cx: LakeBenchContext): Promise<void> {
   await manyRuns(cx);
 }
 
-/** 8: scheduled-style runs on one chain, then the file count and the reports' time again. */
+/** 9: scheduled-style runs on one chain, then the file count and the reports' time again. */
 async function manyRuns(cx: LakeBenchContext): Promise<void> {
   const runs = cx.quick ? 10 : 100;
   cx.log(`lake: ${runs} scheduled-style runs on bsc`);
@@ -221,7 +221,7 @@ async function manyRuns(cx: LakeBenchContext): Promise<void> {
       note: `seconds per run; files ${before.files} → ${after.files}; every report, summed: ${before.secs.toFixed(1)} s → ${after.secs.toFixed(1)} s`,
     });
     cx.target({
-      n: 8,
+      n: 9,
       what: `lake: after ${runs} scheduled-style runs`,
       want: 'files and report time grow ≤ 10%',
       got: `files ${pct(growth.files)}, reports ${pct(growth.secs)}`,
