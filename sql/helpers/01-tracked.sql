@@ -30,6 +30,20 @@
 -- Days a derived price stays good without a new trade in a backing pool.
 CREATE OR REPLACE MACRO reports.price_carry_days() AS 7;
 
+-- A token's tracked value: a trusted token at its pools' upstream prices; another at its tracked price, up to its
+-- backing (zero without a tracked price).
+CREATE OR REPLACE MACRO reports.token_tracked_value(trusted, reserve, price_usd, backing_usd, value_untracked_usd) AS
+  CASE WHEN trusted THEN value_untracked_usd WHEN price_usd IS NOT NULL THEN least(reserve * price_usd, backing_usd) ELSE 0 END;
+
+-- The part of each pool's side of a token that counts: its tracked value over its value at the tracked price.
+CREATE OR REPLACE MACRO reports.token_tracked_share(trusted, reserve, price_usd, backing_usd) AS
+  CASE WHEN trusted THEN 1 WHEN reserve * price_usd > 0 THEN least(1, backing_usd / (reserve * price_usd)) ELSE 0 END;
+
+-- A pool side's tracked value: a trusted token at its upstream price; an untrusted one beside a trusted side at its
+-- token's tracked price and share; nothing in a pool of two untrusted tokens.
+CREATE OR REPLACE MACRO reports.side_tracked_value(trusted, other_trusted, reserve, price_usd, tracked_price_usd, share) AS
+  CASE WHEN trusted THEN reserve * price_usd WHEN other_trusted THEN coalesce(reserve * tracked_price_usd * share, 0) ELSE 0 END;
+
 -- Both sides of every pool day, each with the other side beside it: reserves, upstream prices, volumes and fees, and
 -- `trade_price`, the side's token in units of the other token at the day's swaps (null without a trade).
 CREATE OR REPLACE VIEW reports.pool_day_sides AS
@@ -96,19 +110,18 @@ SELECT p.chain_id, p.day, p.token, p.trusted, p.reserve, p.upstream_price_usd,
        p.value_untracked_usd
 FROM priced p LEFT JOIN bound b ON b.chain_id = p.chain_id AND b.day = p.day AND b.token = p.token;
 
--- Tracked value of every token day: a trusted token at its upstream prices; another at its tracked price, up to its
--- backing (zero without a tracked price). `share` is the part of each pool's side that counts.
+-- Tracked value and share of every token day.
 CREATE OR REPLACE VIEW reports.token_value_daily AS
 SELECT *,
-       CASE WHEN trusted THEN value_untracked_usd WHEN price_usd IS NOT NULL THEN least(reserve * price_usd, backing_usd) ELSE 0 END AS value_usd,
-       CASE WHEN trusted THEN 1 WHEN reserve * price_usd > 0 THEN least(1, backing_usd / (reserve * price_usd)) ELSE 0 END AS share
+       reports.token_tracked_value(trusted, reserve, price_usd, backing_usd, value_untracked_usd) AS value_usd,
+       reports.token_tracked_share(trusted, reserve, price_usd, backing_usd) AS share
 FROM reports.token_prices_daily;
 
 -- Tracked and untracked value, volume and fees of every pool day.
 CREATE OR REPLACE VIEW reports.pool_day_tracked AS
 WITH s AS (
   SELECT s.*,
-         CASE WHEN s.trusted THEN s.reserve * s.price_usd WHEN s.other_trusted THEN coalesce(s.reserve * v.price_usd * v.share, 0) ELSE 0 END AS tracked_value
+         reports.side_tracked_value(s.trusted, s.other_trusted, s.reserve, s.price_usd, v.price_usd, v.share) AS tracked_value
   FROM reports.pool_day_sides s
   LEFT JOIN reports.token_value_daily v ON v.chain_id = s.chain_id AND v.day = s.day AND v.token = s.token
 ), pool AS (
@@ -181,15 +194,15 @@ WITH sides AS MATERIALIZED (
   LEFT JOIN bound b ON b.chain_id = t.chain_id AND b.time = t.time AND b.token = t.token
 )
 SELECT *,
-       CASE WHEN trusted THEN value_untracked_usd WHEN price_usd IS NOT NULL THEN least(reserve * price_usd, backing_usd) ELSE 0 END AS value_usd,
-       CASE WHEN trusted THEN 1 WHEN reserve * price_usd > 0 THEN least(1, backing_usd / (reserve * price_usd)) ELSE 0 END AS share
+       reports.token_tracked_value(trusted, reserve, price_usd, backing_usd, value_untracked_usd) AS value_usd,
+       reports.token_tracked_share(trusted, reserve, price_usd, backing_usd) AS share
 FROM priced;
 
 -- Tracked and untracked TVL of every pool at every snapshot, by the rules of `pool_day_tracked`.
 CREATE OR REPLACE VIEW reports.pool_snapshot_tracked AS
 WITH s AS (
   SELECT s.*,
-         CASE WHEN s.trusted THEN s.reserve * s.price_usd WHEN s.other_trusted THEN coalesce(s.reserve * v.price_usd * v.share, 0) ELSE 0 END AS tracked_value
+         reports.side_tracked_value(s.trusted, s.other_trusted, s.reserve, s.price_usd, v.price_usd, v.share) AS tracked_value
   FROM reports.pool_snapshot_sides s
   LEFT JOIN reports.token_prices_snapshot v ON v.chain_id = s.chain_id AND v.time = s.time AND v.token = s.token
 ), pool AS (
