@@ -136,8 +136,7 @@ const daysBetween = (from: string, to: string) => (Date.parse(to) - Date.parse(f
  * those that traded it, the last such price up to `carryDays` old.
  */
 export function tokenDays(sides: readonly Side[], carryDays = CARRY_DAYS): Map<string, TokenDay> {
-  const groups = new Map<string, Side[]>();
-  for (const s of sides) groups.set(`${s.day}/${s.token}`, [...(groups.get(`${s.day}/${s.token}`) ?? []), s]);
+  const groups = groupBy(sides, (s) => `${s.day}/${s.token}`);
   // The day's own derived price per token, by day.
   const derived = new Map<string, Map<string, Decimal>>();
   for (const [key, list] of groups) {
@@ -152,7 +151,9 @@ export function tokenDays(sides: readonly Side[], carryDays = CARRY_DAYS): Map<s
       if (!best || backing.gt(best.backing) || (backing.eq(best.backing) && s.pool < best.pool))
         best = { backing, pool: s.pool, price };
     }
-    if (best) derived.set(token, new Map([...(derived.get(token) ?? []), [day, best.price]]));
+    if (!best) continue;
+    if (!derived.has(token)) derived.set(token, new Map());
+    derived.get(token)!.set(day, best.price);
   }
   const out = new Map<string, TokenDay>();
   for (const [key, list] of groups) {
@@ -206,11 +207,21 @@ export function poolTracked(pair: readonly Side[], tokens: ReadonlyMap<string, T
   return sum;
 }
 
+/** Items grouped by a key, in their order. */
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = m.get(k);
+    if (list) list.push(item);
+    else m.set(k, [item]);
+  }
+  return m;
+}
+
 /** The sides of each pool (`<day>/<pool>`). */
 export function byPool(sides: readonly Side[]): Map<string, Side[]> {
-  const m = new Map<string, Side[]>();
-  for (const s of sides) m.set(`${s.day}/${s.pool}`, [...(m.get(`${s.day}/${s.pool}`) ?? []), s]);
-  return m;
+  return groupBy(sides, (s) => `${s.day}/${s.pool}`);
 }
 
 /** The median, the mean of the two middle values for an even count (as DuckDB's `median` of numbers). */
