@@ -26,6 +26,7 @@ import { lit, qt } from '../src/util/sql.ts';
 import { query } from '../test/support/sandbox-client.ts';
 import { CHAIN, ceilingInsert, SWAPS } from './ceiling.ts';
 import { lakeBench } from './lake-bench.ts';
+import { median, must } from './util.ts';
 
 const QUICK = process.argv.includes('--quick');
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : undefined;
@@ -416,10 +417,6 @@ async function exportRun(
   } finally {
     await w.close();
   }
-}
-
-function must(r: { code: number | null; out: string }, what: string): void {
-  if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}):\n${r.out.slice(-2000)}`);
 }
 
 /**
@@ -901,8 +898,6 @@ function timed(args: string[], env: NodeJS.ProcessEnv): Promise<{ secs: number; 
     });
   });
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function startup(): Promise<void> {
   log('start-up: --version and status on an empty folder, 9 runs each');

@@ -16,6 +16,7 @@ import { CHAINS } from '../src/config/chains.ts';
 import { openLakeDb, reportViews } from '../src/reports/views.ts';
 import { type SandboxProcess, startSandbox } from '../src/sandbox/spawn.ts';
 import { lit, qt } from '../src/util/sql.ts';
+import { median, must } from './util.ts';
 
 /** What the suite lends this section. */
 export interface LakeBenchContext {
@@ -40,7 +41,6 @@ export interface LakeBenchContext {
   readonly target: (t: { n: number; what: string; want: string; got: string; met: boolean; sized?: boolean }) => void;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const NOW = '2026-01-01T00:00:00Z';
 
 /** Parquet files under a folder. */
@@ -94,6 +94,15 @@ async function compactedCopy(dataDir: string, copyDir: string): Promise<void> {
   }
 }
 
+/** `pool-export run` of every job on some chains into one data folder; stops the suite if it fails. */
+function runner(cx: LakeBenchContext, sb: SandboxProcess, dir: string, chains: string[]) {
+  return async (what: string) => {
+    const r = await cx.exportRun(sb.url, sb.apiKey, dir, ['--chains', chains.join(',')]);
+    must(r, what);
+    return r;
+  };
+}
+
 export async function lakeBench(cx: LakeBenchContext): Promise<void> {
   const names = cx.quick ? ['bsc', 'polygon'] : Object.keys(CHAINS);
   const ids = names.map((n) => CHAINS[n]!);
@@ -103,11 +112,7 @@ export async function lakeBench(cx: LakeBenchContext): Promise<void> {
   );
   const sb = await startSandbox(['--scale', scale, '--chains', ids.join(','), '--now', NOW]);
   const dir = join(cx.work, 'lake-demo');
-  const run = async (what: string) => {
-    const r = await cx.exportRun(sb.url, sb.apiKey, dir, ['--chains', names.join(',')]);
-    if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}):\n${r.out.slice(-2000)}`);
-    return r;
-  };
+  const run = runner(cx, sb, dir, names);
   try {
     await run('first run');
     // 10: an incremental run after 100 new blocks, then a run with nothing new.
@@ -184,7 +189,7 @@ export async function lakeBench(cx: LakeBenchContext): Promise<void> {
       met: worst.ratio <= 2,
     });
   } finally {
-    await (sb as SandboxProcess).stop();
+    await sb.stop();
   }
   await manyRuns(cx);
 }
@@ -195,10 +200,7 @@ async function manyRuns(cx: LakeBenchContext): Promise<void> {
   cx.log(`lake: ${runs} scheduled-style runs on bsc`);
   const sb = await startSandbox(['--scale', '1000', '--chains', '56', '--now', NOW]);
   const dir = join(cx.work, 'lake-runs');
-  const run = async (what: string) => {
-    const r = await cx.exportRun(sb.url, sb.apiKey, dir, ['--chains', 'bsc']);
-    if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}):\n${r.out.slice(-2000)}`);
-  };
+  const run = runner(cx, sb, dir, ['bsc']);
   const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
   try {
     await run('first run');
