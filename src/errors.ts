@@ -148,6 +148,18 @@ export class MigrationNeededError extends Error {
   }
 }
 
+/** A lake of another layout than this version's, met by a command that reads or writes it. */
+export class LakeLayoutError extends Error {
+  constructor(lake: string, version: { readonly found: number; readonly needed: number }) {
+    super(
+      version.found < version.needed
+        ? `the lake ${lake} was written by an earlier pool-export (layout ${version.found}; this one reads layout ${version.needed}); run \`pool-export migrate\` (or any \`pool-export run\`) on this data folder to rewrite it in place`
+        : `the lake ${lake} was written by a newer pool-export (layout ${version.found}; this one knows ${version.needed}); use that version, or a copy of the data folder`,
+    );
+    this.name = 'LakeLayoutError';
+  }
+}
+
 /** Exit code for bad usage (unknown flag, invalid value). */
 export const EXIT_USAGE = 2;
 /** Exit code for a failure at run time. */

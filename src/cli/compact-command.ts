@@ -1,8 +1,9 @@
-/** `pool-export compact`: merges the lake's per-run part files, partition by partition. */
+/** `pool-export compact`: rewrites each lake month whose files are more than its rows need. */
 
 import { trackedSettings } from '../config/config.ts';
 import { compactLake } from '../lake/compact.ts';
 import { writeViewsFile } from '../reports/views.ts';
+import { Warehouse } from '../store/warehouse.ts';
 import type { CommandBody } from './commands.ts';
 import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
 
@@ -11,8 +12,13 @@ export const compactCommand: CommandBody<MaintenanceArgs> = {
   builder: (y) => maintenanceOptions(y),
   handler: (a) =>
     withDataLock(a, 'compact', async (config) => {
-      const r = await compactLake(config.dataDir);
-      await writeViewsFile(config.dataDir, trackedSettings(config));
-      process.stdout.write(`compacted ${r.files} files in ${r.partitions} partitions\n`);
+      const w = await Warehouse.open(config.dataDir);
+      try {
+        const r = await compactLake(w, config.dataDir);
+        await writeViewsFile(config.dataDir, trackedSettings(config));
+        process.stdout.write(`compacted ${r.files} files in ${r.partitions} partitions\n`);
+      } finally {
+        await w.close();
+      }
     }),
 };

@@ -1,7 +1,7 @@
 /** `pool-export migrate`: brings a warehouse written by an earlier version to this one's schema, and rebuilds the lake. */
 
 import { trackedSettings } from '../config/config.ts';
-import { writeLake } from '../lake/lake-writer.ts';
+import { updateLake } from '../lake/migrate-lake.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { SCHEMA_VERSION } from '../store/migrations.ts';
 import { StatusKeeper } from '../store/status-file.ts';
@@ -17,7 +17,7 @@ export const migrateCommand: CommandBody<MaintenanceArgs> = {
       // Opening for writing migrates, in one transaction; the lake files it marked are then rewritten.
       const w = await Warehouse.open(config.dataDir);
       try {
-        const files = await writeLake(w, config.dataDir);
+        const files = await updateLake(w, config.dataDir);
         await writeViewsFile(config.dataDir, trackedSettings(config));
         await (await StatusKeeper.start(w, config.dataDir, 'migrate')).end();
         process.stdout.write(

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { trackedSettings } from '../config/config.ts';
 import { diskFullMessage, explainWriteError, isDiskFull } from '../errors.ts';
-import { writeLake } from '../lake/lake-writer.ts';
+import { updateLake } from '../lake/migrate-lake.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { freeBytes, spillSpaceProblem } from '../store/spill-space.ts';
@@ -73,7 +73,7 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
       let lakeError: string | undefined;
       try {
         const started = performance.now();
-        const files = await writeLake(warehouse, args.config.dataDir);
+        const files = await updateLake(warehouse, args.config.dataDir);
         await writeViewsFile(args.config.dataDir, trackedSettings(args.config));
         // `ms`: the lake write and the views file, the part of a run after its tasks.
         args.log('lake-written', { runId, files, ms: Math.round(performance.now() - started) });

@@ -1,48 +1,69 @@
-/** Compaction: merges the per-run part files of each lake partition into one file (temp name, rename, then delete). */
+/**
+ * Compaction: a month whose files are more than its rows need (`FILE_ROWS` each) is rewritten from its own files. Runs
+ * keep months compact as they write (`lake-writer.ts`); what can leave a month with a small file in its middle is a
+ * rewrite deep in the past, after the upstream reorganized blocks a whole file back.
+ */
 
-import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { duckdb } from '../store/warehouse.ts';
+import { DATASETS } from '../catalog/catalog.ts';
+import { CHAINS } from '../config/chains.ts';
+import { LakeLayoutError } from '../errors.ts';
+import type { Warehouse } from '../store/warehouse.ts';
 import { lit } from '../util/sql.ts';
-import { LAKE_DIR } from './layout.ts';
+import { recoverPublish, writeMonths } from './lake-writer.ts';
+import {
+  byMonth,
+  chainDir,
+  FILE_ROWS,
+  LAKE_DIR,
+  LAYOUT_VERSION,
+  lakeLayout,
+  type TablePart,
+  tableDir,
+} from './layout.ts';
 
-/** Folders holding more than one part file. */
-function partitions(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const names = readdirSync(dir);
-  const parts = names.filter((n) => n.startsWith('part-') && n.endsWith('.parquet'));
-  const here = parts.length > 1 ? [dir] : [];
-  return [
-    ...here,
-    ...names
-      .filter((n) => n !== '.tmp' && statSync(join(dir, n)).isDirectory())
-      .flatMap((n) => partitions(join(dir, n))),
-  ];
-}
-
-/** Compacts the lake of a data folder; the caller holds the data-folder lock. Returns partitions and files merged. */
-export async function compactLake(dataDir: string): Promise<{ partitions: number; files: number }> {
-  const instance = await (await duckdb()).DuckDBInstance.create(':memory:');
-  const conn = await instance.connect();
+/** Compacts the lake of a data folder; the caller holds the data-folder lock. Returns the months and files merged. */
+export async function compactLake(
+  w: Warehouse,
+  dataDir: string,
+  fileRows = FILE_ROWS,
+): Promise<{ partitions: number; files: number }> {
+  const lake = join(dataDir, LAKE_DIR);
+  const layout = lakeLayout(lake);
+  if (layout === null) return { partitions: 0, files: 0 };
+  if (layout !== LAYOUT_VERSION) throw new LakeLayoutError(lake, { found: layout, needed: LAYOUT_VERSION });
+  recoverPublish(lake);
+  let partitions = 0;
   let files = 0;
-  const dirs = partitions(join(dataDir, LAKE_DIR));
-  try {
-    for (const dir of dirs) {
-      const parts = readdirSync(dir)
-        .filter((n) => n.startsWith('part-') && n.endsWith('.parquet'))
-        .sort()
-        .map((n) => join(dir, n));
-      const target = join(dir, `part-compacted-${Date.now()}.parquet`);
-      await conn.run(
-        `COPY (SELECT * FROM read_parquet([${parts.map(lit).join(', ')}], union_by_name = true)) TO ${lit(`${target}.tmp`)} (FORMAT parquet, COMPRESSION zstd)`,
-      );
-      renameSync(`${target}.tmp`, target);
-      for (const p of parts) rmSync(p);
-      files += parts.length;
+  for (const ds of DATASETS)
+    for (const part of ['data', 'history'] as TablePart[]) {
+      const dir = tableDir(lake, ds, part);
+      if (!byMonth(ds, part) || !existsSync(dir)) continue;
+      for (const chain of readdirSync(dir).filter((n) => n.startsWith('chain='))) {
+        const name = chain.slice('chain='.length);
+        const chainId = CHAINS[name] ?? Number(name);
+        const base = chainDir(lake, { ds, chainId }, part);
+        for (const folder of readdirSync(base).filter((n) => n.startsWith('month='))) {
+          const old = readdirSync(join(base, folder))
+            .filter((n) => /^part-\d{5}\.parquet$/.test(n))
+            .sort()
+            .map((n) => ({ n: Number(n.slice(5, 10)), path: join(base, folder, n) }));
+          if (old.length < 2) continue;
+          const list = `[${old.map((f) => lit(f.path)).join(', ')}]`;
+          const rows = Number(
+            (await w.all(`SELECT count(*) AS n FROM read_parquet(${list}, hive_partitioning = false)`))[0]!.n,
+          );
+          if (old.length <= Math.ceil(rows / fileRows)) continue;
+          const target = { ds, chainId, part, root: lake, lake, fileRows };
+          await writeMonths(w, target, {
+            source: `SELECT * FROM read_parquet(${list}, hive_partitioning = false)`,
+            plans: [{ month: folder.slice(6), from: 1, old }],
+          });
+          partitions++;
+          files += old.length;
+        }
+      }
     }
-  } finally {
-    conn.closeSync();
-    instance.closeSync();
-  }
-  return { partitions: dirs.length, files };
+  return { partitions, files };
 }

@@ -1,47 +1,77 @@
 /**
- * DuckDB over the Parquet lake: one view per dataset, named like its warehouse table (`dodoex.swaps`…). The reports
- * build on them (see `reports/views.ts`).
+ * DuckDB over the Parquet lake: one view per dataset, named like its warehouse table (`dodoex.swaps`…), and one per
+ * mutable entity's history (`dodoex.pairs_history`…). The reports build on them (see `reports/views.ts`).
+ *
+ * Every file of a table has the same schema (layout 2), so a view binds from one file's footer: no `union_by_name`,
+ * which reads every footer. The partition folders are typed (`chain` and `month` are text), so DuckDB skips the
+ * partitions a filter on them excludes without opening their files, and a query reads only the footers of the files
+ * it scans.
  */
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { DATASETS, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
+import { DATASETS, type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
+import { LakeLayoutError } from '../errors.ts';
 import { createTable } from '../store/ddl.ts';
 import { lit, q, qt } from '../util/sql.ts';
-import { datasetDir, LAKE_DIR, viewGlob } from './layout.ts';
+import {
+  byMonth,
+  LAKE_DIR,
+  LAYOUT_VERSION,
+  lakeLayout,
+  lakeSelect,
+  type TablePart,
+  tableDir,
+  tableGlob,
+} from './layout.ts';
 
-/** Whether a folder holds a Parquet file at any depth (skipping the `history` folder of mutable datasets). */
-function hasParquet(dir: string): boolean {
+/** Whether a table path holds a Parquet file in one of its chain (and month) folders. */
+function hasFiles(dir: string, depth: number): boolean {
   if (!existsSync(dir)) return false;
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (name.endsWith('.parquet')) return true;
-    if (name !== 'history' && statSync(p).isDirectory() && hasParquet(p)) return true;
+  return readdirSync(dir, { withFileTypes: true }).some((e) =>
+    depth === 0 ? e.isFile() && e.name.endsWith('.parquet') : e.isDirectory() && hasFiles(join(dir, e.name), depth - 1),
+  );
+}
+
+/** The view of one table path, or an empty table of its columns where the lake has no file of it yet. */
+async function defineView(
+  conn: DuckDBConnection,
+  lake: string,
+  view: { readonly ds: Dataset; readonly part: TablePart },
+): Promise<void> {
+  const { ds, part } = view;
+  const name = part === 'history' ? `${ds.table}_history` : ds.table;
+  const months = byMonth(ds, part);
+  if (hasFiles(tableDir(lake, ds, part), months ? 2 : 1)) {
+    const types = months ? "{'chain': VARCHAR, 'month': VARCHAR}" : "{'chain': VARCHAR}";
+    await conn.run(
+      `CREATE OR REPLACE VIEW ${qt(name)} AS SELECT * FROM read_parquet(${lit(tableGlob(lake, ds, part))}, hive_partitioning = true, hive_types = ${types})`,
+    );
+    return;
   }
-  return false;
+  // No file yet: an empty table with the view's columns, so that queries still bind.
+  const empty = `${WAREHOUSE_SCHEMA[ds.schema]}._empty_${ds.table.split('.')[1]}`;
+  const scratch = qt(empty);
+  await conn.run(createTable({ ...ds, table: empty }));
+  await conn.run(
+    `CREATE OR REPLACE TABLE ${qt(name)} AS SELECT ${lakeSelect(ds)}, NULL::VARCHAR AS chain${months ? ', NULL::VARCHAR AS month' : ''} FROM ${scratch}`,
+  );
+  await conn.run(`DROP TABLE ${scratch}`);
 }
 
 /**
- * Creates a view per dataset over its Parquet files, named like its warehouse table (or an empty table where the lake
- * has no file yet, so that queries still bind).
+ * Creates a view per dataset over its Parquet files, named like its warehouse table, and one per mutable entity's
+ * history. A lake of another layout is refused with the command that migrates it.
  */
 export async function defineDatasetViews(conn: DuckDBConnection, dataDir: string): Promise<void> {
   const lake = join(dataDir, LAKE_DIR);
+  const layout = lakeLayout(lake);
+  if (layout !== null && layout !== LAYOUT_VERSION)
+    throw new LakeLayoutError(lake, { found: layout, needed: LAYOUT_VERSION });
   for (const s of new Set(Object.values(WAREHOUSE_SCHEMA))) await conn.run(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
   for (const ds of DATASETS) {
-    const glob = viewGlob(lake, ds);
-    const root = ds.kind === 'mutable' ? join(datasetDir(lake, ds), 'current') : datasetDir(lake, ds);
-    if (hasParquet(root)) {
-      // Partition columns: `chain` (the chain's name) stays; `day` duplicates the row's own time columns.
-      const exclude = ds.kind === 'mutable' ? '' : ' EXCLUDE (day)';
-      await conn.run(
-        `CREATE OR REPLACE VIEW ${qt(ds.table)} AS SELECT *${exclude} FROM read_parquet(${lit(glob)}, hive_partitioning = true, union_by_name = true)`,
-      );
-    } else {
-      // No file yet: an empty table with the view's columns (the `chain` partition included), so that queries still bind.
-      await conn.run(createTable(ds));
-      await conn.run(`ALTER TABLE ${qt(ds.table)} ADD COLUMN chain VARCHAR`);
-    }
+    await defineView(conn, lake, { ds, part: 'data' });
+    if (ds.kind === 'mutable') await defineView(conn, lake, { ds, part: 'history' });
   }
 }

@@ -1,37 +1,40 @@
 /**
- * Writes each run's new data to the Parquet lake (zstd, Hive partitions), every file under a temporary name first.
- * - events and buckets: `<schema>/<table>/chain=<name>/day=<day>/data.parquet`; a run replaces only the day files it
- *   touched (its re-read window and the open day); older days are never rewritten;
- * - mutable entities: `current/chain=<name>/data.parquet` (the state now) and
- *   `history/chain=<name>/day=<day>/part-<run>.parquet` (the rows this run read);
- * - snapshots and the liquidity list: `chain=<name>/day=<day>/part-<run>.parquet`, appended per run.
- * The day partition is named `day` because bucket datasets already have a `date` column.
+ * Brings the Parquet lake (layout in `layout.ts`) up to the warehouse after each run, touching only what changed:
+ * - events and buckets: the files of the months from the run's re-read window on, from the first file whose rows reach
+ *   into it (usually the month's open file alone); the files before it are left as they are;
+ * - snapshots, the liquidity list and mutable history: the month's open file takes the run's rows (keyed by `id` and
+ *   `_run_id`, so that writing a run twice never doubles it);
+ * - the state of mutable entities: one file per chain, replaced.
+ * A month's rows are written in key order, `FILE_ROWS` per file: a run rewrites its open file until it is full, then
+ * starts the next, so the file count grows with the data, not with the runs, and nothing has to compact the lake.
+ *
+ * Every file is written under `.tmp/` first. A write is then published by renames over the files it replaces (a reader
+ * that lists the folder sees the old file or the new one, never both), then the files it no longer needs are removed;
+ * the list of those steps is saved first (`.tmp/publish.json`) and finished by the next write if the process dies
+ * halfway, so no file is ever left half-published.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
+import { LakeLayoutError } from '../errors.ts';
 import type { Warehouse } from '../store/warehouse.ts';
-import { lit, qt } from '../util/sql.ts';
-import { chainDir, dayExpr, LAKE_DIR } from './layout.ts';
+import { lit, q, qt } from '../util/sql.ts';
+import {
+  chainDir,
+  FILE_ROWS,
+  LAKE_DIR,
+  LAYOUT_FILE,
+  LAYOUT_VERSION,
+  lakeLayout,
+  lakeSelect,
+  monthExpr,
+  orderKey,
+  seqColumn,
+  type TablePart,
+} from './layout.ts';
 
 /** Rows per Parquet row group: large enough for good compression, small enough for readers to skip groups. */
 const ROW_GROUP_SIZE = 122_880;
-
-/** Seconds per day partition. */
-const DAY = 86_400;
-
-/**
- * Rows a partitioned COPY buffers before it flushes its open day files: memory stays flat whatever the backfill's size.
- * A flush starts another file in a partition, so a day can hold several files (`compact` merges them).
- */
-const FLUSH_THRESHOLD_ROWS = 100_000;
-
-/**
- * Day files a partitioned COPY keeps open at once (DuckDB's default, set here so that the bound is ours): past it,
- * DuckDB closes them and opens new ones, which starts another file in a partition, as a flush does. It bounds the
- * memory of one COPY however many days it writes, so a rewrite is one COPY, one scan of the table.
- */
-const MAX_OPEN_FILES = 100;
 
 /**
  * zstd at level 1 rather than DuckDB's 3: on 102,101 swaps (61 day files) the COPY took 454–467 ms against 589–655 ms,
@@ -41,161 +44,348 @@ const ZSTD_LEVEL = 1;
 
 const COPY_OPTS = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
 
-/**
- * Moves every file of a temporary partitioned tree into place, one atomic rename per file. A partition's files are
- * named `<base>.parquet`, `<base>-1.parquet`, …; with `replace`, files of an earlier write under the same base that
- * this write did not renew are removed, so a rewritten day never keeps stale rows.
- */
-export function moveTree(
-  tmp: string,
-  dest: string,
-  files: { readonly base: string; readonly replace: boolean },
-): number {
-  const { base, replace } = files;
-  let n = 0;
-  if (!existsSync(tmp)) return 0;
-  for (const part of readdirSync(tmp)) {
-    const target = join(dest, part);
-    mkdirSync(target, { recursive: true });
-    const names = readdirSync(join(tmp, part))
-      .sort()
-      .map((file, i) => [file, i === 0 ? `${base}.parquet` : `${base}-${i}.parquet`] as const);
-    for (const [file, name] of names) renameSync(join(tmp, part, file), join(target, name));
-    if (replace) {
-      const kept = new Set(names.map(([, name]) => name));
-      for (const old of readdirSync(target))
-        if (!kept.has(old) && (old === `${base}.parquet` || (old.startsWith(`${base}-`) && old.endsWith('.parquet'))))
-          rmSync(join(target, old));
+/** The name of a month's `n`-th file. */
+const partName = (n: number) => `part-${String(n).padStart(5, '0')}.parquet`;
+const PART = /^part-(\d{5})\.parquet$/;
+
+/** The steps that publish a write: renames of finished files into place, then removals. */
+interface Publish {
+  readonly renames: [from: string, to: string][];
+  readonly removes: string[];
+}
+
+const journalFile = (lake: string) => join(lake, '.tmp', 'publish.json');
+
+function replay(p: Publish): void {
+  for (const [from, to] of p.renames)
+    if (existsSync(from)) {
+      mkdirSync(dirname(to), { recursive: true });
+      renameSync(from, to);
     }
-    n += names.length;
+  for (const f of p.removes) rmSync(f, { force: true });
+  // A month left without files goes too, so that no empty partition folder stays behind.
+  for (const f of p.removes) {
+    const dir = dirname(f);
+    if (existsSync(dir) && readdirSync(dir).length === 0) rmSync(dir, { recursive: true });
   }
-  return n;
 }
 
-/** The statement that writes a dataset's rows (those `where` selects) partitioned by day into `tmp`. */
-export function partitioned(ds: Dataset, where: string, tmp: string): string {
-  return `COPY (SELECT *, ${dayExpr(ds)} AS day FROM ${qt(ds.table)} WHERE ${where}) TO ${lit(tmp)} (${COPY_OPTS}, PARTITION_BY (day), FILENAME_PATTERN 'data')`;
+/** Publishes a write: the journal first, so that a crash in the middle is finished by `recoverPublish`. */
+function publish(lake: string, p: Publish): void {
+  const file = journalFile(lake);
+  writeFileSync(`${file}.tmp`, JSON.stringify(p));
+  renameSync(`${file}.tmp`, file);
+  replay(p);
+  rmSync(file);
 }
 
-/** What the lake lacks for one dataset and chain (a row of `_pool_export.lake_pending`). */
-interface Pending {
+/** Finishes a publish that a dead process left halfway, then clears the temporary folder. */
+export function recoverPublish(lake: string): void {
+  const file = journalFile(lake);
+  if (existsSync(file)) {
+    replay(JSON.parse(readFileSync(file, 'utf8')) as Publish);
+    rmSync(file);
+  }
+  rmSync(join(lake, '.tmp'), { recursive: true, force: true });
+}
+
+/** The `part-` files of a month folder, in order. */
+function monthFiles(dir: string): { n: number; path: string }[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((name) => PART.exec(name))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ n: Number(m[1]), path: join(dir, m[0]) }))
+    .sort((a, b) => a.n - b.n);
+}
+
+/** The month folders of a chain folder, by month. */
+function monthsIn(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((n) => /^month=\d{4}-\d{2}$/.test(n))
+    .map((n) => n.slice(6))
+    .sort();
+}
+
+/** Where one write goes: a dataset's table path of one chain, under a lake root (the lake, or a staging copy). */
+export interface Target {
   readonly ds: Dataset;
   readonly chainId: number;
-  readonly fromSeq: number | null;
-  readonly runs: readonly string[];
-  /** Rewrite every file of the dataset and chain, replacing its folders whole. */
-  readonly rebuild: boolean;
+  readonly part: TablePart;
+  /** The lake or staging root the files go to. */
+  readonly root: string;
+  /** The lake, whose `.tmp/` holds the files being written. */
+  readonly lake: string;
+  /** Rows per file (`FILE_ROWS`; tests set fewer). */
+  readonly fileRows: number;
 }
 
-/** The folders of one dataset and chain in the lake. */
-const PARTS = ['data', 'current', 'history'] as const;
-
-/**
- * Rebuilds every file of one dataset and chain: written into a staging lake, then each of its folders replaces the
- * live one by rename (the old one moved aside first, then removed), so readers never see a mix of old and new types.
- */
-async function rebuildPending(w: Warehouse, lake: string, p: Pending): Promise<number> {
-  const staging = join(lake, '.tmp', `rebuild-${p.ds.name}-${p.chainId}`);
-  rmSync(staging, { recursive: true, force: true });
-  try {
-    const files = await writePending(w, { ...p, rebuild: false }, { root: staging, lake });
-    for (const part of PARTS) {
-      const live = chainDir(lake, p, part);
-      const staged = chainDir(staging, p, part);
-      const aside = `${live}.old`;
-      rmSync(aside, { recursive: true, force: true });
-      if (existsSync(live)) renameSync(live, aside);
-      if (existsSync(staged)) {
-        mkdirSync(dirname(live), { recursive: true });
-        renameSync(staged, live);
-      }
-      rmSync(aside, { recursive: true, force: true });
-    }
-    return files;
-  } finally {
-    rmSync(staging, { recursive: true, force: true });
-  }
+/** What to rewrite in one month: its files from number `from` on are replaced by the rows of the write. */
+export interface MonthPlan {
+  readonly month: string;
+  readonly from: number;
+  readonly old: readonly { n: number; path: string }[];
 }
 
+let tmpSeq = 0;
+
 /**
- * Writes the lake files one dataset and chain lacks into `root` (the lake, or a staging copy of it; temporary files
- * go under `lake`); returns the files written. Rewriting the same files is harmless.
+ * Writes `source` (a query with the lake's columns) into the months of `plans`, in key order and `FILE_ROWS` per file,
+ * numbered from each plan's `from`; then publishes them over the files they replace. Returns the files written.
  */
-async function writePending(
+export async function writeMonths(
   w: Warehouse,
-  p: Pending,
-  dirs: { readonly root: string; readonly lake: string },
+  t: Target,
+  write: { readonly source: string; readonly plans: readonly MonthPlan[] },
 ): Promise<number> {
-  const { root, lake } = dirs;
-  const { ds, chainId: chain } = p;
-  const tmp = join(lake, '.tmp', `${p.runs[0]}-${ds.name}-${chain}`);
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(dirname(tmp), { recursive: true });
+  if (write.plans.length === 0) return 0;
+  const tmp = join(t.lake, '.tmp', `w${process.pid}-${++tmpSeq}`);
+  mkdirSync(tmp, { recursive: true });
   try {
-    if (ds.kind === 'event' || ds.kind === 'bucket') {
-      // Rewrite the days from the start of the re-read window on; they were replaced in the warehouse too.
-      const from = Math.floor((p.fromSeq ?? 0) / DAY) * DAY;
-      const seq = ds.columns.find((c) => c.field === ds.seq)!.column;
-      // One COPY for every day: the rows of a backfill lie in the table in the order their shards committed them,
-      // so the zone maps of a time range cover most of the table, and a COPY per few days would scan it whole each time
-      // (measured at 5,000,100 swaps over 61 days: 45 s and 551 MB peak in chunks of 10 days, 26 s and 479 MB at once).
-      await w.exec(partitioned(ds, `chain_id = ${chain} AND "${seq}" >= ${from}`, tmp));
-      return moveTree(tmp, chainDir(root, { ds, chainId: chain }, 'data'), { base: 'data', replace: true });
-    }
-    let files = 0;
-    if (ds.kind === 'mutable') {
-      const current = join(chainDir(root, { ds, chainId: chain }, 'current'), 'data.parquet');
-      mkdirSync(dirname(current), { recursive: true });
-      await w.exec(
-        `COPY (SELECT * FROM ${qt(ds.table)} WHERE chain_id = ${chain}) TO ${lit(`${current}.tmp`)} (${COPY_OPTS})`,
-      );
-      renameSync(`${current}.tmp`, current);
-      files++;
-    }
-    // Mutable history and snapshots: one part file per run, so a run's rows can be found (and rewritten) by its id.
-    for (const runId of p.runs) {
-      rmSync(tmp, { recursive: true, force: true });
-      await w.exec(partitioned(ds, `chain_id = ${chain} AND _run_id = ${lit(runId)}`, tmp));
-      files += moveTree(tmp, chainDir(root, { ds, chainId: chain }, ds.kind === 'mutable' ? 'history' : 'data'), {
-        base: `part-${runId}`,
-        replace: true,
-      });
-    }
-    return files;
+    return await stageAndPublish(w, { ...t, tmp }, write);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
 }
 
+async function stageAndPublish(
+  w: Warehouse,
+  t: Target & { readonly tmp: string },
+  write: { readonly source: string; readonly plans: readonly MonthPlan[] },
+): Promise<number> {
+  const { tmp, fileRows } = t;
+  const { source, plans } = write;
+  const stage = join(tmp, 'stage.parquet');
+  const key = orderKey(t.ds, t.part);
+  // One sorted pass over the rows, numbered within each month; each file is then one range of those numbers.
+  await w.exec(
+    `COPY (SELECT *, row_number() OVER (PARTITION BY "month" ORDER BY ${key}) AS "_rn" FROM (SELECT *, ${monthExpr(t.ds, t.part)} AS "month" FROM (${source})) ORDER BY "month", ${key})
+     TO ${lit(stage)} (${COPY_OPTS})`,
+  );
+  const counts = new Map(
+    (
+      await w.all(
+        `SELECT "month", count(*) AS n FROM read_parquet(${lit(stage)}, hive_partitioning = false) GROUP BY ALL`,
+      )
+    ).map((r) => [String(r.month), Number(r.n)]),
+  );
+  const dir = chainDir(t.root, t, t.part);
+  const steps: Publish = { renames: [], removes: [] };
+  let written = 0;
+  for (const plan of plans) {
+    const rows = counts.get(plan.month) ?? 0;
+    const files = Math.ceil(rows / fileRows);
+    for (let i = 0; i < files; i++) {
+      const file = join(tmp, `${plan.month}-${i}.parquet`);
+      await w.exec(
+        `COPY (SELECT * EXCLUDE ("month", "_rn") FROM read_parquet(${lit(stage)}, hive_partitioning = false) WHERE "month" = ${lit(plan.month)} AND "_rn" > ${i * fileRows} AND "_rn" <= ${(i + 1) * fileRows}) TO ${lit(file)} (${COPY_OPTS})`,
+      );
+      steps.renames.push([file, join(dir, `month=${plan.month}`, partName(plan.from + i))]);
+    }
+    for (const f of plan.old) if (f.n >= plan.from + files) steps.removes.push(f.path);
+    written += files;
+  }
+  publish(t.lake, steps);
+  return written;
+}
+
+/** The month (`YYYY-MM`, UTC) of a time in seconds. */
+const monthOf = (secs: number) => new Date(secs * 1000).toISOString().slice(0, 7);
+
+/** The first second of a month. */
+const monthStart = (month: string) => Date.parse(`${month}-01T00:00:00Z`) / 1000;
+
+/**
+ * Events and buckets of one chain from `from` (seconds; null: every row) on: each month from `from`'s is rewritten
+ * from its first file whose rows reach `from` (or its open file, if that still has room), the rows before that file
+ * kept as they are.
+ */
+export async function writeSeq(w: Warehouse, t: Target, from: number | null): Promise<number> {
+  const { ds, chainId, fileRows } = t;
+  const seq = q(seqColumn(ds)!);
+  const dir = chainDir(t.root, t, t.part);
+  const first = from === null ? null : monthOf(from);
+  const months = new Set(monthsIn(dir).filter((m) => first === null || m >= first));
+  for (const r of await w.all(
+    `SELECT DISTINCT ${monthExpr(ds, t.part)} AS m FROM ${qt(ds.table)} WHERE chain_id = $1 AND ${seq} >= $2`,
+    [chainId, first === null ? 0 : monthStart(first)],
+  ))
+    months.add(String(r.m));
+  const plans: MonthPlan[] = [];
+  // The rows the first month keeps: those up to the last row of the file before the first one rewritten.
+  let keep = '';
+  for (const month of [...months].sort()) {
+    const old = monthFiles(join(dir, `month=${month}`));
+    let start = 0;
+    if (month === first && old.length > 0) {
+      const his = await w.all(
+        `SELECT file_name AS f, max(TRY_CAST(stats_max_value AS BIGINT)) AS hi, sum(row_group_num_rows) AS n
+         FROM parquet_metadata(${listLit(old.map((f) => f.path))}) WHERE path_in_schema = ${lit(seqColumn(ds)!)} GROUP BY ALL`,
+      );
+      const stat = new Map(his.map((r) => [String(r.f), { hi: Number(r.hi), rows: Number(r.n) }]));
+      start = old.findIndex((f) => stat.get(f.path)!.hi >= from!);
+      if (start < 0) start = stat.get(old.at(-1)!.path)!.rows < fileRows ? old.length - 1 : old.length;
+      if (start > 0) {
+        const last = await w.all(
+          `SELECT ${seq} AS s, id FROM read_parquet(${lit(old[start - 1]!.path)}, hive_partitioning = false) ORDER BY ${seq} DESC, id DESC LIMIT 1`,
+        );
+        keep = ` AND (${seq} > ${Number(last[0]!.s)} OR (${seq} = ${Number(last[0]!.s)} AND id > ${lit(String(last[0]!.id))}))`;
+      }
+    }
+    plans.push({ month, from: start < old.length ? old[start]!.n : (old.at(-1)?.n ?? 0) + 1, old });
+  }
+  const lo = first === null ? 0 : monthStart(first);
+  return writeMonths(w, t, {
+    source: `SELECT ${lakeSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = ${chainId} AND ${seq} >= ${lo}${keep}`,
+    plans,
+  });
+}
+
+const listLit = (xs: readonly string[]) => `[${xs.map(lit).join(', ')}]`;
+
+/**
+ * Snapshots, the liquidity list and mutable history of one chain: the rows of `runs` go into their months' files,
+ * replacing any row of the same `id` and run already there (a run written twice is not doubled). Each month is
+ * rewritten from its first file holding a row of those runs, or else from its open file if that still has room.
+ * With `all`, every month is rewritten from its first file (after a change of the lake's column types); `ids` null
+ * takes every row of the chain.
+ */
+export async function writeRuns(
+  w: Warehouse,
+  t: Target,
+  runs: { readonly ids: readonly string[] | null; readonly all: boolean },
+): Promise<number> {
+  const { ds, chainId, fileRows } = t;
+  const dir = chainDir(t.root, t, t.part);
+  const inRuns =
+    runs.ids === null ? 'true' : `_run_id IN (${runs.ids.length > 0 ? runs.ids.map(lit).join(', ') : 'NULL'})`;
+  const fresh = `SELECT ${lakeSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = ${chainId} AND ${inRuns}`;
+  const months = new Set(runs.all ? monthsIn(dir) : []);
+  for (const r of await w.all(`SELECT DISTINCT ${monthExpr(ds, t.part)} AS m FROM (${fresh})`)) months.add(String(r.m));
+  const plans: MonthPlan[] = [];
+  const kept: string[] = [];
+  for (const month of [...months].sort()) {
+    const old = monthFiles(join(dir, `month=${month}`));
+    let start = runs.all ? 0 : old.length;
+    if (!runs.all && old.length > 0) {
+      const hit = await w.all(
+        `SELECT min(filename) AS f FROM read_parquet(${listLit(old.map((f) => f.path))}, filename = true, hive_partitioning = false) WHERE ${inRuns}`,
+      );
+      const at = hit[0]?.f == null ? -1 : old.findIndex((f) => f.path === String(hit[0]!.f));
+      const open = await w.all(
+        `SELECT count(*) AS n FROM read_parquet(${lit(old.at(-1)!.path)}, hive_partitioning = false)`,
+      );
+      start = at >= 0 ? at : Number(open[0]!.n) < fileRows ? old.length - 1 : old.length;
+    }
+    kept.push(...old.slice(start).map((f) => f.path));
+    plans.push({ month, from: start < old.length ? old[start]!.n : (old.at(-1)?.n ?? 0) + 1, old });
+  }
+  const source =
+    kept.length === 0
+      ? fresh
+      : `SELECT * FROM read_parquet(${listLit(kept)}, hive_partitioning = false) f WHERE NOT EXISTS (SELECT 1 FROM (${fresh}) n WHERE n.id = f.id AND n._run_id IS NOT DISTINCT FROM f._run_id)
+         UNION ALL BY NAME ${fresh}`;
+  return writeMonths(w, t, { source, plans });
+}
+
+/** The state of one chain's mutable entities: one file, replaced. */
+export async function writeState(w: Warehouse, t: Target): Promise<number> {
+  const { ds, chainId } = t;
+  const file = join(chainDir(t.root, t, 'data'), 'data.parquet');
+  const tmp = join(t.lake, '.tmp', `s${process.pid}-${++tmpSeq}.parquet`);
+  mkdirSync(dirname(tmp), { recursive: true });
+  await w.exec(
+    `COPY (SELECT ${lakeSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = ${chainId} ORDER BY id) TO ${lit(tmp)} (${COPY_OPTS})`,
+  );
+  try {
+    publish(t.lake, { renames: [[tmp, file]], removes: [] });
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  return 1;
+}
+
+/** What the lake lacks for one dataset and chain (a row of `_pool_export.lake_pending`). */
+export interface Pending {
+  readonly ds: Dataset;
+  readonly chainId: number;
+  /** Events and buckets: the first second whose rows changed (null: only rows of `runs`). */
+  readonly fromSeq: number | null;
+  readonly runs: readonly string[];
+  /** Rewrite every file of the dataset and chain (after a change of column types). */
+  readonly rebuild: boolean;
+}
+
+/** Writes what one pending entry lists into `root` (the lake, or a staging copy of it). Returns the files written. */
+export async function writePending(
+  w: Warehouse,
+  p: Pending,
+  dirs: { readonly root: string; readonly lake: string; readonly fileRows?: number },
+): Promise<number> {
+  const t = (part: TablePart): Target => ({ fileRows: FILE_ROWS, ...dirs, ds: p.ds, chainId: p.chainId, part });
+  if (p.ds.kind === 'event' || p.ds.kind === 'bucket') {
+    let from = p.rebuild ? null : p.fromSeq;
+    if (from === null && !p.rebuild) {
+      // Only added rows: the write starts at the first of them.
+      const r = await w.all(
+        `SELECT min(${q(seqColumn(p.ds)!)}) AS s FROM ${qt(p.ds.table)} WHERE chain_id = $1 AND _run_id IN (SELECT unnest($2::VARCHAR[]))`,
+        [p.chainId, `[${p.runs.map((r) => JSON.stringify(r)).join(',')}]`],
+      );
+      if (r[0]?.s == null) return 0;
+      from = Number(r[0].s);
+    }
+    return writeSeq(w, t('data'), from);
+  }
+  const runs = { ids: p.runs, all: p.rebuild };
+  if (p.ds.kind === 'mutable') return (await writeState(w, t('data'))) + (await writeRuns(w, t('history'), runs));
+  return writeRuns(w, t('data'), runs);
+}
+
+/** Writes the layout file of a lake root. */
+export function writeLayoutFile(root: string): void {
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, `${LAYOUT_FILE}.tmp`), `${JSON.stringify({ layout: LAYOUT_VERSION })}\n`);
+  renameSync(join(root, `${LAYOUT_FILE}.tmp`), join(root, LAYOUT_FILE));
+}
+
 /**
  * Brings the lake up to the warehouse: writes what `_pool_export.lake_pending` lists (this run's commits, and those of
  * earlier runs that were killed or failed before their lake write), then clears each entry once its files are in place.
- * Returns the files written.
+ * The lake must be of this layout, or empty (`migrate-lake.ts` brings an older one). Returns the files written.
  */
-export async function writeLake(w: Warehouse, dataDir: string): Promise<number> {
+export async function writeLake(w: Warehouse, dataDir: string, fileRows = FILE_ROWS): Promise<number> {
   const lake = join(dataDir, LAKE_DIR);
+  let files = 0;
+  const layout = lakeLayout(lake);
+  if (layout !== null && layout !== LAYOUT_VERSION)
+    throw new LakeLayoutError(lake, { found: layout, needed: LAYOUT_VERSION });
+  recoverPublish(lake);
+  if (layout === null) writeLayoutFile(lake);
   const byName = new Map(DATASETS.map((d) => [d.name, d]));
-  await w.exec(`SET partitioned_write_flush_threshold = ${FLUSH_THRESHOLD_ROWS}`);
-  await w.exec(`SET partitioned_write_max_open_files = ${MAX_OPEN_FILES}`);
   const rows = await w.all(
     'SELECT chain_id, dataset, from_seq, runs, coalesce(rebuild, false) AS rebuild FROM _pool_export.lake_pending ORDER BY dataset, chain_id',
   );
-  let files = 0;
   for (const r of rows) {
     const ds = byName.get(String(r.dataset));
     const chainId = Number(r.chain_id);
-    const p: Pending | undefined = ds && {
-      ds,
-      chainId,
-      fromSeq: r.from_seq === null ? null : Number(r.from_seq),
-      runs: (r.runs as unknown[]).map(String),
-      rebuild: r.rebuild === true,
-    };
-    if (p) files += p.rebuild ? await rebuildPending(w, lake, p) : await writePending(w, p, { root: lake, lake });
+    if (ds)
+      files += await writePending(
+        w,
+        {
+          ds,
+          chainId,
+          fromSeq: r.from_seq === null ? null : Number(r.from_seq),
+          runs: (r.runs as unknown[]).map(String),
+          rebuild: r.rebuild === true,
+        },
+        { root: lake, lake, fileRows },
+      );
     await w.exec('DELETE FROM _pool_export.lake_pending WHERE chain_id = $1 AND dataset = $2', [
       chainId,
       String(r.dataset),
     ]);
   }
+  rmSync(join(lake, '.tmp'), { recursive: true, force: true });
   return files;
 }

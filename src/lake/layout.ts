@@ -1,39 +1,137 @@
-/** Where each dataset's Parquet files live in the lake, and which of its columns become partition columns. */
+/**
+ * The lake's layout (version 2): where each dataset's Parquet files live, which columns they carry, and how they are
+ * partitioned. Every file of a table has the same schema, so readers never need `union_by_name`.
+ *
+ * - events and buckets: `<schema>/<table>/chain=<name>/month=<YYYY-MM>/part-<nnnnn>.parquet`;
+ * - snapshots and the liquidity list: the same, the month being that of the run that took them (`_taken_at`);
+ * - mutable entities, their state now: `<schema>/<table>/chain=<name>/data.parquet`;
+ * - mutable entities, the rows each run read: `<schema>/<table>_history/chain=<name>/month=<YYYY-MM>/part-<nnnnn>.parquet`,
+ *   a table path of its own, so that a glob over the state never reads the history.
+ *
+ * Inside a month the files are in key order (events and buckets: their time, then `id`; the others: `_taken_at`, then
+ * `id`), `part-00001` first, each of at most `FILE_ROWS` rows; the last one is the partition's open file, the one later
+ * runs add to. Month partitions follow Dune's; the file size, DuckDB's advice on Parquet files (README, The lake).
+ *
+ * Columns: the warehouse's, in its order, with three changes for analysts: events and buckets carry `time`
+ * (TIMESTAMP WITH TIME ZONE) beside their integer seconds; the exact upstream texts of numbers (`<column>_text` in the
+ * warehouse) are one struct at the end, `_exact`, so that `SELECT *` shows one column for them rather than one per
+ * number; the partition folders give `chain` and `month`.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
+import { hasText, sqlType } from '../store/ddl.ts';
+import { q } from '../util/sql.ts';
 
 /** The lake folder inside the data folder. */
 export const LAKE_DIR = 'lake';
 
-/** The SQL expression of a row's UTC day, for date partitions. */
-export function dayExpr(ds: Dataset): string {
-  if (ds.kind === 'event') return 'strftime(to_timestamp(CAST("timestamp" AS BIGINT)), \'%Y-%m-%d\')';
-  if (ds.kind === 'bucket')
-    return `strftime(to_timestamp(CAST("${ds.seq === 'hour' ? 'hour' : 'date'}" AS BIGINT)), '%Y-%m-%d')`;
-  return "strftime(coalesce(_taken_at, now()), '%Y-%m-%d')";
+/** The layout this version writes and reads. */
+export const LAYOUT_VERSION = 2;
+
+/** The file in the lake's root that names its layout (absent in lakes written before layout 2). */
+export const LAYOUT_FILE = '_layout.json';
+
+/**
+ * Rows per file: a month's rows beyond it start another file. 250,000 swaps make a file of about 50 MB; a run rewrites
+ * at most the open file of each month it touches, so this also bounds what one run rewrites per partition.
+ */
+export const FILE_ROWS = 250_000;
+
+/** The layout of the lake in `lake`: its version, `1` for a lake of Parquet files with no layout file, null when empty. */
+export function lakeLayout(lake: string): number | null {
+  const file = join(lake, LAYOUT_FILE);
+  if (existsSync(file)) return Number((JSON.parse(readFileSync(file, 'utf8')) as { layout?: unknown }).layout);
+  return existsSync(lake) && hasParquetFile(lake) ? 1 : null;
 }
 
-/** `<lake>/<schema>/<table>` of a dataset. */
-export function datasetDir(lake: string, ds: Dataset): string {
-  return join(lake, WAREHOUSE_SCHEMA[ds.schema]!, ds.table.split('.')[1]!);
+function hasParquetFile(dir: string): boolean {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name.startsWith('.')) continue;
+    if (e.isFile() && e.name.endsWith('.parquet')) return true;
+    if (e.isDirectory() && hasParquetFile(join(dir, e.name))) return true;
+  }
+  return false;
 }
 
-/** The folder of one chain's files (current state, history or time partitions). */
+/** A dataset's table path: its rows (for mutable entities, their state now), or the rows each run read of them. */
+export type TablePart = 'data' | 'history';
+
+/** `<lake>/<schema>/<table>` (or `<table>_history`) of a dataset. */
+export function tableDir(lake: string, ds: Dataset, part: TablePart = 'data'): string {
+  const table = ds.table.split('.')[1]!;
+  return join(lake, WAREHOUSE_SCHEMA[ds.schema]!, part === 'history' ? `${table}_history` : table);
+}
+
+/** The folder of one chain in a dataset's table path. */
 export function chainDir(
   lake: string,
   of: { readonly ds: Dataset; readonly chainId: number },
-  part: 'data' | 'current' | 'history',
+  part: TablePart,
 ): string {
-  const { ds, chainId } = of;
-  const base = datasetDir(lake, ds);
-  const chain = `chain=${chainName(chainId)}`;
-  return part === 'data' ? join(base, chain) : join(base, part, chain);
+  return join(tableDir(lake, of.ds, part), `chain=${chainName(of.chainId)}`);
 }
 
-/** The glob that reads every file of a dataset's view (mutable datasets: their current state). */
-export function viewGlob(lake: string, ds: Dataset): string {
-  return ds.kind === 'mutable'
-    ? join(datasetDir(lake, ds), 'current', '*', '*.parquet')
-    : join(datasetDir(lake, ds), '*', '*', '*.parquet');
+/** Whether a table path is partitioned by month below its chains (every one but the state of mutable entities). */
+export function byMonth(ds: Dataset, part: TablePart): boolean {
+  return ds.kind !== 'mutable' || part === 'history';
+}
+
+/** The glob of every file of a table path. */
+export function tableGlob(lake: string, ds: Dataset, part: TablePart = 'data'): string {
+  return byMonth(ds, part)
+    ? join(tableDir(lake, ds, part), '*', '*', '*.parquet')
+    : join(tableDir(lake, ds, part), '*', '*.parquet');
+}
+
+/** The warehouse column of a dataset's time (`timestamp`, `date`, `hour`), for events and buckets. */
+export function seqColumn(ds: Dataset): string | undefined {
+  return ds.kind === 'event' || ds.kind === 'bucket' ? ds.columns.find((c) => c.field === ds.seq)!.column : undefined;
+}
+
+/**
+ * The order of rows in a month (and the key the run's rewrite starts from): events and buckets by their time, the
+ * others by when they were taken; then `id`.
+ */
+export function orderKey(ds: Dataset, part: TablePart): string {
+  const seq = part === 'data' ? seqColumn(ds) : undefined;
+  return seq ? `${q(seq)}, "id"` : '"_taken_at", "id"';
+}
+
+/**
+ * The SQL of a row's month (`YYYY-MM`, UTC) over a relation with the warehouse's columns: the month of its time
+ * (events and buckets) or of when it was taken. From the integer seconds, so that no time zone setting is involved.
+ */
+export function monthExpr(ds: Dataset, part: TablePart): string {
+  const seq = part === 'data' ? seqColumn(ds) : undefined;
+  const micros = seq
+    ? `CAST(${q(seq)} AS BIGINT) * 1000000`
+    : 'epoch_us(coalesce("_taken_at", CAST(now() AS TIMESTAMPTZ)))';
+  return `strftime(make_timestamp(${micros}), '%Y-%m')`;
+}
+
+/**
+ * The SELECT list that turns a relation with the warehouse's columns (a warehouse table, or a file of layout 1) into
+ * the lake's columns, each cast to its catalog type; a column the relation lacks (`has`: a file of an older version
+ * that did not read that field yet) is NULL.
+ */
+export function lakeSelect(ds: Dataset, has: (column: string) => boolean = () => true): string {
+  const seq = seqColumn(ds);
+  const col = (name: string, type: string) => `CAST(${has(name) ? q(name) : 'NULL'} AS ${type}) AS ${q(name)}`;
+  const cols: string[] = [];
+  for (const c of ds.columns) {
+    cols.push(col(c.column, sqlType(c)));
+    if (c.column === seq) cols.push(`to_timestamp(CAST(${q(seq)} AS BIGINT)) AS "time"`);
+  }
+  cols.push('CAST("chain_id" AS INTEGER) AS "chain_id"', col('_block', 'BIGINT'), col('_run_id', 'VARCHAR'));
+  cols.push(col('_taken_at', 'TIMESTAMPTZ'));
+  const texts = ds.columns.filter(hasText);
+  if (texts.length > 0) {
+    const text = (c: (typeof texts)[number]) => (has(`${c.column}_text`) ? q(`${c.column}_text`) : 'NULL');
+    cols.push(
+      `struct_pack(${texts.map((c) => `${q(c.column)} := CAST(${text(c)} AS VARCHAR)`).join(', ')}) AS "_exact"`,
+    );
+  }
+  return cols.join(', ');
 }

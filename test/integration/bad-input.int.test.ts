@@ -467,7 +467,12 @@ describe('bad input', () => {
     expect(table.stdout).toMatch(/^day +pool +volume_usd$/m);
     expect(table.stdout).toMatch(/\d(\.\d+)?[KMBT]?$/m);
     const csv = await cli(
-      ['query', 'SELECT amount_in, amount_in_text FROM dodoex.swaps ORDER BY id LIMIT 20', '--format', 'csv'],
+      [
+        'query',
+        'SELECT amount_in, _exact.amount_in AS amount_in_text FROM dodoex.swaps ORDER BY id LIMIT 20',
+        '--format',
+        'csv',
+      ],
       narrow,
     );
     for (const line of csv.stdout.trim().split('\n').slice(1)) {

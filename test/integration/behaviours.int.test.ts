@@ -77,21 +77,21 @@ describe('behaviours', () => {
     expect(await checkpointBlock(plain)).toBe(await head());
   }, 120_000);
 
-  it('an incremental run rewrites only the day files of the re-read window; older ones stay byte for byte', async () => {
+  it("an incremental run rewrites only the files of the re-read window's months; older months stay byte for byte", async () => {
     const data = join(dir, 'days');
     const env = sandboxEnv(sb, data);
     expect((await cli(['run', '--datasets', 'dodoex.swaps'], env)).code).toBe(0);
     const root = chainDir(join(data, 'lake'), { ds: SWAPS, chainId: 56 }, 'data');
     const before = files(root);
-    expect(before.size).toBeGreaterThan(5);
+    expect(before.size).toBeGreaterThanOrEqual(3);
     // Two hours of new blocks: the run re-reads one hour before its checkpoint (reorgWindowSecs), so only the last
-    // day or two can change.
+    // month or two can change.
     await sb.control('advance', { blocks: 2400 });
     expect((await cli(['run', '--datasets', 'dodoex.swaps'], env)).code).toBe(0);
     const after = files(root);
-    const days = [...before.keys()].sort();
-    const old = days.slice(0, -2);
-    expect(old.length).toBeGreaterThan(3);
+    const months = [...before.keys()].sort();
+    const old = months.slice(0, -2);
+    expect(old.length).toBeGreaterThanOrEqual(1);
     for (const f of old) expect(after.get(f), f).toEqual(before.get(f));
     // The run did write: some file is new or rewritten.
     expect([...after].some(([f, v]) => before.get(f)?.hash !== v.hash)).toBe(true);
@@ -102,7 +102,7 @@ describe('behaviours', () => {
     const data = join(dir, 'table');
     const env = sandboxEnv(sb, data);
     expect((await cli(['run', '--datasets', 'dodoex.swaps'], env)).code).toBe(0);
-    const sql = 'SELECT id, timestamp_text FROM dodoex.swaps ORDER BY timestamp_text, id LIMIT 12';
+    const sql = 'SELECT id, _exact.timestamp AS timestamp_text FROM dodoex.swaps ORDER BY timestamp_text, id LIMIT 12';
     const json = await cli(['query', sql, '--format', 'json'], env);
     const table = await cli(['query', sql, '--format', 'table'], env);
     expect(json.code, json.stderr).toBe(0);

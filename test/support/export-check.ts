@@ -201,13 +201,13 @@ export async function compareWithSandbox(
   return { mismatches, checked, rows, unavailable };
 }
 
-/** Datasets whose lake view counts other rows than the warehouse table (snapshots keep one part per run: skipped). */
+/** Datasets whose lake view counts other rows than the warehouse table. */
 export async function lakeBehindWarehouse(data: string): Promise<string[]> {
   const w = await Warehouse.open(data, { readOnly: true });
   const lake = await openLakeDb(data);
   const out: string[] = [];
   try {
-    for (const ds of DATASETS.filter((d) => d.kind === 'event' || d.kind === 'bucket' || d.kind === 'mutable')) {
+    for (const ds of DATASETS) {
       const [schema, table] = ds.table.split('.') as [string, string];
       if (
         !(await w.all('SELECT 1 FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2', [schema, table]))
@@ -240,14 +240,16 @@ export async function nullNumbers(data: string): Promise<string[]> {
     for (const ds of DATASETS) {
       const cols = ds.columns.filter(hasText);
       if (!cols.length) continue;
-      const sql = `SELECT ${cols.map((c) => `count(*) FILTER (WHERE ${q(c.column)} IS NULL AND ${q(`${c.column}_text`)} IS NOT NULL) AS ${q(c.column)}`).join(', ')} FROM ${qt(ds.table)}`;
+      // The lake keeps the exact texts in the `_exact` struct (lake/layout.ts), the warehouse beside each number.
+      const sql = (text: (column: string) => string) =>
+        `SELECT ${cols.map((c) => `count(*) FILTER (WHERE ${q(c.column)} IS NULL AND ${text(c.column)} IS NOT NULL) AS ${q(c.column)}`).join(', ')} FROM ${qt(ds.table)}`;
       const [schema, table] = ds.table.split('.') as [string, string];
       const inWarehouse =
         (await w.all('SELECT 1 FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2', [schema, table]))
           .length > 0;
       const counts = [
-        ['warehouse', inWarehouse ? (await w.all(sql))[0]! : {}],
-        ['lake', (await lake.conn.runAndReadAll(sql)).getRowObjectsJson()[0]!],
+        ['warehouse', inWarehouse ? (await w.all(sql((c) => q(`${c}_text`))))[0]! : {}],
+        ['lake', (await lake.conn.runAndReadAll(sql((c) => `"_exact".${q(c)}`))).getRowObjectsJson()[0]!],
       ] as const;
       for (const [where, row] of counts)
         for (const [c, n] of Object.entries(row)) if (Number(n) > 0) out.push(`${where} ${ds.name}.${c}: ${n}`);

@@ -1,20 +1,33 @@
 /**
- * The lake writer on a real warehouse file: which files each pending entry writes, where, with which rows, which it
- * leaves alone, and what it clears. Expected paths and rows are written out by hand from the layout in
- * `lake/lake-writer.ts`'s header, and the files are read back with DuckDB's own Parquet reader.
+ * The lake writer on a real warehouse file: which files each pending entry writes, where, with which rows in which
+ * order, which files it leaves alone (same inode, same bytes), and what it clears. Expected paths and rows are written
+ * out by hand from the layout in `lake/layout.ts`'s header, and the files are read back with DuckDB's own Parquet
+ * reader; a second DuckDB instance reads the lake while the writer publishes.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
-import { writeLake } from '../../src/lake/lake-writer.ts';
+import { defineDatasetViews } from '../../src/lake/lake-db.ts';
+import { recoverPublish, writeLake } from '../../src/lake/lake-writer.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 
 const DAY = 86_400;
 /** 2026-01-01 00:00:00 UTC. */
 const T0 = 1_767_225_600;
-const day = (n: number) => new Date((T0 + n * DAY) * 1000).toISOString().slice(0, 10);
+/** 2026-02-01 00:00:00 UTC. */
+const FEB = T0 + 31 * DAY;
 
 let dir: string;
 let lake: string;
@@ -35,11 +48,19 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Every file under the lake, relative to it, sorted. */
+/** Every Parquet file under the lake, relative to it, sorted. */
 function files(): string[] {
   if (!existsSync(lake)) return [];
-  return (readdirSync(lake, { recursive: true }) as string[]).filter((f) => statSync(join(lake, f)).isFile()).sort();
+  return (readdirSync(lake, { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.parquet') && statSync(join(lake, f)).isFile())
+    .sort();
 }
+
+/** The inode and modification time of a lake file: equal before and after means the write did not touch it. */
+const mark = (f: string) => {
+  const s = statSync(join(lake, f));
+  return `${s.ino}:${s.mtimeMs}`;
+};
 
 async function pending(row: { chain: number; ds: string; from: number | null; runs: string[]; rebuild?: boolean }) {
   await w.exec(
@@ -48,166 +69,268 @@ async function pending(row: { chain: number; ds: string; from: number | null; ru
   );
 }
 
-/** Swaps on chain 56 at the given seconds after T0, and one on chain 1 that must not reach chain 56's files. */
+/** A swap on chain 56 at `secs` after T0 (id `s<secs>` unless given), and its exact amount. */
+async function swap(secs: number, run = 'r1', id = `s${secs}`) {
+  await w.exec(
+    `INSERT INTO dodoex.swaps (id, "timestamp", amount_in, amount_in_text, chain_id, _run_id) VALUES ($1, $2, 1.5, '1.50', 56, $3)`,
+    [id, String(T0 + secs), run],
+  );
+}
+
+/** Swaps at these seconds after T0, and one on chain 1 that must not reach chain 56's files. */
 async function swaps(secs: number[], run = 'r1') {
-  for (const [i, s] of secs.entries())
-    await w.exec(`INSERT INTO dodoex.swaps (id, "timestamp", chain_id, _run_id) VALUES ($1, $2, 56, $3)`, [
-      `s${s}-${i}`,
-      String(T0 + s),
-      run,
-    ]);
+  for (const s of secs) await swap(s, run);
   await w.exec(`INSERT INTO dodoex.swaps (id, "timestamp", chain_id, _run_id) VALUES ('eth', $1, 1, $2)`, [
     String(T0),
     run,
   ]);
 }
 
-/** The ids in one Parquet file, sorted. */
+/** The ids of one lake file, in the file's order. */
 async function ids(file: string): Promise<string[]> {
-  const rows = await w.all(`SELECT id FROM read_parquet($1) ORDER BY id`, [join(lake, file)]);
+  const rows = await w.all(`SELECT id FROM read_parquet($1, hive_partitioning = false)`, [join(lake, file)]);
   return rows.map((r) => String(r.id));
 }
 
+const jan = (n: number) => `dodoex/swaps/chain=bsc/month=2026-01/part-${String(n).padStart(5, '0')}.parquet`;
+const feb = (n: number) => `dodoex/swaps/chain=bsc/month=2026-02/part-${String(n).padStart(5, '0')}.parquet`;
+
 describe('events', () => {
-  it('writes one file per day with that day\u2019s rows, each day cut at its first and last second', async () => {
-    // Days 0, 1, 9, 10, 11 and the last second of day 11.
-    await swaps([0, DAY - 1, DAY, 9 * DAY + 5, 10 * DAY, 11 * DAY, 12 * DAY - 1]);
-    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
-    expect(await writeLake(w, dir)).toBe(5);
-    const at = (d: number) => `dodoex/swaps/chain=bsc/day=${day(d)}/data.parquet`;
-    expect(files()).toEqual([at(0), at(1), at(9), at(10), at(11)]);
-    expect(await ids(at(0))).toEqual(['s0-0', 's86399-1']);
-    expect(await ids(at(1))).toEqual(['s86400-2']);
-    expect(await ids(at(11))).toEqual([`s${12 * DAY - 1}-6`, `s${11 * DAY}-5`]);
-    expect(await w.all('SELECT * FROM _pool_export.lake_pending')).toEqual([]);
-    expect(existsSync(join(lake, '.tmp')) ? readdirSync(join(lake, '.tmp')) : []).toEqual([]);
-  });
-
-  it('writes every row of more days than one COPY keeps files open for, each in its own day, nothing twice', async () => {
-    // 120 days (DuckDB keeps at most 100 day files open), stored in an order that visits the days back and forth, as
-    // the shards of a backfill store theirs: the writer closes and reopens day files, and a day may get several.
-    const secs: number[] = [];
-    for (let k = 0; k < 60; k++) secs.push(k * DAY + 7, (119 - k) * DAY + 11, (60 + k) * DAY + 13, (59 - k) * DAY + 17);
-    await swaps(secs);
-    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
-    const written = await writeLake(w, dir);
-    const days = new Map<number, string[]>();
-    for (const [i, s] of secs.entries())
-      days.set(Math.floor(s / DAY), [...(days.get(Math.floor(s / DAY)) ?? []), `s${s}-${i}`]);
-    expect(days.size).toBe(120);
-    const all = files();
-    expect(written).toBe(all.length);
-    for (const [d, want] of days) {
-      const folder = `dodoex/swaps/chain=bsc/day=${day(d)}`;
-      const got = (await w.all(`SELECT id FROM read_parquet($1) ORDER BY id`, [join(lake, folder, '*.parquet')])).map(
-        (r) => String(r.id),
-      );
-      expect(got, folder).toEqual([...want].sort());
-    }
-    expect(all.every((f) => /^dodoex\/swaps\/chain=bsc\/day=\d{4}-\d\d-\d\d\/data(-\d+)?\.parquet$/.test(f))).toBe(
-      true,
-    );
-  });
-
-  it('writes the last day when its first second is the newest row', async () => {
-    await swaps([0, 10 * DAY]);
+  it('writes each month of a chain in time order, cut at its first and last second, and names the layout', async () => {
+    await swaps([31 * DAY - 1, 0, FEB - T0, 5, 31 * DAY + 7]);
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
     expect(await writeLake(w, dir)).toBe(2);
-    expect(files()).toEqual([
-      `dodoex/swaps/chain=bsc/day=${day(0)}/data.parquet`,
-      `dodoex/swaps/chain=bsc/day=${day(10)}/data.parquet`,
-    ]);
+    expect(files()).toEqual([jan(1), feb(1)]);
+    expect(await ids(jan(1))).toEqual(['s0', 's5', `s${31 * DAY - 1}`]);
+    expect(await ids(feb(1))).toEqual([`s${31 * DAY}`, `s${31 * DAY + 7}`]);
+    expect(JSON.parse(readFileSync(join(lake, '_layout.json'), 'utf8'))).toEqual({ layout: 2 });
+    expect(await w.all('SELECT * FROM _pool_export.lake_pending')).toEqual([]);
+    expect(existsSync(join(lake, '.tmp'))).toBe(false);
   });
 
-  it('rewrites only the days from the start of the re-read window, and drops their stale extra files', async () => {
-    await swaps([0, DAY, 2 * DAY]);
+  it('gives analysts a time column beside the integer seconds, and the exact texts in one struct at the end', async () => {
+    await swaps([5]);
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
     await writeLake(w, dir);
-    const day0 = join(lake, `dodoex/swaps/chain=bsc/day=${day(0)}/data.parquet`);
-    const before = statSync(day0).mtimeMs;
-    // A file of an earlier write of day 1 that this one does not renew, and a stranger's file it must keep.
-    const day1 = join(lake, `dodoex/swaps/chain=bsc/day=${day(1)}`);
-    writeFileSync(join(day1, 'data-1.parquet'), 'stale');
-    writeFileSync(join(day1, 'notes.txt'), 'mine');
-    await w.exec(`INSERT INTO dodoex.swaps (id, "timestamp", chain_id, _run_id) VALUES ('late', $1, 56, 'r2')`, [
-      String(T0 + DAY + 7),
+    const cols = (
+      await w.all(`DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = false)`, [join(lake, jan(1))])
+    ).map((r) => `${r.column_name} ${r.column_type}`);
+    const at = cols.indexOf('timestamp BIGINT');
+    expect(cols[at + 1]).toBe('time TIMESTAMP WITH TIME ZONE');
+    expect(cols.at(-1)).toMatch(/^_exact STRUCT\(/);
+    expect(cols.filter((c) => c.includes('_text'))).toEqual([]);
+    const [row] = await w.all(`SELECT epoch("time") AS t, amount_in, _exact.amount_in AS exact FROM read_parquet($1)`, [
+      join(lake, jan(1)),
     ]);
-    // The window starts in the middle of day 1: the whole of day 1 is rewritten.
-    await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + DAY + 3600, runs: ['r2'] });
-    expect(await writeLake(w, dir)).toBe(2);
-    expect(statSync(day0).mtimeMs).toBe(before);
-    expect(readdirSync(day1).sort()).toEqual(['data.parquet', 'notes.txt']);
-    expect(await ids(`dodoex/swaps/chain=bsc/day=${day(1)}/data.parquet`)).toEqual(['late', 's86400-1']);
+    expect(row).toEqual({ t: T0 + 5, amount_in: 1.5, exact: '1.50' });
+  });
+
+  it('splits a month into files of at most the file size, in key order across files, ties on a second included', async () => {
+    // 25 swaps stored out of order, three of them in one second.
+    const secs = [...Array(22).keys()].map((k) => ((k * 7) % 22) * 60).concat([600, 600]);
+    for (const [i, s] of secs.entries()) await swap(s, 'r1', `s${String(s).padStart(5, '0')}-${i}`);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    expect(await writeLake(w, dir, 10)).toBe(3);
+    expect(files()).toEqual([jan(1), jan(2), jan(3)]);
+    const all = [...(await ids(jan(1))), ...(await ids(jan(2))), ...(await ids(jan(3)))];
+    expect(all.length).toBe(24);
+    expect([(await ids(jan(1))).length, (await ids(jan(2))).length]).toEqual([10, 10]);
+    expect(all).toEqual([...all].sort());
+  });
+
+  it('rewrites only the open file of the month a run added to; full files and earlier months keep their inode', async () => {
+    const dec = 'dodoex/swaps/chain=bsc/month=2025-12/part-00001.parquet';
+    await swaps([...Array(12).keys()].map((k) => k * 60).concat([-5]));
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    await writeLake(w, dir, 10);
+    expect(files()).toEqual([dec, jan(1), jan(2)]);
+    const before = [mark(jan(1)), mark(dec)];
+    // The next run re-reads from the 11th swap on (its window) and adds one.
+    await swap(12 * 60, 'r2');
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 10 * 60, runs: ['r2'] });
+    expect(await writeLake(w, dir, 10)).toBe(1);
+    expect([mark(jan(1)), mark(dec)]).toEqual(before);
+    expect(await ids(jan(2))).toEqual(['s600', 's660', 's720']);
+    // The open file fills up, then a run past it starts the next file and leaves it alone.
+    for (let k = 13; k < 20; k++) await swap(k * 60, 'r3');
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 13 * 60, runs: ['r3'] });
+    await writeLake(w, dir, 10);
+    expect((await ids(jan(2))).length).toBe(10);
+    const full = mark(jan(2));
+    await swap(25 * 60, 'r4');
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 25 * 60, runs: ['r4'] });
+    expect(await writeLake(w, dir, 10)).toBe(1);
+    expect(mark(jan(2))).toBe(full);
+    expect(await ids(jan(3))).toEqual(['s1500']);
+  });
+
+  it('keeps the rows of a file that share their second with the next one, when a run rewrites from after them', async () => {
+    for (const id of ['a', 'b', 'c']) await swap(100, 'r1', id);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    await writeLake(w, dir, 2);
+    expect([await ids(jan(1)), await ids(jan(2))]).toEqual([['a', 'b'], ['c']]);
+    await swap(105, 'r2', 'd');
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 101, runs: ['r2'] });
+    await writeLake(w, dir, 2);
+    expect([await ids(jan(1)), await ids(jan(2))]).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+  });
+
+  it('takes rows a reorganization removed out of the lake, and a month left empty out of the folder', async () => {
+    await swaps([0, 60, FEB - T0 + 5]);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    await writeLake(w, dir);
+    await w.exec(`DELETE FROM dodoex.swaps WHERE id IN ('s60', $1)`, [`s${FEB - T0 + 5}`]);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 30, runs: ['r2'] });
+    await writeLake(w, dir);
+    expect(files()).toEqual([jan(1)]);
+    expect(await ids(jan(1))).toEqual(['s0']);
+    expect(existsSync(join(lake, 'dodoex/swaps/chain=bsc/month=2026-02'))).toBe(false);
   });
 
   it('writes nothing for a chain with no rows in the window, and still clears the entry', async () => {
     await swaps([0]);
-    await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 5 * DAY, runs: ['r1'] });
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: FEB + 5 * DAY, runs: ['r1'] });
     expect(await writeLake(w, dir)).toBe(0);
     expect(files()).toEqual([]);
     expect(await w.all('SELECT * FROM _pool_export.lake_pending')).toEqual([]);
   });
+
+  it('a reader of the folders never sees a row twice or misses one while runs add to full and open files', async () => {
+    const reader = await (await DuckDBInstance.create(':memory:')).connect();
+    const glob = join(lake, 'dodoex/swaps/*/*/*.parquet');
+    let stored = 0;
+    const seen: { n: number; distinct: number; lo: number; hi: number }[] = [];
+    let writing = true;
+    const read = (async () => {
+      while (writing) {
+        if (!existsSync(join(lake, 'dodoex/swaps'))) {
+          await new Promise((r) => setTimeout(r, 1));
+          continue;
+        }
+        const lo = stored;
+        const r = (
+          await reader.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT id) AS d FROM read_parquet('${glob}')`)
+        ).getRowObjectsJson()[0]!;
+        seen.push({ n: Number(r.n), distinct: Number(r.d), lo, hi: stored });
+      }
+    })();
+    let secs = 0;
+    for (let run = 0; run < 40; run++) {
+      const start = secs;
+      for (let k = 0; k < 3; k++) await swap((secs += 60), `r${run}`);
+      // Every run re-reads the last two minutes before its rows, as the re-read window does.
+      await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + start - 120, runs: [`r${run}`] });
+      await writeLake(w, dir, 7);
+      stored = secs / 60;
+    }
+    writing = false;
+    await read;
+    reader.closeSync();
+    expect(seen.length).toBeGreaterThan(10);
+    for (const s of seen) {
+      expect(s.n, JSON.stringify(s)).toBe(s.distinct);
+      expect(s.n, JSON.stringify(s)).toBeGreaterThanOrEqual(s.lo);
+      expect(s.n, JSON.stringify(s)).toBeLessThanOrEqual(s.hi + 3);
+    }
+    // The file count grew with the rows (120 rows, 7 per file), not with the 40 runs.
+    expect(files().length).toBe(Math.ceil(120 / 7));
+  });
+
+  it('finishes a publish that a dead process left halfway, before it writes anything else', async () => {
+    await swaps([0]);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    await writeLake(w, dir);
+    // What a process killed between its renames leaves: the journal, one file still under .tmp, one to remove.
+    mkdirSync(join(lake, '.tmp', 'w1'), { recursive: true });
+    writeFileSync(join(lake, '.tmp', 'w1', 'a.parquet'), 'new');
+    writeFileSync(join(lake, 'stale.parquet'), 'old');
+    writeFileSync(
+      join(lake, '.tmp', 'publish.json'),
+      JSON.stringify({
+        renames: [
+          [
+            join(lake, '.tmp', 'w1', 'a.parquet'),
+            join(lake, 'dodoex/swaps/chain=bsc/month=2026-03/part-00001.parquet'),
+          ],
+        ],
+        removes: [join(lake, 'stale.parquet')],
+      }),
+    );
+    recoverPublish(lake);
+    expect(files()).toEqual([jan(1), 'dodoex/swaps/chain=bsc/month=2026-03/part-00001.parquet']);
+    expect(existsSync(join(lake, '.tmp'))).toBe(false);
+  });
 });
 
-describe('state and snapshots', () => {
+describe('state, history and snapshots', () => {
   async function pairs(ids: string[], run: string, takenAt: string) {
-    for (const id of ids)
+    for (const id of ids) {
+      await w.exec('DELETE FROM dodoex.pairs WHERE id = $1', [id]);
       await w.exec(`INSERT INTO dodoex.pairs (id, chain_id, _run_id, _taken_at) VALUES ($1, 56, $2, $3::TIMESTAMPTZ)`, [
         id,
         run,
         takenAt,
       ]);
+    }
   }
 
-  it('writes a mutable dataset\u2019s current state whole, and a history part per run on the day it was read', async () => {
-    await pairs(['p1', 'p2'], 'r1', `${day(0)} 10:00:00+00`);
-    await pairs(['p3'], 'r2', `${day(1)} 23:59:59+00`);
-    await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r1', 'r2'] });
-    expect(await writeLake(w, dir)).toBe(3);
-    expect(files()).toEqual([
-      'dodoex/pairs/current/chain=bsc/data.parquet',
-      `dodoex/pairs/history/chain=bsc/day=${day(0)}/part-r1.parquet`,
-      `dodoex/pairs/history/chain=bsc/day=${day(1)}/part-r2.parquet`,
-    ]);
-    expect(await ids('dodoex/pairs/current/chain=bsc/data.parquet')).toEqual(['p1', 'p2', 'p3']);
-    expect(await ids(`dodoex/pairs/history/chain=bsc/day=${day(0)}/part-r1.parquet`)).toEqual(['p1', 'p2']);
-  });
-
-  it('appends a snapshot part per run under data/, beside the earlier runs\u2019 parts', async () => {
-    await w.exec(
-      `INSERT INTO dodoex.dodo_zoos (id, chain_id, _run_id, _taken_at) VALUES ('z', 56, 'r1', $1::TIMESTAMPTZ)`,
-      [`${day(0)} 00:00:00+00`],
-    );
-    await pending({ chain: 56, ds: 'dodoex.dodo_zoos', from: null, runs: ['r1'] });
+  it('writes a mutable dataset\u2019s state whole, and its history in a table path of its own, by month', async () => {
+    await pairs(['p2', 'p1'], 'r1', '2026-01-31 10:00:00+00');
+    await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r1'] });
     await writeLake(w, dir);
-    await w.exec(
-      `INSERT INTO dodoex.dodo_zoos (id, chain_id, _run_id, _taken_at) VALUES ('z', 56, 'r2', $1::TIMESTAMPTZ)`,
-      [`${day(0)} 12:00:00+00`],
-    );
-    await pending({ chain: 56, ds: 'dodoex.dodo_zoos', from: null, runs: ['r2'] });
-    expect(await writeLake(w, dir)).toBe(1);
-    expect(files()).toEqual([
-      `dodoex/dodo_zoos/chain=bsc/day=${day(0)}/part-r1.parquet`,
-      `dodoex/dodo_zoos/chain=bsc/day=${day(0)}/part-r2.parquet`,
-    ]);
-  });
-
-  it('a rebuild replaces each folder of the dataset and chain whole, leaving nothing aside', async () => {
-    await pairs(['p1'], 'r1', `${day(0)} 10:00:00+00`);
-    const history = join(lake, 'dodoex/pairs/history/chain=bsc');
-    mkdirSync(join(history, 'day=2020-01-01'), { recursive: true });
-    writeFileSync(join(history, 'day=2020-01-01/part-gone.parquet'), 'old type');
-    mkdirSync(join(lake, 'dodoex/pairs/history/chain=ethereum'), { recursive: true });
-    await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r1'], rebuild: true });
+    await pairs(['p1', 'p3'], 'r2', '2026-02-01 00:00:00+00');
+    await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r2'] });
     expect(await writeLake(w, dir)).toBe(2);
     expect(files()).toEqual([
-      'dodoex/pairs/current/chain=bsc/data.parquet',
-      `dodoex/pairs/history/chain=bsc/day=${day(0)}/part-r1.parquet`,
+      'dodoex/pairs/chain=bsc/data.parquet',
+      'dodoex/pairs_history/chain=bsc/month=2026-01/part-00001.parquet',
+      'dodoex/pairs_history/chain=bsc/month=2026-02/part-00001.parquet',
     ]);
-    // Other chains' folders stay; nothing is left in staging or aside.
-    expect(readdirSync(join(lake, 'dodoex/pairs/history')).sort()).toEqual(['chain=bsc', 'chain=ethereum']);
-    expect(readdirSync(join(lake, '.tmp'))).toEqual([]);
-    expect(await w.all('SELECT * FROM _pool_export.lake_pending')).toEqual([]);
+    expect(await ids('dodoex/pairs/chain=bsc/data.parquet')).toEqual(['p1', 'p2', 'p3']);
+    // The warehouse holds p1 of run r2 only; the history keeps what run r1 read of it.
+    expect(await ids('dodoex/pairs_history/chain=bsc/month=2026-01/part-00001.parquet')).toEqual(['p1', 'p2']);
+    expect(await ids('dodoex/pairs_history/chain=bsc/month=2026-02/part-00001.parquet')).toEqual(['p1', 'p3']);
+  });
+
+  async function zoo(run: string, at: string) {
+    await w.exec(
+      `INSERT INTO dodoex.dodo_zoos (id, chain_id, _run_id, _taken_at) VALUES ('z', 56, $1, $2::TIMESTAMPTZ)`,
+      [run, at],
+    );
+    await pending({ chain: 56, ds: 'dodoex.dodo_zoos', from: null, runs: [run] });
+  }
+  const zoos = (n: number) => `dodoex/dodo_zoos/chain=bsc/month=2026-01/part-0000${n}.parquet`;
+
+  it('adds each run\u2019s snapshot to its month\u2019s open file until it is full, then starts the next', async () => {
+    await zoo('r1', '2026-01-02 00:00:00+00');
+    await writeLake(w, dir, 2);
+    await zoo('r2', '2026-01-02 00:15:00+00');
+    await writeLake(w, dir, 2);
+    expect(files()).toEqual([zoos(1)]);
+    const full = mark(zoos(1));
+    await zoo('r3', '2026-01-02 00:30:00+00');
+    await writeLake(w, dir, 2);
+    expect(files()).toEqual([zoos(1), zoos(2)]);
+    expect(mark(zoos(1))).toBe(full);
+    expect(
+      (await w.all(`SELECT _run_id AS r FROM read_parquet($1, hive_partitioning = false)`, [join(lake, zoos(1))])).map(
+        (r) => r.r,
+      ),
+    ).toEqual(['r1', 'r2']);
+  });
+
+  it('writes a run\u2019s rows once however often its entry is written (a run killed before clearing it)', async () => {
+    await zoo('r1', '2026-01-02 00:00:00+00');
+    await writeLake(w, dir);
+    await pending({ chain: 56, ds: 'dodoex.dodo_zoos', from: null, runs: ['r1'] });
+    await writeLake(w, dir);
+    expect(
+      (await w.all(`SELECT count(*) AS n FROM read_parquet($1, hive_partitioning = false)`, [join(lake, zoos(1))]))[0]!
+        .n,
+    ).toBe('1');
   });
 
   it('clears an entry of a dataset it does not know, writing nothing', async () => {
@@ -215,5 +338,17 @@ describe('state and snapshots', () => {
     expect(await writeLake(w, dir)).toBe(0);
     expect(files()).toEqual([]);
     expect(await w.all('SELECT * FROM _pool_export.lake_pending')).toEqual([]);
+  });
+});
+
+describe('readers', () => {
+  it('refuse a lake of the earlier layout with the command that migrates it', async () => {
+    mkdirSync(join(lake, 'dodoex/swaps/chain=bsc/day=2026-01-01'), { recursive: true });
+    writeFileSync(join(lake, 'dodoex/swaps/chain=bsc/day=2026-01-01/data.parquet'), 'x');
+    const conn = await (await DuckDBInstance.create(':memory:')).connect();
+    await expect(defineDatasetViews(conn, dir)).rejects.toThrow(
+      /the lake .* was written by an earlier pool-export \(layout 1; this one reads layout 2\); run `pool-export migrate`/,
+    );
+    conn.closeSync();
   });
 });

@@ -259,17 +259,13 @@ describe('one run in-process', () => {
       }
     });
     expect(status.entries.map((e) => e.dataset)).toEqual([...DATASETS].sort());
-    // Two runs left several part files in some partitions; compaction merges each into one, rows unchanged.
-    const before2 = partFiles(join(data, 'lake'));
-    expect([...before2.values()].some((n) => n > 1)).toBe(true);
-    const merged = await compactLake(data);
-    expect(merged.partitions).toBe([...before2.values()].filter((n) => n > 1).length);
-    expect(merged.files).toBe([...before2.values()].filter((n) => n > 1).reduce((a, n) => a + n, 0));
-    const after2 = partFiles(join(data, 'lake'));
-    expect([...after2.keys()].sort()).toEqual([...before2.keys()].sort());
-    expect([...after2.values()].every((n) => n === 1)).toBe(true);
+    // Two runs added their rows to each month's open file: every month holds one file (the data is small), and there
+    // is nothing to compact.
+    const months = partFiles(join(data, 'lake'));
+    expect(months.size).toBeGreaterThan(5);
+    expect([...months.entries()].filter(([, n]) => n !== 1)).toEqual([]);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
-    expect(await compactLake(data)).toEqual({ partitions: 0, files: 0 });
+    await withWarehouse(data, async (w) => expect(await compactLake(w, data)).toEqual({ partitions: 0, files: 0 }));
   }
 
   it('an upstream that refuses the key fails every task with its class, stores no row, and the ledger says so', async () => {

@@ -1,0 +1,108 @@
+/**
+ * Brings a lake of an earlier layout to this one, and the lake up to the warehouse.
+ *
+ * Layout 1 (pool-export up to 67fd1e4) had day partitions, a file per run for snapshots, the liquidity list and
+ * mutable history, the history inside the state's table path (`<table>/history/`), and the `_text` twins as columns.
+ * Every dataset's rows are in the warehouse except the history of mutable entities, which only the lake keeps: the new
+ * lake is written from the warehouse and from the old history files, into `lake.new/` beside the old one, and then
+ * takes its place by two renames (`lake` → `lake.old`, `lake.new` → `lake`); a process that dies between them is put
+ * right by the next write (`recoverSwap`).
+ */
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DATASETS } from '../catalog/catalog.ts';
+import { CHAINS } from '../config/chains.ts';
+import type { Warehouse } from '../store/warehouse.ts';
+import { lit, qt } from '../util/sql.ts';
+import {
+  type MonthPlan,
+  recoverPublish,
+  type Target,
+  writeLake,
+  writeLayoutFile,
+  writeMonths,
+  writeRuns,
+  writeSeq,
+  writeState,
+} from './lake-writer.ts';
+import { FILE_ROWS, LAKE_DIR, LAYOUT_FILE, LAYOUT_VERSION, lakeLayout, lakeSelect, monthExpr } from './layout.ts';
+
+const NEW = 'lake.new';
+const OLD = 'lake.old';
+
+/** Finishes a swap of lake folders that a dead process left halfway. */
+function recoverSwap(dataDir: string): void {
+  const lake = join(dataDir, LAKE_DIR);
+  const fresh = join(dataDir, NEW);
+  if (!existsSync(lake) && existsSync(join(fresh, LAYOUT_FILE))) renameSync(fresh, lake);
+  rmSync(fresh, { recursive: true, force: true });
+  rmSync(join(dataDir, OLD), { recursive: true, force: true });
+}
+
+/** The chain id of a `chain=<name>` folder. */
+function chainOf(folder: string): number {
+  const name = folder.slice('chain='.length);
+  return CHAINS[name] ?? Number(name);
+}
+
+/** Rewrites a lake of layout 1 into this layout (see the header). Returns the files written. */
+export async function migrateLake(w: Warehouse, dataDir: string): Promise<number> {
+  const lake = join(dataDir, LAKE_DIR);
+  const root = join(dataDir, NEW);
+  rmSync(root, { recursive: true, force: true });
+  recoverPublish(lake);
+  const tables = new Set(
+    (await w.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables() WHERE NOT internal")).map((r) =>
+      String(r.t),
+    ),
+  );
+  let files = 0;
+  for (const ds of DATASETS) {
+    const target = (chainId: number, part: Target['part']): Target => ({
+      ds,
+      chainId,
+      part,
+      root,
+      lake,
+      fileRows: FILE_ROWS,
+    });
+    const chains = tables.has(ds.table)
+      ? (await w.all(`SELECT DISTINCT chain_id AS c FROM ${qt(ds.table)} ORDER BY 1`)).map((r) => Number(r.c))
+      : [];
+    for (const chainId of chains) {
+      if (ds.kind === 'event' || ds.kind === 'bucket') files += await writeSeq(w, target(chainId, 'data'), null);
+      else if (ds.kind === 'mutable') files += await writeState(w, target(chainId, 'data'));
+      else files += await writeRuns(w, target(chainId, 'data'), { ids: null, all: false });
+    }
+    if (ds.kind !== 'mutable') continue;
+    // The history of mutable entities, from the old files: the only copy of rows that later runs replaced.
+    const [schema, table] = ds.table.split('.') as [string, string];
+    const history = join(lake, schema, table, 'history');
+    for (const chain of existsSync(history) ? readdirSync(history).filter((n) => n.startsWith('chain=')) : []) {
+      const glob = join(history, chain, '*', '*.parquet');
+      const old = `read_parquet(${lit(glob)}, union_by_name = true, hive_partitioning = false)`;
+      const have = new Set((await w.all(`DESCRIBE SELECT * FROM ${old}`)).map((r) => String(r.column_name)));
+      const t = target(chainOf(chain), 'history');
+      const source = `SELECT ${lakeSelect(ds, (c) => have.has(c))} FROM ${old}`;
+      const months = await w.all(`SELECT DISTINCT ${monthExpr(ds, 'history')} AS m FROM (${source}) ORDER BY 1`);
+      const plans: MonthPlan[] = months.map((r) => ({ month: String(r.m), from: 1, old: [] }));
+      files += await writeMonths(w, t, { source, plans });
+    }
+  }
+  writeLayoutFile(root);
+  renameSync(lake, join(dataDir, OLD));
+  renameSync(root, lake);
+  rmSync(join(dataDir, OLD), { recursive: true, force: true });
+  return files;
+}
+
+/**
+ * Brings the lake of a data folder up to the warehouse (`writeLake`), migrating a lake of an earlier layout first.
+ * Returns the files written.
+ */
+export async function updateLake(w: Warehouse, dataDir: string): Promise<number> {
+  recoverSwap(dataDir);
+  const layout = lakeLayout(join(dataDir, LAKE_DIR));
+  const migrated = layout !== null && layout < LAYOUT_VERSION ? await migrateLake(w, dataDir) : 0;
+  return migrated + (await writeLake(w, dataDir));
+}
