@@ -1,7 +1,8 @@
 /**
- * Writes test/fixtures/warehouse-v1.tar.gz: a data folder (warehouse, lake, views file) written by pool-export at an
- * earlier commit, against this checkout's sandbox: a backfill, new blocks, an incremental run and a compaction.
- * Run it from a git checkout with node_modules installed: `npx tsx scripts/make-migration-fixture.ts`.
+ * Writes a fixture of test/support/migration-fixture.ts (`warehouse` or `lake`): a data folder (warehouse, lake, views
+ * file) written by pool-export at an earlier commit, against this checkout's sandbox: a backfill, new blocks, an
+ * incremental run, and for the warehouse fixture a compaction. Run it from a git checkout with node_modules installed:
+ * `npx tsx scripts/make-migration-fixture.ts warehouse|lake`.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -9,18 +10,17 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../src/sandbox/spawn.ts';
-import {
-  FIXTURE_ADVANCE,
-  FIXTURE_COMMIT,
-  FIXTURE_FILE,
-  FIXTURE_SANDBOX_FLAGS,
-} from '../test/support/migration-fixture.ts';
+import { FIXTURE_ADVANCE, FIXTURE_SANDBOX_FLAGS, FIXTURES } from '../test/support/migration-fixture.ts';
+
+const which = process.argv[2] as keyof typeof FIXTURES;
+const fixture = FIXTURES[which];
+if (!fixture) throw new Error(`name the fixture to write: ${Object.keys(FIXTURES).join(' or ')}`);
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const work = mkdtempSync(join(tmpdir(), 'pool-export-fixture-'));
 const old = join(work, 'old');
 const data = join(work, 'data');
-execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', old, FIXTURE_COMMIT], { stdio: 'inherit' });
+execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', old, fixture.commit], { stdio: 'inherit' });
 symlinkSync(join(root, 'node_modules'), join(old, 'node_modules'));
 const sb = await startSandbox(FIXTURE_SANDBOX_FLAGS);
 try {
@@ -39,7 +39,7 @@ try {
   cli('run', '--chains', 'bsc');
   await sb.control('advance', { blocks: FIXTURE_ADVANCE });
   cli('run', '--chains', 'bsc');
-  cli('compact');
+  if (fixture.compact) cli('compact');
   execFileSync('tar', [
     '-C',
     data,
@@ -48,10 +48,10 @@ try {
     '--exclude',
     '.tmp',
     '-czf',
-    fileURLToPath(FIXTURE_FILE),
+    fileURLToPath(fixture.file),
     '.',
   ]);
-  process.stdout.write(`\nwrote ${fileURLToPath(FIXTURE_FILE)}\n`);
+  process.stdout.write(`\nwrote ${fileURLToPath(fixture.file)}\n`);
 } finally {
   await sb.stop();
   execFileSync('git', ['-C', root, 'worktree', 'remove', '--force', old]);

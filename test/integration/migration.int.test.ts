@@ -46,7 +46,8 @@ async function lakeTypes(dataset: string, column: string): Promise<string[]> {
   const [schema, table] = dataset.split('.');
   const rows = await raw(
     ':memory:',
-    `SELECT DISTINCT type AS t FROM parquet_schema('${join(data, 'lake', schema!, table!)}/**/*.parquet') WHERE name = '${column}'`,
+    // The exact texts of layout 2 are fields of the same names in `_exact`, always text (BYTE_ARRAY): not this column.
+    `SELECT DISTINCT type AS t FROM parquet_schema('${join(data, 'lake', schema!, table!)}/**/*.parquet') WHERE name = '${column}' AND type <> 'BYTE_ARRAY'`,
   );
   return rows.map((r) => String(r.t)).sort();
 }
