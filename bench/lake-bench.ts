@@ -11,8 +11,10 @@
  */
 import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DATASETS, WAREHOUSE_SCHEMA } from '../src/catalog/catalog.ts';
+import { DATASETS } from '../src/catalog/catalog.ts';
 import { CHAINS } from '../src/config/chains.ts';
+import { writeLayoutFile } from '../src/lake/lake-writer.ts';
+import { byMonth, LAKE_DIR, tableDir } from '../src/lake/layout.ts';
 import { openLakeDb, reportViews } from '../src/reports/views.ts';
 import { type SandboxProcess, startSandbox } from '../src/sandbox/spawn.ts';
 import { lit, qt } from '../src/util/sql.ts';
@@ -77,18 +79,19 @@ async function reportTimes(dataDir: string, runs = 3): Promise<Map<string, numbe
  */
 async function compactedCopy(dataDir: string, copyDir: string): Promise<void> {
   const db = await openLakeDb(dataDir);
+  const lake = join(copyDir, LAKE_DIR);
   try {
-    for (const ds of DATASETS) {
-      const base = join(copyDir, 'lake', WAREHOUSE_SCHEMA[ds.schema]!, ds.table.split('.')[1]!);
-      const file =
-        ds.kind === 'mutable'
-          ? join(base, 'current', 'chain=all', 'data.parquet')
-          : join(base, 'chain=all', 'day=all', 'data.parquet');
-      mkdirSync(dirname(file), { recursive: true });
-      await db.conn.run(
-        `COPY (SELECT * EXCLUDE (chain) FROM ${qt(ds.table)}) TO ${lit(file)} (FORMAT parquet, COMPRESSION zstd)`,
-      );
-    }
+    for (const ds of DATASETS)
+      for (const part of ds.kind === 'mutable' ? (['data', 'history'] as const) : (['data'] as const)) {
+        const months = byMonth(ds, part);
+        const file = join(tableDir(lake, ds, part), 'chain=all', ...(months ? ['month=all'] : []), 'data.parquet');
+        mkdirSync(dirname(file), { recursive: true });
+        const view = part === 'history' ? `${ds.table}_history` : ds.table;
+        await db.conn.run(
+          `COPY (SELECT * EXCLUDE (chain${months ? ', month' : ''}) FROM ${qt(view)}) TO ${lit(file)} (FORMAT parquet, COMPRESSION zstd)`,
+        );
+      }
+    writeLayoutFile(lake);
   } finally {
     db.close();
   }
