@@ -60,6 +60,16 @@ async function defineView(
   await conn.run(`DROP TABLE ${scratch}`);
 }
 
+/** The views of a lake that read files (the others are empty tables until the lake has a file of theirs). */
+export function viewsWithFiles(dataDir: string): string[] {
+  const lake = join(dataDir, LAKE_DIR);
+  return DATASETS.flatMap((ds) =>
+    (ds.kind === 'mutable' ? (['data', 'history'] as const) : (['data'] as const))
+      .filter((part) => hasFiles(tableDir(lake, ds, part), byMonth(ds, part) ? 2 : 1))
+      .map((part) => (part === 'history' ? `${ds.table}_history` : ds.table)),
+  );
+}
+
 /**
  * Creates a view per dataset over its Parquet files, named like its warehouse table, and one per mutable entity's
  * history. A lake of another layout is refused with the command that migrates it.

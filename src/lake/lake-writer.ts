@@ -156,8 +156,16 @@ async function stageAndPublish(
 ): Promise<number> {
   const { tmp, fileRows } = t;
   const { source, plans } = write;
-  const stage = join(tmp, 'stage.parquet');
   const key = orderKey(t.ds, t.part);
+  const dir = chainDir(t.root, t, t.part);
+  const target = (plan: MonthPlan, i: number) => join(dir, `month=${plan.month}`, partName(plan.from + i));
+  // A write of one month that fits one file (nearly every run's): one COPY, in key order, straight to its file.
+  if (plans.length === 1) {
+    const file = join(tmp, 'only.parquet');
+    const rows = await w.exec(`COPY (SELECT * FROM (${source}) ORDER BY ${key}) TO ${lit(file)} (${COPY_OPTS})`);
+    if (rows <= fileRows) return publishMonths(t.lake, [{ plan: plans[0]!, files: rows > 0 ? [file] : [] }], target);
+  }
+  const stage = join(tmp, 'stage.parquet');
   // One sorted pass over the rows, numbered within each month; each file is then one range of those numbers.
   await w.exec(
     `COPY (SELECT *, row_number() OVER (PARTITION BY "month" ORDER BY ${key}) AS "_rn" FROM (SELECT *, ${monthExpr(t.ds, t.part)} AS "month" FROM (${source})) ORDER BY "month", ${key})
@@ -165,29 +173,40 @@ async function stageAndPublish(
   );
   const counts = new Map(
     (
-      await w.all(
-        `SELECT "month", count(*) AS n FROM read_parquet(${lit(stage)}, hive_partitioning = false) GROUP BY ALL`,
-      )
+      await w.all(`SELECT "month", count(*) AS n FROM read_parquet(${lit(stage)}, hive_partitioning = false) GROUP BY ALL`)
     ).map((r) => [String(r.month), Number(r.n)]),
   );
-  const dir = chainDir(t.root, t, t.part);
-  const steps: Publish = { renames: [], removes: [] };
-  let written = 0;
+  const months: { plan: MonthPlan; files: string[] }[] = [];
   for (const plan of plans) {
-    const rows = counts.get(plan.month) ?? 0;
-    const files = Math.ceil(rows / fileRows);
-    for (let i = 0; i < files; i++) {
+    const files: string[] = [];
+    for (let i = 0; i < Math.ceil((counts.get(plan.month) ?? 0) / fileRows); i++) {
       const file = join(tmp, `${plan.month}-${i}.parquet`);
       await w.exec(
         `COPY (SELECT * EXCLUDE ("month", "_rn") FROM read_parquet(${lit(stage)}, hive_partitioning = false) WHERE "month" = ${lit(plan.month)} AND "_rn" > ${i * fileRows} AND "_rn" <= ${(i + 1) * fileRows}) TO ${lit(file)} (${COPY_OPTS})`,
       );
-      steps.renames.push([file, join(dir, `month=${plan.month}`, partName(plan.from + i))]);
+      files.push(file);
     }
-    for (const f of plan.old) if (f.n >= plan.from + files) steps.removes.push(f.path);
-    written += files;
+    months.push({ plan, files });
   }
-  publish(t.lake, steps);
-  return written;
+  return publishMonths(t.lake, months, target);
+}
+
+/**
+ * Publishes the files written for each month over the ones they replace: renames in file order (each over the file of
+ * its number, if any), then removes the month's replaced files that no new file took the place of.
+ */
+function publishMonths(
+  lake: string,
+  months: readonly { readonly plan: MonthPlan; readonly files: readonly string[] }[],
+  target: (plan: MonthPlan, i: number) => string,
+): number {
+  const steps: Publish = { renames: [], removes: [] };
+  for (const { plan, files } of months) {
+    files.forEach((f, i) => steps.renames.push([f, target(plan, i)]));
+    for (const f of plan.old) if (f.n >= plan.from + files.length) steps.removes.push(f.path);
+  }
+  publish(lake, steps);
+  return months.reduce((n, m) => n + m.files.length, 0);
 }
 
 /** The month (`YYYY-MM`, UTC) of a time in seconds. */
@@ -269,14 +288,13 @@ export async function writeRuns(
     const old = monthFiles(join(dir, `month=${month}`));
     let start = runs.all ? 0 : old.length;
     if (!runs.all && old.length > 0) {
-      const hit = await w.all(
-        `SELECT min(filename) AS f FROM read_parquet(${listLit(old.map((f) => f.path))}, filename = true, hive_partitioning = false) WHERE ${inRuns}`,
+      // Per file: its rows, and those of the runs written (the first file holding any is where the rewrite starts).
+      const per = await w.all(
+        `SELECT filename AS f, count(*) AS n, count(*) FILTER (WHERE ${inRuns}) AS hits FROM read_parquet(${listLit(old.map((f) => f.path))}, filename = true, hive_partitioning = false) GROUP BY ALL`,
       );
-      const at = hit[0]?.f == null ? -1 : old.findIndex((f) => f.path === String(hit[0]!.f));
-      const open = await w.all(
-        `SELECT count(*) AS n FROM read_parquet(${lit(old.at(-1)!.path)}, hive_partitioning = false)`,
-      );
-      start = at >= 0 ? at : Number(open[0]!.n) < fileRows ? old.length - 1 : old.length;
+      const at = old.findIndex((f) => per.some((r) => r.f === f.path && Number(r.hits) > 0));
+      const open = Number(per.find((r) => r.f === old.at(-1)!.path)?.n ?? 0);
+      start = at >= 0 ? at : open < fileRows ? old.length - 1 : old.length;
     }
     kept.push(...old.slice(start).map((f) => f.path));
     plans.push({ month, from: start < old.length ? old[start]!.n : (old.at(-1)?.n ?? 0) + 1, old });

@@ -5,11 +5,12 @@
  * sessions and notebooks.
  */
 
-import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DEFAULT_TRACKED, type TrackedSettings } from '../config/tracked.ts';
-import { defineDatasetViews } from '../lake/lake-db.ts';
+import { defineDatasetViews, viewsWithFiles } from '../lake/lake-db.ts';
+import { LAYOUT_VERSION } from '../lake/layout.ts';
 import { duckdb } from '../store/warehouse.ts';
 
 /** The views file inside the data folder. */
@@ -70,6 +71,7 @@ async function defineTracked(conn: DuckDBConnection, tracked: TrackedSettings): 
 
 /** The dataset views, the tracked-value helpers and the report views. */
 async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: TrackedSettings): Promise<void> {
+  await conn.run('SET parquet_metadata_cache = true');
   await defineDatasetViews(conn, dataDir);
   await conn.run('CREATE SCHEMA IF NOT EXISTS reports');
   await defineTracked(conn, tracked);
@@ -77,11 +79,53 @@ async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: Tra
   for (const v of reportViews()) await conn.run(v.sql);
 }
 
-/** An in-memory DuckDB with the lake's views; close it when done. */
-export async function openLakeDb(
-  dataDir: string,
-  tracked: TrackedSettings = DEFAULT_TRACKED,
-): Promise<{ conn: DuckDBConnection; close: () => void }> {
+/**
+ * What a views file was built for: the data folder, the lake's layout, the tracked settings and the views that read
+ * files. A views file whose key differs from the present one is not used (`openLakeDb`).
+ */
+function viewsKey(dataDir: string, tracked: TrackedSettings): string {
+  return JSON.stringify({
+    dataDir: resolve(dataDir),
+    layout: LAYOUT_VERSION,
+    tracked,
+    files: viewsWithFiles(dataDir),
+  });
+}
+
+/** The table of a views file that holds its key. */
+const KEY_TABLE = 'main.pool_export_views';
+
+type LakeDb = { conn: DuckDBConnection; close: () => void };
+
+/** The views file of a data folder, opened read-only, if it was built for the lake and settings as they are now. */
+async function openViewsFile(dataDir: string, tracked: TrackedSettings): Promise<LakeDb | undefined> {
+  const file = join(dataDir, VIEWS_FILE);
+  if (!existsSync(file)) return undefined;
+  const { DuckDBInstance } = await duckdb();
+  const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' }).catch(() => undefined);
+  if (!instance) return undefined;
+  const conn = await instance.connect();
+  const close = () => {
+    conn.closeSync();
+    instance.closeSync();
+  };
+  const key = await conn
+    .runAndReadAll(`SELECT key FROM ${KEY_TABLE}`)
+    .then((r) => r.getRowObjectsJson()[0]?.key)
+    .catch(() => undefined);
+  if (key === viewsKey(dataDir, tracked)) return { conn, close };
+  close();
+  return undefined;
+}
+
+/**
+ * A DuckDB with the lake's views; close it when done. The views file (`lake.duckdb`) when it was built for the lake
+ * and settings as they are: its views are bound when a query names them, so opening costs no Parquet footer;
+ * otherwise an in-memory DuckDB where every view is defined (and bound) now.
+ */
+export async function openLakeDb(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<LakeDb> {
+  const file = await openViewsFile(dataDir, tracked);
+  if (file) return file;
   const instance = await (await duckdb()).DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
   await defineViews(conn, dataDir, tracked);
@@ -105,6 +149,7 @@ export async function writeViewsFile(dataDir: string, tracked: TrackedSettings =
     const conn = await instance.connect();
     try {
       await defineViews(conn, dataDir, tracked);
+      await conn.run(`CREATE TABLE ${KEY_TABLE} AS SELECT CAST($1 AS VARCHAR) AS key`, [viewsKey(dataDir, tracked)]);
       await conn.run('CHECKPOINT');
     } finally {
       conn.closeSync();

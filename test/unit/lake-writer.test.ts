@@ -19,8 +19,10 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
+import { DEFAULT_TRACKED } from '../../src/config/tracked.ts';
 import { defineDatasetViews } from '../../src/lake/lake-db.ts';
 import { recoverPublish, writeLake } from '../../src/lake/lake-writer.ts';
+import { openLakeDb, writeViewsFile } from '../../src/reports/views.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 
 const DAY = 86_400;
@@ -350,5 +352,39 @@ describe('readers', () => {
       /the lake .* was written by an earlier pool-export \(layout 1; this one reads layout 2\); run `pool-export migrate`/,
     );
     conn.closeSync();
+  });
+
+  it('open the views file when it was built for the lake and settings as they are, and define the views anew otherwise', async () => {
+    await swaps([5]);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    await writeLake(w, dir);
+    await writeViewsFile(dir);
+    const seen = async (tracked = DEFAULT_TRACKED) => {
+      const db = await openLakeDb(dir, tracked);
+      try {
+        const [r] = (
+          await db.conn.runAndReadAll(
+            'SELECT current_database() AS db, (SELECT count(*) FROM dodoex.swaps) AS swaps, (SELECT count(*) FROM dodoex.pairs) AS pairs, (SELECT count(*) FROM reports.trusted_tokens) AS trusted',
+          )
+        ).getRowObjectsJson();
+        return r;
+      } finally {
+        db.close();
+      }
+    };
+    const trusted = String(DEFAULT_TRACKED.tokens.length);
+    expect(await seen()).toEqual({ db: 'lake', swaps: '1', pairs: '0', trusted });
+    // Other tracked settings: the file's trusted tokens would be wrong.
+    expect(await seen({ ...DEFAULT_TRACKED, tokens: DEFAULT_TRACKED.tokens.slice(1) })).toEqual({
+      db: 'memory',
+      swaps: '1',
+      pairs: '0',
+      trusted: String(DEFAULT_TRACKED.tokens.length - 1),
+    });
+    // A dataset that got its first files since the file was built: the file would show it empty.
+    await w.exec(`INSERT INTO dodoex.pairs (id, chain_id, _run_id, _taken_at) VALUES ('p', 56, 'r2', now())`);
+    await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r2'] });
+    await writeLake(w, dir);
+    expect(await seen()).toEqual({ db: 'memory', swaps: '1', pairs: '1', trusted });
   });
 });
