@@ -424,8 +424,10 @@ async function writeOne(
 ): Promise<{ written: Written; mark?: LakeMark }> {
   const source = readFiles(b.ds, src);
   const table = qt(b.ds.table);
+  // Rows the re-read window cleared: none, with none inserted, leaves the lake as it is.
+  let cleared = 0;
   if (b.replace.kind === 'from')
-    await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [
+    cleared = await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [
       b.chainId,
       b.replace.from,
     ]);
@@ -446,7 +448,10 @@ async function writeOne(
   // the chain's rows once per batch (quadratic in a backfill of millions); the merge of the shards makes it once, over
   // every row, keeping the row inserted last of each id.
   let replacedIds: string[] = [];
-  let lakeFrom = b.replace.kind === 'from' || b.replace.kind === 'range' ? Number(b.replace.from) : null;
+  let lakeFrom =
+    b.replace.kind === 'range' || (b.replace.kind === 'from' && (cleared > 0 || b.count > 0))
+      ? Number(b.replace.from)
+      : null;
   const events = b.ds.kind === 'event' || b.ds.kind === 'bucket';
   const seq = events ? q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column) : '';
   const older =

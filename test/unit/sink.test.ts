@@ -448,6 +448,28 @@ describe('the DuckDB sink', () => {
     expect(await pending()).toEqual([]);
   });
 
+  it("a 'from' batch whose window held no row and brings none leaves the lake alone; one that clears rows marks it", async () => {
+    await sink.write(
+      batch(EVENTS, [row(EVENTS, 'a', 10)], {
+        prev: null,
+        next: '1',
+        replace: { kind: 'from', column: 'timestamp', from: 0 },
+      }),
+    );
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    await sink.write(
+      batch(EVENTS, [], { prev: '1', next: '2', replace: { kind: 'from', column: 'timestamp', from: 11 } }),
+    );
+    expect(await checkpoint(EVENTS)).toBe('2');
+    expect(await pending()).toEqual([]);
+    // The window now holds row a, which the upstream no longer sends: it is cleared, and the lake must follow.
+    await sink.write(
+      batch(EVENTS, [], { prev: '2', next: '3', replace: { kind: 'from', column: 'timestamp', from: 5 } }),
+    );
+    expect(await stored(EVENTS)).toEqual([]);
+    expect(await pending()).toEqual([{ dataset: EVENTS.name, from_seq: 5 }]);
+  });
+
   it('a shard does not look for its ids among other rows; the merge keeps the row inserted last of each id', async () => {
     const shard = (k: number, rows: Record<string, unknown>[], prev: string | null, next: string) => ({
       ...batch(EVENTS, rows, { prev, next, replace: { kind: 'none' } }),
