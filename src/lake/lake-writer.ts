@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { dirname, join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
 import { LakeLayoutError } from '../errors.ts';
-import type { Warehouse } from '../store/warehouse.ts';
+import type { Sql, Warehouse } from '../store/warehouse.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import {
   chainDir,
@@ -135,7 +135,7 @@ let tmpSeq = 0;
  * numbered from each plan's `from`; then publishes them over the files they replace. Returns the files written.
  */
 export async function writeMonths(
-  w: Warehouse,
+  w: Sql,
   t: Target,
   write: { readonly source: string; readonly plans: readonly MonthPlan[] },
 ): Promise<number> {
@@ -150,7 +150,7 @@ export async function writeMonths(
 }
 
 async function stageAndPublish(
-  w: Warehouse,
+  w: Sql,
   t: Target & { readonly tmp: string },
   write: { readonly source: string; readonly plans: readonly MonthPlan[] },
 ): Promise<number> {
@@ -173,7 +173,9 @@ async function stageAndPublish(
   );
   const counts = new Map(
     (
-      await w.all(`SELECT "month", count(*) AS n FROM read_parquet(${lit(stage)}, hive_partitioning = false) GROUP BY ALL`)
+      await w.all(
+        `SELECT "month", count(*) AS n FROM read_parquet(${lit(stage)}, hive_partitioning = false) GROUP BY ALL`,
+      )
     ).map((r) => [String(r.month), Number(r.n)]),
   );
   const months: { plan: MonthPlan; files: string[] }[] = [];
@@ -202,7 +204,7 @@ function publishMonths(
 ): number {
   const steps: Publish = { renames: [], removes: [] };
   for (const { plan, files } of months) {
-    files.forEach((f, i) => steps.renames.push([f, target(plan, i)]));
+    for (const [i, f] of files.entries()) steps.renames.push([f, target(plan, i)]);
     for (const f of plan.old) if (f.n >= plan.from + files.length) steps.removes.push(f.path);
   }
   publish(lake, steps);
@@ -220,7 +222,7 @@ const monthStart = (month: string) => Date.parse(`${month}-01T00:00:00Z`) / 1000
  * from its first file whose rows reach `from` (or its open file, if that still has room), the rows before that file
  * kept as they are.
  */
-export async function writeSeq(w: Warehouse, t: Target, from: number | null): Promise<number> {
+export async function writeSeq(w: Sql, t: Target, from: number | null): Promise<number> {
   const { ds, chainId, fileRows } = t;
   const seq = q(seqColumn(ds)!);
   const dir = chainDir(t.root, t, t.part);
@@ -271,7 +273,7 @@ const listLit = (xs: readonly string[]) => `[${xs.map(lit).join(', ')}]`;
  * takes every row of the chain.
  */
 export async function writeRuns(
-  w: Warehouse,
+  w: Sql,
   t: Target,
   runs: { readonly ids: readonly string[] | null; readonly all: boolean },
 ): Promise<number> {
@@ -308,7 +310,7 @@ export async function writeRuns(
 }
 
 /** The state of one chain's mutable entities: one file, replaced. */
-export async function writeState(w: Warehouse, t: Target): Promise<number> {
+export async function writeState(w: Sql, t: Target): Promise<number> {
   const { ds, chainId } = t;
   const file = join(chainDir(t.root, t, 'data'), 'data.parquet');
   const tmp = join(t.lake, '.tmp', `s${process.pid}-${++tmpSeq}.parquet`);
@@ -337,7 +339,7 @@ export interface Pending {
 
 /** Writes what one pending entry lists into `root` (the lake, or a staging copy of it). Returns the files written. */
 export async function writePending(
-  w: Warehouse,
+  w: Sql,
   p: Pending,
   dirs: { readonly root: string; readonly lake: string; readonly fileRows?: number },
 ): Promise<number> {
@@ -384,25 +386,39 @@ export async function writeLake(w: Warehouse, dataDir: string, fileRows = FILE_R
   const rows = await w.all(
     'SELECT chain_id, dataset, from_seq, runs, coalesce(rebuild, false) AS rebuild FROM _pool_export.lake_pending ORDER BY dataset, chain_id',
   );
-  for (const r of rows) {
-    const ds = byName.get(String(r.dataset));
-    const chainId = Number(r.chain_id);
-    if (ds)
-      files += await writePending(
-        w,
-        {
-          ds,
+  // Two lanes (the warehouse's connection and a second one) write entries side by side: most are a few small
+  // statements, so one lane leaves a core idle.
+  const lane = await w.lane();
+  try {
+    const next = rows[Symbol.iterator]();
+    const work = async (sql: Sql) => {
+      for (let r = next.next(); !r.done; r = next.next()) {
+        const ds = byName.get(String(r.value.dataset));
+        const chainId = Number(r.value.chain_id);
+        // Added after the await: `files += await …` would read `files` before the other lane's additions.
+        const written = ds
+          ? await writePending(
+              sql,
+              {
+                ds,
+                chainId,
+                fromSeq: r.value.from_seq === null ? null : Number(r.value.from_seq),
+                runs: (r.value.runs as unknown[]).map(String),
+                rebuild: r.value.rebuild === true,
+              },
+              { root: lake, lake, fileRows },
+            )
+          : 0;
+        files += written;
+        await w.exec('DELETE FROM _pool_export.lake_pending WHERE chain_id = $1 AND dataset = $2', [
           chainId,
-          fromSeq: r.from_seq === null ? null : Number(r.from_seq),
-          runs: (r.runs as unknown[]).map(String),
-          rebuild: r.rebuild === true,
-        },
-        { root: lake, lake, fileRows },
-      );
-    await w.exec('DELETE FROM _pool_export.lake_pending WHERE chain_id = $1 AND dataset = $2', [
-      chainId,
-      String(r.dataset),
-    ]);
+          String(r.value.dataset),
+        ]);
+      }
+    };
+    await Promise.all([work(w), work(lane)]);
+  } finally {
+    await lane.close();
   }
   rmSync(join(lake, '.tmp'), { recursive: true, force: true });
   return files;

@@ -39,6 +39,17 @@ export const duckdb = () => {
   return import('@duckdb/node-api');
 };
 
+/** What runs statements: the warehouse's own connection, or one of its lanes. */
+export interface Sql {
+  exec(sql: string, params?: Params): Promise<number>;
+  all(sql: string, params?: Params): Promise<Record<string, Json>[]>;
+}
+
+/** A second connection to a warehouse (`Warehouse.lane`). */
+export interface Lane extends Sql {
+  close(): Promise<void>;
+}
+
 /** An open warehouse. */
 export class Warehouse {
   private queue: Promise<unknown> = Promise.resolve();
@@ -132,6 +143,28 @@ export class Warehouse {
             await tx.exec(`ALTER TABLE ${qt(d.table)} ADD COLUMN ${q(name)} ${type}`);
     });
     await this.exec('CHECKPOINT');
+  }
+
+  /**
+   * Another connection to the same database, with statements serialized among themselves only: work that may run
+   * beside this connection's (the lake writer's second lane). Close it before the warehouse.
+   */
+  async lane(): Promise<Lane> {
+    const conn = await this.instance.connect();
+    let queue: Promise<unknown> = Promise.resolve();
+    const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+      const next = queue.then(fn, fn);
+      queue = next.catch(() => undefined);
+      return next;
+    };
+    return {
+      exec: (sql, params) => serial(async () => (await conn.run(sql, params)).rowsChanged),
+      all: (sql, params) => serial(async () => (await conn.runAndReadAll(sql, params)).getRowObjectsJson()),
+      close: async () => {
+        await queue;
+        conn.closeSync();
+      },
+    };
   }
 
   /** Runs one statement (serialized with every other statement of this process). */
