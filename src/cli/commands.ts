@@ -59,13 +59,14 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     command: 'compact',
-    describe: "Merge the Parquet lake's per-run part files into one file per partition",
+    describe:
+      'Rewrite each month of the Parquet lake whose files are more than its rows need (runs keep months compact)',
     load: async () => (await import('./compact-command.ts')).compactCommand,
   },
   {
     command: 'migrate',
     describe:
-      "Upgrade a warehouse written by an earlier version to this version's schema, and rewrite the lake files that change (any run does this too)",
+      "Upgrade a warehouse and a lake written by an earlier version to this version's schema and lake layout (any run does this too)",
     load: async () => (await import('./migrate-command.ts')).migrateCommand,
   },
   {

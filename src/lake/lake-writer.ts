@@ -248,10 +248,11 @@ export async function writeSeq(w: Sql, t: Target, from: number | null): Promise<
       start = old.findIndex((f) => stat.get(f.path)!.hi >= from!);
       if (start < 0) start = stat.get(old.at(-1)!.path)!.rows < fileRows ? old.length - 1 : old.length;
       if (start > 0) {
-        const last = await w.all(
-          `SELECT ${seq} AS s, id FROM read_parquet(${lit(old[start - 1]!.path)}, hive_partitioning = false) ORDER BY ${seq} DESC, id DESC LIMIT 1`,
-        );
-        keep = ` AND (${seq} > ${Number(last[0]!.s)} OR (${seq} = ${Number(last[0]!.s)} AND id > ${lit(String(last[0]!.id))}))`;
+        // The kept file ends at its greatest time and, in it, its greatest id; the id is read there by the statement,
+        // never written into it (ids are upstream text).
+        const prev = old[start - 1]!.path;
+        const hi = stat.get(prev)!.hi;
+        keep = ` AND (${seq} > ${hi} OR (${seq} = ${hi} AND id > (SELECT max(id) FROM read_parquet(${lit(prev)}, hive_partitioning = false) WHERE ${seq} = ${hi})))`;
       }
     }
     plans.push({ month, from: start < old.length ? old[start]!.n : (old.at(-1)?.n ?? 0) + 1, old });
