@@ -15,7 +15,7 @@ import { DATASETS } from '../src/catalog/catalog.ts';
 import { CHAINS } from '../src/config/chains.ts';
 import { writeLayoutFile } from '../src/lake/lake-writer.ts';
 import { byMonth, LAKE_DIR, tableDir } from '../src/lake/layout.ts';
-import { openLakeDb, reportViews } from '../src/reports/views.ts';
+import { openLakeDb, reportViews, writeViewsFile } from '../src/reports/views.ts';
 import { type SandboxProcess, startSandbox } from '../src/sandbox/spawn.ts';
 import { lit, qt } from '../src/util/sql.ts';
 import { median, must } from './util.ts';
@@ -95,6 +95,8 @@ async function compactedCopy(dataDir: string, copyDir: string): Promise<void> {
   } finally {
     db.close();
   }
+  // Its views file too, so that its readers open views the way the lake's do.
+  await writeViewsFile(copyDir);
 }
 
 /** `pool-export run` of every job on some chains into one data folder; stops the suite if it fails. */
@@ -207,30 +209,45 @@ async function manyRuns(cx: LakeBenchContext): Promise<void> {
   const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
   try {
     await run('first run');
-    const before = { files: parquetFiles(join(dir, 'lake')), secs: sum(await reportTimes(dir)) };
+    // The reports' time on the lake, and on a copy of it with one file per table: data that grows with the runs (a
+    // snapshot of the list per run) makes both slower; the lake's shape, only the first.
+    const measure = async (label: string) => {
+      const ref = join(cx.work, `lake-runs-compacted-${label}`);
+      await compactedCopy(dir, ref);
+      return {
+        files: parquetFiles(join(dir, 'lake')),
+        secs: sum(await reportTimes(dir)),
+        ref: sum(await reportTimes(ref)),
+      };
+    };
+    const before = await measure('before');
     const t = performance.now();
     for (let i = 0; i < runs; i++) {
       await sb.control('advance', { blocks: 100 });
       await run(`scheduled run ${i + 1}`);
     }
     const runSecs = (performance.now() - t) / 1000 / runs;
-    const after = { files: parquetFiles(join(dir, 'lake')), secs: sum(await reportTimes(dir)) };
-    const growth = { files: after.files / before.files - 1, secs: after.secs / before.secs - 1 };
+    const after = await measure('after');
+    const growth = {
+      files: after.files / before.files - 1,
+      secs: after.secs / before.secs - 1,
+      shape: after.secs / after.ref / (before.secs / before.ref) - 1,
+    };
     const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(0)}%`;
     cx.line({
       what: `${runs} runs of 100 new blocks each, bsc`,
       rows: '',
       secs: runSecs.toFixed(1),
       rate: '',
-      ratio: `files ${pct(growth.files)}, reports ${pct(growth.secs)}`,
-      note: `seconds per run; files ${before.files} → ${after.files}; every report, summed: ${before.secs.toFixed(1)} s → ${after.secs.toFixed(1)} s`,
+      ratio: `files ${pct(growth.files)}, reports against one file per table ${pct(growth.shape)}`,
+      note: `seconds per run; files ${before.files} → ${after.files}; every report, summed: ${before.secs.toFixed(1)} s → ${after.secs.toFixed(1)} s (${pct(growth.secs)}), over one file per table ${before.ref.toFixed(1)} s → ${after.ref.toFixed(1)} s`,
     });
     cx.target({
       n: 9,
       what: `lake: after ${runs} scheduled-style runs`,
-      want: 'files and report time grow ≤ 10%',
-      got: `files ${pct(growth.files)}, reports ${pct(growth.secs)}`,
-      met: growth.files <= 0.1 && growth.secs <= 0.1,
+      want: 'files, and the reports against one file per table (target 8), grow ≤ 10%',
+      got: `files ${pct(growth.files)}, reports ${pct(growth.shape)}`,
+      met: growth.files <= 0.1 && growth.shape <= 0.1,
       sized: true,
     });
   } finally {
