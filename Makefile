@@ -72,7 +72,7 @@ chromium: ## Install Debian's chromium for the browser tier
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
 
-bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 25 min, 20 of them the lake section): start-up, baselines, floor, ceiling, allowance, memory at 5M rows, targets and the bounds this machine sets them; table in bench/results/
+bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 20 min, 15 of them the lake section): start-up, baselines, floor, ceiling, allowance, memory at 5M rows, targets and the bounds this machine sets them; table in bench/results/
 	npx tsx bench/bench.ts
 
 bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 4 min), as a smoke run

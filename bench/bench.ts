@@ -2,7 +2,7 @@
  * The benchmark suite: pool-export against the baselines a user would otherwise reach for, all measured in one run on
  * this machine, printed as one markdown table and written under `bench/results/`.
  *
- *   npx tsx bench/bench.ts           full: 100,000 and 5,000,000 rows, a demo-sized lake (about 25 minutes on 2 cores)
+ *   npx tsx bench/bench.ts           full: 100,000 and 5,000,000 rows, a demo-sized lake (about 20 minutes on 2 cores)
  *   npx tsx bench/bench.ts --quick   smoke: 20,000 and 100,000 rows, a 2-chain lake (about 4 minutes)
  *   … --only throughput,noop         only these sections (startup, throughput, allowance, memory, noop, lake)
  *
