@@ -7,14 +7,14 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS } from '../catalog/catalog.ts';
-import { CHAINS } from '../config/chains.ts';
 import { LakeLayoutError } from '../errors.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { lit } from '../util/sql.ts';
-import { recoverPublish, writeMonths } from './lake-writer.ts';
+import { monthFiles, monthsIn, recoverPublish, writeMonths } from './lake-writer.ts';
 import {
   byMonth,
   chainDir,
+  chainOfFolder,
   FILE_ROWS,
   LAKE_DIR,
   LAYOUT_VERSION,
@@ -41,14 +41,10 @@ export async function compactLake(
       const dir = tableDir(lake, ds, part);
       if (!byMonth(ds, part) || !existsSync(dir)) continue;
       for (const chain of readdirSync(dir).filter((n) => n.startsWith('chain='))) {
-        const name = chain.slice('chain='.length);
-        const chainId = CHAINS[name] ?? Number(name);
+        const chainId = chainOfFolder(chain);
         const base = chainDir(lake, { ds, chainId }, part);
-        for (const folder of readdirSync(base).filter((n) => n.startsWith('month='))) {
-          const old = readdirSync(join(base, folder))
-            .filter((n) => /^part-\d{5}\.parquet$/.test(n))
-            .sort()
-            .map((n) => ({ n: Number(n.slice(5, 10)), path: join(base, folder, n) }));
+        for (const month of monthsIn(base)) {
+          const old = monthFiles(join(base, `month=${month}`));
           if (old.length < 2) continue;
           const list = `[${old.map((f) => lit(f.path)).join(', ')}]`;
           const rows = Number(
@@ -58,7 +54,7 @@ export async function compactLake(
           const target = { ds, chainId, part, root: lake, lake, fileRows };
           await writeMonths(w, target, {
             source: `SELECT * FROM read_parquet(${list}, hive_partitioning = false)`,
-            plans: [{ month: folder.slice(6), from: 1, old }],
+            plans: [{ month, from: 1, old }],
           });
           partitions++;
           files += old.length;

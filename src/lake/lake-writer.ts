@@ -90,7 +90,7 @@ export function recoverPublish(lake: string): void {
 }
 
 /** The `part-` files of a month folder, in order. */
-function monthFiles(dir: string): { n: number; path: string }[] {
+export function monthFiles(dir: string): { n: number; path: string }[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .map((name) => PART.exec(name))
@@ -100,7 +100,7 @@ function monthFiles(dir: string): { n: number; path: string }[] {
 }
 
 /** The month folders of a chain folder, by month. */
-function monthsIn(dir: string): string[] {
+export function monthsIn(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((n) => /^month=\d{4}-\d{2}$/.test(n))

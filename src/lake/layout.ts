@@ -20,7 +20,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
-import { chainName } from '../config/chains.ts';
+import { CHAINS, chainName } from '../config/chains.ts';
 import { hasText, sqlType } from '../store/ddl.ts';
 import { q } from '../util/sql.ts';
 
@@ -71,6 +71,12 @@ export function chainDir(
   part: TablePart,
 ): string {
   return join(tableDir(lake, of.ds, part), `chain=${chainName(of.chainId)}`);
+}
+
+/** The chain id of a `chain=<name>` folder (a known chain's name, or an id). */
+export function chainOfFolder(folder: string): number {
+  const name = folder.slice('chain='.length);
+  return CHAINS[name] ?? Number(name);
 }
 
 /** Whether a table path is partitioned by month below its chains (every one but the state of mutable entities). */

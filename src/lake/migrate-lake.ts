@@ -11,7 +11,6 @@
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS } from '../catalog/catalog.ts';
-import { CHAINS } from '../config/chains.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { lit, qt } from '../util/sql.ts';
 import {
@@ -25,7 +24,16 @@ import {
   writeSeq,
   writeState,
 } from './lake-writer.ts';
-import { FILE_ROWS, LAKE_DIR, LAYOUT_FILE, LAYOUT_VERSION, lakeLayout, lakeSelect, monthExpr } from './layout.ts';
+import {
+  chainOfFolder,
+  FILE_ROWS,
+  LAKE_DIR,
+  LAYOUT_FILE,
+  LAYOUT_VERSION,
+  lakeLayout,
+  lakeSelect,
+  monthExpr,
+} from './layout.ts';
 
 const NEW = 'lake.new';
 const OLD = 'lake.old';
@@ -37,12 +45,6 @@ function recoverSwap(dataDir: string): void {
   if (!existsSync(lake) && existsSync(join(fresh, LAYOUT_FILE))) renameSync(fresh, lake);
   rmSync(fresh, { recursive: true, force: true });
   rmSync(join(dataDir, OLD), { recursive: true, force: true });
-}
-
-/** The chain id of a `chain=<name>` folder. */
-function chainOf(folder: string): number {
-  const name = folder.slice('chain='.length);
-  return CHAINS[name] ?? Number(name);
 }
 
 /** Rewrites a lake of layout 1 into this layout (see the header). Returns the files written. */
@@ -82,7 +84,7 @@ export async function migrateLake(w: Warehouse, dataDir: string): Promise<number
       const glob = join(history, chain, '*', '*.parquet');
       const old = `read_parquet(${lit(glob)}, union_by_name = true, hive_partitioning = false)`;
       const have = new Set((await w.all(`DESCRIBE SELECT * FROM ${old}`)).map((r) => String(r.column_name)));
-      const t = target(chainOf(chain), 'history');
+      const t = target(chainOfFolder(chain), 'history');
       const source = `SELECT ${lakeSelect(ds, (c) => have.has(c))} FROM ${old}`;
       const months = await w.all(`SELECT DISTINCT ${monthExpr(ds, 'history')} AS m FROM (${source}) ORDER BY 1`);
       const plans: MonthPlan[] = months.map((r) => ({ month: String(r.m), from: 1, old: [] }));

@@ -21,6 +21,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
 import { DEFAULT_TRACKED } from '../../src/config/tracked.ts';
 import { defineDatasetViews } from '../../src/lake/lake-db.ts';
+import { compactLake } from '../../src/lake/compact.ts';
 import { recoverPublish, writeLake } from '../../src/lake/lake-writer.ts';
 import { openLakeDb, writeViewsFile } from '../../src/reports/views.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
@@ -239,6 +240,19 @@ describe('events', () => {
     }
     // The file count grew with the rows (120 rows, 7 per file), not with the 40 runs.
     expect(files().length).toBe(Math.ceil(120 / 7));
+  });
+
+  it('compact rewrites a month whose files are more than its rows need, in key order, and leaves a full one alone', async () => {
+    await swaps([0, 60, 120, 180, 240, FEB - T0]);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    await writeLake(w, dir, 2);
+    expect(files()).toEqual([jan(1), jan(2), jan(3), feb(1)]);
+    const february = mark(feb(1));
+    expect(await compactLake(w, dir, 10)).toEqual({ partitions: 1, files: 3 });
+    expect(files()).toEqual([jan(1), feb(1)]);
+    expect(await ids(jan(1))).toEqual(['s0', 's60', 's120', 's180', 's240']);
+    expect(mark(feb(1))).toBe(february);
+    expect(await compactLake(w, dir, 10)).toEqual({ partitions: 0, files: 0 });
   });
 
   it('finishes a publish that a dead process left halfway, before it writes anything else', async () => {
