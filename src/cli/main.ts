@@ -5,11 +5,37 @@ import { hideBin } from 'yargs/helpers';
 import type { Job } from '../catalog/job.ts';
 import { EXIT_USAGE, exitCodeOf } from '../errors.ts';
 import { inert } from '../util/inert.ts';
+import { closest } from '../util/suggest.ts';
 import { commandModules } from './commands.ts';
 import { followLauncher } from './launcher.ts';
 
 /** This package's version (package.json is two folders up from the sources and from the bundle alike). */
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+
+/** For yargs' "Unknown argument(s): a, b": the known option each one most likely meant, as a hint ("" if none). */
+export function suggestOptions(msg: string, known: readonly string[]): string {
+  const m = /^Unknown arguments?: (.+)$/.exec(msg);
+  if (!m) return '';
+  // The options as a user types them: no one-letter aliases, no camelCase twins of kebab-case names.
+  const names = known.filter((k) => k.length > 1 && k === k.toLowerCase());
+  const hints = m[1]!.split(', ').flatMap((arg) => {
+    const near = closest(arg, names);
+    return near ? [`--${inert(arg)}: did you mean --${near}?`] : [];
+  });
+  return hints.length ? `; ${hints.join('; ')}` : '';
+}
+
+/**
+ * The options the failing command knows, read from its help (yargs hands `fail` an object that can show the help but
+ * not list the options).
+ */
+function optionNames(y: { showHelp: (print: (text: string) => void) => unknown }): string[] {
+  let help = '';
+  y.showHelp((text) => {
+    help = text;
+  });
+  return [...help.matchAll(/^\s+(?:-\w, )?--([\w-]+)/gm)].map((m) => m[1]!);
+}
 
 /**
  * Runs the command line with the jobs declared in `jobs/`, which `jobs` imports (passed in by the entry point,
@@ -39,7 +65,9 @@ export async function main(jobs: () => Promise<readonly Job[]>): Promise<void> {
         process.stderr.write(`pool-export: ${inert(err.message)}\n`);
         process.exit(exitCodeOf(err));
       }
-      process.stderr.write(`${y.help() && ''}pool-export: ${inert(msg)}\nRun \`pool-export --help\` for usage.\n`);
+      process.stderr.write(
+        `${y.help() && ''}pool-export: ${inert(msg)}${suggestOptions(msg, optionNames(y as never))}\nRun \`pool-export --help\` for usage.\n`,
+      );
       process.exit(EXIT_USAGE);
     })
     .parseAsync();
