@@ -1,29 +1,28 @@
 /** `pool-export dashboard`: TVL, volume, APY and freshness of the lake as one self-contained HTML page. */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseChain } from '../config/chains.ts';
 import { trackedSettings } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import type { DashboardFilter } from '../reports/dashboard-data.ts';
 import type { CommandBody } from './commands.ts';
-import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list } from './options.ts';
+import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, parseChains } from './options.ts';
 import { day } from './report-command.ts';
 
 interface DashboardArgs extends FolderArgs {
-  chain?: string;
+  chains?: string;
   from?: string;
   to?: string;
   out: string;
 }
 
-/** The filter of `--chain`, `--from` and `--to`, checked. */
+/** The filter of `--chains`, `--from` and `--to`, checked. */
 export function dashboardFilter(a: {
-  chain?: string | undefined;
+  chains?: string | undefined;
   from?: string | undefined;
   to?: string | undefined;
 }): DashboardFilter {
-  const chains = list(a.chain)?.map(parseChain);
+  const chains = parseChains(a.chains);
   const from = day('from', a.from);
   const to = day('to', a.to);
   if (from && to && from > to) throw new UsageError(`--from ${from} is after --to ${to}; the range would be empty`);
@@ -52,7 +51,11 @@ export const dashboardCommand: CommandBody<DashboardArgs> = {
         demandOption: true,
         describe: 'the HTML file to write (temporary name, then renamed)',
       })
-      .option('chain', { type: 'string', describe: 'only these chains (names or ids, comma-separated)' })
+      .option('chains', {
+        type: 'string',
+        alias: 'chain',
+        describe: 'only these chains: names or ids, comma-separated (--chain works too)',
+      })
       .option('from', { type: 'string', describe: 'first UTC day, YYYY-MM-DD' })
       .option('to', { type: 'string', describe: 'last UTC day, YYYY-MM-DD (inclusive)' }),
   handler: async (a) => {

@@ -5,6 +5,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import type { Argv } from 'yargs';
+import { parseChain } from '../config/chains.ts';
 import { type Config, loadConfig } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 
@@ -42,3 +43,14 @@ export const list = (s: string | undefined) =>
         .map((x) => x.trim())
         .filter(Boolean)
     : undefined;
+
+/**
+ * `--chains` of every command that selects chains: names or ids, comma-separated; `--chain` is the same option, so
+ * that either spelling works everywhere.
+ */
+export function chainsOption<T>(y: Argv<T>, describe: string) {
+  return y.option('chains', { type: 'string', alias: 'chain', describe: `${describe} (--chain works too)` });
+}
+
+/** The chains of `--chains`, each checked (a name or an id); undefined when the flag is absent. */
+export const parseChains = (s: string | undefined): number[] | undefined => list(s)?.map(parseChain);

@@ -4,14 +4,15 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Argv } from 'yargs';
-import { chainName, parseChain } from '../config/chains.ts';
+import { chainName } from '../config/chains.ts';
 import { trackedSettings } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { LAKE_DIR } from '../lake/layout.ts';
 import { checkOutput, FORMATS, type Format, type TableOptions, writeResult } from '../reports/output.ts';
 import { openLakeDb, reportViews } from '../reports/views.ts';
+import { closest } from '../util/suggest.ts';
 import type { CommandBody } from './commands.ts';
-import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list } from './options.ts';
+import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list, parseChains } from './options.ts';
 
 interface OutputArgs extends FolderArgs {
   format: Format;
@@ -23,18 +24,23 @@ interface OutputArgs extends FolderArgs {
 interface ReportArgs extends OutputArgs {
   name?: string;
   list: boolean;
-  chain?: string;
+  chains?: string;
   from?: string;
   to?: string;
 }
 
 const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 
-/** A `--from`/`--to` day, checked: YYYY-MM-DD and a real date. */
+/**
+ * A `--from`/`--to` day, checked: YYYY-MM-DD and a day of the calendar (JavaScript's parser takes 2026-11-31 for
+ * December 1st, so the day must come back as written).
+ */
 export function day(flag: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
-  if (!DAY_RE.test(v) || Number.isNaN(Date.parse(v)))
-    throw new UsageError(`--${flag} takes a UTC day as YYYY-MM-DD, not "${v}"`);
+  if (!DAY_RE.test(v)) throw new UsageError(`--${flag} takes a UTC day as YYYY-MM-DD, not "${v}"`);
+  const t = Date.parse(`${v}T00:00:00Z`);
+  if (Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== v)
+    throw new UsageError(`--${flag} ${v} is not a day of the calendar; give a real UTC day as YYYY-MM-DD`);
   return v;
 }
 
@@ -116,7 +122,11 @@ export const reportCommand: CommandBody<ReportArgs> = {
         default: false,
         describe: 'list the reports with what each answers and its grain',
       })
-      .option('chain', { type: 'string', describe: 'only this chain (name or id)' })
+      .option('chains', {
+        type: 'string',
+        alias: 'chain',
+        describe: 'only these chains: names or ids, comma-separated (--chain works too)',
+      })
       .option('from', { type: 'string', describe: 'first UTC day, YYYY-MM-DD' })
       .option('to', { type: 'string', describe: 'last UTC day, YYYY-MM-DD (inclusive)' }),
   handler: async (a) => {
@@ -127,20 +137,28 @@ export const reportCommand: CommandBody<ReportArgs> = {
       return;
     }
     const view = views.find((v) => v.name === a.name);
-    if (!view) throw new UsageError(`unknown report "${a.name}"; reports: ${views.map((v) => v.name).join(', ')}`);
+    if (!view) {
+      const near = closest(
+        a.name,
+        views.map((v) => v.name),
+      );
+      throw new UsageError(
+        `unknown report "${a.name}"${near ? `; did you mean ${near}?` : ''} (\`pool-export report --list\` lists the reports: ${views.map((v) => v.name).join(', ')})`,
+      );
+    }
     const where: string[] = [];
-    const chain = a.chain === undefined ? undefined : parseChain(a.chain);
+    const chains = parseChains(a.chains);
     const from = day('from', a.from);
     const to = day('to', a.to);
     if (from && to && from > to) throw new UsageError(`--from ${from} is after --to ${to}; the range would be empty`);
-    if (chain !== undefined) where.push(`chain_id = ${chain}`);
+    if (chains?.length) where.push(`chain_id IN (${chains.join(', ')})`);
     if (from) where.push(`day >= DATE '${from}'`);
     if (to) where.push(`day <= DATE '${to}'`);
     const table = tableOptions(a);
     checkOutput(a.format, a.out);
     const { db } = await openLake(a);
     try {
-      if (chain !== undefined) await checkChain(db.conn, chain);
+      for (const chain of chains ?? []) await checkChain(db.conn, chain);
       const sql = `SELECT * FROM reports.${view.name}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ALL`;
       await writeResult(db.conn, sql, { format: a.format, out: a.out, table });
     } finally {
@@ -153,7 +171,7 @@ interface QueryArgs extends OutputArgs {
   sql?: string;
 }
 
-/** A chain the lake holds no row of is a mistake in `--chain`: the error lists the chains it has. */
+/** A chain the lake holds no row of is a mistake in `--chains`: the error lists the chains it has. */
 async function checkChain(conn: DuckDBConnection, chain: number): Promise<void> {
   const have = (
     await conn.runAndReadAll(
@@ -166,6 +184,23 @@ async function checkChain(conn: DuckDBConnection, chain: number): Promise<void> 
     throw new UsageError(
       `the lake holds no data of chain ${chainName(chain)} (${chain}); its chains: ${have.map((c) => `${chainName(c)} (${c})`).join(', ') || 'none yet'}`,
     );
+}
+
+/** DuckDB's error classes that mean the statement itself is wrong (a name, a type, a value), not the lake. */
+const SQL_MISTAKES = /^(Parser|Binder|Catalog|Conversion|Invalid Input|Out of Range|Not implemented) Error: /;
+
+/**
+ * A DuckDB error on a user's statement, as a usage error of at most three lines: its message and its hint ("Did you
+ * mean …?"), without the echo of the statement and the caret under it. Undefined for any other error.
+ */
+export function sqlMistake(e: unknown): UsageError | undefined {
+  const message = (e as Error | undefined)?.message ?? '';
+  if (!SQL_MISTAKES.test(message)) return undefined;
+  const lines = message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !/^LINE \d+:/.test(l) && !/^\^/.test(l));
+  return new UsageError(`the query is not valid SQL for the lake: ${lines.slice(0, 3).join(' ')}`);
 }
 
 /** The yargs module of the `query` command. */
@@ -181,7 +216,9 @@ export const queryCommand: CommandBody<QueryArgs> = {
     const { db } = await openLake(a);
     try {
       await checkSelect(db.conn, a.sql);
-      await writeResult(db.conn, a.sql, { format: a.format, out: a.out, table });
+      await writeResult(db.conn, a.sql, { format: a.format, out: a.out, table }).catch((e: unknown) => {
+        throw sqlMistake(e) ?? e;
+      });
     } finally {
       db.close();
     }

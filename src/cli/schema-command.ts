@@ -12,7 +12,7 @@ import { withRetries } from '../upstream/retry.ts';
 import { type Drift, INTROSPECTION_QUERY, type Introspected, schemaDrift } from '../upstream/schema-drift.ts';
 import { inert, jsonSafe } from '../util/inert.ts';
 import type { CommandBody } from './commands.ts';
-import { list } from './options.ts';
+import { chainsOption, list } from './options.ts';
 
 interface Args {
   action?: string | undefined;
@@ -38,9 +38,10 @@ function readFields(schema: string): Map<string, Set<string>> {
 /** The yargs module of the `schema` command. */
 export const schemaCommand: CommandBody<Args> = {
   builder: (y) =>
-    y
-      .positional('action', { choices: ['check'] as const, describe: 'check: introspect every endpoint and compare' })
-      .option('chains', { type: 'string', describe: "comma list of chain names or ids (default: the config's chains)" })
+    chainsOption(
+      y.positional('action', { choices: ['check'] as const, describe: 'check: introspect every endpoint and compare' }),
+      "comma list of chain names or ids (default: the config's chains)",
+    )
       .option('schemas', { type: 'string', describe: `comma list of ${SUBGRAPH_SCHEMAS.join(', ')} (default: all)` })
       .option('config', {
         type: 'string',

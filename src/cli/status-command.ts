@@ -210,7 +210,7 @@ export const statusCommand: CommandBody<Args> = {
         default: false,
         describe: 'do not ask the upstream for its head; lag is measured against the clock',
       })
-      .option('chains', { type: 'string', describe: 'comma list of chains' })
+      .option('chains', { type: 'string', alias: 'chain', describe: 'comma list of chains (--chain works too)' })
       .option('datasets', { type: 'string', describe: 'comma list of datasets' }),
   handler: async (a) => {
     const config = configFor(a);

@@ -8,7 +8,7 @@ import { buildPlan } from '../export/plan.ts';
 import type { Task } from '../export/task.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { createEventLog, type EventLog, LOG_FORMATS, LOG_LEVELS } from '../util/logger.ts';
-import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
+import { chainsOption, configFor, type FolderArgs, folderOptions, list } from './options.ts';
 
 /** The arguments of a maintenance command that holds the data folder's lock (`compact`, `migrate`). */
 export interface MaintenanceArgs extends FolderArgs {
@@ -51,9 +51,13 @@ export interface CommonArgs extends FolderArgs {
 
 /** Options shared by `run` and `schedule`. */
 export function commonOptions<T>(y: Argv<T>) {
-  return folderOptions(y)
-    .option('jobs', { type: 'string', describe: 'comma list of jobs (default: all; see `pool-export jobs`)' })
-    .option('chains', { type: 'string', describe: "comma list of chain names or ids (default: the config's chains)" })
+  return chainsOption(
+    folderOptions(y).option('jobs', {
+      type: 'string',
+      describe: 'comma list of jobs (default: all; see `pool-export jobs`)',
+    }),
+    "comma list of chain names or ids (default: the config's chains)",
+  )
     .option('datasets', {
       type: 'string',
       describe: "comma list of datasets, e.g. dodoex.swaps,list.liquidity (default: the jobs' datasets)",

@@ -181,8 +181,50 @@ const cases = (): Case[] => [
   ],
   ['bad --stale-after', ['status', '--stale-after', 'soon'], {}, 2, /--stale-after takes a duration such as 90s/],
   ['status of an unknown chain', ['status', '--chains', 'mars'], {}, 2, /unknown chain "mars"/],
-  ['unknown report', ['report', 'nope'], {}, 2, /unknown report "nope"; reports: tvl_list/],
-  ['bad --from', ['report', 'volume_daily', '--from', '2025-13-01'], {}, 2, /--from takes a UTC day as YYYY-MM-DD/],
+  [
+    'unknown report',
+    ['report', 'nope'],
+    {},
+    2,
+    /unknown report "nope" \(`pool-export report --list` lists the reports: tvl_list/,
+  ],
+  ['a misspelt report', ['report', 'volum_daily'], {}, 2, /unknown report "volum_daily"; did you mean volume_daily\?/],
+  ['a misspelt flag', ['run', '--chian', 'bsc'], {}, 2, /Unknown argument: chian; --chian: did you mean --chains\?/],
+  [
+    'bad --from',
+    ['report', 'volume_daily', '--from', '2025-13-01'],
+    {},
+    2,
+    /--from 2025-13-01 is not a day of the calendar/,
+  ],
+  [
+    'a day not in the calendar',
+    ['report', 'volume_daily', '--to', '2026-11-31'],
+    {},
+    2,
+    /--to 2026-11-31 is not a day of the calendar/,
+  ],
+  [
+    'a day that is no date',
+    ['report', 'volume_daily', '--from', 'yesterday'],
+    {},
+    2,
+    /--from takes a UTC day as YYYY-MM-DD/,
+  ],
+  [
+    'a table that does not exist',
+    ['query', 'SELECT * FROM dodoex.swap'],
+    {},
+    2,
+    /^pool-export: the query is not valid SQL for the lake: Catalog Error: Table with name swap does not exist! Did you mean "swaps"\?\n$/,
+  ],
+  [
+    'a value of the wrong type',
+    ['query', "SELECT CAST('x' AS INTEGER)"],
+    {},
+    2,
+    /^pool-export: the query is not valid SQL for the lake: Conversion Error: Could not convert string 'x' to INT32\n$/,
+  ],
   ['bad --format', ['report', 'volume_daily', '--format', 'xml'], {}, 2, /Argument: format, Given: "xml"/],
   [
     'parquet without --out',
@@ -229,7 +271,7 @@ const cases = (): Case[] => [
   ],
   [
     'a chain with no data',
-    ['report', 'volume_daily', '--chain', '999'],
+    ['report', 'volume_daily', '--chains', 'bsc,999'],
     {},
     2,
     /the lake holds no data of chain 999 \(999\); its chains: bsc \(56\)/,
@@ -365,6 +407,30 @@ describe('bad input', () => {
     }
     expect(await stored(data)).toBe(before);
   }, 240_000);
+
+  it('names chains one way in every command: --chains takes a list, --chain is the same option', async () => {
+    // The rows' keys: the last digits of a sum of doubles may differ from one parallel run to the next.
+    const keys = async (chains: string[]) => {
+      const r = await cli(['report', 'tvl_list', '--format', 'json', ...chains], env);
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { chain_id: number; pool: string; time: string }[]).map(
+        (x) => `${x.chain_id} ${x.pool} ${x.time}`,
+      );
+    };
+    const list = await keys(['--chains', 'bsc,56']);
+    expect(list.length).toBeGreaterThan(2);
+    expect(await keys(['--chain', 'bsc'])).toEqual(list);
+    expect(await keys([])).toEqual(list);
+    for (const args of [
+      ['run', '--chain', 'mars'],
+      ['status', '--chain', 'mars'],
+      ['dashboard', '--chain', 'mars', '--out', join(dir, 'x.html')],
+      ['schema', 'check', '--chain', 'mars'],
+    ]) {
+      const r = await cli(args, env);
+      expect([r.code, r.stderr], args.join(' ')).toEqual([2, expect.stringMatching(/unknown chain "mars"/)]);
+    }
+  });
 
   it.runIf(canMount)(
     'a full disk: a clear message naming the folder and the fix, exit 1, stored data untouched; exact once space is freed',
