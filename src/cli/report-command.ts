@@ -8,9 +8,10 @@ import { chainName } from '../config/chains.ts';
 import { trackedSettings } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { LAKE_DIR } from '../lake/layout.ts';
-import { checkOutput, FORMATS, type Format, type TableOptions, writeResult } from '../reports/output.ts';
+import { checkOutput, FORMATS, type Format, type TableOptions, terminalWidth, writeResult } from '../reports/output.ts';
 import { openLakeDb, reportViews } from '../reports/views.ts';
 import { closest } from '../util/suggest.ts';
+import { wrap } from '../util/wrap.ts';
 import type { CommandBody } from './commands.ts';
 import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list, parseChains } from './options.ts';
 
@@ -132,8 +133,12 @@ export const reportCommand: CommandBody<ReportArgs> = {
   handler: async (a) => {
     const views = reportViews();
     if (a.list || !a.name) {
+      // Each report's question and grain, wrapped to the terminal (80 columns when it is not one).
+      const width = Math.max(40, terminalWidth().width ?? 80);
       for (const v of views)
-        process.stdout.write(`${v.name.padEnd(20)} ${v.answers}\n${''.padEnd(20)} grain: ${v.grain}\n`);
+        process.stdout.write(
+          `${wrap(v.answers, { width, first: `${v.name.padEnd(20)} `, indent: 21 })}\n${wrap(`grain: ${v.grain}`, { width, first: ' '.repeat(21), indent: 28 })}\n`,
+        );
       return;
     }
     const view = views.find((v) => v.name === a.name);

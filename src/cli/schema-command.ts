@@ -5,12 +5,14 @@ import { chainName, parseChain } from '../config/chains.ts';
 import { loadConfig } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { endpointFor } from '../export/plan.ts';
+import { terminalWidth } from '../reports/output.ts';
 import { canonicalSchema, loadSchemaModel } from '../schemas/entity-model.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { collectionRoots } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { type Drift, INTROSPECTION_QUERY, type Introspected, schemaDrift } from '../upstream/schema-drift.ts';
 import { inert, jsonSafe } from '../util/inert.ts';
+import { wrap } from '../util/wrap.ts';
 import type { CommandBody } from './commands.ts';
 import { chainsOption, list } from './options.ts';
 
@@ -109,6 +111,8 @@ export const schemaCommand: CommandBody<Args> = {
     if (a.format === 'json')
       process.stdout.write(`${jsonSafe(JSON.stringify({ breaking, failed, endpoints: report }, null, 2))}\n`);
     else {
+      // Wrapped to the terminal (80 columns when it is not one).
+      const width = Math.max(40, terminalWidth().width ?? 80);
       for (const r of report) {
         const head = `${r.schema} on ${r.chain}`;
         if (r.error) process.stdout.write(`${head}: could not introspect: ${inert(r.error)}\n`);
@@ -116,12 +120,10 @@ export const schemaCommand: CommandBody<Args> = {
           process.stdout.write(
             r.drift.length ? `${head}: ${r.drift.length} difference(s)\n` : `${head}: matches the catalog\n`,
           );
-          for (const d of r.drift) process.stdout.write(`  ${label[d.severity]} ${inert(d.what)}\n`);
-          process.stdout.write(
-            `  root fields: ${Object.entries(r.roots ?? {})
-              .map(([e, f]) => `${e} → ${inert(f)}`)
-              .join(', ')}\n`,
-          );
+          for (const d of r.drift)
+            process.stdout.write(`${wrap(inert(d.what), { width, first: `  ${label[d.severity]} `, indent: 14 })}\n`);
+          const roots = Object.entries(r.roots ?? {}).map(([e, f]) => `${e} → ${inert(f)}`);
+          process.stdout.write(`${wrap(roots.join(', '), { width, first: '  root fields: ', indent: 4 })}\n`);
         }
       }
       process.stdout.write(

@@ -139,6 +139,12 @@ describe('upstream garbage', () => {
       'token on bsc: matches the catalog',
       'mine on bsc: matches the catalog',
     ]);
+    // Wrapped to the terminal's width (COLUMNS when it is not one): the root fields once made a line of 962 characters.
+    const narrow = await cli(['schema', 'check', '--chains', 'bsc'], { ...env, COLUMNS: '80' });
+    const lines = narrow.stdout.split('\n');
+    expect(lines.filter((l) => [...l].length > 80)).toEqual([]);
+    expect(lines.join(' ').replace(/\s+/g, ' ')).toContain('root fields: ');
+    expect(narrow.stdout.replace(/\s+/g, ' ')).toBe(ok.stdout.replace(/\s+/g, ' '));
     await sb.control('garbage', { mode: 'remove-field', entity: 'Pair', field: 'baseReserve' });
     const drift = await cli(['schema', 'check', '--chains', 'bsc', '--format', 'json'], env);
     await sb.control('garbage', {});
