@@ -1,6 +1,7 @@
 -- name: tvl_daily
 -- answers: TVL of every pool per day from subgraph reserves times token USD prices, tracked and untracked, beside the service's TVL of the day's last snapshot and the difference
 -- grain: one row per pool, chain and UTC day (days with pool activity)
+-- display: chain_id, day, pool, tvl_usd, tvl_service_usd, difference_usd
 CREATE OR REPLACE VIEW reports.tvl_daily AS
 WITH svc AS (
   SELECT chain_id, CAST(_taken_at AS DATE) AS day, id AS pool, arg_max(tvl, _taken_at) AS tvl_service_usd

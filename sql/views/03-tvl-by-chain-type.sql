@@ -1,6 +1,7 @@
 -- name: tvl_by_chain_type
 -- answers: total TVL per chain and pool type from each day's last liquidity-list snapshot: tracked (the total to use) and untracked
 -- grain: one row per chain, pool type and UTC day
+-- display: chain_id, day, pool_type, pools, tvl_usd, tvl_untracked_usd
 CREATE OR REPLACE VIEW reports.tvl_by_chain_type AS
 WITH last AS (
   SELECT chain_id, CAST(_taken_at AS DATE) AS day, max(_taken_at) AS time FROM list.liquidity GROUP BY ALL

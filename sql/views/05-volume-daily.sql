@@ -1,6 +1,7 @@
 -- name: volume_daily
 -- answers: traded volume per pool per day in base, quote and USD (tracked, and the upstream's untracked figure), with fees, cross-checked against the sum of its swaps (swaps_match)
 -- grain: one row per pool, chain and UTC day
+-- display: chain_id, day, pool, volume_usd, fees_usd, txns, swaps_match
 CREATE OR REPLACE VIEW reports.volume_daily AS
 WITH sw AS (
   SELECT chain_id, CAST(to_timestamp("timestamp") AS DATE) AS day, pair_id AS pool,

@@ -1,6 +1,7 @@
 -- name: volume_hourly
 -- answers: traded volume per pool per hour in base, quote and USD (tracked through trusted sides, and the upstream's untracked figure)
 -- grain: one row per pool, chain and UTC hour
+-- display: chain_id, time, pool, volume_usd, txns
 CREATE OR REPLACE VIEW reports.volume_hourly AS
 WITH h AS (
   SELECT h.*, b.token IS NOT NULL AS base_trusted, q.token IS NOT NULL AS quote_trusted

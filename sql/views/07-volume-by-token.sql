@@ -1,6 +1,7 @@
 -- name: volume_by_token
 -- answers: traded volume per token per day, in token units and USD: tracked (a trusted token at its upstream price; another at its derived price, at most the trusted volume of the pools that back it) and the upstream's untracked figure
 -- grain: one row per token, chain and UTC day
+-- display: chain_id, day, symbol, volume_usd, txns, price_usd, token
 CREATE OR REPLACE VIEW reports.volume_by_token AS
 SELECT d.chain_id, CAST(to_timestamp(d.date) AS DATE) AS day, d.token_id AS token, t.symbol, d.volume,
        CASE WHEN tt.token IS NOT NULL THEN d.volume * d.usd_price WHEN p.price_usd IS NOT NULL THEN least(d.volume * p.price_usd, p.backing_volume_usd)

@@ -1,6 +1,7 @@
 -- name: apy
 -- answers: per pool and day, the service's transaction and mining APY (fractions: 0.05 = 5%) beside an APY from the day's tracked fees over tracked TVL, annualized (x365)
 -- grain: one row per pool, chain and UTC day with pool activity
+-- display: chain_id, day, pool, fee_apy, transaction_base_apy, mining_base_apy, tvl_usd
 CREATE OR REPLACE VIEW reports.apy AS
 WITH svc AS (
   SELECT chain_id, CAST(_taken_at AS DATE) AS day, id AS pool,

@@ -1,6 +1,7 @@
 -- name: smart_route_volume
 -- answers: smart-route (aggregator) trades per day: orders, traders, USD volume tracked (by the sold token when it is trusted, else the bought one; else by the sold or bought token's derived price, at most the trusted volume of the pools that back that token that day) and the upstream's untracked figure
 -- grain: one row per chain and UTC day
+-- display: chain_id, day, orders, traders, volume_usd
 CREATE OR REPLACE VIEW reports.smart_route_volume AS
 WITH o AS (
   SELECT o.*, CAST(to_timestamp(o."timestamp") AS DATE) AS day FROM dodoex.order_histories o WHERE o.source = 'SMART_ROUTE'

@@ -1,6 +1,7 @@
 -- name: suspicious_pools
 -- answers: pools in each chain's latest snapshot whose untracked or service TVL is more than 10 times the tracked TVL (and at least 10,000 USD): the untrusted token and price behind the difference
 -- grain: one row per pool and chain (latest snapshot)
+-- display: chain_id, day, pool, tvl_usd, tvl_untracked_usd, tvl_service_usd, suspect_symbol
 CREATE OR REPLACE VIEW reports.suspicious_pools AS
 WITH last AS (SELECT chain_id, max(_taken_at) AS time FROM list.liquidity GROUP BY chain_id),
 t AS (

@@ -20,6 +20,7 @@ interface OutputArgs extends FolderArgs {
   out?: string;
   columns?: string;
   limit?: number;
+  wide?: boolean;
 }
 
 interface ReportArgs extends OutputArgs {
@@ -62,7 +63,11 @@ function outputOptions<T>(y: Argv<T>) {
       type: 'string',
       describe: 'table format: the columns to show, comma-separated (default: as many as fit the terminal)',
     })
-    .option('limit', { type: 'number', describe: 'table format: rows to show at most' });
+    .option('limit', { type: 'number', describe: 'table format: rows to show at most' })
+    .option('wide', {
+      type: 'boolean',
+      describe: 'table format: every column, however wide the terminal (default: the ones that fit)',
+    });
 }
 
 /** The table layout the options ask for. */
@@ -70,7 +75,11 @@ function tableOptions(a: OutputArgs): TableOptions {
   if (a.limit !== undefined && (!Number.isInteger(a.limit) || a.limit < 1))
     throw new UsageError(`--limit takes a number of rows from 1, not ${a.limit}`);
   const columns = list(a.columns);
-  return { ...(columns ? { columns } : {}), ...(a.limit !== undefined ? { limit: a.limit } : {}) };
+  return {
+    ...(columns ? { columns } : {}),
+    ...(a.limit !== undefined ? { limit: a.limit } : {}),
+    ...(a.wide ? { wide: true } : {}),
+  };
 }
 
 /**
@@ -165,7 +174,7 @@ export const reportCommand: CommandBody<ReportArgs> = {
     try {
       for (const chain of chains ?? []) await checkChain(db.conn, chain);
       const sql = `SELECT * FROM reports.${view.name}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ALL`;
-      await writeResult(db.conn, sql, { format: a.format, out: a.out, table });
+      await writeResult(db.conn, sql, { format: a.format, out: a.out, table: { ...table, display: view.display } });
     } finally {
       db.close();
     }

@@ -7,6 +7,7 @@ import { UsageError } from '../errors.ts';
 import { cells, fit, humanNumber, humanTime, pad } from '../util/display.ts';
 import { jsonSafe } from '../util/inert.ts';
 import { lit } from '../util/sql.ts';
+import { wrap } from '../util/wrap.ts';
 
 /** Output formats of `report` and `query`. */
 export const FORMATS = ['table', 'csv', 'json', 'parquet', 'arrow'] as const;
@@ -24,6 +25,10 @@ export interface TableOptions {
   readonly limit?: number;
   /** Terminal cells per line (default: the terminal's width; unlimited when not a terminal). */
   readonly width?: number;
+  /** Without `columns`: the columns to show first, the most important first (a report's `display`); the rest follow. */
+  readonly display?: readonly string[];
+  /** Every column, however wide the table (`--wide`). */
+  readonly wide?: boolean;
 }
 
 function csvCell(v: Json): string {
@@ -69,9 +74,9 @@ export function renderTable(
   out.push(`(${rows.length} rows${more})`);
   if (keep < columns.length)
     out.push(
-      fit(
-        `(${columns.length - keep} more columns: ${columns.slice(keep).join(', ')}; choose with --columns, or use --format csv)`,
-        limit,
+      wrap(
+        `(${columns.length - keep} more columns: ${columns.slice(keep).join(', ')}; --wide shows them all, --columns chooses, --format csv gives them exactly)`,
+        { width: limit, indent: 1 },
       ),
     );
   return out.join('\n');
@@ -131,7 +136,13 @@ export async function writeResult(conn: DuckDBConnection, sql: string, to: Resul
     throw new UsageError(
       `--columns names ${unknown.join(', ')}, which the result does not have; its columns: ${all.join(', ')}`,
     );
-  const columns = format === 'table' && table.columns?.length ? [...table.columns] : all;
+  const first = table.columns?.length ? table.columns : (table.display ?? []).filter((c) => all.includes(c));
+  const columns =
+    format !== 'table'
+      ? all
+      : table.columns?.length
+        ? [...first]
+        : [...first, ...all.filter((c) => !first.includes(c))];
   // 64-bit integers (counts, ranks, blocks) come back as strings; they are numbers when JavaScript holds them exactly.
   const types = reader.columnTypes().map((t) => t.toString());
   const ints = types.map((t) => ['BIGINT', 'UBIGINT'].includes(t));
@@ -161,7 +172,7 @@ export async function writeResult(conn: DuckDBConnection, sql: string, to: Resul
     );
   } else
     emit(
-      `${renderTable(columns, rows, { ...table, ...(table.width === undefined && !out ? terminalWidth() : {}) })}\n`,
+      `${renderTable(columns, rows, { ...table, ...(table.width === undefined && !out && !table.wide ? terminalWidth() : {}) })}\n`,
     );
   return rows.length;
 }

@@ -33,6 +33,8 @@ export interface ReportView {
   readonly name: string;
   readonly answers: string;
   readonly grain: string;
+  /** The columns a table shows first, the most important first (the others follow as the width allows). */
+  readonly display: readonly string[];
   readonly sql: string;
 }
 
@@ -48,6 +50,10 @@ export function reportViews(): ReportView[] {
         name: field('name') || f.replace(/^\d+-|\.sql$/g, ''),
         answers: field('answers'),
         grain: field('grain'),
+        display: field('display')
+          .split(',')
+          .map((c) => c.trim())
+          .filter(Boolean),
         sql,
       };
     });

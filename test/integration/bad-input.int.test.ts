@@ -529,6 +529,15 @@ describe('bad input', () => {
       expect(wide, args.join(' ')).toEqual([]);
       expect(r.stdout, args.join(' ')).not.toMatch(/\d\.\d{9,}|e-\d{2,}\d/);
     }
+    // A report shows its own most important columns first, then says which it left out and how to see them.
+    const top = await cli(['report', 'top_pools', '--limit', '5'], narrow);
+    expect(top.stdout.split('\n')[0]).toMatch(/^chain_id +rank +base_token_symbol +quote_token_symbol +tvl_usd\b/);
+    expect(top.stdout.replace(/\s+/g, ' ')).toMatch(
+      /\(\d+ more columns: [^)]*\bpool\b[^)]*; --wide shows them all, --columns chooses, --format csv gives them exactly\)/,
+    );
+    const all = await cli(['report', 'top_pools', '--limit', '5', '--wide'], narrow);
+    expect(all.stdout.split('\n')[0]).toMatch(/\btvl_service_usd\b.*\bpool\b.*\bday\b.*\bmining_base_apy$/);
+    expect(all.stdout).not.toMatch(/more columns/);
     const table = await cli(['report', 'volume_daily', '--columns', 'day,pool,volume_usd'], narrow);
     expect(table.stdout).toMatch(/^day +pool +volume_usd$/m);
     expect(table.stdout).toMatch(/\d(\.\d+)?[KMBT]?$/m);

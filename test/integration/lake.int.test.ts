@@ -239,7 +239,25 @@ describe('report views', () => {
       'smart_route_volume',
       'suspicious_pools',
     ]) {
-      expect(r.stdout).toMatch(new RegExp(`^${name}\\s+\\S.*\\n\\s+grain: \\S`, 'm'));
+      expect(r.stdout).toMatch(new RegExp(`^${name}\\s+\\S.*\\n(\\s+\\S.*\\n)*\\s+grain: \\S`, 'm'));
+    }
+    // Wrapped to the terminal (80 columns when it is not one).
+    expect(r.stdout.split('\n').filter((l) => [...l].length > 80)).toEqual([]);
+    // Each report's display columns, the ones a table shows first, are columns of its view.
+    const db = await openLakeDb(data);
+    try {
+      for (const v of reportViews()) {
+        const cols = (await db.conn.runAndReadAll(`DESCRIBE reports.${v.name}`))
+          .getRowObjectsJson()
+          .map((c) => c.column_name);
+        expect(v.display.length, v.name).toBeGreaterThan(2);
+        expect(
+          v.display.filter((c) => !cols.includes(c)),
+          v.name,
+        ).toEqual([]);
+      }
+    } finally {
+      db.close();
     }
   });
 });
