@@ -113,12 +113,18 @@ describe('renderTable', () => {
     const t = renderTable(['pool', 'tvl', 'note'], rows, { width: 12 }).split('\n');
     expect(t[0]).toBe('pool     tvl');
     expect(t[3]).toBe('Bb');
-    expect(t.at(-1)).toBe('(1 more col…');
+    // The footer is wrapped to the width, never cut: every word of it is there, each line within the width unless a
+    // single word is wider.
+    const footer = t.slice(t.indexOf('(2 rows)') + 1);
+    expect(footer.join(' ').replace(/\s+/g, ' ')).toBe(
+      '(1 more columns: note; --wide shows them all, --columns chooses, --format csv gives them exactly)',
+    );
+    expect(footer.filter((l) => l.length > 12 && l.trim().includes(' '))).toEqual([]);
     const wide = renderTable(['pool', 'tvl', 'note'], rows, { width: 200 }).split('\n');
     expect(wide.at(-1)).toBe('(2 rows)');
     const narrow = renderTable(['pool', 'tvl', 'note'], rows, { width: 1 }).split('\n');
     expect(narrow[0]).toBe('pool');
-    expect(narrow.at(-1)).toBe('…');
+    expect(narrow.at(-1)).toBe(' exactly)');
   });
   it('shows a text cell inert and cut to 44 cells', () => {
     const t = renderTable(['name'], [{ name: `\x1b[31mred${'z'.repeat(100)}` }]).split('\n');
