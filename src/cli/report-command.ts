@@ -142,8 +142,8 @@ export const reportCommand: CommandBody<ReportArgs> = {
   handler: async (a) => {
     const views = reportViews();
     if (a.list || !a.name) {
-      // Each report's question and grain, wrapped to the terminal (80 columns when it is not one).
-      const width = Math.max(40, terminalWidth().width ?? 80);
+      // Each report's question and grain, wrapped to the terminal (or COLUMNS); unwrapped into a file or a pipe.
+      const width = Math.max(40, terminalWidth().width ?? Number.POSITIVE_INFINITY);
       for (const v of views)
         process.stdout.write(
           `${wrap(v.answers, { width, first: `${v.name.padEnd(20)} `, indent: 21 })}\n${wrap(`grain: ${v.grain}`, { width, first: ' '.repeat(21), indent: 28 })}\n`,

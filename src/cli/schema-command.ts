@@ -111,8 +111,8 @@ export const schemaCommand: CommandBody<Args> = {
     if (a.format === 'json')
       process.stdout.write(`${jsonSafe(JSON.stringify({ breaking, failed, endpoints: report }, null, 2))}\n`);
     else {
-      // Wrapped to the terminal (80 columns when it is not one).
-      const width = Math.max(40, terminalWidth().width ?? 80);
+      // Wrapped to the terminal (or COLUMNS); one line per item when the output goes to a file or a pipe.
+      const width = Math.max(40, terminalWidth().width ?? Number.POSITIVE_INFINITY);
       for (const r of report) {
         const head = `${r.schema} on ${r.chain}`;
         if (r.error) process.stdout.write(`${head}: could not introspect: ${inert(r.error)}\n`);

@@ -222,7 +222,7 @@ describe('the Parquet lake', () => {
 
 describe('report views', () => {
   it('lists every report with what it answers and its grain', async () => {
-    const r = await cli(['report', '--list'], env);
+    const r = await cli(['report', '--list'], { ...env, COLUMNS: '80' });
     for (const name of [
       'tvl_list',
       'tvl_daily',
@@ -241,7 +241,7 @@ describe('report views', () => {
     ]) {
       expect(r.stdout).toMatch(new RegExp(`^${name}\\s+\\S.*\\n(\\s+\\S.*\\n)*\\s+grain: \\S`, 'm'));
     }
-    // Wrapped to the terminal (80 columns when it is not one).
+    // Wrapped to the terminal's width (COLUMNS when it is not one).
     expect(r.stdout.split('\n').filter((l) => [...l].length > 80)).toEqual([]);
     // Each report's display columns, the ones a table shows first, are columns of its view.
     const db = await openLakeDb(data);
