@@ -11,6 +11,7 @@
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS } from '../catalog/catalog.ts';
+import { presentTables } from '../store/migrations.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { lit, qt } from '../util/sql.ts';
 import {
@@ -53,11 +54,7 @@ export async function migrateLake(w: Warehouse, dataDir: string): Promise<number
   const root = join(dataDir, NEW);
   rmSync(root, { recursive: true, force: true });
   recoverPublish(lake);
-  const tables = new Set(
-    (await w.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables() WHERE NOT internal")).map((r) =>
-      String(r.t),
-    ),
-  );
+  const tables = await presentTables(w);
   let files = 0;
   for (const ds of DATASETS) {
     const target = (chainId: number, part: Target['part']): Target => ({

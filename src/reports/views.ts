@@ -77,7 +77,6 @@ async function defineTracked(conn: DuckDBConnection, tracked: TrackedSettings): 
 
 /** The dataset views, the tracked-value helpers and the report views. */
 async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: TrackedSettings): Promise<void> {
-  await conn.run('SET parquet_metadata_cache = true');
   await defineDatasetViews(conn, dataDir);
   await conn.run('CREATE SCHEMA IF NOT EXISTS reports');
   await defineTracked(conn, tracked);
@@ -131,9 +130,19 @@ async function openViewsFile(dataDir: string, tracked: TrackedSettings): Promise
  */
 export async function openLakeDb(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<LakeDb> {
   const file = await openViewsFile(dataDir, tracked);
-  if (file) return file;
+  if (!file) return defineInMemory(dataDir, tracked);
+  await file.conn.run(CACHE_FOOTERS);
+  return file;
+}
+
+/** A Parquet footer is read once per session, however many views over it a report binds (a session setting). */
+const CACHE_FOOTERS = 'SET parquet_metadata_cache = true';
+
+/** An in-memory DuckDB where every view is defined now. */
+async function defineInMemory(dataDir: string, tracked: TrackedSettings): Promise<LakeDb> {
   const instance = await (await duckdb()).DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
+  await conn.run(CACHE_FOOTERS);
   await defineViews(conn, dataDir, tracked);
   return {
     conn,

@@ -22,7 +22,7 @@ export interface MigrationTx {
 }
 
 /** Dataset tables present in the warehouse, as `schema.table`. */
-async function presentTables(tx: MigrationTx): Promise<Set<string>> {
+export async function presentTables(tx: Pick<MigrationTx, 'all'>): Promise<Set<string>> {
   const rows = await tx.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables() WHERE NOT internal");
   return new Set(rows.map((r) => String(r.t)));
 }
