@@ -8,14 +8,12 @@ DEMO_PORT ?= 0
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-# npm 11 writes lock files without other platforms' optional packages and its `npm ci` may then refuse them
-# (npm/cli#8805); in that case the locked versions are installed with `npm install --no-save`, lock file untouched.
-# npm's own output is shown only when both ways fail.
+# `npm ci` installs exactly what the lock file names. The lock file lists the optional packages of every platform: one
+# written without them (npm/cli#8805) is refused by `npm ci`, which test/unit/lock-file.test.ts guards against. npm's
+# own output is shown only when it fails.
 $(NODE_MODULES): package.json package-lock.json
 	@log=$$(mktemp); echo "installing the dependencies (npm ci)"; \
-	npm ci --no-audit --no-fund >$$log 2>&1 || { \
-	  echo "npm ci refused the lock file (npm/cli#8805); installing the locked versions with npm install --no-save"; \
-	  npm install --no-audit --no-fund --no-save >>$$log 2>&1 || { cat $$log; rm -f $$log; exit 1; }; }; \
+	npm ci --no-audit --no-fund >$$log 2>&1 || { cat $$log; rm -f $$log; exit 1; }; \
 	rm -f $$log
 	@touch $@
 
