@@ -3,7 +3,7 @@
  * fetched), prints a summary of rows per dataset, then a few reports from the Parquet lake, and writes the dashboard
  * (data/demo/dashboard.html).
  */
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { BIN, startSandbox } from '../src/sandbox/spawn.ts';
@@ -24,6 +24,46 @@ const env = {
   POOL_EXPORT_DEVELOPER_ID: 'demo',
 };
 let status = 0;
+
+/**
+ * Ctrl-C reaches every process of the demo from the terminal (one process group): the run stops as it documents, and
+ * the demo waits for it, then ends by the same signal instead of leaving the run behind. A SIGTERM sent to the demo
+ * alone is passed on to the command it is running.
+ */
+let stoppedBy: NodeJS.Signals | undefined;
+let current: ChildProcess | undefined;
+process.on('SIGINT', () => {
+  stoppedBy ??= 'SIGINT';
+});
+process.on('SIGTERM', () => {
+  stoppedBy ??= 'SIGTERM';
+  current?.kill('SIGTERM');
+});
+
+/** The demo ends early: it was asked to stop. */
+class Stopped extends Error {}
+
+/** Runs the CLI with its output captured and its errors on the terminal. */
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string }> {
+  if (stoppedBy) return Promise.reject(new Stopped());
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    current = child;
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.on('close', (code) => {
+      current = undefined;
+      // A stopped run has said what it kept.
+      if (stoppedBy) {
+        process.stdout.write(stdout);
+        reject(new Stopped());
+      } else resolve({ code, stdout });
+    });
+  });
+}
+
 try {
   rmSync(dataDir, { recursive: true, force: true });
   for (const [label, before] of [
@@ -33,17 +73,13 @@ try {
     if (before) await sandbox.control('advance', { blocks: before });
     await sandbox.control('stats', {});
     const t = performance.now();
-    const r = spawnSync(process.execPath, [BIN, 'run'], {
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
-    });
+    const r = await run(['run'], env);
     const secs = ((performance.now() - t) / 1000).toFixed(1);
     const served = (await sandbox.control<{ requests: number }>('stats')).requests;
-    const lines = r.stdout.trim().split('\n');
     console.log(`\n== ${label} (${secs} s, ${served} requests served by the sandbox)`);
-    console.log(before ? lines.slice(-4).join('\n') : lines.join('\n'));
-    if (r.status !== 0) status = r.status ?? 1;
+    // The second run's table has only the datasets with new rows, under its header.
+    console.log(r.stdout.trimEnd());
+    if (r.code !== 0) status = r.code ?? 1;
   }
   // Reports, read from the Parquet lake through DuckDB views.
   const reports: [string, string[]][] = [
@@ -81,29 +117,28 @@ try {
     ],
   ];
   for (const [title, args] of reports) {
-    const r = spawnSync(process.execPath, [BIN, ...args], {
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
-    });
+    const r = await run(args, env);
     console.log(`\n== ${title}\n${r.stdout.trimEnd()}`);
-    if (r.status !== 0) status = r.status ?? 1;
+    if (r.code !== 0) status = r.code ?? 1;
   }
   // The dashboard: one HTML file with the charts, read from the lake like the reports.
-  const dash = spawnSync(process.execPath, [BIN, 'dashboard', '--out', `${dataDir}/dashboard.html`], {
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  });
+  const dash = await run(['dashboard', '--out', `${dataDir}/dashboard.html`], env);
   console.log(`\n== dashboard: TVL, volume, APY and freshness as charts\n${dash.stdout.trimEnd()}`);
-  if (dash.status !== 0) status = dash.status ?? 1;
+  if (dash.code !== 0) status = dash.code ?? 1;
   console.log(
     `\nwarehouse: ${dataDir}/warehouse.duckdb; Parquet lake: ${dataDir}/lake; views for DuckDB sessions: ${dataDir}/lake.duckdb; dashboard: ${dataDir}/dashboard.html`,
   );
   console.log(
     'more: npx pool-export report --list, then e.g. POOL_EXPORT_DATA_DIR=data/demo npx pool-export report volume_daily --chain bsc',
   );
+} catch (e) {
+  // Once stopped, whatever failed after (the sandbox, which got the Ctrl-C too) does not matter.
+  if (!stoppedBy) throw e;
 } finally {
   await sandbox.stop();
 }
-process.exit(status);
+// Stopped by a signal: the demo ends by it too, as the run did (130 for Ctrl-C, as a shell reports it).
+if (stoppedBy) {
+  process.removeAllListeners(stoppedBy);
+  process.kill(process.pid, stoppedBy);
+} else process.exit(status);

@@ -10,8 +10,10 @@ import type { Task } from '../export/task.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
 import { inert } from '../util/inert.ts';
+import { wrap } from '../util/wrap.ts';
 import type { CommandBody } from './commands.ts';
 import { TerminalProgress } from './progress.ts';
+import { StopRequests } from './stop.ts';
 import { summary } from './summary.ts';
 import { type CommonArgs, commonOptions, logFor, resolveRequest } from './write-options.ts';
 
@@ -66,24 +68,41 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
     const { config, jobs: selected, tasks } = resolveRequest(a, jobs);
     if (a['dry-run']) return dryRun(config, tasks);
     if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
-    const controller = new AbortController();
-    process.once('SIGINT', () => controller.abort());
-    process.once('SIGTERM', () => controller.abort());
     const progress = process.stderr.isTTY ? new TerminalProgress() : undefined;
+    const log = logFor(a, config, progress);
+    const stop = new StopRequests((sig) =>
+      log(
+        'stop-requested',
+        {
+          signal: sig,
+          next: 'the batch being written commits or rolls back, then the run ends (the lake is left to the next run); a second signal ends it at once',
+        },
+        'warn',
+      ),
+    );
     const outcome = await runOnce({
       config,
       tasks,
       jobs: selected.map((j) => j.name),
       waitLockSecs: a['wait-lock'],
-      signal: controller.signal,
-      log: logFor(a, config),
+      signal: stop.signal,
+      log,
       ...(progress ? { progress } : {}),
     });
-    process.stdout.write(`${summary(outcome.results, { byChain: a['by-chain'] })}\n`);
-    if (outcome.stopped)
-      process.stdout.write('stopped on request: committed batches are kept; the next run resumes from them\n');
-    if (outcome.lakeError) process.stdout.write(`FAILED ${inert(outcome.lakeError)}\n`);
+    // On a terminal, the summary's prose is wrapped to it.
+    const width = process.stdout.isTTY ? process.stdout.columns || 80 : undefined;
+    const say = (line: string) => process.stdout.write(`${width ? wrap(line, { width, indent: 2 }) : line}\n`);
+    process.stdout.write(`${summary(outcome.results, { byChain: a['by-chain'], ...(width ? { width } : {}) })}\n`);
+    if (outcome.stopped) {
+      const left = tasks.length - outcome.results.length;
+      say(
+        `stopped on request${left ? ` (${left} of ${tasks.length} tasks not started)` : ''}: committed batches are kept; the next run resumes from them, and writes to the Parquet lake what it lacks`,
+      );
+    }
+    if (outcome.lakeError) say(`FAILED ${inert(outcome.lakeError)}`);
     if (outcome.stopped || outcome.lakeError || outcome.results.some((r) => r.status === 'failed'))
       process.exitCode = 1;
+    // Stopped by a signal: the process ends by it (130 or 143 as a shell reports it), whatever else happened.
+    stop.end();
   },
 });

@@ -2,62 +2,83 @@
 import { chainName } from '../config/chains.ts';
 import type { TaskResult } from '../export/task.ts';
 import { inert } from '../util/inert.ts';
+import { wrap } from '../util/wrap.ts';
+
+/** A task a stop request ended before it was done (recorded as failed, with the error class `stopped`). */
+const isStopped = (r: TaskResult) => r.status === 'failed' && r.error?.cls === 'stopped';
+
+/** A task that failed on its own. */
+const isFailure = (r: TaskResult) => r.status === 'failed' && r.error?.cls !== 'stopped';
 
 /**
  * The human summary of a run: rows, pages and requests per dataset (summed over its chains; per dataset and chain with
  * `byChain`), totals, datasets unavailable upstream, and one line per distinct failure. Tasks with nothing new are
- * left out of the table.
+ * left out of the table. The table's columns are as wide as their contents (a typical table fits 80 columns); with
+ * `width` (a terminal's), the lines of prose below it are wrapped to it, every word kept.
  */
-export function summary(results: readonly TaskResult[], opts: { byChain?: boolean } = {}): string {
+export function summary(results: readonly TaskResult[], opts: { byChain?: boolean; width?: number } = {}): string {
   const groups = new Map<string, TaskResult[]>();
   for (const r of results) {
     if ((r.stats.rows === 0 && r.status === 'ok') || r.status === 'unavailable') continue;
     const key = opts.byChain ? `${r.task.ds.name}\u0000${chainName(r.task.chainId)}` : r.task.ds.name;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
-  const head = opts.byChain ? 'chain' : 'chains';
-  const lines = [
-    `${'dataset'.padEnd(35)} ${head.padEnd(10)} ${'rows'.padStart(9)} ${'pages'.padStart(7)} ${'requests'.padStart(9)}  status`,
-  ];
+  const rows: string[][] = [['dataset', opts.byChain ? 'chain' : 'chains', 'rows', 'pages', 'requests', 'status']];
   for (const [key, rs] of groups) {
     const [name, chain] = key.split('\u0000') as [string, string | undefined];
-    const add = (k: 'rows' | 'pages' | 'requests') => rs.reduce((a, r) => a + r.stats[k], 0);
-    const failed = rs.filter((r) => r.status === 'failed').length;
-    const status = failed === 0 ? 'ok' : rs.length === 1 ? 'failed' : `${failed} failed`;
-    lines.push(
-      `${name.padEnd(35)} ${(chain ?? String(rs.length)).padEnd(10)} ${String(add('rows')).padStart(9)} ${String(add('pages')).padStart(7)} ${String(add('requests')).padStart(9)}  ${status}`,
-    );
+    const add = (k: 'rows' | 'pages' | 'requests') => String(rs.reduce((a, r) => a + r.stats[k], 0));
+    const failed = rs.filter(isFailure).length;
+    const stopped = rs.filter(isStopped).length;
+    const status =
+      failed + stopped === 0
+        ? 'ok'
+        : [
+            ...(failed ? [rs.length === 1 ? 'failed' : `${failed} failed`] : []),
+            ...(stopped ? [rs.length === 1 ? 'stopped' : `${stopped} stopped`] : []),
+          ].join(', ');
+    rows.push([name, chain ?? String(rs.length), add('rows'), add('pages'), add('requests'), status]);
   }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const lines = rows.map((r) =>
+    r
+      .map((cell, i) => (i >= 2 && i <= 4 ? cell.padStart(widths[i]!) : i < 5 ? cell.padEnd(widths[i]!) : cell))
+      .join(' ')
+      .replace(/ (\S+)$/, '  $1'),
+  );
+  const prose: string[] = [];
   const sum = (k: 'rows' | 'requests' | 'retries' | 'pages' | 'duplicates') =>
     results.reduce((a, r) => a + r.stats[k], 0);
-  const failed = results.filter((r) => r.status === 'failed');
+  const failed = results.filter(isFailure);
+  const stopped = results.filter(isStopped);
   const unavailable = results.filter((r) => r.status === 'unavailable');
   const ok = results.filter((r) => r.status === 'ok');
   const parts = [
     `${ok.length} ok`,
     `${failed.length} failed`,
+    ...(stopped.length ? [`${stopped.length} stopped on request`] : []),
     ...(unavailable.length ? [`${unavailable.length} unavailable`] : []),
     `${ok.filter((r) => r.stats.rows === 0).length} with no new rows`,
   ];
-  lines.push(
-    `\n${results.length} tasks (${parts.join(', ')}): ${sum('rows')} rows, ${sum('pages')} pages, ${sum('requests')} requests, ${sum('retries')} retries`,
+  prose.push(
+    `${results.length} tasks (${parts.join(', ')}): ${sum('rows')} rows, ${sum('pages')} pages, ${sum('requests')} requests, ${sum('retries')} retries`,
   );
   if (unavailable.length) {
     const byDataset = new Map<string, string[]>();
     for (const r of unavailable)
       byDataset.set(r.task.ds.name, [...(byDataset.get(r.task.ds.name) ?? []), chainName(r.task.chainId)]);
-    lines.push(
+    prose.push(
       `unavailable (the upstream deployment has no such entity; skipped there, not a failure): ${[...byDataset].map(([d, c]) => `${d} on ${c.join(', ')}`).join('; ')}`,
     );
   }
   const dups = sum('duplicates');
   if (dups)
-    lines.push(
+    prose.push(
       `${dups} rows repeated an id the upstream had already sent (an upstream defect): the newest of each was kept; the log's duplicate-ids events name them`,
     );
-  for (const line of routeLines(results)) lines.push(line);
-  for (const line of failureLines(failed)) lines.push(line);
-  return lines.join('\n');
+  for (const line of routeLines(results)) prose.push(line);
+  for (const line of failureLines(failed)) prose.push(line);
+  const fit = (line: string) => (opts.width ? wrap(line, { width: opts.width, indent: 2 }) : line);
+  return [...lines, '', ...prose.map(fit)].join('\n');
 }
 
 /**

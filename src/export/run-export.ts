@@ -381,7 +381,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   //    its route (with several: the first healthy one on the main fork, within maxLagBlocks of the freshest).
   const pinned = await chooseRoutes(args, await probeRoutes(args));
   // 4. Tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
-  const sink = new DuckDBSink(args.warehouse, args.config.dataDir);
+  const sink = new DuckDBSink(args.warehouse, args.config.dataDir, args.signal);
   const checkpoints = new CheckpointStore(args.warehouse);
   const checker = new WorkerPageChecker();
   const limit = pLimit(args.config.concurrency);
@@ -390,10 +390,12 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   args.progress?.start(args.tasks.length);
   let results: TaskResult[];
   try {
-    results = await Promise.all(
+    const settled = await Promise.all(
       args.tasks.map((t) =>
         limit(() =>
           hostLimit(t.endpoint.host)(async () => {
+            // After a stop request, the tasks not started yet are left out: not run, not in the ledger.
+            if (args.signal.aborted) return undefined;
             const r = await runOne({ args, sink, checkpoints, checker }, t, pinned.get(t)!);
             args.progress?.done(r);
             await status.taskEnded({
@@ -408,6 +410,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
         ),
       ),
     );
+    results = settled.filter((r) => r !== undefined);
   } finally {
     await checker.close();
   }

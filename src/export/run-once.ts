@@ -69,18 +69,31 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
         ...(args.progress ? { progress: args.progress } : {}),
       });
       // The new data goes to the Parquet lake (this run's, and any an interrupted run left), and the views file is renewed.
-      // A failure here keeps the warehouse as committed: what the lake lacks stays listed for the next run.
+      // A failure here keeps the warehouse as committed: what the lake lacks stays listed for the next run. So does a
+      // stop: a run stopped during its tasks leaves the lake to the next run, and one stopped during the lake write
+      // interrupts it (see `writeLake`), so that a stop never waits for a lake write.
       let lakeError: string | undefined;
-      try {
-        const started = performance.now();
-        const files = await updateLake(warehouse, args.config.dataDir);
-        await writeViewsFile(args.config.dataDir, trackedSettings(args.config));
-        // `ms`: the lake write and the views file, the part of a run after its tasks.
-        args.log('lake-written', { runId, files, ms: Math.round(performance.now() - started) });
-      } catch (e) {
-        lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
-        args.log('lake-failed', { runId, error: lakeError }, 'error');
-      }
+      const lakeDeferred = signal.aborted;
+      if (lakeDeferred) args.log('lake-deferred', { runId, reason: 'stopped before the lake write' }, 'warn');
+      else
+        try {
+          const started = performance.now();
+          const files = await updateLake(warehouse, args.config.dataDir, signal);
+          if (!signal.aborted) await writeViewsFile(args.config.dataDir, trackedSettings(args.config));
+          // `ms`: the lake write and the views file, the part of a run after its tasks.
+          args.log('lake-written', {
+            runId,
+            files,
+            ms: Math.round(performance.now() - started),
+            ...(signal.aborted ? { stopped: true } : {}),
+          });
+        } catch (e) {
+          // A stop interrupts the lake write: what it had not published stays listed for the next run.
+          if (signal.aborted) args.log('lake-deferred', { runId, reason: 'stopped during the lake write' }, 'warn');
+          else
+            lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
+          if (lakeError) args.log('lake-failed', { runId, error: lakeError }, 'error');
+        }
       for (const [host, g] of client.governors)
         if (g.limited)
           args.log('upstream-pace', { host, rateLimited: g.limited, requestsPerSecond: Number(g.rate.toFixed(2)) });
@@ -92,7 +105,8 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
       });
       return { runId, results, stopped: signal.aborted, ...(lakeError ? { lakeError } : {}) };
     } finally {
-      await warehouse.close();
+      // A stopped run leaves the checkpoint of the write-ahead log to the next open, so that it ends sooner.
+      await warehouse.close({ checkpoint: !signal.aborted });
     }
   } finally {
     await lock.release();

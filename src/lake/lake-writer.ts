@@ -379,8 +379,15 @@ export function writeLayoutFile(root: string): void {
  * Brings the lake up to the warehouse: writes what `_pool_export.lake_pending` lists (this run's commits, and those of
  * earlier runs that were killed or failed before their lake write), then clears each entry once its files are in place.
  * The lake must be of this layout, or empty (`migrate-lake.ts` brings an older one). Returns the files written.
+ * `fileRows`: the rows of a full file. Once `signal` is aborted (a stop request), each lane ends after the entry it is writing: the others stay listed for
+ * the next write.
  */
-export async function writeLake(w: Warehouse, dataDir: string, fileRows = FILE_ROWS): Promise<number> {
+export async function writeLake(
+  w: Warehouse,
+  dataDir: string,
+  opts: { readonly fileRows?: number; readonly signal?: AbortSignal | undefined } = {},
+): Promise<number> {
+  const { fileRows = FILE_ROWS, signal } = opts;
   const lake = join(dataDir, LAKE_DIR);
   let files = 0;
   const layout = lakeLayout(lake);
@@ -397,10 +404,17 @@ export async function writeLake(w: Warehouse, dataDir: string, fileRows = FILE_R
   // 3.6 s in three; four did no better).
   const lanes = await Promise.all([w.lane(), w.lane()]);
   const done: string[] = [];
+  // A stop interrupts the statements under way: their entries fail before they publish anything (files are written
+  // under .tmp first), and stay listed.
+  const interrupt = () => {
+    w.interrupt();
+    for (const l of lanes) l.interrupt();
+  };
+  signal?.addEventListener('abort', interrupt);
   try {
     const next = rows[Symbol.iterator]();
     const work = async (sql: Sql) => {
-      for (let r = next.next(); !r.done; r = next.next()) {
+      for (let r = next.next(); !r.done && !signal?.aborted; r = next.next()) {
         const ds = byName.get(String(r.value.dataset));
         const chainId = Number(r.value.chain_id);
         // Added after the await: `files += await …` would read `files` before the other lane's additions.
@@ -423,6 +437,7 @@ export async function writeLake(w: Warehouse, dataDir: string, fileRows = FILE_R
     };
     await Promise.all([work(w), ...lanes.map(work)]);
   } finally {
+    signal?.removeEventListener('abort', interrupt);
     for (const l of lanes) await l.close();
     // The entries whose files are in place, cleared in one statement (one per entry cost more than some writes).
     await w.exec(

@@ -25,6 +25,33 @@ export interface LedgerTask {
   readonly failovers?: readonly unknown[];
 }
 
+/** Half of a surrogate pair without its other half. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** The type of the list `tasks` hands DuckDB as JSON: one struct per task, as run_tasks stores it. */
+const LEDGER_ROW = JSON.stringify([
+  {
+    chain_id: 'INTEGER',
+    dataset: 'VARCHAR',
+    started_at: 'VARCHAR',
+    ended_at: 'VARCHAR',
+    status: 'VARCHAR',
+    pages: 'INTEGER',
+    rows: 'BIGINT',
+    requests: 'INTEGER',
+    retries: 'INTEGER',
+    block: 'BIGINT',
+    cursor_before: 'VARCHAR',
+    cursor_after: 'VARCHAR',
+    error_class: 'VARCHAR',
+    error: 'VARCHAR',
+    duplicate_ids: 'INTEGER',
+    route: 'VARCHAR',
+    routes: 'VARCHAR',
+    failovers: 'VARCHAR',
+  },
+]);
+
 /** Writes the ledger. */
 export class RunLedger {
   constructor(private readonly w: Warehouse) {}
@@ -37,37 +64,39 @@ export class RunLedger {
     );
   }
 
-  /** Records the finished tasks of a run, in one transaction. */
+  /** Records the finished tasks of a run, in one statement. */
   async tasks(runId: string, results: readonly LedgerTask[]): Promise<void> {
-    await this.w.transaction(async (tx) => {
-      for (const r of results) await this.task(tx.exec, runId, r);
-    });
-  }
-
-  private async task(exec: Warehouse['exec'], runId: string, r: LedgerTask): Promise<void> {
-    await exec(
+    if (!results.length) return;
+    // One statement for all of them: one INSERT per task cost 2 ms each (0.67 s for the 328 tasks of a full run).
+    const rows = results.map((r) => ({
+      chain_id: r.chainId,
+      dataset: r.dataset,
+      started_at: r.startedAt.toISOString(),
+      ended_at: r.endedAt.toISOString(),
+      status: r.status,
+      pages: r.pages,
+      rows: r.rows,
+      requests: r.requests,
+      retries: r.retries,
+      block: r.block,
+      cursor_before: r.cursorBefore,
+      cursor_after: r.cursorAfter,
+      error_class: r.error?.cls ?? null,
+      error: r.error?.message ?? null,
+      duplicate_ids: r.duplicates,
+      route: r.route ?? null,
+      routes: r.routes ? JSON.stringify(r.routes) : null,
+      failovers: r.failovers ? JSON.stringify(r.failovers) : null,
+    }));
+    await this.w.exec(
       `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, error_class, error, duplicate_ids, route, routes, failovers)
-       VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+       SELECT $1, t.chain_id, t.dataset, t.started_at::TIMESTAMPTZ, t.ended_at::TIMESTAMPTZ, t.status, t.pages, t.rows, t.requests,
+              t.retries, t.block, t.cursor_before, t.cursor_after, t.error_class, t.error, t.duplicate_ids, t.route, t.routes, t.failovers
+       FROM (SELECT unnest(from_json($2, '${LEDGER_ROW}')) AS t)`,
+      // Text as DuckDB stores a bound string: a lone surrogate half (never valid UTF-8) becomes U+FFFD.
       [
         runId,
-        r.chainId,
-        r.dataset,
-        r.startedAt.toISOString(),
-        r.endedAt.toISOString(),
-        r.status,
-        r.pages,
-        r.rows,
-        r.requests,
-        r.retries,
-        r.block,
-        r.cursorBefore,
-        r.cursorAfter,
-        r.error?.cls ?? null,
-        r.error?.message ?? null,
-        r.duplicates,
-        r.route ?? null,
-        r.routes ? JSON.stringify(r.routes) : null,
-        r.failovers ? JSON.stringify(r.failovers) : null,
+        JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'string' ? v.replace(LONE_SURROGATE, '\uFFFD') : v)),
       ],
     );
   }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Dataset } from '../catalog/catalog.ts';
-import { ConcurrentWriterError } from '../errors.ts';
+import { ConcurrentWriterError, StopRequested } from '../errors.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import {
   type CheckpointKey,
@@ -98,12 +98,18 @@ export class DuckDBSink {
   private draining = false;
 
   /**
-   * A sink writing its files under `<dataDir>/.tmp`. Files left there by a run that ended before committing them (the
+   * A sink writing its files under `<dataDir>/.tmp` (see `signal` for a stop). Files left there by a run that ended before committing them (the
    * caller holds the data folder's lock, so no other run is writing there) are removed first.
    */
   constructor(
     private readonly w: Warehouse,
     dataDir: string,
+    /**
+     * A stop request: once aborted, batches waiting for their transaction are refused (`StopRequested`) and their rows
+     * left to the next run, which reads them again from the unmoved checkpoints. The transaction under way commits or
+     * rolls back as it would have.
+     */
+    private readonly signal?: AbortSignal,
   ) {
     this.tmpDir = join(dataDir, '.tmp');
     mkdirSync(this.tmpDir, { recursive: true });
@@ -162,11 +168,13 @@ export class DuckDBSink {
     try {
       while (this.queue.length) {
         const group = this.queue.splice(0, GROUP_LIMIT);
+        const stopped = () => this.signal?.aborted === true;
         try {
+          if (stopped()) throw new StopRequested();
           const counts = await this.commit(group);
           for (const [i, p] of group.entries()) p.resolve(counts[i]!);
         } catch (e) {
-          if (group.length === 1) group[0]!.reject(e);
+          if (group.length === 1 || stopped()) for (const p of group) p.reject(stopped() ? new StopRequested() : e);
           else for (const p of group) await this.commit([p]).then((c) => p.resolve(c[0]!), p.reject);
         } finally {
           for (const p of group) for (const f of p.source.files) rmSync(f.file, { force: true });
@@ -180,60 +188,74 @@ export class DuckDBSink {
   private async commit(group: readonly Pending[]): Promise<Written[]> {
     try {
       return await this.w.transaction(async (tx) => {
-        const counts: Written[] = [];
-        const lake = new Map<string, LakeMark>();
-        // Consecutive batches that only add rows to one table share one INSERT over their files: DuckDB's cost per
-        // statement is far above its cost per row at these sizes.
-        let run: Pending[] = [];
-        const insertRun = async () => {
-          if (!run.length) return;
-          const first = run[0]!;
-          const rows = run.reduce((n, p) => n + p.batch.count, 0);
-          const inserted = await insertRows(tx, first.batch, {
-            format: first.source.format,
-            files: run.flatMap((p) => p.source.files),
-          });
-          if (inserted !== rows) throw new Error(`inserted ${inserted} of ${rows} rows into ${first.batch.ds.table}`);
-          await moveCheckpoints(
-            tx,
-            run.map((p) => p.batch),
-          );
-          run = [];
-        };
-        for (const p of group) {
-          const joins = joinsInsert(p.batch);
-          if (!joins || (run.length && !sameInsert(run[0]!, p))) await insertRun();
-          let written: Written;
-          let mark: LakeMark | undefined;
-          if (joins) {
-            // A shard's first batch clears its key range now: the rows of the batches waiting beside it lie in other
-            // shards' ranges (shards split the key range), and its own shard has no batch before it.
-            const from = p.batch.replace.kind === 'range' ? await deleteRange(tx, p.batch) : null;
-            // Its rows and its checkpoint move wait for those of the batches next to it.
-            run.push(p);
-            written = { rows: p.batch.count, replacedIds: [] };
-            mark = { chainId: p.batch.chainId, dataset: p.batch.ds.name, from, runs: new Set([p.batch.runId]) };
-          } else ({ written, mark } = await writeOne(tx, p));
-          counts.push(written);
-          if (mark)
-            lake.set(`${mark.chainId}/${mark.dataset}`, joinMarks(lake.get(`${mark.chainId}/${mark.dataset}`), mark));
+        if (this.signal?.aborted) throw new StopRequested();
+        // A stop request interrupts the statements of this transaction (not its COMMIT), which then rolls back.
+        const interrupt = () => this.w.interrupt();
+        this.signal?.addEventListener('abort', interrupt);
+        try {
+          return await this.groupStatements(tx, group);
+        } finally {
+          this.signal?.removeEventListener('abort', interrupt);
         }
-        await insertRun();
-        // What the lake must rewrite, once per dataset and chain of the group.
-        for (const m of lake.values())
-          await tx.exec(
-            `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs) VALUES ($1, $2, $3, from_json($4, '["VARCHAR"]'))
-             ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs))`,
-            [m.chainId, m.dataset, m.from, JSON.stringify([...m.runs])],
-          );
-        return counts;
       });
     } catch (e) {
+      if (this.signal?.aborted) throw new StopRequested();
       throw outOfMemory(
         e,
         group.map((p) => p.batch),
       );
     }
+  }
+
+  /** The statements of one group's transaction: rows, replaced ranges, checkpoint moves and lake marks. */
+  private async groupStatements(tx: Tx, group: readonly Pending[]): Promise<Written[]> {
+    const counts: Written[] = [];
+    const lake = new Map<string, LakeMark>();
+    // Consecutive batches that only add rows to one table share one INSERT over their files: DuckDB's cost per
+    // statement is far above its cost per row at these sizes.
+    let run: Pending[] = [];
+    const insertRun = async () => {
+      if (!run.length) return;
+      const first = run[0]!;
+      const rows = run.reduce((n, p) => n + p.batch.count, 0);
+      const inserted = await insertRows(tx, first.batch, {
+        format: first.source.format,
+        files: run.flatMap((p) => p.source.files),
+      });
+      if (inserted !== rows) throw new Error(`inserted ${inserted} of ${rows} rows into ${first.batch.ds.table}`);
+      await moveCheckpoints(
+        tx,
+        run.map((p) => p.batch),
+      );
+      run = [];
+    };
+    for (const p of group) {
+      const joins = joinsInsert(p.batch);
+      if (!joins || (run.length && !sameInsert(run[0]!, p))) await insertRun();
+      let written: Written;
+      let mark: LakeMark | undefined;
+      if (joins) {
+        // A shard's first batch clears its key range now: the rows of the batches waiting beside it lie in other
+        // shards' ranges (shards split the key range), and its own shard has no batch before it.
+        const from = p.batch.replace.kind === 'range' ? await deleteRange(tx, p.batch) : null;
+        // Its rows and its checkpoint move wait for those of the batches next to it.
+        run.push(p);
+        written = { rows: p.batch.count, replacedIds: [] };
+        mark = { chainId: p.batch.chainId, dataset: p.batch.ds.name, from, runs: new Set([p.batch.runId]) };
+      } else ({ written, mark } = await writeOne(tx, p));
+      counts.push(written);
+      if (mark)
+        lake.set(`${mark.chainId}/${mark.dataset}`, joinMarks(lake.get(`${mark.chainId}/${mark.dataset}`), mark));
+    }
+    await insertRun();
+    // What the lake must rewrite, once per dataset and chain of the group.
+    for (const m of lake.values())
+      await tx.exec(
+        `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs) VALUES ($1, $2, $3, from_json($4, '["VARCHAR"]'))
+         ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs))`,
+        [m.chainId, m.dataset, m.from, JSON.stringify([...m.runs])],
+      );
+    return counts;
   }
 }
 

@@ -48,6 +48,8 @@ export interface Sql {
 /** A second connection to a warehouse (`Warehouse.lane`). */
 export interface Lane extends Sql {
   close(): Promise<void>;
+  /** Interrupts the statement the lane is running, if any (see `Warehouse.interrupt`). */
+  interrupt(): void;
 }
 
 /** An open warehouse. */
@@ -164,6 +166,7 @@ export class Warehouse {
         await queue;
         conn.closeSync();
       },
+      interrupt: () => conn.interrupt(),
     };
   }
 
@@ -200,17 +203,26 @@ export class Warehouse {
     });
   }
 
+  /** Interrupts the statement the connection is running, if any: it fails, and its transaction can only roll back. */
+  interrupt(): void {
+    this.conn.interrupt();
+  }
+
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.queue.then(fn, fn);
     this.queue = next.catch(() => undefined);
     return next;
   }
 
-  /** Flushes and closes the file. */
-  async close(): Promise<void> {
+  /**
+   * Flushes and closes the file. `checkpoint: false` (a run stopped on request) leaves the write-ahead log for the next
+   * open to replay, so that closing costs no checkpoint.
+   */
+  async close(opts: { readonly checkpoint?: boolean } = {}): Promise<void> {
     await this.queue;
     try {
-      await this.conn.run('CHECKPOINT');
+      if (opts.checkpoint !== false) await this.conn.run('CHECKPOINT');
+      else await this.conn.run('PRAGMA disable_checkpoint_on_shutdown');
     } catch {
       // A read-only or already failed connection has nothing to flush.
     }

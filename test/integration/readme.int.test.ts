@@ -8,8 +8,12 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
 import { processAlive } from '../../src/util/processes.ts';
+import { waitForRequests } from '../support/sandbox-client.ts';
+import { inTerminal, screen } from '../support/terminal.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -88,6 +92,22 @@ afterAll(() => {
 });
 
 describe('the README, as a new user follows it', () => {
+  it('make demo at a terminal: Ctrl-C during its first run stops the run, the sandbox and make, leaving nothing', async () => {
+    const r = await inTerminal(['make', 'demo'], {
+      env: cleanEnv(),
+      cwd: ROOT,
+      // Once the first run's bars show pages read.
+      ctrlC: (raw) => / [1-9]\d* pages/.test(raw),
+    });
+    const { lines } = await screen(r.raw);
+    const text = lines.join('\n');
+    expect(r.code, text.slice(-2000)).toBe(130);
+    expect(text).toMatch(/stopped on request/);
+    expect(text).toMatch(/make: \*\*\* \[Makefile:\d+: demo\] Error 130/);
+    // No process of the demo is left: not the run, nor the sandbox it started.
+    expect(r.left).toEqual([]);
+  }, 120_000);
+
   it("make demo, then every after-demo example, in order: each exits 0 and finds the demo's data", async () => {
     const demo = await run('make', ['demo']);
     expect(demo.code, demo.stdout.slice(-3000) + demo.stderr.slice(-3000)).toBe(0);
@@ -170,6 +190,86 @@ describe('signals through the documented start forms', () => {
         child.kill('SIGTERM');
         for (const pid of tool) expect(await gone(pid), `pool-export (pid ${pid}) still running`).toBe(true);
       } finally {
+        rmSync(data, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+});
+
+describe('stopping a run through the documented start forms', () => {
+  let sb: SandboxProcess;
+  beforeAll(async () => {
+    sb = await startSandbox(['--scale', '3000', '--chains', '56']);
+  });
+  afterAll(async () => {
+    await sb?.stop();
+  });
+
+  it.each([
+    [
+      'node bin/pool-export.js',
+      'SIGINT',
+      (a: string[], env: NodeJS.ProcessEnv) =>
+        spawn(process.execPath, [join(ROOT, 'bin/pool-export.js'), ...a], {
+          cwd: ROOT,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+    ],
+    [
+      "npx pool-export (SIGINT to npx's own pid)",
+      'SIGINT',
+      (a: string[], env: NodeJS.ProcessEnv) =>
+        spawn('npx', ['pool-export', ...a], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+    ],
+    [
+      "npx pool-export (SIGTERM to npx's own pid)",
+      'SIGTERM',
+      (a: string[], env: NodeJS.ProcessEnv) =>
+        spawn('npx', ['pool-export', ...a], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+    ],
+  ] as const)(
+    '%s: %s stops the run, which ends by it and leaves the ledger closed',
+    async (_name, sig, start) => {
+      const data = join(ROOT, 'data', `stop-${sig}-${Date.now()}`);
+      await sb.control('faults', { latencyMs: 100 });
+      await sb.control('stats', {});
+      try {
+        const env = {
+          ...cleanEnv(),
+          POOL_EXPORT_API_KEY: sb.apiKey,
+          POOL_EXPORT_BASE_URL: sb.url,
+        };
+        // The data folder on the command line, so that the processes of this run can be told by it.
+        const child = start(['run', '--chains', 'bsc', '--data-dir', data], env);
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+        child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        const ended = new Promise<{ code: number | null; signal: string | null }>((r) =>
+          child.on('close', (code, signal) => r({ code, signal })),
+        );
+        await waitForRequests(sb, 10);
+        // Every process of it: npm, its shell (if any) and node under npx; node alone when started directly.
+        const tool = spawnSync('pgrep', ['-f', `run --chains bsc --data-dir ${data}`], { encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter(Boolean)
+          .map(Number);
+        expect(tool, stderr.slice(-1500)).toContain(child.pid);
+        child.kill(sig);
+        // npx ends by the signal its child ended by, as node does started directly.
+        expect(await ended).toEqual({ code: null, signal: sig });
+        for (const pid of tool) expect(await gone(pid), `pool-export (pid ${pid}) still running`).toBe(true);
+        expect(stdout, stderr.slice(-1500)).toContain('stopped on request');
+        const w = await Warehouse.open(data, { readOnly: true });
+        try {
+          expect((await w.all('SELECT status FROM _pool_export.runs')).map((x) => x.status)).toEqual(['stopped']);
+        } finally {
+          await w.close();
+        }
+      } finally {
+        await sb.control('faults', { latencyMs: 0 });
         rmSync(data, { recursive: true, force: true });
       }
     },

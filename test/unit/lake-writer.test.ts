@@ -133,7 +133,7 @@ describe('events', () => {
     const secs = [...Array(22).keys()].map((k) => ((k * 7) % 22) * 60).concat([600, 600]);
     for (const [i, s] of secs.entries()) await swap(s, 'r1', `s${String(s).padStart(5, '0')}-${i}`);
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
-    expect(await writeLake(w, dir, 10)).toBe(3);
+    expect(await writeLake(w, dir, { fileRows: 10 })).toBe(3);
     expect(files()).toEqual([jan(1), jan(2), jan(3)]);
     const all = [...(await ids(jan(1))), ...(await ids(jan(2))), ...(await ids(jan(3)))];
     expect(all.length).toBe(24);
@@ -145,24 +145,24 @@ describe('events', () => {
     const dec = 'dodoex/swaps/chain=bsc/month=2025-12/part-00001.parquet';
     await swaps([...Array(12).keys()].map((k) => k * 60).concat([-5]));
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
-    await writeLake(w, dir, 10);
+    await writeLake(w, dir, { fileRows: 10 });
     expect(files()).toEqual([dec, jan(1), jan(2)]);
     const before = [mark(jan(1)), mark(dec)];
     // The next run re-reads from the 11th swap on (its window) and adds one.
     await swap(12 * 60, 'r2');
     await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 10 * 60, runs: ['r2'] });
-    expect(await writeLake(w, dir, 10)).toBe(1);
+    expect(await writeLake(w, dir, { fileRows: 10 })).toBe(1);
     expect([mark(jan(1)), mark(dec)]).toEqual(before);
     expect(await ids(jan(2))).toEqual(['s600', 's660', 's720']);
     // The open file fills up, then a run past it starts the next file and leaves it alone.
     for (let k = 13; k < 20; k++) await swap(k * 60, 'r3');
     await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 13 * 60, runs: ['r3'] });
-    await writeLake(w, dir, 10);
+    await writeLake(w, dir, { fileRows: 10 });
     expect((await ids(jan(2))).length).toBe(10);
     const full = mark(jan(2));
     await swap(25 * 60, 'r4');
     await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 25 * 60, runs: ['r4'] });
-    expect(await writeLake(w, dir, 10)).toBe(1);
+    expect(await writeLake(w, dir, { fileRows: 10 })).toBe(1);
     expect(mark(jan(2))).toBe(full);
     expect(await ids(jan(3))).toEqual(['s1500']);
   });
@@ -170,11 +170,11 @@ describe('events', () => {
   it('keeps the rows of a file that share their second with the next one, when a run rewrites from after them', async () => {
     for (const id of ['a', 'b', 'c']) await swap(100, 'r1', id);
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
-    await writeLake(w, dir, 2);
+    await writeLake(w, dir, { fileRows: 2 });
     expect([await ids(jan(1)), await ids(jan(2))]).toEqual([['a', 'b'], ['c']]);
     await swap(105, 'r2', 'd');
     await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 101, runs: ['r2'] });
-    await writeLake(w, dir, 2);
+    await writeLake(w, dir, { fileRows: 2 });
     expect([await ids(jan(1)), await ids(jan(2))]).toEqual([
       ['a', 'b'],
       ['c', 'd'],
@@ -226,7 +226,7 @@ describe('events', () => {
       for (let k = 0; k < 3; k++) await swap((secs += 60), `r${run}`);
       // Every run re-reads the last two minutes before its rows, as the re-read window does.
       await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + start - 120, runs: [`r${run}`] });
-      await writeLake(w, dir, 7);
+      await writeLake(w, dir, { fileRows: 7 });
       stored = secs / 60;
     }
     writing = false;
@@ -245,7 +245,7 @@ describe('events', () => {
   it('compact rewrites a month whose files are more than its rows need, in key order, and leaves a full one alone', async () => {
     await swaps([0, 60, 120, 180, 240, FEB - T0]);
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
-    await writeLake(w, dir, 2);
+    await writeLake(w, dir, { fileRows: 2 });
     expect(files()).toEqual([jan(1), jan(2), jan(3), feb(1)]);
     const february = mark(feb(1));
     expect(await compactLake(w, dir, 10)).toEqual({ partitions: 1, files: 3 });
@@ -322,13 +322,13 @@ describe('state, history and snapshots', () => {
 
   it('adds each run\u2019s snapshot to its month\u2019s open file until it is full, then starts the next', async () => {
     await zoo('r1', '2026-01-02 00:00:00+00');
-    await writeLake(w, dir, 2);
+    await writeLake(w, dir, { fileRows: 2 });
     await zoo('r2', '2026-01-02 00:15:00+00');
-    await writeLake(w, dir, 2);
+    await writeLake(w, dir, { fileRows: 2 });
     expect(files()).toEqual([zoos(1)]);
     const full = mark(zoos(1));
     await zoo('r3', '2026-01-02 00:30:00+00');
-    await writeLake(w, dir, 2);
+    await writeLake(w, dir, { fileRows: 2 });
     expect(files()).toEqual([zoos(1), zoos(2)]);
     expect(mark(zoos(1))).toBe(full);
     expect(
@@ -400,5 +400,36 @@ describe('readers', () => {
     await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r2'] });
     await writeLake(w, dir);
     expect(await seen()).toEqual({ db: 'memory', swaps: '1', pairs: '1', trusted });
+  });
+
+  it('a stop before or during the write publishes no half entry: what it left stays listed, and the next write ends it', async () => {
+    // Two chains' swaps over two months, enough rows that the write is under way when the stop comes.
+    await w.exec(
+      `INSERT INTO dodoex.swaps (id, "timestamp", amount_in, amount_in_text, chain_id, _run_id)
+       SELECT 's' || i || '-' || c, ${T0} + i * 20, 1.5, '1.50', c, 'r1' FROM range(200000) t(i), (VALUES (56), (1)) v(c)`,
+    );
+    for (const chain of [56, 1]) await pending({ chain, ds: SWAPS.name, from: null, runs: ['r1'] });
+    const before = new AbortController();
+    before.abort();
+    expect(await writeLake(w, dir, { signal: before.signal })).toBe(0);
+    expect(files()).toEqual([]);
+    const during = new AbortController();
+    const write = writeLake(w, dir, { signal: during.signal });
+    setTimeout(() => during.abort(), 5);
+    await write.catch((e: Error) => expect(e.message).toMatch(/INTERRUPT/));
+    // Every entry still listed is one whose files are not all published; each listed or not, the next write ends them.
+    const left = Number((await w.all('SELECT count(*) AS n FROM _pool_export.lake_pending'))[0]!.n);
+    expect(left).toBeGreaterThan(0);
+    await writeLake(w, dir);
+    expect(Number((await w.all('SELECT count(*) AS n FROM _pool_export.lake_pending'))[0]!.n)).toBe(0);
+    expect(existsSync(join(lake, '.tmp'))).toBe(false);
+    const inLake = await w.all(
+      `SELECT chain, count(*)::INTEGER AS n, count(DISTINCT id)::INTEGER AS d FROM read_parquet($1, hive_partitioning = true) GROUP BY ALL ORDER BY ALL`,
+      [join(lake, 'dodoex', 'swaps', '**', '*.parquet')],
+    );
+    expect(inLake).toEqual([
+      { chain: 'bsc', n: 200_000, d: 200_000 },
+      { chain: 'ethereum', n: 200_000, d: 200_000 },
+    ]);
   });
 });

@@ -612,4 +612,25 @@ describe('the DuckDB sink', () => {
     new DuckDBSink(w, dir);
     expect(readdirSync(tmp).sort()).toEqual(others.sort());
   });
+
+  it('after a stop request refuses the batches waiting for a transaction: none of their rows, no checkpoint move', async () => {
+    const stop = new AbortController();
+    const stopping = new DuckDBSink(w, dir, stop.signal);
+    const first = { prev: null, next: '1', replace: { kind: 'none' } as const };
+    await stopping.write(batch(EVENTS, [row(EVENTS, 'a', 10)], first));
+    const waiting = [
+      stopping.write(batch(EVENTS, [row(EVENTS, 'b', 20)], { prev: '1', next: '2', replace: { kind: 'none' } })),
+      stopping.write(batch(EVENTS, [row(EVENTS, 'c', 30)], { prev: '2', next: '3', replace: { kind: 'none' } })),
+    ];
+    stop.abort();
+    const outcomes = await Promise.allSettled(waiting);
+    expect(outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).name : 'committed'))).toEqual([
+      'StopRequested',
+      'StopRequested',
+    ]);
+    expect(await stored(EVENTS)).toEqual(['a@10=v-a']);
+    expect(await checkpoint(EVENTS)).toBe('1');
+    // Their files are gone with them.
+    expect(readdirSync(join(dir, '.tmp'))).toEqual([]);
+  });
 });

@@ -54,3 +54,25 @@ describe('route lines of the summary', () => {
     expect(summary([result({ failovers })])).toContain('\nfailover: dodoex.swaps on bsc moved from A to B');
   });
 });
+
+describe('tasks a stop request ended', () => {
+  it('are counted as stopped, not failed, and get no FAILED line; a real failure beside them still does', () => {
+    const stopped = (dataset: string) =>
+      result(
+        { status: 'failed', error: { cls: 'stopped', message: `${dataset} on bsc: stopped on request` } },
+        dataset,
+      );
+    const text = summary([
+      result({}),
+      stopped('dodoex.pairs'),
+      stopped('dodoex.tokens'),
+      result({ status: 'failed', error: { cls: 'http', message: 'dodoex.users on bsc: HTTP 500' } }, 'dodoex.users'),
+    ]);
+    const lines = text.split('\n');
+    expect(lines[0]).toMatch(/^dataset +chains +rows +pages +requests +status$/);
+    expect(lines.find((l) => l.startsWith('dodoex.pairs'))).toMatch(/ stopped$/);
+    expect(lines.find((l) => l.startsWith('dodoex.users'))).toMatch(/ failed$/);
+    expect(text).toContain('4 tasks (1 ok, 1 failed, 2 stopped on request, 0 with no new rows)');
+    expect(lines.filter((l) => l.startsWith('FAILED'))).toEqual(['FAILED dodoex.users on bsc: HTTP 500']);
+  });
+});
