@@ -4,6 +4,12 @@ import { chainName } from '../config/chains.ts';
 import type { ProgressSink } from '../export/run-export.ts';
 import type { Task, TaskResult, TaskStats } from '../export/task.ts';
 
+/** The key of a task's bar: the shards of a backfill share their task's. */
+const keyOf = (task: Task) => `${task.ds.name}@${task.chainId}`;
+
+/** The terminal's "erase to the end of the line". */
+const ERASE_TO_END = '\u001b[K';
+
 /** Redraws at most this often. */
 const FPS = 5;
 
@@ -21,20 +27,24 @@ export class TerminalProgress implements ProgressSink {
     cliProgress.Presets.shades_classic,
   );
   private overall: cliProgress.SingleBar | undefined;
-  private readonly bars = new Map<Task, cliProgress.SingleBar>();
+  /** The bar of each running task, by dataset and chain. */
+  private readonly bars = new Map<string, cliProgress.SingleBar>();
+  /** Whether the bars are drawn (from `start` to `stop`). */
+  private drawing = false;
   private rows = 0;
   private pages = 0;
   private readonly started = performance.now();
 
   start(total: number): void {
+    this.drawing = true;
     this.overall = this.multi.create(total, 0, { label: 'tasks'.padEnd(34), detail: '' });
   }
 
   page(task: Task, stats: TaskStats, fraction: number | undefined): void {
-    let bar = this.bars.get(task);
+    let bar = this.bars.get(keyOf(task));
     if (!bar)
       this.bars.set(
-        task,
+        keyOf(task),
         (bar = this.multi.create(1000, 0, {
           label: `${task.ds.name}@${chainName(task.chainId)}`.slice(0, 34).padEnd(34),
           detail: '',
@@ -47,10 +57,10 @@ export class TerminalProgress implements ProgressSink {
   }
 
   done(result: TaskResult): void {
-    const bar = this.bars.get(result.task);
+    const bar = this.bars.get(keyOf(result.task));
     if (bar) {
       this.multi.remove(bar);
-      this.bars.delete(result.task);
+      this.bars.delete(keyOf(result.task));
     }
     this.rows += result.stats.rows;
     const secs = (performance.now() - this.started) / 1000;
@@ -59,7 +69,21 @@ export class TerminalProgress implements ProgressSink {
     });
   }
 
+  /**
+   * Writes a line (with its newline) above the bars: it is printed at the next redraw, which clears the bars first, so
+   * that no line is torn by them. Before the bars start and after they stop it is written at once.
+   */
+  log(line: string): void {
+    // The redraw clears only the line the cursor is on before it prints the lines logged; each of them clears the rest
+    // of its own line (a bar's tail) after its text.
+    if (this.drawing) this.multi.log(line.replace(/\n/g, `${ERASE_TO_END}\n`));
+    else process.stderr.write(line);
+  }
+
   stop(): void {
+    // A last redraw prints the lines logged since the one before (`MultiBar.stop` clears the bars without them).
+    if (this.drawing) this.multi.update();
+    this.drawing = false;
     this.multi.stop();
   }
 }

@@ -46,7 +46,7 @@ export interface CommonArgs extends FolderArgs {
   datasets?: string | undefined;
   'wait-lock': number;
   'log-level'?: string | undefined;
-  'log-format': (typeof LOG_FORMATS)[number];
+  'log-format'?: (typeof LOG_FORMATS)[number] | undefined;
 }
 
 /** Options shared by `run` and `schedule`. */
@@ -73,8 +73,8 @@ export function commonOptions<T>(y: Argv<T>) {
     })
     .option('log-format', {
       choices: LOG_FORMATS,
-      default: 'json' as const,
-      describe: 'json: one JSON object per line; pretty: for people',
+      describe:
+        'json: one JSON object per line; pretty: one line per event for people (default: pretty on a terminal, json otherwise)',
     });
 }
 
@@ -97,8 +97,20 @@ export function resolveRequest(
   return { config, jobs, tasks, ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) };
 }
 
-/** The event log for a command line. */
-export function logFor(a: CommonArgs, config: Config): EventLog {
-  const level = a['log-level'] ?? (process.stderr.isTTY ? 'warn' : 'info');
-  return createEventLog({ level, secrets: config.secrets, format: a['log-format'] });
+/**
+ * The event log for a command line. On a terminal its lines are for people by default (`pretty`, warnings and errors
+ * only, wrapped to the terminal), and go above the progress bars when there are some (`print`), so that they never
+ * tear the display; elsewhere they are JSON lines of every event from `info` up.
+ */
+export function logFor(a: CommonArgs, config: Config, print?: { log: (line: string) => void }): EventLog {
+  const tty = process.stderr.isTTY === true;
+  const level = a['log-level'] ?? (tty ? 'warn' : 'info');
+  const format = a['log-format'] ?? (tty ? 'pretty' : 'json');
+  return createEventLog({
+    level,
+    secrets: config.secrets,
+    format,
+    ...(print ? { destination: { write: (line: string) => print.log(line) } } : {}),
+    ...(tty ? { width: process.stderr.columns || 80 } : {}),
+  });
 }

@@ -7,6 +7,7 @@
 import type { ShardCheckpoint } from '../store/checkpoint-store.ts';
 import type { Replace } from '../store/sink.ts';
 import type { PageShape } from './queries.ts';
+import type { TaskStats } from './task.ts';
 import { type FetchedPage, keyValue, type Row, TaskRun } from './task-run.ts';
 
 /** Where one shard of a backfill stands: its key range [lo, hi), the last committed row, and whether it is done. */
@@ -57,7 +58,8 @@ export async function backfillSharded(run: TaskRun, pending: readonly ShardCheck
   const shards = plans(range, count, pending);
   run.stats.rewriteFrom = Math.min(...shards.map((s) => Number(s.cursor.lo)));
   const open = shards.filter((s) => !s.cursor.done);
-  const outcomes = await Promise.allSettled(open.map((s) => pageShard(run, s, count)));
+  const progress = shardProgress(run, shards);
+  const outcomes = await Promise.allSettled(open.map((s) => pageShard(run, s, { shards: count, report: progress })));
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failed) throw failed.reason;
   // Merge: the dataset's checkpoint is the last row of the last shard that has one.
@@ -98,15 +100,48 @@ function plans(range: [string, string], count: number, pending: readonly ShardCh
   });
 }
 
+/** Reports a shard's page as its task's: `onPage` of the shard's run, given the shard. */
+type ShardPageReport = (shard: number, stats: TaskStats, fraction: number | undefined) => void;
+
+/**
+ * The progress of a sharded backfill as one task's: its pages are those of every shard, and the share done is the
+ * mean of the shards' shares (their ranges are of one length; a shard done before this run counts as whole).
+ */
+function shardProgress(run: TaskRun, shards: readonly ShardPlan[]): ShardPageReport {
+  const onPage = run.deps.onPage;
+  const share = new Map(shards.map((s) => [s.shard, s.cursor.done ? 1 : 0]));
+  const pages = new Map<number, number>();
+  return (shard, stats, fraction) => {
+    if (!onPage) return;
+    if (fraction !== undefined) share.set(shard, fraction);
+    pages.set(shard, stats.pages);
+    const total = [...pages.values()].reduce((a, b) => a + b, run.stats.pages);
+    const mean = [...share.values()].reduce((a, b) => a + b, 0) / share.size;
+    onPage(run.task, { ...run.stats, pages: total }, mean);
+  };
+}
+
 /** Pages one shard's key range from where it stands to its end, committing with the shard's checkpoint. */
-async function pageShard(parent: TaskRun, plan: ShardPlan, shards: number): Promise<void> {
-  const { ds, deps } = parent;
+async function pageShard(
+  parent: TaskRun,
+  plan: ShardPlan,
+  of: { readonly shards: number; readonly report: ShardPageReport },
+): Promise<void> {
+  const { shards, report } = of;
+  const { ds } = parent;
+  const deps = {
+    ...parent.deps,
+    onPage: (_t: unknown, stats: TaskStats, f: number | undefined) => report(plan.shard, stats, f),
+  };
   const c = plan.cursor;
   const run = new TaskRun(
     { task: { ...parent.task, endpoint: parent.endpoint }, deps, pin: parent.pin, failovers: parent.failovers },
     plan.prev,
     { shard: plan.shard, shards },
   );
+  // The shard's share done is measured over its own key range.
+  run.from = Number(c.lo);
+  run.until = Number(c.hi);
   try {
     const block = parent.block.number;
     const to = keyValue(ds, c.hi);

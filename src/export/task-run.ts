@@ -3,7 +3,9 @@
  * has the page checker check and keep them, buffers them (one row per id), and commits batches with their checkpoint
  * move, several at once. The paginators in `paginate/` drive it.
  */
+
 import type { Dataset } from '../catalog/catalog.ts';
+import { chainName } from '../config/chains.ts';
 import { StopRequested, UpstreamError } from '../errors.ts';
 import type { KeptPage, Replace } from '../store/sink.ts';
 import type { Endpoint } from '../upstream/client.ts';
@@ -124,6 +126,8 @@ export class TaskRun {
   readonly block: PinnedBlock;
   /** Start of the keyset range, for progress. */
   from: number | undefined;
+  /** End of the keyset range, for progress: the pinned block's time unless a shard's range ends before. */
+  until: number | undefined;
 
   readonly task: Task;
   readonly deps: TaskDeps;
@@ -285,6 +289,7 @@ export class TaskRun {
           const { name: dataset } = this.ds;
           this.deps.log('retry', {
             dataset,
+            chain: chainName(this.task.chainId),
             chainId: this.task.chainId,
             attempt,
             delayMs,
@@ -437,7 +442,7 @@ export class TaskRun {
     const seq = this.ds.seq;
     const last = lastRow as Record<string, unknown> | undefined;
     if (!seq || !last || this.from === undefined) return undefined;
-    const end = this.block.timestamp;
+    const end = this.until ?? this.block.timestamp;
     const at = Number(last[seq]);
     return end > this.from ? Math.min(1, Math.max(0, (at - this.from) / (end - this.from))) : undefined;
   }

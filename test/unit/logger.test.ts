@@ -71,18 +71,54 @@ describe('the JSON event log', () => {
 });
 
 describe('the pretty event log', () => {
-  it('writes a line per event for people: level, event, fields, the key removed and control characters visible', async () => {
+  it('writes a line per event for people: time, level, event, task, fields, error; the key removed, controls visible', async () => {
     const { log, lines } = capture({ level: 'info', secrets: ['KEY123'], format: 'pretty' });
-    log('task.done', { chain: 'bsc', note: 'url KEY123', symbol: 'x\u001b[2Jy' });
-    log('task.failed', { reason: 'r' }, 'error');
-    const [a, b] = await lines(2);
-    expect(a).toMatch(/^\[\d{2}:\d{2}:\d{2}\] INFO: task\.done /);
-    expect(a).toContain('"chain":"bsc"');
-    expect(a).toContain('"note":"url ***"');
+    log('task-done', { dataset: 'dodoex.swaps', chain: 'bsc', chainId: 56, rows: 5, note: 'url KEY123' });
+    log('odd', { symbol: 'x\u001b[2Jy', ids: ['a', 'b'], empty: '' });
+    log('task-failed', { reason: 'r' }, 'error');
+    const [a, b, c] = await lines(3);
+    expect(a).toMatch(/^\[\d{2}:\d{2}:\d{2}\] INFO: task-done dodoex\.swaps@bsc rows=5 note="url \*\*\*"$/);
     expect(a).not.toContain('KEY123');
-    expect(a).not.toContain('\u001b');
-    expect(a).toContain('"symbol":"x\\x1b[2Jy"');
-    expect(a).not.toContain('"event"');
-    expect(b).toMatch(/^\[\d{2}:\d{2}:\d{2}\] ERROR: task\.failed /);
+    expect(a).not.toContain('chainId');
+    expect(b).toMatch(/^\[\d{2}:\d{2}:\d{2}\] INFO: odd symbol=x\\x1b\[2Jy ids=\["a","b"\] empty=""$/);
+    expect(c).toMatch(/^\[\d{2}:\d{2}:\d{2}\] ERROR: task-failed reason=r$/);
+  });
+
+  it("gives a task's error without its task's name, and names the first task when others fail alike soon after", async () => {
+    const { log, lines } = capture({ level: 'info', secrets: [], format: 'pretty' });
+    const fail = (chain: string, why = 'host unreachable') =>
+      log(
+        'task-failed',
+        { dataset: 'list.liquidity', chain, errorClass: 'x', error: `list.liquidity on ${chain}: ${why}` },
+        'error',
+      );
+    fail('bsc');
+    fail('polygon');
+    fail('avax', 'other');
+    const [a, b, c] = await lines(3);
+    expect(a).toMatch(/ERROR: task-failed list\.liquidity@bsc errorClass=x: host unreachable$/);
+    expect(b).toMatch(
+      /ERROR: task-failed list\.liquidity@polygon errorClass=x: the same error as list\.liquidity@bsc$/,
+    );
+    expect(c).toMatch(/ERROR: task-failed list\.liquidity@avax errorClass=x: other$/);
+  });
+
+  it('wraps lines to the width it is given, every word kept, the following lines indented', async () => {
+    const { log, lines } = capture({ level: 'info', secrets: [], format: 'pretty', width: 40 });
+    const words = Array.from({ length: 30 }, (_, i) => `w${i}`).join(' ');
+    log('retry', { dataset: 'dodoex.swaps', chain: 'bsc', error: words }, 'warn');
+    const out = await lines(3);
+    const all = out.join('\n').split('\n');
+    for (const l of all) expect(l.length).toBeLessThanOrEqual(40);
+    for (const l of all.slice(1)) expect(l).toMatch(/^ {4}\S/);
+    expect(all.join(' ').replace(/\s+/g, ' ')).toContain(words);
+  });
+
+  it('keeps events below its level out', async () => {
+    const { log, lines, raw } = capture({ level: 'warn', secrets: [], format: 'pretty' });
+    log('a', {});
+    log('b', {}, 'warn');
+    expect((await lines(1)).map((l) => / (\w+)$/.exec(l)![1])).toEqual(['b']);
+    expect(raw()).not.toContain(': a');
   });
 });

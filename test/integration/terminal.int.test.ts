@@ -1,0 +1,165 @@
+/**
+ * `run` at a terminal, as a person sees it: in a pseudo-terminal of 80×24 (test/support/terminal.ts), the output played
+ * back through a terminal emulator. Log lines are readable, short enough, and never torn by the progress bars; the bar
+ * of a sharded backfill moves; Ctrl-C stops the run within its batch, leaves the lake to the next run, and ends the
+ * process by SIGINT.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { COLUMNS, inTerminal, screen } from '../support/terminal.ts';
+
+let sb: SandboxProcess;
+let dir: string;
+beforeAll(async () => {
+  sb = await startSandbox(['--scale', '3000', '--chains', '56']);
+  dir = mkdtempSync(join(tmpdir(), 'pool-export-terminal-'));
+});
+afterAll(async () => {
+  await sb?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The environment of a person's shell pointed at the sandbox: no COLUMNS, so the width is the terminal's. */
+function env(data: string, over: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { COLUMNS: _c, LINES: _l, ...rest } = process.env;
+  return { ...rest, ...sandboxEnv(sb, data), ...over };
+}
+
+/** A log line on the terminal: `[HH:MM:SS] LEVEL: …`. */
+const LOG_LINE = /^\[\d\d:\d\d:\d\d\] (INFO|WARN|ERROR|DEBUG): /;
+
+/** The lines as logged: a wrapped log line's following lines (indented by 4) joined to it. */
+function logical(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const l of lines)
+    if (/^ {4}\S/.test(l) && out.length) out[out.length - 1] += ` ${l.trim()}`;
+    else out.push(l);
+  return out;
+}
+
+/** The characters the progress bars are drawn with. */
+const BAR = /[\u2588\u2591]/;
+
+describe('run at an 80-column terminal', () => {
+  it('logs readable lines of at most 80 columns, warnings and errors only, a repeated error once, under no bar', async () => {
+    const data = join(dir, 'unreachable');
+    const r = await inTerminal([process.execPath, BIN, 'run', '--jobs', 'liquidity'], {
+      env: env(data, { POOL_EXPORT_BASE_URL: 'http://no-such-host.invalid' }),
+    });
+    expect(r.code).toBe(1);
+    const { lines, overflows } = await screen(r.raw);
+    const text = lines.join('\n');
+    expect(overflows, text).toBe(0);
+    for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(COLUMNS);
+    expect(text).not.toMatch(/\{"level"/);
+    expect(text).not.toMatch(BAR);
+    const logs = logical(lines).filter((l) => LOG_LINE.test(l));
+    expect(logs.length).toBeGreaterThanOrEqual(9);
+    expect(logs.every((l) => / (WARN|ERROR): /.test(l))).toBe(true);
+    // The host's error once in full, then each of the 8 tasks that failed of it, the later ones by reference.
+    const failed = logs.filter((l) => l.includes('task-failed list.liquidity@'));
+    expect(failed).toHaveLength(8);
+    expect(failed.filter((l) => l.includes('the same error as list.liquidity@')).length).toBe(7);
+    // The summary keeps its table header and its failure line.
+    expect(lines).toContainEqual(expect.stringMatching(/^dataset +chains +rows +pages +requests +status$/));
+    expect(lines.join(' ').replace(/\s+/g, ' ')).toContain(
+      'FAILED 8 tasks (list.liquidity on 8 chains): the upstream host no-such-host.invalid',
+    );
+  }, 60_000);
+
+  it("draws one bar for a sharded backfill, whose share grows with its shards' pages; logs go above the bars", async () => {
+    const data = join(dir, 'sharded');
+    const config = join(dir, 'sharded.json');
+    // Four shards of 200-row pages, a slow upstream, and a fault now and then; every event logged (retries are info).
+    writeFileSync(config, JSON.stringify({ shards: 4, pageSize: 100, batchRows: 500 }));
+    await sb.control('faults', { latencyMs: 150, faults: 'http500=0.05' });
+    try {
+      const r = await inTerminal(
+        [
+          process.execPath,
+          BIN,
+          'run',
+          '--chains',
+          'bsc',
+          '--datasets',
+          'dodoex.swaps',
+          '--config',
+          config,
+          '--log-level',
+          'info',
+        ],
+        { env: env(data) },
+      );
+      expect(r.code, r.raw.slice(-2000)).toBe(0);
+      // Every drawing of the task's bar, with its share and pages.
+      const plain = r.raw.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
+      const draws = [...plain.matchAll(/dodoex\.swaps@bsc +\|[^|]*\| +(\d+)% (\d+) pages/g)].map((m) => ({
+        share: Number(m[1]),
+        pages: Number(m[2]),
+      }));
+      expect(draws.length).toBeGreaterThan(3);
+      const shares = draws.map((d) => d.share);
+      expect(
+        shares.some((s) => s > 0 && s < 100),
+        shares.join(' '),
+      ).toBe(true);
+      expect(Math.max(...shares)).toBeGreaterThanOrEqual(50);
+      // One bar for the task, not one per shard: its pages count every shard's.
+      const pages = draws.map((d) => d.pages);
+      expect(Math.max(...pages)).toBeGreaterThan(4 * 2);
+      const { lines, overflows } = await screen(r.raw);
+      const text = lines.join('\n');
+      // Once done, the bars are gone, and each log line starts a line of its own, whole.
+      expect(text).not.toMatch(BAR);
+      const retries = logical(lines).filter((l) => l.includes('INFO: retry dodoex.swaps@bsc'));
+      expect(retries.length, text).toBeGreaterThan(0);
+      for (const l of retries) expect(l).toMatch(LOG_LINE);
+      expect(overflows).toBe(0);
+    } finally {
+      await sb.control('faults', { latencyMs: 0, faults: '' });
+    }
+  }, 120_000);
+
+  it('Ctrl-C stops the run within its batch, says what it kept, ends by SIGINT; the next run completes it exactly', async () => {
+    const data = join(dir, 'ctrl-c');
+    await sb.control('faults', { latencyMs: 100 });
+    let r: Awaited<ReturnType<typeof inTerminal>>;
+    try {
+      // Ctrl-C once the bars show pages read.
+      r = await inTerminal([process.execPath, BIN, 'run', '--chains', 'bsc'], {
+        env: env(data),
+        ctrlC: (raw) => / [1-9]\d* pages/.test(raw),
+      });
+    } finally {
+      await sb.control('faults', { latencyMs: 0 });
+    }
+    // `script` reports a command ended by a signal as 128 + its number.
+    expect(r.code, r.raw.slice(-2000)).toBe(130);
+    expect(r.left).toEqual([]);
+    const { lines } = await screen(r.raw);
+    const text = lines.join('\n');
+    expect(text).toMatch(/WARN: stop-requested signal=SIGINT/);
+    expect(logical(lines).join('\n')).toMatch(
+      /stopped on request \(\d+ of \d+ tasks not started\): committed batches are kept/,
+    );
+    expect(text).not.toMatch(BAR);
+    expect(lines).toContainEqual(expect.stringMatching(/^dataset +chains +rows +pages +requests +status$/));
+    const w = await Warehouse.open(data, { readOnly: true });
+    try {
+      expect((await w.all('SELECT status FROM _pool_export.runs')).map((x) => x.status)).toEqual(['stopped']);
+      // The lake was left to the next run: what it lacks is listed.
+      expect(Number((await w.all('SELECT count(*) AS n FROM _pool_export.lake_pending'))[0]!.n)).toBeGreaterThan(0);
+    } finally {
+      await w.close();
+    }
+    const next = await cli(['run', '--chains', 'bsc'], sandboxEnv(sb, data));
+    expect(next.code, next.stderr.slice(-2000)).toBe(0);
+    expect((await compareWithSandbox(sb, data, [56])).mismatches).toEqual([]);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+  }, 180_000);
+});
