@@ -15,6 +15,7 @@ import { UpstreamClient } from '../upstream/client.ts';
 import { cells, fit, humanDuration, humanNumber, humanTime, pad } from '../util/display.ts';
 import { jsonSafe } from '../util/inert.ts';
 import { processAlive } from '../util/processes.ts';
+import { wrap } from '../util/wrap.ts';
 import type { CommandBody } from './commands.ts';
 import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list } from './options.ts';
 
@@ -225,10 +226,14 @@ export const statusCommand: CommandBody<Args> = {
     );
     checkReadableDataDir(config.dataDir);
     const { entries: all, file } = await entries(config.dataDir);
-    const known = all.filter((e) => (!chains || chains.includes(e.chainId)) && (!wanted || wanted.includes(e.dataset)));
+    // The chains judged: those named, or those the configuration selects. A chain exported once but no longer
+    // configured is not stale: it is left out, and a line says so.
+    const judged = chains ?? config.chains;
+    const known = all.filter((e) => judged.includes(e.chainId) && (!wanted || wanted.includes(e.dataset)));
+    const unconfigured = [...new Set(all.filter((e) => !judged.includes(e.chainId)).map((e) => e.chainId))];
     // Datasets named on the command line that were never exported are shown as such (and are stale).
     const missing = (wanted ?? []).flatMap((d) =>
-      (chains ?? config.chains)
+      judged
         .filter((c) => !known.some((e) => e.dataset === d && e.chainId === c))
         .map(
           (chainId): StatusEntry => ({
@@ -279,6 +284,8 @@ export const statusCommand: CommandBody<Args> = {
     if (a.json) {
       const out = {
         staleAfterSeconds: staleAfter,
+        chains: judged.map(chainName),
+        notShown: unconfigured.map(chainName),
         lagAgainst,
         running: running ?? null,
         datasets: rows,
@@ -296,6 +303,19 @@ export const statusCommand: CommandBody<Args> = {
           `nothing has been exported to ${config.dataDir} yet; run \`pool-export run\`, or point --data-dir at a data folder (data/demo after \`make demo\`)\n`,
         );
       else process.stdout.write(`${table(rows, width)}\nlag is measured against ${lagAgainst}\n`);
+      // Named with --chains, the others were left out on purpose.
+      if (unconfigured.length && !chains) {
+        const names = unconfigured.map(chainName);
+        const among = 'not among the configured chains ("chains" in the config file)';
+        process.stdout.write(
+          `${wrap(`not shown: ${names.join(', ')}: data in this folder, but ${among}; --chains ${names.join(',')} shows them`, { width, indent: 2 })}\n`,
+        );
+      }
+      const never = [...new Set(rows.filter((r) => r.lastSuccess === null && !r.unavailable).map((r) => r.chain))];
+      if (never.length && !chains)
+        process.stdout.write(
+          `${wrap(`never exported on ${never.join(', ')}: a chain you do not export can be left out with "chains" in the config file, or with --chains`, { width, indent: 2 })}\n`,
+        );
       if (routeLags.length) process.stdout.write(`${routeLines(routeLags, width)}\n`);
     }
     if (rows.length === 0 || rows.some((r) => r.stale)) process.exitCode = EXIT_STALE;

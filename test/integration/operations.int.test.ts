@@ -1,12 +1,12 @@
 /** Unattended operation: the scheduler, the data-folder lock, graceful stops, the run ledger and `status`. */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../jobs/events.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;
@@ -146,14 +146,18 @@ describe('the data-folder lock and graceful stops', () => {
     await sb.control('stats', {});
     // Stopped once the sandbox has served 10 of its requests: mid-backfill, whatever the machine's speed.
     const r = await cli(['run', '--chains', 'bsc', '--jobs', 'events'], env, { termOn: waitForRequests(sb, 10) });
-    expect(r.code).toBe(1);
+    // The process ends by the signal it was sent, as a shell expects of a stopped program (status 143 there).
+    expect([r.code, r.signal]).toEqual([null, 'SIGTERM']);
     expect(r.stdout).toContain('stopped on request');
     const { runs, tasks } = await ledger(data);
     expect(runs.map((x) => x.status)).toEqual(['stopped']);
     expect(tasks.every((t) => ['ok', 'failed'].includes(String(t.status)))).toBe(true);
+    // Tasks not started when the stop came are not in the ledger at all.
+    expect(tasks.length).toBeLessThan(events.datasets.length);
     await sb.control('faults', { latencyMs: 0 });
     expect((await cli(['run', '--chains', 'bsc', '--jobs', 'events'], env)).code).toBe(0);
     expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
   }, 120_000);
 });
 
@@ -194,5 +198,49 @@ describe('status', () => {
     expect(after.datasets.every((d) => d.stale && d.lagBlocks === 3600 && d.lagSeconds === 7200)).toBe(true);
     const table = await cli(['status', '--stale-after', '1h'], env);
     expect(table.stdout).toMatch(/dodoex\.pairs\s+polygon .* STALE/);
+  }, 120_000);
+
+  it('judges only the chains the configuration selects, or --chains; the others it names in one line', async () => {
+    const data = join(dir, 'status-chains');
+    const env = sandboxEnv(sb, data);
+    for (const chain of ['bsc', 'polygon'])
+      expect((await cli(['run', '--chains', chain, '--jobs', 'liquidity'], env)).code).toBe(0);
+    const cfg = join(dir, 'polygon-only.json');
+    writeFileSync(cfg, JSON.stringify({ chains: ['polygon'] }));
+    // Far in the future: every dataset is stale, so exit 3 says a judged chain was shown.
+    const table = await cli(['status', '--offline', '--config', cfg], { ...env, COLUMNS: '80' });
+    expect(table.stdout).toMatch(/list\.liquidity +polygon/);
+    expect(table.stdout).not.toMatch(/^\S+ +bsc /m);
+    expect(table.stdout.replace(/\s+/g, ' ')).toContain(
+      'not shown: bsc: data in this folder, but not among the configured chains ("chains" in the config file); --chains bsc shows them',
+    );
+    for (const line of table.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    const json = JSON.parse((await cli(['status', '--offline', '--json', '--config', cfg], env)).stdout) as {
+      chains: string[];
+      notShown: string[];
+      datasets: { chain: string }[];
+    };
+    expect(json.chains).toEqual(['polygon']);
+    expect(json.notShown).toEqual(['bsc']);
+    expect(new Set(json.datasets.map((d) => d.chain))).toEqual(new Set(['polygon']));
+    // Named on the command line, a chain is shown whatever the config says, and the others are not mentioned.
+    const named = await cli(['status', '--offline', '--config', cfg, '--chains', 'bsc'], env);
+    expect(named.stdout).toMatch(/list\.liquidity +bsc/);
+    expect(named.stdout).not.toMatch(/polygon|not shown/);
+    // A configured chain whose tasks only ever failed is never exported, and stale (exit 3), with a hint.
+    const both = join(dir, 'both.json');
+    writeFileSync(both, JSON.stringify({ chains: ['bsc', 'polygon'], maxAttempts: 1 }));
+    await sb.control('faults', { faults: 'http500=1' });
+    const failing = join(dir, 'status-never');
+    expect(
+      (await cli(['run', '--chains', 'bsc', '--jobs', 'liquidity', '--config', both], sandboxEnv(sb, failing))).code,
+    ).toBe(1);
+    await sb.control('faults', { faults: '' });
+    const never = await cli(['status', '--offline', '--config', both], { ...sandboxEnv(sb, failing), COLUMNS: '200' });
+    expect(never.code).toBe(3);
+    expect(never.stdout).toMatch(/list\.liquidity +bsc .*never .*STALE/);
+    expect(never.stdout).toContain(
+      'never exported on bsc: a chain you do not export can be left out with "chains" in the config file, or with --chains',
+    );
   }, 120_000);
 });
