@@ -162,7 +162,7 @@ describe('the data-folder lock and graceful stops', () => {
 });
 
 describe('logs', () => {
-  it('--log-format pretty writes one readable line per event: time, level, event, fields', async () => {
+  it('--log-format pretty writes one readable line per event: time, level, event, task, fields', async () => {
     const data = join(dir, 'pretty');
     const r = await cli(
       ['run', '--chains', 'bsc', '--jobs', 'liquidity', '--log-format', 'pretty', '--log-level', 'info'],
@@ -171,7 +171,13 @@ describe('logs', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stderr.trim().split('\n');
     expect(lines.length).toBeGreaterThanOrEqual(4);
-    for (const line of lines) expect(line).toMatch(/^\[\d\d:\d\d:\d\d\] (INFO|WARN|ERROR): [a-z-]+( \{.*\})?$/);
+    // Not a terminal: one line per event, however long, none wrapped.
+    for (const line of lines) expect(line).toMatch(/^\[\d\d:\d\d:\d\d\] (INFO|WARN|ERROR): [a-z-]+( \S.*)?$/);
+    expect(lines.filter((l) => / INFO: task-done /.test(l))).toContainEqual(
+      expect.stringMatching(
+        / INFO: task-done list\.liquidity@bsc rows=\d+ pages=\d+ requests=\d+ retries=0 duplicates=0$/,
+      ),
+    );
     expect(lines.map((l) => /: ([a-z-]+)/.exec(l)![1])).toEqual(
       expect.arrayContaining(['run-start', 'task-start', 'task-done', 'run-done']),
     );
