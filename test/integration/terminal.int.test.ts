@@ -4,12 +4,14 @@
  * of a sharded backfill moves; Ctrl-C stops the run within its batch, leaves the lake to the next run, and ends the
  * process by SIGINT.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATASETS } from '../../src/catalog/catalog.ts';
 import { BIN, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
+import { qt } from '../../src/util/sql.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
 import { COLUMNS, inTerminal, screen } from '../support/terminal.ts';
 
@@ -152,8 +154,24 @@ describe('run at an 80-column terminal', () => {
     const w = await Warehouse.open(data, { readOnly: true });
     try {
       expect((await w.all('SELECT status FROM _pool_export.runs')).map((x) => x.status)).toEqual(['stopped']);
-      // The lake was left to the next run: what it lacks is listed.
-      expect(Number((await w.all('SELECT count(*) AS n FROM _pool_export.lake_pending'))[0]!.n)).toBeGreaterThan(0);
+      // The lake was left to the next run: no file written, and every dataset with committed rows listed for it.
+      expect(
+        existsSync(join(data, 'lake'))
+          ? readdirSync(join(data, 'lake'), { recursive: true }).filter((f) => String(f).endsWith('.parquet'))
+          : [],
+      ).toEqual([]);
+      const listed = new Set(
+        (await w.all('SELECT dataset FROM _pool_export.lake_pending')).map((x) => String(x.dataset)),
+      );
+      const stored: string[] = [];
+      for (const ds of DATASETS)
+        if (
+          (await w.all("SELECT 1 FROM duckdb_tables() WHERE schema_name || '.' || table_name = $1", [ds.table]))
+            .length &&
+          Number((await w.all(`SELECT count(*) AS n FROM ${qt(ds.table)}`))[0]!.n) > 0
+        )
+          stored.push(ds.name);
+      for (const name of stored) expect(listed, name).toContain(name);
     } finally {
       await w.close();
     }
