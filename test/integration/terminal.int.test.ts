@@ -180,4 +180,32 @@ describe('run at an 80-column terminal', () => {
     expect((await compareWithSandbox(sb, data, [56])).mismatches).toEqual([]);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
   }, 180_000);
+
+  it('report, report --list and schema check fit 80 columns: the most important columns first, the others named', async () => {
+    const data = join(dir, 'reports');
+    expect((await cli(['run', '--chains', 'bsc'], sandboxEnv(sb, data))).code).toBe(0);
+    const top = await inTerminal([process.execPath, BIN, 'report', 'top_pools', '--chains', 'bsc', '--limit', '5'], {
+      env: env(data),
+    });
+    expect(top.code, top.raw.slice(-1500)).toBe(0);
+    const t = await screen(top.raw);
+    expect(t.overflows).toBe(0);
+    for (const l of t.lines) expect(l.length, l).toBeLessThanOrEqual(COLUMNS);
+    // top_pools declares rank, the pair, tracked and service TVL and APY first: they are the ones shown.
+    const head = t.lines.find((l) => l.startsWith('chain_id') || l.includes('rank'))!;
+    for (const c of ['rank', 'base_token_symbol', 'quote_token_symbol', 'tvl_usd']) expect(head, head).toContain(c);
+    expect(t.lines.join(' ').replace(/\s+/g, ' ')).toMatch(
+      /\(\d+ more columns?: [a-z_, ]*\bpool\b[a-z_, ]*; --wide shows them all, --columns chooses, --format csv gives them exactly\)/,
+    );
+    for (const args of [
+      ['report', '--list'],
+      ['schema', 'check', '--chains', 'bsc'],
+    ]) {
+      const r = await inTerminal([process.execPath, BIN, ...args], { env: env(data) });
+      expect(r.code, r.raw.slice(-1500)).toBe(0);
+      const s = await screen(r.raw);
+      expect(s.overflows, `${args.join(' ')}: ${s.lines.join('\n')}`).toBe(0);
+      expect(s.lines.length).toBeGreaterThan(5);
+    }
+  }, 120_000);
 });
