@@ -13,11 +13,12 @@
  * the list of those steps is saved first (`.tmp/publish.json`) and finished by the next write if the process dies
  * halfway, so no file is ever left half-published.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
 import { LakeLayoutError } from '../errors.ts';
 import type { Sql, Warehouse } from '../store/warehouse.ts';
+import { replaceFile, writeFileAtomic } from '../util/atomic-file.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import {
   chainDir,
@@ -57,11 +58,7 @@ interface Publish {
 const journalFile = (lake: string) => join(lake, '.tmp', 'publish.json');
 
 function replay(p: Publish): void {
-  for (const [from, to] of p.renames)
-    if (existsSync(from)) {
-      mkdirSync(dirname(to), { recursive: true });
-      renameSync(from, to);
-    }
+  for (const [from, to] of p.renames) if (existsSync(from)) replaceFile(from, to);
   for (const f of p.removes) rmSync(f, { force: true });
   // A month left without files goes too, so that no empty partition folder stays behind.
   for (const f of p.removes) {
@@ -73,8 +70,7 @@ function replay(p: Publish): void {
 /** Publishes a write: the journal first, so that a crash in the middle is finished by `recoverPublish`. */
 function publish(lake: string, p: Publish): void {
   const file = journalFile(lake);
-  writeFileSync(`${file}.tmp`, JSON.stringify(p));
-  renameSync(`${file}.tmp`, file);
+  writeFileAtomic(file, JSON.stringify(p));
   replay(p);
   rmSync(file);
 }
@@ -371,8 +367,7 @@ export async function writePending(
 /** Writes the layout file of a lake root. */
 export function writeLayoutFile(root: string): void {
   mkdirSync(root, { recursive: true });
-  writeFileSync(join(root, `${LAYOUT_FILE}.tmp`), `${JSON.stringify({ layout: LAYOUT_VERSION })}\n`);
-  renameSync(join(root, `${LAYOUT_FILE}.tmp`), join(root, LAYOUT_FILE));
+  writeFileAtomic(join(root, LAYOUT_FILE), `${JSON.stringify({ layout: LAYOUT_VERSION })}\n`);
 }
 
 /**

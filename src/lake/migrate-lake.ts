@@ -8,11 +8,12 @@
  * takes its place by two renames (`lake` → `lake.old`, `lake.new` → `lake`); a process that dies between them is put
  * right by the next write (`recoverSwap`).
  */
-import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS } from '../catalog/catalog.ts';
 import { presentTables } from '../store/migrations.ts';
 import type { Warehouse } from '../store/warehouse.ts';
+import { movePath } from '../util/atomic-file.ts';
 import { lit, qt } from '../util/sql.ts';
 import {
   type MonthPlan,
@@ -43,7 +44,7 @@ const OLD = 'lake.old';
 function recoverSwap(dataDir: string): void {
   const lake = join(dataDir, LAKE_DIR);
   const fresh = join(dataDir, NEW);
-  if (!existsSync(lake) && existsSync(join(fresh, LAYOUT_FILE))) renameSync(fresh, lake);
+  if (!existsSync(lake) && existsSync(join(fresh, LAYOUT_FILE))) movePath(fresh, lake);
   rmSync(fresh, { recursive: true, force: true });
   rmSync(join(dataDir, OLD), { recursive: true, force: true });
 }
@@ -89,8 +90,8 @@ export async function migrateLake(w: Warehouse, dataDir: string): Promise<number
     }
   }
   writeLayoutFile(root);
-  renameSync(lake, join(dataDir, OLD));
-  renameSync(root, lake);
+  movePath(lake, join(dataDir, OLD));
+  movePath(root, lake);
   rmSync(join(dataDir, OLD), { recursive: true, force: true });
   return files;
 }

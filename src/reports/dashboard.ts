@@ -1,8 +1,9 @@
 /** `pool-export dashboard`: the lake's figures as one self-contained HTML file, written to a temporary name and renamed. */
-import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TrackedSettings } from '../config/tracked.ts';
 import { LAKE_DIR } from '../lake/layout.ts';
+import { writeFileAtomic } from '../util/atomic-file.ts';
 import { type DashboardFilter, dashboardData, hasData } from './dashboard-data.ts';
 import { dashboardHtml, emptyDashboardHtml } from './dashboard-page.ts';
 import { openLakeDb } from './views.ts';
@@ -36,13 +37,6 @@ export async function writeDashboard(
     }
   }
   html ??= emptyDashboardHtml(dataDir, now.toISOString());
-  const tmp = `${out}.tmp`;
-  try {
-    writeFileSync(tmp, html);
-    renameSync(tmp, out);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
+  writeFileAtomic(out, html);
   return { file: out, empty, bytes: Buffer.byteLength(html) };
 }

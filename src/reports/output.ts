@@ -1,9 +1,10 @@
 /** Writes a query's result as a table, CSV, JSON, Parquet or an Arrow IPC stream, to stdout or to a file (temp + rename). */
 
-import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DuckDBConnection, Json } from '@duckdb/node-api';
 import { UsageError } from '../errors.ts';
+import { replaceFile, writeFileAtomic } from '../util/atomic-file.ts';
 import { cells, fit, humanNumber, humanTime, pad } from '../util/display.ts';
 import { jsonSafe } from '../util/inert.ts';
 import { lit } from '../util/sql.ts';
@@ -120,13 +121,12 @@ export async function writeResult(conn: DuckDBConnection, sql: string, to: Resul
   checkOutput(format, out);
   const emit = (data: string | Uint8Array) => {
     if (!out) return void process.stdout.write(data);
-    writeFileSync(`${out}.tmp`, data);
-    renameSync(`${out}.tmp`, out);
+    writeFileAtomic(out, data);
   };
   if (format === 'parquet') {
     if (!out) throw new UsageError('--format parquet needs --out FILE');
     const r = await conn.run(`COPY (${sql}) TO ${lit(`${out}.tmp`)} (FORMAT parquet, COMPRESSION zstd)`);
-    renameSync(`${out}.tmp`, out);
+    replaceFile(`${out}.tmp`, out);
     return r.rowsChanged;
   }
   const reader = await conn.runAndReadAll(sql);

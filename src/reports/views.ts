@@ -5,13 +5,14 @@
  * sessions and notebooks.
  */
 
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DEFAULT_TRACKED, type TrackedSettings } from '../config/tracked.ts';
 import { defineDatasetViews, viewsWithFiles } from '../lake/lake-db.ts';
 import { LAYOUT_VERSION } from '../lake/layout.ts';
 import { duckdb } from '../store/warehouse.ts';
+import { replaceFile } from '../util/atomic-file.ts';
 
 /** The views file inside the data folder. */
 export const VIEWS_FILE = 'lake.duckdb';
@@ -170,7 +171,7 @@ export async function writeViewsFile(dataDir: string, tracked: TrackedSettings =
       conn.closeSync();
       instance.closeSync();
     }
-    renameSync(tmp, target);
+    replaceFile(tmp, target);
   } catch (e) {
     // The old views file stays; no half-built one is left behind.
     rmSync(tmp, { force: true });

@@ -5,9 +5,10 @@
  * never the warehouse, and needs no lock. The warehouse stays the truth: the file is rebuilt from it at every run's
  * start and end.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS } from '../catalog/catalog.ts';
+import { writeFileAtomic } from '../util/atomic-file.ts';
 import { qt } from '../util/sql.ts';
 import type { Warehouse } from './warehouse.ts';
 
@@ -104,8 +105,7 @@ export async function readEntries(w: Warehouse, only?: { dataset: string; chainI
 /** Writes the file (temporary name, then rename): readers see the old file or the new one, never half of one. */
 export function writeStatusFile(dataDir: string, file: StatusFile): void {
   const target = join(dataDir, STATUS_FILE);
-  writeFileSync(`${target}.tmp`, `${JSON.stringify(file, null, 1)}\n`);
-  renameSync(`${target}.tmp`, target);
+  writeFileAtomic(target, `${JSON.stringify(file, null, 1)}\n`);
 }
 
 /** Reads the file, or undefined when no run of this version has written one yet. */
