@@ -7,11 +7,12 @@ import { chainName, parseChain } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { EXIT_STALE, UsageError } from '../errors.ts';
 import { headRoutesFor } from '../export/plan.ts';
-import { META_QUERY } from '../export/queries.ts';
 import { terminalWidth } from '../reports/output.ts';
+import { isStale, lagSeconds } from '../store/freshness.ts';
 import { readEntries, readStatusFile, type StatusEntry, type StatusFile } from '../store/status-file.ts';
 import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
+import { HEAD_QUERY, type HeadAnswer } from '../upstream/endpoint-probe.ts';
 import { cells, fit, humanDuration, humanNumber, humanTime, pad } from '../util/display.ts';
 import { jsonSafe } from '../util/inert.ts';
 import { processAlive } from '../util/processes.ts';
@@ -54,8 +55,6 @@ export function parseDuration(text: string): number {
   return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as 's' | 'm' | 'h' | 'd'];
 }
 
-type Meta = { _meta: { block: { number: number; timestamp: number | null } } };
-
 /** Upstream heads per endpoint url; `why` says why none could be read, when none could. */
 async function heads(
   config: Config,
@@ -72,7 +71,7 @@ async function heads(
   await Promise.all(
     [...endpoints.values()].map(async (e) => {
       try {
-        const m = (await client.request<Meta>(e, META_QUERY, {})).data._meta.block;
+        const m = (await client.request<HeadAnswer>(e, HEAD_QUERY, {})).data._meta.block;
         out.set(e.url, { number: m.number, timestamp: m.timestamp ?? 0 });
       } catch (err) {
         error ??= (err as Error).message;
@@ -257,8 +256,7 @@ export const statusCommand: CommandBody<Args> = {
       // With several routes, lag is measured against the freshest of them.
       const routes = headRoutesFor(config, findDataset(c.dataset)!, c.chainId);
       const head = freshest(routes.map((e) => up.heads.get(e.url)));
-      const blockTs = c.blockTime ? Date.parse(c.blockTime) / 1000 : null;
-      const lagSeconds = blockTs === null ? null : Math.max(0, Math.round((head?.timestamp ?? now) - blockTs));
+      const lag = lagSeconds(c.blockTime, head?.timestamp ?? now);
       const unavailable = c.lastStatus === 'unavailable';
       return {
         dataset: c.dataset,
@@ -270,11 +268,11 @@ export const statusCommand: CommandBody<Args> = {
         blockTime: c.blockTime,
         upstreamBlock: head?.number ?? null,
         lagBlocks: head && c.block !== null ? Math.max(0, head.number - c.block) : null,
-        lagSeconds,
+        lagSeconds: lag,
         lastError: unavailable ? null : c.lastError,
         route: routes.length > 1 ? (c.route ?? null) : null,
         unavailable,
-        stale: !unavailable && (c.lastSuccess === null || lagSeconds === null || lagSeconds > staleAfter),
+        stale: isStale(c, lag, staleAfter),
       };
     });
     // A run that left the file in 'running' may have been killed: only a live one is in progress.

@@ -58,8 +58,5 @@ export function pageQuery(ds: Dataset, root: string, shape: PageShape): string {
   );
 }
 
-/** The block lookup sent once per endpoint and run. */
-export const META_QUERY = '{ _meta { block { number hash timestamp } deployment hasIndexingErrors } }';
-
 /** The liquidity-list operation, selecting every field the catalog stores. */
 export const LIST_QUERY = listQuery();

@@ -13,7 +13,7 @@
  */
 import { UpstreamError } from '../errors.ts';
 import type { Endpoint } from '../upstream/client.ts';
-import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
+import { BLOCK_BY_HASH_QUERY, type EndpointInfo } from '../upstream/endpoint-probe.ts';
 import type { PageSource } from './seams.ts';
 import type { PinnedBlock } from './task.ts';
 
@@ -53,7 +53,6 @@ export interface RouteChoice {
 export type HashLookup = (endpoint: Endpoint, hash: string) => Promise<boolean | undefined>;
 
 /** The query that asks a route whether it has a block with a given hash (graph-node's `Block_height.hash`). */
-const BLOCK_BY_HASH_QUERY = 'query ($hash: Bytes) { _meta(block: { hash: $hash }) { block { number } } }';
 
 /** Asks a route whether it has the block with `hash` on its chain (see `HashLookup` for the answers). */
 export async function hasBlock(

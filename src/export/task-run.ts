@@ -9,6 +9,7 @@ import { chainName } from '../config/chains.ts';
 import { StopRequested, UpstreamError } from '../errors.ts';
 import type { KeptPage, Replace } from '../store/sink.ts';
 import type { Endpoint } from '../upstream/client.ts';
+import { HEAD_QUERY, type HeadAnswer } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { garbage, mapPage } from './mapper.ts';
 import type { CheckedPage, PageRow } from './page-check.ts';
@@ -38,11 +39,6 @@ const FAILOVER_KINDS: ReadonlySet<string> = new Set([
   'graphql',
   'garbage',
 ]);
-
-/** A route's head and health, asked before the task moves to it. */
-const FAILOVER_META_QUERY = '{ _meta { block { number hash } hasIndexingErrors } }';
-
-type MetaAnswer = { _meta: { block: { number: number; hash: string | null }; hasIndexingErrors: boolean } };
 
 /**
  * Commits one pager may leave running while it fetches on. Their pages wait as files, not in memory; while DuckDB stores
@@ -247,7 +243,7 @@ export class TaskRun {
       return 'it differs from the current route in `_change_block` filters';
     let meta: { number: number; hash: string | null; errors: boolean };
     try {
-      const m = (await this.deps.source.request<MetaAnswer>(next.endpoint, FAILOVER_META_QUERY, {})).data._meta;
+      const m = (await this.deps.source.request<HeadAnswer>(next.endpoint, HEAD_QUERY, {})).data._meta;
       meta = { number: m.block.number, hash: m.block.hash, errors: m.hasIndexingErrors };
     } catch (err) {
       return `it did not answer (${(err as Error).message})`;

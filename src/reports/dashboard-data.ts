@@ -12,6 +12,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { chainName } from '../config/chains.ts';
+import { lagSeconds } from '../store/freshness.ts';
 import { readStatusFile } from '../store/status-file.ts';
 
 /** What the dashboard shows: chains (ids) and UTC days (YYYY-MM-DD), each optional. */
@@ -227,7 +228,7 @@ function freshness(dataDir: string, f: DashboardFilter, now: Date): Freshness[] 
       lastSuccess: e.lastSuccess,
       lastStatus: e.lastStatus,
       blockTime: e.blockTime,
-      lagSecs: e.blockTime === null ? null : Math.max(0, Math.round((now.getTime() - Date.parse(e.blockTime)) / 1000)),
+      lagSecs: lagSeconds(e.blockTime, now.getTime() / 1000),
     }));
 }
 

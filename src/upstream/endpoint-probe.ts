@@ -9,18 +9,37 @@
  */
 import type { TypeRef } from './schema-drift.ts';
 
-/** The probe: `_meta`, the root fields with their types, and the type that `_change_block` filters take. */
-export const PROBE_QUERY = `{ _meta { block { number hash timestamp } deployment hasIndexingErrors }
-  __schema { queryType { fields { name type { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } }
-  changeBlock: __type(name: "BlockChangedFilter") { name } }`;
+/**
+ * The head of an endpoint, as graph-node's `_meta` gives it: the latest indexed block, the deployment, and whether it
+ * met indexing errors. The project's only head query: the probe, `status` and a failover all ask it.
+ */
+const META = '_meta { block { number hash timestamp } deployment hasIndexingErrors }';
 
-/** The answer of the probe. */
-export interface ProbeAnswer {
+/** The head of an endpoint alone (see `META`). */
+export const HEAD_QUERY = `{ ${META} }`;
+
+/** The answer of `HEAD_QUERY`. */
+export interface HeadAnswer {
   readonly _meta: {
     block: { number: number; hash: string | null; timestamp: number | null };
     deployment: string;
     hasIndexingErrors: boolean;
   };
+}
+
+/**
+ * The number of a block known by its hash, or an error when the endpoint's chain does not hold it (a route on another
+ * fork): `_meta` at that block.
+ */
+export const BLOCK_BY_HASH_QUERY = 'query ($hash: Bytes) { _meta(block: { hash: $hash }) { block { number } } }';
+
+/** The probe: the head (`META`), the root fields with their types, and the type that `_change_block` filters take. */
+export const PROBE_QUERY = `{ ${META}
+  __schema { queryType { fields { name type { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } }
+  changeBlock: __type(name: "BlockChangedFilter") { name } }`;
+
+/** The answer of the probe. */
+export interface ProbeAnswer extends HeadAnswer {
   readonly __schema: { queryType: { fields: { name: string; type: TypeRef }[] } };
   readonly changeBlock: { name: string } | null;
 }

@@ -2,9 +2,9 @@
 import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery, parse, validate } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS } from '../../src/catalog/catalog.ts';
-import { LIST_QUERY, META_QUERY, type PageShape, pageQuery } from '../../src/export/queries.ts';
+import { LIST_QUERY, type PageShape, pageQuery } from '../../src/export/queries.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { collectionRoots, PROBE_QUERY } from '../../src/upstream/endpoint-probe.ts';
+import { BLOCK_BY_HASH_QUERY, collectionRoots, HEAD_QUERY, PROBE_QUERY } from '../../src/upstream/endpoint-probe.ts';
 import type { TypeRef } from '../../src/upstream/schema-drift.ts';
 import { post, subgraphPath } from '../support/sandbox-client.ts';
 
@@ -26,7 +26,8 @@ async function introspect(path: string) {
 describe('generated queries validate against the introspected schema', () => {
   it.each(['dodoex', 'token', 'mine'])('schema %s', async (schema) => {
     const { api, roots } = await introspect(subgraphPath(sb, 1, schema));
-    expect(validate(api, parse(META_QUERY))).toEqual([]);
+    expect(validate(api, parse(HEAD_QUERY))).toEqual([]);
+    expect(validate(api, parse(BLOCK_BY_HASH_QUERY))).toEqual([]);
     expect(validate(api, parse(PROBE_QUERY))).toEqual([]);
     for (const d of DATASETS.filter((x) => x.schema === schema)) {
       const shapes: PageShape[] = !d.seq
