@@ -4,7 +4,7 @@ import type { Job } from '../catalog/job.ts';
 import { trackedSettings } from '../config/config.ts';
 import { DataLockedError, UsageError } from '../errors.ts';
 import { buildPlan } from '../export/plan.ts';
-import { type RunOutcome, runOnce } from '../export/run-once.ts';
+import { type RunOutcome, runOnce } from '../pipeline/run.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import { parseScheduleOverrides } from '../scheduler/cron.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';

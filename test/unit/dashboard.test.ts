@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { JOBS } from '../../jobs/index.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { buildPlan } from '../../src/export/plan.ts';
-import { runOnce } from '../../src/export/run-once.ts';
+import { runOnce } from '../../src/pipeline/run.ts';
 import { writeDashboard } from '../../src/reports/dashboard.ts';
 import { type DashboardData, type DashboardFilter, dashboardData } from '../../src/reports/dashboard-data.ts';
 import { escapeHtml, scriptJson, usd } from '../../src/reports/dashboard-page.ts';

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type TaskError, UpstreamError } from '../../src/errors.ts';
-import { runTask } from '../../src/export/run-task.ts';
+import { runTask } from '../../src/export/by-kind.ts';
 import type { PageSource } from '../../src/export/seams.ts';
 import type { Failover, StandbyRoute, TaskPin } from '../../src/export/task.ts';
 import type { Answer, Endpoint } from '../../src/upstream/client.ts';

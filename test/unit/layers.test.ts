@@ -12,9 +12,12 @@ const SRC = join(ROOT, 'src');
 /** From the top down. */
 const LAYERS = [
   'cli',
-  'export',
+  // The recipe of a run: lock, warehouse, extract, lake, views. The stages below it know nothing of each other's
+  // places in it: `export/` (extract) imports neither `lake/` nor `reports/`.
+  'pipeline',
   'reports',
   'lake',
+  'export',
   'scheduler',
   'store',
   'upstream',
@@ -67,5 +70,10 @@ describe('layers of src/', () => {
 
   it('the errors module imports nothing of the project', () => {
     expect(all.filter((i) => i.from === 'errors')).toEqual([]);
+  });
+
+  it('the extract stage imports neither the lake nor the reports (only the pipeline above them does)', () => {
+    const crossing = all.filter((i) => i.from === 'export' && (i.to === 'lake' || i.to === 'reports'));
+    expect(crossing.map((i) => `${i.file} imports ${i.to}`)).toEqual([]);
   });
 });

@@ -2,14 +2,14 @@
 import { randomUUID } from 'node:crypto';
 import { trackedSettings } from '../config/config.ts';
 import { diskFullMessage, explainWriteError, isDiskFull } from '../errors.ts';
+import { type RunArgs, runExport } from '../export/extract.ts';
+import type { TaskResult } from '../export/task.ts';
 import { updateLake } from '../lake/migrate-lake.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { freeBytes, spillSpaceProblem } from '../store/spill-space.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
-import { type RunArgs, runExport } from './run-export.ts';
-import type { TaskResult } from './task.ts';
 
 /** Inputs of one run: those of `runExport` that do not need the warehouse open, and the lock's patience. */
 export interface RunOnceArgs extends Pick<RunArgs, 'config' | 'tasks' | 'jobs' | 'signal' | 'log' | 'progress'> {

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { LIST_PAGE_SIZE } from '../../src/catalog/liquidity-list.ts';
 import { ConcurrentWriterError, StopRequested, TaskError, UpstreamError } from '../../src/errors.ts';
+import { runTask } from '../../src/export/by-kind.ts';
 import { changedSince } from '../../src/export/paginate/mutable.ts';
-import { runTask } from '../../src/export/run-task.ts';
 import type { TaskStats } from '../../src/export/task.ts';
 import { MIN_PAGE_SIZE } from '../../src/export/task-run.ts';
 import {

@@ -14,6 +14,7 @@ import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoin
 import { withRetries } from '../upstream/retry.ts';
 import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
+import { runTask } from './by-kind.ts';
 import { type PageChecker, WorkerPageChecker } from './page-checker.ts';
 import { headRoutesFor } from './plan.ts';
 import {
@@ -25,7 +26,6 @@ import {
   type RouteChoice,
   type RouteView,
 } from './route-choice.ts';
-import { runTask } from './run-task.ts';
 import { emptyStats, type StandbyRoute, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
 
 /** Inputs of a run, passed explicitly. */
