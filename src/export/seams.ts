@@ -4,8 +4,8 @@
  */
 import type { Dataset } from '../catalog/catalog.ts';
 import type { Config } from '../config/config.ts';
+import type { Batch, KeptPage, Written } from '../store/batch.ts';
 import type { Checkpoint, ShardCheckpoint } from '../store/checkpoint-store.ts';
-import type { Batch, KeptPage, Written } from '../store/sink.ts';
 import type { Answer, Endpoint } from '../upstream/client.ts';
 import type { EventLog } from '../util/logger.ts';
 import type { PageChecker } from './page-checker.ts';

@@ -4,8 +4,8 @@
  * checkpoint, in the transaction that drops theirs.
  */
 
+import type { Replace } from '../store/batch.ts';
 import type { ShardCheckpoint } from '../store/checkpoint-store.ts';
-import type { Replace } from '../store/sink.ts';
 import type { PageShape } from './queries.ts';
 import type { TaskStats } from './task.ts';
 import { type FetchedPage, keyValue, type Row, TaskRun } from './task-run.ts';

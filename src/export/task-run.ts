@@ -7,7 +7,7 @@
 import type { Dataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
 import { StopRequested, UpstreamError } from '../errors.ts';
-import type { KeptPage, Replace } from '../store/sink.ts';
+import type { KeptPage, Replace } from '../store/batch.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import { HEAD_QUERY, type HeadAnswer } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';

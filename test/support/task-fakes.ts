@@ -13,8 +13,8 @@ import { ConcurrentWriterError, UpstreamError } from '../../src/errors.ts';
 import { InlinePageChecker } from '../../src/export/page-checker.ts';
 import type { BatchSink, CheckpointReader, PageSource, TaskDeps } from '../../src/export/seams.ts';
 import type { Task, TaskPin } from '../../src/export/task.ts';
+import type { Batch, KeptPage, Written } from '../../src/store/batch.ts';
 import type { Checkpoint, ShardCheckpoint } from '../../src/store/checkpoint-store.ts';
-import type { Batch, KeptPage, Written } from '../../src/store/sink.ts';
 import type { Answer, Endpoint } from '../../src/upstream/client.ts';
 
 /** One upstream entity of the fake subgraph: `seq` is its keyset field (null allowed), `changed` the block it last changed at. */

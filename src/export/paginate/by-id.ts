@@ -1,6 +1,6 @@
 /** Passes by `id_gt`: every row (snapshots, a mutable entity's full pass), the rows changed since a block, or those
  * whose keyset field is null. */
-import type { Replace } from '../../store/sink.ts';
+import type { Replace } from '../../store/batch.ts';
 import type { Cursor, TaskRun } from '../task-run.ts';
 
 /** What a pass by `id_gt` pages through: every row, the rows changed since a block, or those with a null keyset field. */

@@ -2,7 +2,7 @@
  * Keyset pages on (seq, id): `seq_gt`, or `seq` equal and `id_gt`, never `skip`. Events and buckets page this way,
  * and mutable entities on endpoints without `_change_block` (by `updatedAt`).
  */
-import type { Replace } from '../../store/sink.ts';
+import type { Replace } from '../../store/batch.ts';
 import type { PageShape } from '../queries.ts';
 import { type Cursor, keyValue, type Row, type TaskRun } from '../task-run.ts';
 

@@ -1,0 +1,231 @@
+/**
+ * The statements that commit batches inside an open transaction: reading a batch's files with the dataset's column
+ * types, the rows each kind of `Replace` clears, the checkpoint moves by compare-and-set, and what the lake must write
+ * again (a lake mark).
+ */
+import type { Dataset } from '../catalog/catalog.ts';
+import { ConcurrentWriterError } from '../errors.ts';
+import { lit, q, qt } from '../util/sql.ts';
+import type { Batch, Replace, Written } from './batch.ts';
+import {
+  type CheckpointKey,
+  checkpointMovesStatement,
+  checkpointStatement,
+  dropShardsStatement,
+} from './checkpoint-store.ts';
+import { type BatchFormat, insertParts, jsonColumns, pageColumns } from './ddl.ts';
+
+/** Where the lake must rewrite a dataset of a chain from (null: only the runs' own rows), and the runs that wrote it. */
+export interface LakeMark {
+  readonly chainId: number;
+  readonly dataset: string;
+  readonly from: number | null;
+  readonly runs: ReadonlySet<string>;
+}
+
+/** Two marks of one dataset and chain as one: the earlier start (a null start gives way to a number), both runs. */
+export function joinMarks(a: LakeMark | undefined, b: LakeMark): LakeMark {
+  if (!a) return b;
+  const from = a.from === null ? b.from : b.from === null ? a.from : Math.min(a.from, b.from);
+  return { ...a, from, runs: new Set([...a.runs, ...b.runs]) };
+}
+
+/** An open transaction, as a batch uses it. */
+export interface Tx {
+  exec(sql: string, params?: (string | number | null)[]): Promise<number>;
+  all(sql: string, params?: (string | number | null)[]): Promise<Record<string, unknown>[]>;
+}
+
+/** A file of a batch and the length of its longest row or page (in UTF-16 code units, as JavaScript counts). */
+export interface BatchFile {
+  readonly file: string;
+  readonly longest: number;
+}
+
+/** A batch's files: NDJSON of mapped rows (`rows`), or JSON arrays of upstream entities (`pages`). */
+export interface BatchSource {
+  readonly format: BatchFormat;
+  readonly files: readonly BatchFile[];
+}
+
+/** DuckDB's default `maximum_object_size` (16 MiB). */
+const DEFAULT_OBJECT_BYTES = 16 * 1024 ** 2;
+
+/**
+ * `maximum_object_size` for a batch file: room for its longest line (`longest` counts UTF-16 code units, and one is at
+ * most 3 bytes of UTF-8), never below DuckDB's default. Left at the default, a file holding rows of more than 16 MiB
+ * (a hostile token name) can be refused by DuckDB's JSON reader.
+ */
+export function objectBytes(longest: number): number {
+  return Math.max(DEFAULT_OBJECT_BYTES, 3 * longest + 1024);
+}
+
+/**
+ * The rowids of a chain's rows (`$1`) that share their id with a row inserted after them. Ids are grouped by hash first,
+ * so that only the few candidates are compared whole.
+ */
+function repeatedRows(table: string): string {
+  return `SELECT r FROM (
+      SELECT rowid AS r, row_number() OVER (PARTITION BY id ORDER BY rowid DESC) AS n FROM ${table}
+      WHERE chain_id = $1 AND hash(id) IN (SELECT hash(id) FROM ${table} WHERE chain_id = $1 GROUP BY 1 HAVING count(*) > 1)
+    ) WHERE n > 1`;
+}
+
+/** The rows of batch files, read by DuckDB's JSON reader with the dataset's column types (mapped rows, or entities). */
+export function readFiles(ds: Dataset, src: BatchSource): string {
+  const { files } = src;
+  const paths = files.length === 1 ? lit(files[0]!.file) : `[${files.map((f) => lit(f.file)).join(', ')}]`;
+  const longest = Math.max(...files.map((f) => f.longest));
+  const shape =
+    src.format === 'pages'
+      ? `format = 'array', columns = ${pageColumns(ds)}`
+      : `format = 'newline_delimited', columns = ${jsonColumns(ds)}`;
+  return `read_json(${paths}, ${shape}, maximum_object_size = ${objectBytes(longest)})`;
+}
+
+/** Inserts the rows of `src`, written for batches like `b` (see `sameInsert`); returns how many went in. */
+export async function insertRows(tx: Tx, b: Batch, src: BatchSource): Promise<number> {
+  const { target, select } = insertParts(b.ds, src.format);
+  return tx.exec(
+    `INSERT INTO ${qt(b.ds.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${readFiles(b.ds, src)}`,
+    [b.chainId, b.block, b.runId, b.takenAt ?? null],
+  );
+}
+
+/** Deletes the stored rows of a batch's `range` (the re-read part of one shard); returns where the lake must rewrite from. */
+export async function deleteRange(tx: Tx, b: Batch): Promise<number> {
+  const r = b.replace as Extract<Replace, { kind: 'range' }>;
+  await tx.exec(`DELETE FROM ${qt(b.ds.table)} WHERE chain_id = $1 AND ${q(r.column)} >= $2 AND ${q(r.column)} < $3`, [
+    b.chainId,
+    r.from,
+    r.to,
+  ]);
+  return Number(r.from);
+}
+
+/** The key of a batch's checkpoint. */
+function checkpointKey(b: Batch): CheckpointKey {
+  return { chainId: b.chainId, dataset: b.ds.name, ...(b.checkpoint.shard ? { shard: b.checkpoint.shard } : {}) };
+}
+
+/** The error of a batch whose checkpoint another writer moved (or created) first. */
+function concurrentWriter(b: Batch): ConcurrentWriterError {
+  const shard = b.checkpoint.shard;
+  return new ConcurrentWriterError(
+    shard ? `${b.ds.name} (shard ${shard.shard} of ${shard.shards})` : b.ds.name,
+    b.chainId,
+  );
+}
+
+/**
+ * The checkpoint moves of batches, in order, by compare-and-set, in as few statements as they allow: the moves of one
+ * checkpoint that follow each other become one (from the first batch's `prev` to the last's `next`), and the moves of
+ * existing checkpoints of one table go in one UPDATE. Any move that fails fails them all; the sink then commits the
+ * batches one by one, which finds the one refused.
+ */
+export async function moveCheckpoints(tx: Tx, batches: readonly Batch[]): Promise<void> {
+  const chains = new Map<string, { first: Batch; last: Batch }>();
+  for (const b of batches) {
+    const id = JSON.stringify([b.chainId, b.ds.name, b.checkpoint.shard?.shard ?? null, b.checkpoint.shard?.shards]);
+    const c = chains.get(id);
+    if (!c) chains.set(id, { first: b, last: b });
+    else if (c.last.checkpoint.next === b.checkpoint.prev) c.last = b;
+    else throw concurrentWriter(b);
+  }
+  const move = (c: { first: Batch; last: Batch }) => ({
+    key: checkpointKey(c.first),
+    move: {
+      prev: c.first.checkpoint.prev,
+      next: c.last.checkpoint.next,
+      block: { number: c.last.block, time: c.last.blockTime },
+      runId: c.last.runId,
+    },
+  });
+  const tables = new Map<boolean, ReturnType<typeof move>[]>();
+  for (const c of chains.values()) {
+    const m = move(c);
+    // A checkpoint not there yet is created by its own statement (an INSERT that adds no row if another writer did).
+    if (m.move.prev === null) {
+      const cp = checkpointStatement(m.key, m.move);
+      if ((await tx.exec(cp.sql, cp.params)) !== 1) throw concurrentWriter(c.first);
+    } else tables.set(!!m.key.shard, [...(tables.get(!!m.key.shard) ?? []), m]);
+  }
+  for (const moves of tables.values()) {
+    const cp = checkpointMovesStatement(moves);
+    if ((await tx.exec(cp.sql, cp.params)) !== moves.length) throw concurrentWriter(batches[0]!);
+  }
+}
+
+/** The statements of one batch that does not only add rows, inside an open transaction; the lake is left to the caller. */
+export async function writeOne(
+  tx: Tx,
+  { batch: b, source: src }: { readonly batch: Batch; readonly source: BatchSource },
+): Promise<{ written: Written; mark?: LakeMark }> {
+  const source = readFiles(b.ds, src);
+  const table = qt(b.ds.table);
+  // Rows the re-read window cleared: none, with none inserted, leaves the lake as it is.
+  let cleared = 0;
+  if (b.replace.kind === 'from')
+    cleared = await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [
+      b.chainId,
+      b.replace.from,
+    ]);
+  if (b.replace.kind === 'range') await deleteRange(tx, b);
+  if (b.replace.kind === 'ids' && b.count)
+    await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
+  // The ids travel as one JSON parameter, never as SQL text.
+  const removed =
+    b.replace.kind === 'gone' && b.replace.ids.length
+      ? await tx.exec(
+          `DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT unnest(from_json($2, '["VARCHAR"]')))`,
+          [b.chainId, JSON.stringify(b.replace.ids)],
+        )
+      : 0;
+  // An entity table never holds two rows with one id: a stored row of an event or bucket dataset with an id of this
+  // batch, left after the re-read range was cleared, is an upstream defect (or a transaction a reorg moved to a later
+  // block); the newest row wins, and the ids are counted. A shard of a first backfill skips this check, which would scan
+  // the chain's rows once per batch (quadratic in a backfill of millions); the merge of the shards makes it once, over
+  // every row, keeping the row inserted last of each id.
+  let replacedIds: string[] = [];
+  let lakeFrom =
+    b.replace.kind === 'range' || (b.replace.kind === 'from' && (cleared > 0 || b.count > 0))
+      ? Number(b.replace.from)
+      : null;
+  const events = b.ds.kind === 'event' || b.ds.kind === 'bucket';
+  const seq = events ? q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column) : '';
+  const older =
+    events && b.count && !b.checkpoint.shard
+      ? `chain_id = $1 AND id IN (SELECT id FROM ${source})`
+      : events && b.mergeShards
+        ? `rowid IN (${repeatedRows(table)})`
+        : undefined;
+  if (older) {
+    const gone = await tx.all(`DELETE FROM ${table} WHERE ${older} RETURNING id, CAST(${seq} AS BIGINT) AS seq`, [
+      b.chainId,
+    ]);
+    replacedIds = gone.map((r) => String(r.id));
+    // The lake rewrites the days of the removed rows too.
+    for (const r of gone) lakeFrom = Math.min(lakeFrom ?? Number(r.seq), Number(r.seq));
+  }
+  // A snapshot replaces one taken at the same block (or, for the block-less list, by the same run).
+  if (b.replace.kind === 'snapshot' && b.block !== null)
+    await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
+  if (b.replace.kind === 'snapshot' && b.block === null)
+    await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
+  const inserted = b.count ? await insertRows(tx, b, src) : 0;
+  if (inserted !== b.count) throw new Error(`inserted ${inserted} of ${b.count} rows into ${b.ds.table}`);
+  const cp = checkpointStatement(checkpointKey(b), {
+    ...b.checkpoint,
+    block: { number: b.block, time: b.blockTime },
+    runId: b.runId,
+  });
+  // Compare-and-set: no row moved means another writer moved (or created) this checkpoint first.
+  if ((await tx.exec(cp.sql, cp.params)) !== 1) throw concurrentWriter(b);
+  if (b.mergeShards) {
+    const drop = dropShardsStatement(b.chainId, b.ds.name);
+    await tx.exec(drop.sql, drop.params);
+  }
+  const written = { rows: inserted, replacedIds };
+  if (inserted === 0 && removed === 0 && lakeFrom === null) return { written };
+  return { written, mark: { chainId: b.chainId, dataset: b.ds.name, from: lakeFrom, runs: new Set([b.runId]) } };
+}
