@@ -76,13 +76,21 @@ async function defineTracked(conn: DuckDBConnection, tracked: TrackedSettings): 
   );
 }
 
-/** The dataset views, the tracked-value helpers and the report views. */
-async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: TrackedSettings): Promise<void> {
-  await defineDatasetViews(conn, dataDir);
+/**
+ * The tracked-value helpers and the report views, over whatever the dataset names are in `conn` (the lake's views, or
+ * the tables of a SQL fixture: test/sql/).
+ */
+export async function defineReportViews(conn: DuckDBConnection, tracked: TrackedSettings): Promise<void> {
   await conn.run('CREATE SCHEMA IF NOT EXISTS reports');
   await defineTracked(conn, tracked);
   for (const sql of sqlFiles(HELPERS_DIR)) await conn.run(sql);
   for (const v of reportViews()) await conn.run(v.sql);
+}
+
+/** The dataset views, the tracked-value helpers and the report views. */
+async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: TrackedSettings): Promise<void> {
+  await defineDatasetViews(conn, dataDir);
+  await defineReportViews(conn, tracked);
 }
 
 /**
