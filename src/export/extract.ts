@@ -1,4 +1,4 @@
-/** The orchestrator of one run: a flat recipe over the plan's tasks. */
+/** The extract stage of a run: every task of the plan on its route, each committing its own batches, and the ledger. */
 
 import pLimit from 'p-limit';
 import { chainName } from '../config/chains.ts';
@@ -9,24 +9,13 @@ import { type LedgerTask, RunLedger } from '../store/run-ledger.ts';
 import { DuckDBSink } from '../store/sink.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import type { Warehouse } from '../store/warehouse.ts';
-import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
-import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
-import { withRetries } from '../upstream/retry.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
 import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
 import { runTask } from './by-kind.ts';
 import { type PageChecker, WorkerPageChecker } from './page-checker.ts';
-import { headRoutesFor } from './plan.ts';
-import {
-  chooseRoute,
-  type HashLookup,
-  hasBlock,
-  noRouteMessage,
-  type Probed,
-  type RouteChoice,
-  type RouteView,
-} from './route-choice.ts';
-import { emptyStats, type StandbyRoute, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
+import { chooseRoutes, NoRouteError, probeRoutes, type TaskRoute } from './run-routes.ts';
+import { emptyStats, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
 
 /** Inputs of a run, passed explicitly. */
 export interface RunArgs {
@@ -47,150 +36,6 @@ export interface ProgressSink {
   page(task: Task, stats: TaskStats, fraction: number | undefined): void;
   done(result: TaskResult): void;
   stop(): void;
-}
-
-/** Attempts a probe makes at a host that cannot be reached: it is the first request there, so a wrong address fails fast. */
-const PROBE_UNREACHABLE_ATTEMPTS = 3;
-
-/**
- * One probe per route (see `endpoint-probe.ts`): the block every page of its tasks is pinned to, and the root field
- * of each entity there. Keyed by the route's URL; a list task's routes are its chain's exchange routes. Each host is
- * tried with one route first: a host that cannot be reached fails all of its routes with that one answer, within
- * seconds, instead of each going through its whole retry budget.
- */
-async function probeRoutes(args: RunArgs): Promise<Map<string, Probed>> {
-  const probed = new Map<string, Probed>();
-  const now = Math.floor(Date.now() / 1000);
-  const endpoints = new Map<string, { chainId: number; schema: string; endpoint: Endpoint }>();
-  for (const t of args.tasks)
-    for (const endpoint of headRoutesFor(args.config, t.ds, t.chainId))
-      endpoints.set(endpoint.url, {
-        chainId: t.chainId,
-        schema: t.ds.kind === 'list' ? 'dodoex' : t.ds.schema,
-        endpoint,
-      });
-  const probe = async (t: { chainId: number; schema: string; endpoint: Endpoint }): Promise<Probed> => {
-    try {
-      const r = await withRetries(() => args.client.request<ProbeAnswer>(t.endpoint, PROBE_QUERY, {}), {
-        maxAttempts: args.config.maxAttempts,
-        maxAttemptsFor: (e) => (e.kind === 'unreachable' ? PROBE_UNREACHABLE_ATTEMPTS : Infinity),
-        onRetry: (err, attempt, delayMs) =>
-          args.log('retry', {
-            endpoint: t.endpoint.label,
-            attempt,
-            delayMs,
-            kind: err.kind,
-            error: redact(err.message, args.config.secrets),
-          }),
-      });
-      const info = endpointInfo(r.data);
-      if (info.hasIndexingErrors) {
-        throw new UpstreamError(
-          `the ${t.schema} subgraph of ${chainName(t.chainId)} reports indexing errors, so its data may be incomplete; these datasets are skipped until it recovers`,
-          { kind: 'graphql', retryable: false },
-        );
-      }
-      const number = Math.max(0, info.head.number - args.config.confirmations);
-      // With confirmations the pinned block is a little older than the head; the head's time is close enough for
-      // the mutable watermark, since incremental runs re-read reorgWindowSecs before it anyway.
-      return { block: { number, timestamp: info.head.timestamp ?? now }, info };
-    } catch (e) {
-      return e as Error;
-    }
-  };
-  const byHost = new Map<string, { chainId: number; schema: string; endpoint: Endpoint }[]>();
-  for (const t of endpoints.values()) byHost.set(t.endpoint.host, [...(byHost.get(t.endpoint.host) ?? []), t]);
-  const limit = pLimit(args.config.concurrency);
-  await Promise.all(
-    [...byHost.values()].map(async ([first, ...rest]) => {
-      const answer = await limit(() => probe(first!));
-      probed.set(first!.endpoint.url, answer);
-      const down = answer instanceof UpstreamError && answer.kind === 'unreachable';
-      if (down)
-        args.log(
-          'host-unreachable',
-          {
-            host: first!.endpoint.host,
-            endpoints: rest.length + 1,
-            error: redact(answer.message, args.config.secrets),
-          },
-          'error',
-        );
-      await Promise.all(rest.map(async (t) => probed.set(t.endpoint.url, down ? answer : await limit(() => probe(t)))));
-    }),
-  );
-  return probed;
-}
-
-/**
- * The route of every task: with one route, its probe as it is; with several, the choice of `route-choice.ts` (made
- * once per chain and schema, so that its tasks read from one route).
- */
-async function chooseRoutes(args: RunArgs, probed: Map<string, Probed>): Promise<Map<Task, TaskRoute>> {
-  const lookup: HashLookup = (endpoint, hash) => hasBlock(args.client, endpoint, hash);
-  const byRoutes = new Map<string, Promise<RouteChoice>>();
-  const out = new Map<Task, TaskRoute>();
-  for (const t of args.tasks) {
-    const heads = headRoutesFor(args.config, t.ds, t.chainId);
-    if (heads.length === 1) {
-      out.set(t, { probe: probed.get(heads[0]!.url)!, endpoint: t.endpoint, route: heads[0]!.label });
-      continue;
-    }
-    const key = heads.map((e) => e.url).join(' ');
-    if (!byRoutes.has(key))
-      byRoutes.set(
-        key,
-        chooseRoute(
-          heads.map((endpoint) => ({ endpoint, probe: probed.get(endpoint.url)! })),
-          { maxLagBlocks: args.config.maxLagBlocks, mode: args.config.routeChoice, lookup },
-        ),
-      );
-    const choice = await byRoutes.get(key)!;
-    const chosen = choice.chosen;
-    const views = choice.views.map((v) => ({
-      ...v,
-      note: v.note === null ? null : redact(v.note, args.config.secrets),
-    }));
-    if (!chosen) {
-      out.set(t, { probe: new NoRouteError(noRouteMessage(views)), endpoint: t.endpoint, views });
-      continue;
-    }
-    // The liquidity list keeps its own endpoint; its block comes from the chosen exchange route.
-    const endpoint = t.ds.kind === 'list' ? t.endpoint : chosen.endpoint;
-    const standby = choice.standby.map((r) => ({ endpoint: r.endpoint, info: r.probe.info }));
-    out.set(t, { probe: chosen.probe, endpoint, route: chosen.endpoint.label, views, standby });
-    if (chosen.endpoint.url !== heads[0]!.url)
-      args.log(
-        'route-chosen',
-        {
-          dataset: t.ds.name,
-          chain: chainName(t.chainId),
-          chainId: t.chainId,
-          route: chosen.endpoint.label,
-          passedOver: views.filter((v) => v.state !== 'chosen' && v.state !== 'standby'),
-        },
-        'warn',
-      );
-  }
-  return out;
-}
-
-/** A task's route this run: its probe (or why none can serve it), the endpoint it reads, and where each route stood. */
-interface TaskRoute {
-  readonly probe: Probed;
-  readonly endpoint: Endpoint;
-  readonly route?: string;
-  readonly views?: readonly RouteView[];
-  /** Routes usable at the start but not chosen, in order: the task may move to them if its route fails. */
-  readonly standby?: readonly StandbyRoute[];
-}
-
-/** No route of a task can serve it (each was unhealthy, on another fork, or too far behind). */
-class NoRouteError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'no-route';
-  }
 }
 
 /** What every task of a run shares: the run's arguments, the sink, the checkpoint store and the page checker. */

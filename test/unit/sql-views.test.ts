@@ -75,7 +75,11 @@ async function database() {
   await conn.run("SET TimeZone = 'UTC'");
   await defineDatasetViews(conn, empty);
   await defineReportViews(conn, DEFAULT_TRACKED);
-  return { conn, close: () => (conn.closeSync(), instance.closeSync()) };
+  const close = () => {
+    conn.closeSync();
+    instance.closeSync();
+  };
+  return { conn, close };
 }
 
 describe('SQL fixtures of the report views (test/sql/)', () => {
