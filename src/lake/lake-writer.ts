@@ -16,7 +16,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
-import { LakeLayoutError } from '../errors.ts';
+import { LakeLayoutError, StopRequested } from '../errors.ts';
 import type { Sql, Warehouse } from '../store/warehouse.ts';
 import { replaceFile, writeFileAtomic } from '../util/atomic-file.ts';
 import { lit, q, qt } from '../util/sql.ts';
@@ -370,6 +370,15 @@ export function writeLayoutFile(root: string): void {
   writeFileAtomic(join(root, LAYOUT_FILE), `${JSON.stringify({ layout: LAYOUT_VERSION })}\n`);
 }
 
+/** `sql`, refusing every statement once `signal` is aborted: an entry under way stops at its next statement. */
+function stoppable(sql: Sql, signal: AbortSignal): Sql {
+  const refuse = () => Promise.reject(new StopRequested());
+  return {
+    exec: (q, params) => (signal.aborted ? refuse() : sql.exec(q, params)),
+    all: (q, params) => (signal.aborted ? refuse() : sql.all(q, params)),
+  };
+}
+
 /**
  * Brings the lake up to the warehouse: writes what `_pool_export.lake_pending` lists (this run's commits, and those of
  * earlier runs that were killed or failed before their lake write), then clears each entry once its files are in place.
@@ -430,7 +439,7 @@ export async function writeLake(
         done.push(`${chainId}/${r.value.dataset}`);
       }
     };
-    await Promise.all([work(w), ...lanes.map(work)]);
+    await Promise.all([w, ...lanes].map((sql) => work(signal ? stoppable(sql, signal) : sql)));
   } finally {
     signal?.removeEventListener('abort', interrupt);
     for (const l of lanes) await l.close();

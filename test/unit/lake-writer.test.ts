@@ -413,10 +413,20 @@ describe('readers', () => {
     before.abort();
     expect(await writeLake(w, dir, { signal: before.signal })).toBe(0);
     expect(files()).toEqual([]);
+    // The stop comes while the first COPY of the warehouse's own connection runs (a COPY of 200,000 rows takes far
+    // longer than one turn of the event loop).
     const during = new AbortController();
-    const write = writeLake(w, dir, { signal: during.signal });
-    setTimeout(() => during.abort(), 5);
-    await write.catch((e: Error) => expect(e.message).toMatch(/INTERRUPT/));
+    const exec = w.exec.bind(w);
+    w.exec = (sql, params) => {
+      const running = exec(sql, params);
+      if (/^\s*COPY/i.test(sql) && !during.signal.aborted) setImmediate(() => during.abort());
+      return running;
+    };
+    // It fails (DuckDB's INTERRUPT, or the cleanup of a staging folder the interrupted COPY was still writing): the
+    // run that stopped it treats any failure after a stop as a write left to the next run.
+    await writeLake(w, dir, { signal: during.signal }).catch(() => undefined);
+    w.exec = exec;
+    expect(during.signal.aborted).toBe(true);
     // Every entry still listed is one whose files are not all published; each listed or not, the next write ends them.
     const left = Number((await w.all('SELECT count(*) AS n FROM _pool_export.lake_pending'))[0]!.n);
     expect(left).toBeGreaterThan(0);
