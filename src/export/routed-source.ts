@@ -1,0 +1,235 @@
+/**
+ * Where a task's requests go: its route, with retries (each request and its bytes counted in the task's stats), the
+ * page size halved after time-outs, and failover to a standby route that can continue the task exactly.
+ */
+import type { Dataset } from '../catalog/catalog.ts';
+import { chainName } from '../config/chains.ts';
+import { StopRequested, UpstreamError } from '../errors.ts';
+import type { KeptPage } from '../store/batch.ts';
+import type { Endpoint } from '../upstream/client.ts';
+import { HEAD_QUERY, type HeadAnswer } from '../upstream/endpoint-probe.ts';
+import { withRetries } from '../upstream/retry.ts';
+import { garbage } from './mapper.ts';
+import type { CheckedPage, PageRow } from './page-check.ts';
+import { type PageShape, pageQuery } from './queries.ts';
+import { hasBlock } from './route-choice.ts';
+import type { TaskDeps } from './seams.ts';
+import type { Failover, PinnedBlock, StandbyRoute, Task, TaskPin, TaskStats } from './task.ts';
+
+/** Smallest page size reached by halving after time-outs. */
+export const MIN_PAGE_SIZE = 50;
+
+/** Failures after which a task moves to a standby route: the route, not the request, is at fault. */
+const FAILOVER_KINDS: ReadonlySet<string> = new Set([
+  'unreachable',
+  'network',
+  'timeout',
+  'http',
+  'rate-limit',
+  'graphql',
+  'garbage',
+]);
+
+/** An upstream row: every entity has an id. */
+export type Row = PageRow;
+
+/**
+ * A page fetched and checked: kept in a file of the sink (with its ids), or, for an answer the page checker did not
+ * take, its rows.
+ */
+export interface FetchedPage extends Partial<Pick<CheckedPage, 'ids'>> {
+  readonly count: number;
+  readonly first?: Row;
+  readonly last?: Row;
+  readonly kept?: KeptPage;
+  readonly rows?: unknown[];
+}
+
+/** A task's requests on its route, and the routes it may move to. */
+export class RoutedSource {
+  private pageSize: number;
+  /** Where the task reads: its pinned block and, after a failover, the new route's root field. */
+  pin: TaskPin;
+  /** The route the task reads from now. */
+  endpoint: Endpoint;
+  /** Moves to other routes (shared by the shards of one backfill). */
+  readonly failovers: Failover[];
+  /** Routes not tried yet that may take the task over. */
+  private readonly standby: StandbyRoute[];
+  private readonly task: Task;
+  private readonly deps: TaskDeps;
+  /** The task's counters: requests, bytes and retries are counted here. */
+  private readonly stats: TaskStats;
+
+  constructor(of: { task: Task; deps: TaskDeps; pin: TaskPin; failovers: Failover[]; stats: TaskStats }) {
+    ({ task: this.task, deps: this.deps, pin: this.pin, failovers: this.failovers, stats: this.stats } = of);
+    this.endpoint = of.task.endpoint;
+    this.standby = [...(of.pin.standby ?? [])];
+    this.pageSize = of.deps.config.pageSize;
+  }
+
+  private get ds(): Dataset {
+    return this.task.ds;
+  }
+
+  private get block(): PinnedBlock {
+    return this.pin.block;
+  }
+
+  /**
+   * Fetches one page with retries; halves the page size after a time-out. A route that fails past its retries hands
+   * the task to its next standby route, which reads the same page at the same pinned block (see `failover`).
+   */
+  async fetch<T>(query: string, vars: Record<string, unknown>): Promise<T> {
+    // A request that must not be cut short (one asking whether ids exist) sets its own `first`.
+    return (await this.withRoutes(query, vars, (q, v) => this.deps.source.request<T>(this.endpoint, q, v))).data;
+  }
+
+  /**
+   * Sends one request of the task with `send` (whose answer counts `bytes`), with retries and failover as `fetch` does.
+   * `send` gets the query as the current route names its collection.
+   */
+  private async withRoutes<R extends { bytes: number }>(
+    query: string,
+    vars: Record<string, unknown>,
+    send: (query: string, vars: Record<string, unknown>) => Promise<R>,
+  ): Promise<R> {
+    if (this.deps.signal.aborted) throw new StopRequested();
+    let text = query;
+    for (;;) {
+      try {
+        return await this.withRetries(() => send(text, { first: this.pageSize, ...vars }));
+      } catch (e) {
+        if (this.deps.signal.aborted) throw new StopRequested();
+        const root = this.pin.root;
+        if (!(await this.failover(e))) throw e;
+        // Every page query selects `rows: <root>(`: the new route may name the collection otherwise.
+        text = text.replace(`rows: ${root}(`, `rows: ${this.pin.root}(`);
+      }
+    }
+  }
+
+  /**
+   * Moves the task to the next standby route that can continue it exactly, after `e` ended the retries on the
+   * current one; false when none can (the task then fails with `e`, its checkpoint kept). A route can continue when it
+   * answers, reports no indexing errors, has indexed the task's pinned block, names the dataset's entity, filters as
+   * the current one does (`_change_block`), and is on the current route's chain: when its head is at or past the
+   * current route's head, it must know that block's hash. Pages are pinned to one block and cursors are keys, so the
+   * new route's pages continue where the last committed batch ended: no row is repeated or skipped.
+   */
+  private async failover(e: unknown): Promise<boolean> {
+    if (!(e instanceof UpstreamError) || !FAILOVER_KINDS.has(e.kind)) return false;
+    for (let next = this.standby.shift(); next; next = this.standby.shift()) {
+      const from = this.endpoint.label;
+      const move = { from, to: next.endpoint.label, block: this.block.number, reason: e.message };
+      const checked = await this.readiness(next);
+      if (typeof checked === 'string') {
+        this.failovers.push({ ...move, refused: checked });
+        this.deps.log(
+          'failover-refused',
+          { dataset: this.ds.name, chainId: this.task.chainId, ...move, refused: checked },
+          'warn',
+        );
+        continue;
+      }
+      this.endpoint = next.endpoint;
+      this.pin = { ...this.pin, root: checked.root, head: checked.head };
+      this.failovers.push(move);
+      this.deps.log('failover', { dataset: this.ds.name, chainId: this.task.chainId, ...move }, 'warn');
+      return true;
+    }
+    return false;
+  }
+
+  /** Whether a standby route can continue the task now: its root field and head, or why not. */
+  private async readiness(
+    next: StandbyRoute,
+  ): Promise<{ root: string; head: { number: number; hash: string | null } } | string> {
+    const root = next.info.roots.get(this.ds.entity);
+    if (root === undefined) return `it has no ${this.ds.entity} entity`;
+    if (next.info.changeBlock !== this.pin.changeBlock)
+      return 'it differs from the current route in `_change_block` filters';
+    let meta: { number: number; hash: string | null; errors: boolean };
+    try {
+      const m = (await this.deps.source.request<HeadAnswer>(next.endpoint, HEAD_QUERY, {})).data._meta;
+      meta = { number: m.block.number, hash: m.block.hash, errors: m.hasIndexingErrors };
+    } catch (err) {
+      return `it did not answer (${(err as Error).message})`;
+    }
+    if (meta.errors) return 'it reports indexing errors';
+    if (meta.number < this.block.number)
+      return `it has indexed only up to block ${meta.number}, before the task's block ${this.block.number}`;
+    const cur = this.pin.head;
+    if (cur?.hash && meta.hash && meta.number >= cur.number) {
+      if (meta.number === cur.number && meta.hash !== cur.hash)
+        return `it is on another fork: at block ${cur.number} its hash is ${meta.hash}, on ${this.endpoint.label} ${cur.hash}`;
+      // A lookup that fails counts as no: the chain cannot be shown to be the same.
+      if (meta.number > cur.number && (await hasBlock(this.deps.source, next.endpoint, cur.hash)) !== true)
+        return `it is on another fork: it has no block with hash ${cur.hash} (block ${cur.number} on ${this.endpoint.label}); its head ${meta.number} has hash ${meta.hash}`;
+    }
+    return { root, head: { number: meta.number, hash: meta.hash } };
+  }
+
+  /** Runs one request with retries, counting it and its bytes; halves the page size after a time-out. */
+  private async withRetries<R extends { bytes: number }>(send: () => Promise<R>): Promise<R> {
+    return withRetries(
+      async () => {
+        this.stats.requests++;
+        try {
+          const r = await send();
+          this.stats.bytes += r.bytes;
+          return r;
+        } catch (e) {
+          if (e instanceof UpstreamError && e.kind === 'timeout') {
+            this.pageSize = Math.max(MIN_PAGE_SIZE, Math.floor(this.pageSize / 2));
+          }
+          throw e;
+        }
+      },
+      {
+        maxAttempts: this.deps.config.maxAttempts,
+        onRetry: (err, attempt, delayMs) => {
+          this.stats.retries++;
+          const { name: dataset } = this.ds;
+          this.deps.log('retry', {
+            dataset,
+            chain: chainName(this.task.chainId),
+            chainId: this.task.chainId,
+            attempt,
+            delayMs,
+            kind: err.kind,
+            error: err.message,
+          });
+        },
+      },
+    );
+  }
+
+  /** The page size asked for now; a shorter page is the last. */
+  get size(): number {
+    return this.pageSize;
+  }
+
+  /**
+   * Fetches one page of the dataset's rows, checked, without buffering it. A page answer is checked by the page checker
+   * and kept in a file of the sink; an answer that is not a page of rows alone (another shape, errors) is judged as
+   * any answer, and its rows mapped here.
+   */
+  async fetchPage(shape: PageShape, vars: Record<string, unknown>): Promise<FetchedPage> {
+    const { ds, task, deps } = this;
+    return this.withRoutes(pageQuery(ds, this.pin.root, shape), vars, async (q, v) => {
+      const { body, bytes } = await deps.source.requestBody(this.endpoint, q, v);
+      const file = deps.sink.pageFile();
+      const checked = await deps.checker.check({ ds, chainId: task.chainId, body, file });
+      if ('page' in checked) return { ...checked.page, kept: { file, length: checked.page.length }, bytes };
+      const rows = deps.source.answerData<{ rows: unknown }>(this.endpoint, checked.body).rows;
+      if (!Array.isArray(rows))
+        throw garbage(
+          { ds, chainId: task.chainId, field: 'rows' },
+          `expected a list of ${ds.entity} rows, got ${String(JSON.stringify(rows)).slice(0, 80)}`,
+        );
+      const ends = rows.length ? { first: rows[0] as Row, last: rows[rows.length - 1] as Row } : {};
+      return { count: rows.length, rows, ...ends, bytes };
+    });
+  }
+}
