@@ -122,13 +122,11 @@ describe('SQL fixtures of the report views (test/sql/)', () => {
 const MISSING: string[] = [
   'reports.tvl_list',
   'reports.tvl_daily',
-  'reports.tvl_by_chain_type',
   'reports.tvl_by_token',
   'reports.volume_daily',
   'reports.volume_by_token',
   'reports.apy',
   'reports.top_pools',
-  'reports.positions_by_user',
   'reports.smart_route_volume',
   'reports.suspicious_pools',
   'reports.suspicious_tokens',
