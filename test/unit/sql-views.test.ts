@@ -126,8 +126,6 @@ const MISSING: string[] = [
   'reports.volume_daily',
   'reports.volume_by_token',
   'reports.apy',
-  'reports.top_pools',
   'reports.smart_route_volume',
-  'reports.suspicious_pools',
   'reports.suspicious_tokens',
 ];
