@@ -121,8 +121,6 @@ describe('SQL fixtures of the report views (test/sql/)', () => {
  */
 const MISSING: string[] = [
   'reports.tvl_list',
-  'reports.tvl_by_token',
-  'reports.volume_by_token',
   'reports.apy',
   'reports.smart_route_volume',
   'reports.suspicious_tokens',
