@@ -13,7 +13,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
 import { runTask } from './by-kind.ts';
-import { type PageChecker, WorkerPageChecker } from './page-checker.ts';
+import { type PageChecker, WorkerPageChecker } from './page-check-runner.ts';
 import { chooseRoutes, NoRouteError, probeRoutes, type TaskRoute } from './run-routes.ts';
 import { emptyStats, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
 

@@ -7,7 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import type { Dataset } from '../catalog/catalog.ts';
 import { GarbageError } from '../errors.ts';
 import { checkPageAnswer } from './page-check.ts';
-import type { CheckReply, CheckRequest } from './page-checker.ts';
+import type { CheckReply, CheckRequest } from './page-check-runner.ts';
 
 /** Datasets by name, as the main thread sent them once. */
 const datasets = new Map<string, Dataset>();

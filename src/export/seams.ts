@@ -8,7 +8,7 @@ import type { Batch, KeptPage, Written } from '../store/batch.ts';
 import type { Checkpoint, ShardCheckpoint } from '../store/checkpoint-store.ts';
 import type { Answer, Endpoint } from '../upstream/client.ts';
 import type { EventLog } from '../util/logger.ts';
-import type { PageChecker } from './page-checker.ts';
+import type { PageChecker } from './page-check-runner.ts';
 import type { Task, TaskStats } from './task.ts';
 
 /** A source of pages: one GraphQL request to an endpoint, answered with its data and its size. */

@@ -10,7 +10,7 @@ import { findDataset } from '../../src/catalog/catalog.ts';
 import { GarbageError } from '../../src/errors.ts';
 import { mapPage } from '../../src/export/mapper.ts';
 import { checkPageAnswer } from '../../src/export/page-check.ts';
-import { type Checked, InlinePageChecker, WorkerPageChecker } from '../../src/export/page-checker.ts';
+import { type Checked, InlinePageChecker, WorkerPageChecker } from '../../src/export/page-check-runner.ts';
 import { PROBE_ROWS, probeDataset } from '../support/probes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'page-check-'));
