@@ -4,11 +4,10 @@
  * checkpoint, in the transaction that drops theirs.
  */
 
-import type { Replace } from '../store/batch.ts';
 import type { ShardCheckpoint } from '../store/checkpoint-store.ts';
-import type { PageShape } from './queries.ts';
+import { runPass } from './paginate/pass.ts';
 import type { TaskStats } from './task.ts';
-import { type FetchedPage, keyValue, type Row, TaskRun } from './task-run.ts';
+import { type FetchedPage, keyValue, TaskRun } from './task-run.ts';
 
 /** Where one shard of a backfill stands: its key range [lo, hi), the last committed row, and whether it is done. */
 interface ShardCursor {
@@ -56,7 +55,7 @@ export async function backfillSharded(run: TaskRun, pending: readonly ShardCheck
     count = deps.config.shards;
   }
   const shards = plans(range, count, pending);
-  run.stats.rewriteFrom = Math.min(...shards.map((s) => Number(s.cursor.lo)));
+  run.rewritesFrom(Math.min(...shards.map((s) => Number(s.cursor.lo))));
   const open = shards.filter((s) => !s.cursor.done);
   const progress = shardProgress(run, shards);
   const outcomes = await Promise.allSettled(open.map((s) => pageShard(run, s, { shards: count, report: progress })));
@@ -77,8 +76,8 @@ export async function backfillSharded(run: TaskRun, pending: readonly ShardCheck
 
 /** A dataset smaller than one page: its only page is the whole backfill. */
 async function commitSmall(run: TaskRun, page: FetchedPage): Promise<void> {
-  run.from = 0;
-  run.stats.rewriteFrom = 0;
+  run.measure(0);
+  run.rewritesFrom(0);
   run.take(page);
   const last = page.last;
   const at = last ? { seq: String(last[run.ds.seq!]), id: last.id } : { seq: '0', id: '' };
@@ -140,46 +139,33 @@ async function pageShard(
     { shard: plan.shard, shards },
   );
   // The shard's share done is measured over its own key range.
-  run.from = Number(c.lo);
-  run.until = Number(c.hi);
+  run.measure(Number(c.lo), Number(c.hi));
   try {
     const block = parent.block.number;
     const to = keyValue(ds, c.hi);
     // A resumed shard re-reads the reorg window before its checkpoint, never below its own start.
     const from =
       c.seq === undefined ? Number(c.lo) : Math.max(Number(c.lo), Number(c.seq) - deps.config.reorgWindowSecs);
-    let replace: Replace = { kind: 'range', column: parent.seqColumn, from: keyValue(ds, from), to };
-    let shape: PageShape = 'range-first';
-    let vars: Record<string, unknown> = { block, from: keyValue(ds, from), to };
-    let last: Row | undefined;
     // The shards share one batch budget, so that memory does not grow with their number.
-    const batchRows = Math.ceil(deps.config.batchRows / deps.config.shards);
-    await run.paging(async () => {
-      for (;;) {
-        const page = await run.page(shape, vars);
-        const done = page.done;
-        last = page.last ?? last;
-        if (done || run.buffered >= batchRows) {
-          const at = last
-            ? { seq: String(last[ds.seq!]), id: last.id }
-            : c.seq !== undefined
-              ? { seq: c.seq, id: c.id ?? '' }
-              : {};
-          const next: ShardCursor = {
-            lo: c.lo,
-            hi: c.hi,
-            range: c.range,
-            ...at,
-            ...(done ? { done: true } : {}),
-            block,
-          };
-          await run.commitBatch({ next, replace }, done);
-          replace = { kind: 'none' };
-        }
-        if (done) return;
-        shape = 'range-next';
-        vars = { block, seq: keyValue(ds, String(last![ds.seq!])), id: last!.id, to };
-      }
+    await runPass(run, {
+      first: { shape: 'range-first', vars: { block, from: keyValue(ds, from), to } },
+      next: (last) => ({
+        shape: 'range-next',
+        vars: { block, seq: keyValue(ds, String(last[ds.seq!])), id: last.id, to },
+      }),
+      replace: {
+        first: { kind: 'range', column: parent.seqColumn, from: keyValue(ds, from), to },
+        later: { kind: 'none' },
+      },
+      batchRows: Math.ceil(deps.config.batchRows / deps.config.shards),
+      cursor: (last, done): ShardCursor => {
+        const at = last
+          ? { seq: String(last[ds.seq!]), id: last.id }
+          : c.seq !== undefined
+            ? { seq: c.seq, id: c.id ?? '' }
+            : {};
+        return { lo: c.lo, hi: c.hi, range: c.range, ...at, ...(done ? { done: true } : {}), block };
+      },
     });
   } catch (e) {
     run.discard();

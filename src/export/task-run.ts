@@ -48,9 +48,9 @@ export class TaskRun {
   readonly stats: TaskStats = emptyStats();
   readonly block: PinnedBlock;
   /** Start of the keyset range, for progress. */
-  from: number | undefined;
+  private from: number | undefined;
   /** End of the keyset range, for progress: the pinned block's time unless a shard's range ends before. */
-  until: number | undefined;
+  private until: number | undefined;
   readonly task: Task;
   readonly deps: TaskDeps;
   private readonly source: RoutedSource;
@@ -75,6 +75,17 @@ export class TaskRun {
       onRepeated: (ids) => this.repeated(ids),
     });
     this.commits = new CommitPipeline(prev, (f, move) => this.commit(f, move));
+  }
+
+  /** The keyset range the share done is measured over: from `from` to `until` (by default, the pinned block's time). */
+  measure(from: number, until?: number): void {
+    this.from = from;
+    this.until = until;
+  }
+
+  /** Records the key from which this run rewrites stored rows (the re-read window's start, or a backfill's). */
+  rewritesFrom(seq: number): void {
+    this.stats.rewriteFrom = seq;
   }
 
   /** Adds the counters of a shard's run to this one. */

@@ -2,6 +2,7 @@
  * whose keyset field is null. */
 import type { Replace } from '../../store/batch.ts';
 import type { Cursor, TaskRun } from '../task-run.ts';
+import { runPass } from './pass.ts';
 
 /** What a pass by `id_gt` pages through: every row, the rows changed since a block, or those with a null keyset field. */
 export type IdPass =
@@ -23,14 +24,18 @@ export interface IdPassPlan {
 
 /** Pages one pass by `id_gt` to its end. A cursor that carries its own block keeps it. */
 export async function pageById(run: TaskRun, plan: IdPassPlan): Promise<void> {
-  let id = plan.startId;
+  const block = run.block.number;
   const extra = plan.pass.shape === 'changed-since' ? { since: plan.pass.since } : {};
-  for (;;) {
-    const { last, done } = await run.page(plan.pass.shape, { block: run.block.number, id, ...extra });
-    if (last) id = last.id;
-    if (done) return run.flush({ next: { block: run.block.number, ...plan.finish }, replace: plan.replace });
-    if (plan.progress && run.buffered >= run.deps.config.batchRows) {
-      await run.flush({ next: { block: run.block.number, ...plan.progress(id) }, replace: plan.replace });
-    }
-  }
+  const { progress } = plan;
+  await runPass(run, {
+    first: { shape: plan.pass.shape, vars: { block, id: plan.startId, ...extra } },
+    next: (last) => ({ shape: plan.pass.shape, vars: { block, id: last.id, ...extra } }),
+    replace: { first: plan.replace, later: plan.replace },
+    // Without checkpoints along the way, the rows are committed only at the end.
+    batchRows: progress ? run.deps.config.batchRows : Number.POSITIVE_INFINITY,
+    cursor: (last, done) => ({
+      block,
+      ...(done || !progress ? plan.finish : progress(last?.id ?? plan.startId)),
+    }),
+  });
 }

@@ -2,9 +2,8 @@
  * Keyset pages on (seq, id): `seq_gt`, or `seq` equal and `id_gt`, never `skip`. Events and buckets page this way,
  * and mutable entities on endpoints without `_change_block` (by `updatedAt`).
  */
-import type { Replace } from '../../store/batch.ts';
-import type { PageShape } from '../queries.ts';
 import { type Cursor, keyValue, type Row, type TaskRun } from '../task-run.ts';
+import { runPass } from './pass.ts';
 
 /**
  * Pages from `from` (inclusive) to the pinned block; the first batch replaces every stored row from `from` on (mutable
@@ -18,24 +17,16 @@ export async function pageKeyset(
 ): Promise<void> {
   const ds = run.ds;
   const mutable = ds.kind === 'mutable';
-  let shape: PageShape = 'seq-first';
-  let vars: Record<string, unknown> = { block: run.block.number, from: keyValue(ds, from) };
-  let replace: Replace = mutable ? { kind: 'ids' } : { kind: 'from', column: run.seqColumn, from };
-  run.from = from;
-  if (!mutable) run.stats.rewriteFrom = from;
-  let last: Row | undefined;
-  await run.paging(async () => {
-    for (;;) {
-      const page = await run.page(shape, vars);
-      const done = page.done;
-      last = page.last ?? last;
-      if (done || run.buffered >= run.deps.config.batchRows) {
-        await run.commitBatch({ next: { block: run.block.number, ...cursorAfter(last, done) }, replace }, done);
-        replace = mutable ? { kind: 'ids' } : { kind: 'none' };
-      }
-      if (done) return;
-      shape = 'seq-next';
-      vars = { block: run.block.number, seq: keyValue(ds, String(last![ds.seq!])), id: last!.id };
-    }
+  const block = run.block.number;
+  run.measure(from);
+  if (!mutable) run.rewritesFrom(from);
+  await runPass(run, {
+    first: { shape: 'seq-first', vars: { block, from: keyValue(ds, from) } },
+    next: (last) => ({ shape: 'seq-next', vars: { block, seq: keyValue(ds, String(last[ds.seq!])), id: last.id } }),
+    replace: mutable
+      ? { first: { kind: 'ids' }, later: { kind: 'ids' } }
+      : { first: { kind: 'from', column: run.seqColumn, from }, later: { kind: 'none' } },
+    batchRows: run.deps.config.batchRows,
+    cursor: (last, done) => ({ block, ...cursorAfter(last, done) }),
   });
 }
