@@ -75,7 +75,7 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
         'stop-requested',
         {
           signal: sig,
-          next: 'the batch being written commits or rolls back, then the run ends (the lake is left to the next run); a second signal ends it at once',
+          next: 'the requests and the transaction under way are cancelled (committed batches stay), the lake is left to the next run; a second signal ends the run at once',
         },
         'warn',
       ),

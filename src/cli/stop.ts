@@ -1,6 +1,6 @@
 /**
  * Stop requests of a command that writes (`run`): the first SIGINT or SIGTERM asks the work to stop (an abort signal:
- * the batch being written commits or rolls back, and the tasks end within about a second); a second one of either
+ * requests and the DuckDB transaction under way are cancelled, and the tasks end within a second); a second one of either
  * ends the process at once (DuckDB's write-ahead log and the lake's publish journal make even that safe; the next run
  * finishes or undoes what it left). Once the work has ended, `end` ends the process by the signal it was sent, as a
  * program stopped by a signal should: a shell reports 130 for SIGINT and 143 for SIGTERM, and a shell loop or `make`
