@@ -36,7 +36,7 @@ format: $(NODE_MODULES) ## Format the code and sort imports in place (Biome)
 	npx biome check --write .
 
 demo: $(NODE_MODULES) $(BUNDLE) ## Start the sandbox, export every job for every chain, run again for only new data, print a summary
-	npx tsx scripts/demo.ts
+	node --import tsx scripts/demo.ts
 
 # Each tier ends with its time and its ten slowest tests, each with its time limit (test/support/timing-reporter.ts);
 # the whole run ends with its own time.

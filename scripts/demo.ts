@@ -47,7 +47,13 @@ class Stopped extends Error {}
 function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string }> {
   if (stoppedBy) return Promise.reject(new Stopped());
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    // A run's summary is captured, then shown on the demo's terminal: the run is told that terminal's width, so that
+    // its prose wraps at words. (The reports' tables are shown whole, as a file would hold them.)
+    const columns = process.stdout.isTTY && args[0] === 'run' ? { COLUMNS: String(process.stdout.columns) } : {};
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...env, ...columns },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     current = child;
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {

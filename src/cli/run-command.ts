@@ -7,6 +7,7 @@ import type { Config } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import type { Task } from '../export/task.ts';
 import { runOnce } from '../pipeline/run.ts';
+import { terminalWidth } from '../reports/output.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
 import { inert } from '../util/inert.ts';
@@ -89,8 +90,8 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
       log,
       ...(progress ? { progress } : {}),
     });
-    // On a terminal, the summary's prose is wrapped to it.
-    const width = process.stdout.isTTY ? process.stdout.columns || 80 : undefined;
+    // On a terminal (or with COLUMNS set, as `make demo` sets it for the runs it shows), the summary's prose is wrapped.
+    const { width } = terminalWidth();
     const say = (line: string) => process.stdout.write(`${width ? wrap(line, { width, indent: 2 }) : line}\n`);
     process.stdout.write(`${summary(outcome.results, { byChain: a['by-chain'], ...(width ? { width } : {}) })}\n`);
     if (outcome.stopped) {
