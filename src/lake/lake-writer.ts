@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
 import { LakeLayoutError, StopRequested } from '../errors.ts';
 import type { Sql, Warehouse } from '../store/warehouse.ts';
-import { replaceFile, writeFileAtomic } from '../util/atomic-file.ts';
+import { replaceFiles, writeFileAtomic } from '../util/atomic-file.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import {
   chainDir,
@@ -58,7 +58,7 @@ interface Publish {
 const journalFile = (lake: string) => join(lake, '.tmp', 'publish.json');
 
 function replay(p: Publish): void {
-  for (const [from, to] of p.renames) if (existsSync(from)) replaceFile(from, to);
+  replaceFiles(p.renames.filter(([from]) => existsSync(from)));
   for (const f of p.removes) rmSync(f, { force: true });
   // A month left without files goes too, so that no empty partition folder stays behind.
   for (const f of p.removes) {

@@ -23,10 +23,22 @@ function sync(path: string): void {
  * renamed over `target` (created with its folder if need be), then the folder is synced.
  */
 export function replaceFile(tmp: string, target: string): void {
-  sync(tmp);
-  mkdirSync(dirname(target), { recursive: true });
-  renameSync(tmp, target);
-  sync(dirname(target));
+  replaceFiles([[tmp, target]]);
+}
+
+/**
+ * Replaces several files as `replaceFile` does each, syncing each folder once after all the renames into it (a lake
+ * publish renames many files into a few month folders).
+ */
+export function replaceFiles(moves: Iterable<readonly [tmp: string, target: string]>): void {
+  const folders = new Set<string>();
+  for (const [tmp, target] of moves) {
+    sync(tmp);
+    mkdirSync(dirname(target), { recursive: true });
+    renameSync(tmp, target);
+    folders.add(dirname(target));
+  }
+  for (const f of folders) sync(f);
 }
 
 /** Writes `data` as the file `path` (through `path.tmp`); a failed write leaves the old file and no temporary one. */
