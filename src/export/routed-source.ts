@@ -1,19 +1,21 @@
 /**
  * Where a task's requests go: its route, with retries (each request and its bytes counted in the task's stats), the
- * page size halved after time-outs, and failover to a standby route that can continue the task exactly.
+ * page size halved after time-outs, and failover to a standby route that can continue the task exactly. It is itself a
+ * `PageSource` over the source it routes (a decorator): whatever takes a source can take the task's routed one, and
+ * the fakes of `PageSource` test it (test/unit/routed-source.test.ts).
  */
 import type { Dataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
 import { StopRequested, UpstreamError } from '../errors.ts';
 import type { KeptPage } from '../store/batch.ts';
-import type { Endpoint } from '../upstream/client.ts';
+import type { Answer, Endpoint } from '../upstream/client.ts';
 import { HEAD_QUERY, type HeadAnswer } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';
 import { garbage } from './mapper.ts';
 import type { CheckedPage, PageRow } from './page-check.ts';
 import { type PageShape, pageQuery } from './queries.ts';
 import { hasBlock } from './route-choice.ts';
-import type { TaskDeps } from './seams.ts';
+import type { PageSource, TaskDeps } from './seams.ts';
 import type { Failover, PinnedBlock, StandbyRoute, Task, TaskPin, TaskStats } from './task.ts';
 
 /** Smallest page size reached by halving after time-outs. */
@@ -46,7 +48,7 @@ export interface FetchedPage extends Partial<Pick<CheckedPage, 'ids'>> {
 }
 
 /** A task's requests on its route, and the routes it may move to. */
-export class RoutedSource {
+export class RoutedSource implements PageSource {
   private pageSize: number;
   /** Where the task reads: its pinned block and, after a failover, the new route's root field. */
   pin: TaskPin;
@@ -56,6 +58,10 @@ export class RoutedSource {
   readonly failovers: Failover[];
   /** Routes not tried yet that may take the task over. */
   private readonly standby: StandbyRoute[];
+  /** Labels of the routes the task has been on: a request to one of them follows the task to the route it is on now. */
+  private readonly taken: Set<string>;
+  /** The collection fields of those routes, which a request written for one of them may name. */
+  private readonly roots: Set<string>;
   private readonly task: Task;
   private readonly deps: TaskDeps;
   /** The task's counters: requests, bytes and retries are counted here. */
@@ -65,6 +71,8 @@ export class RoutedSource {
     ({ task: this.task, deps: this.deps, pin: this.pin, failovers: this.failovers, stats: this.stats } = of);
     this.endpoint = of.task.endpoint;
     this.standby = [...(of.pin.standby ?? [])];
+    this.taken = new Set([of.task.endpoint.label]);
+    this.roots = new Set([of.pin.root]);
     this.pageSize = of.deps.config.pageSize;
   }
 
@@ -77,12 +85,39 @@ export class RoutedSource {
   }
 
   /**
-   * Fetches one page with retries; halves the page size after a time-out. A route that fails past its retries hands
+   * Fetches one answer with retries; halves the page size after a time-out. A route that fails past its retries hands
    * the task to its next standby route, which reads the same page at the same pinned block (see `failover`).
    */
   async fetch<T>(query: string, vars: Record<string, unknown>): Promise<T> {
-    // A request that must not be cut short (one asking whether ids exist) sets its own `first`.
-    return (await this.withRoutes(query, vars, (q, v) => this.deps.source.request<T>(this.endpoint, q, v))).data;
+    return (await this.request<T>(this.endpoint, query, vars)).data;
+  }
+
+  /**
+   * `PageSource.request` with the task's retries, page halving and failover. A request to a route the task is or was
+   * on goes to the route it is on now, under that route's collection field, with `first` set to the page size unless
+   * `vars` sets its own (a request that must not be cut short, one asking whether ids exist, does); a request to another
+   * route is retried only.
+   */
+  request<T>(endpoint: Endpoint, query: string, vars: Record<string, unknown>): Promise<Answer<T>> {
+    const { source } = this.deps;
+    if (!this.taken.has(endpoint.label)) return this.withRetries(() => source.request<T>(endpoint, query, vars));
+    return this.withRoutes(query, vars, (q, v) => source.request<T>(this.endpoint, q, v));
+  }
+
+  /** `PageSource.requestBody`, routed as `request` is. */
+  requestBody(
+    endpoint: Endpoint,
+    query: string,
+    vars: Record<string, unknown>,
+  ): Promise<{ body: Uint8Array; bytes: number }> {
+    const { source } = this.deps;
+    if (!this.taken.has(endpoint.label)) return this.withRetries(() => source.requestBody(endpoint, query, vars));
+    return this.withRoutes(query, vars, (q, v) => source.requestBody(this.endpoint, q, v));
+  }
+
+  /** `PageSource.answerData`, judged by the route the body came from (the task's route now, for the task's routes). */
+  answerData<T>(endpoint: Endpoint, body: Uint8Array): T {
+    return this.deps.source.answerData<T>(this.taken.has(endpoint.label) ? this.endpoint : endpoint, body);
   }
 
   /**
@@ -95,7 +130,9 @@ export class RoutedSource {
     send: (query: string, vars: Record<string, unknown>) => Promise<R>,
   ): Promise<R> {
     if (this.deps.signal.aborted) throw new StopRequested();
+    // Every page query selects `rows: <root>(`: a query written for a route the task left names that route's field.
     let text = query;
+    for (const root of this.roots) text = text.replace(`rows: ${root}(`, `rows: ${this.pin.root}(`);
     for (;;) {
       try {
         return await this.withRetries(() => send(text, { first: this.pageSize, ...vars }));
@@ -133,6 +170,8 @@ export class RoutedSource {
         continue;
       }
       this.endpoint = next.endpoint;
+      this.taken.add(next.endpoint.label);
+      this.roots.add(checked.root);
       this.pin = { ...this.pin, root: checked.root, head: checked.head };
       this.failovers.push(move);
       this.deps.log('failover', { dataset: this.ds.name, chainId: this.task.chainId, ...move }, 'warn');

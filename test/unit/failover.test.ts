@@ -8,8 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import { type TaskError, UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
+import { pageQuery } from '../../src/export/queries.ts';
+import { RoutedSource } from '../../src/export/routed-source.ts';
 import type { PageSource } from '../../src/export/seams.ts';
-import type { Failover, StandbyRoute, TaskPin } from '../../src/export/task.ts';
+import { emptyStats, type Failover, type StandbyRoute, type TaskPin } from '../../src/export/task.ts';
 import type { Answer, Endpoint } from '../../src/upstream/client.ts';
 import type { EndpointInfo } from '../../src/upstream/endpoint-probe.ts';
 import {
@@ -319,5 +321,34 @@ describe('failover to a standby route', () => {
     ]);
     // The failed task keeps what it committed: the first route's two pages and b's one.
     expect(r2.wh.table.size).toBe(60);
+  });
+
+  it('moves through the routed source as a PageSource: a request to the first route goes, after the move, to the standby under its field', async () => {
+    const routes = new Routes();
+    const first = routes.add('fake', { root: 'fakes' });
+    const b = routes.add('b', { root: 'fakeItems' });
+    first.sub.failures.push(down());
+    const { task, deps } = fakeTask(first.sub, new FakeWarehouse(ds), { pageSize: 20, maxAttempts: 1 });
+    const pin: TaskPin = {
+      block: { number: BLOCK, timestamp: 10_000 },
+      root: 'fakes',
+      changeBlock: true,
+      head: { number: BLOCK + 5, hash: '0xhead' },
+      standby: [standbyOf(routes, 'b')],
+    };
+    const failovers: Failover[] = [];
+    const source = new RoutedSource({ task, deps: { ...deps, source: routes }, pin, failovers, stats: emptyStats() });
+    const vars = { from: '0', seq: '0', id: '', until: '10000' };
+    const body = await source.requestBody(task.endpoint, pageQuery(ds, 'fakes', 'seq-next'), vars);
+    expect(failovers).toEqual([moved('b')]);
+    expect(source.endpoint.label).toBe('b');
+    expect(b.sub.firsts).toEqual([20]);
+    // The body is b's, judged by b, though asked of the first route.
+    const rows = source.answerData<{ rows: { id: string }[] }>(task.endpoint, body.body).rows;
+    expect(rows.map((r) => r.id)).toEqual(ROWS.slice(0, 20).map((r) => r.id));
+    // Later requests to the first route go to b without trying the first route again.
+    await source.request(task.endpoint, pageQuery(ds, 'fakes', 'seq-next'), { ...vars, seq: '1019', id: ROWS[19]!.id });
+    expect(first.sub.requests).toBe(1);
+    expect(b.sub.firsts).toEqual([20, 20]);
   });
 });

@@ -1,0 +1,105 @@
+/**
+ * The routed source as a `PageSource` of its own (a decorator of the task's source), tested with the source fakes:
+ * answered as the fake answers, its requests retried and counted, the page size halved after time-outs, and requests
+ * to another route sent there without failover. (Failover through it: failover.test.ts.)
+ */
+import { describe, expect, it } from 'vitest';
+import { UpstreamError } from '../../src/errors.ts';
+import { pageQuery } from '../../src/export/queries.ts';
+import { MIN_PAGE_SIZE, RoutedSource } from '../../src/export/routed-source.ts';
+import { emptyStats } from '../../src/export/task.ts';
+import type { Endpoint } from '../../src/upstream/client.ts';
+import {
+  type FakeRow,
+  FakeSubgraph,
+  FakeWarehouse,
+  fakeDataset,
+  fakeTask,
+  pinAt,
+  timeout,
+} from '../support/task-fakes.ts';
+
+const ds = fakeDataset('event');
+const ROWS: FakeRow[] = Array.from({ length: 30 }, (_, i) => ({
+  id: `0x${(i + 1).toString(16).padStart(3, '0')}`,
+  seq: 500 + i,
+  value: `v${i}`,
+  changed: 1,
+}));
+const QUERY = pageQuery(ds, 'fakes', 'seq-next');
+const VARS = { from: '500', seq: '499', id: '', until: '10000' };
+
+function routed(opts: { pageSize?: number; maxAttempts?: number } = {}) {
+  const sub = new FakeSubgraph(ds);
+  sub.rows = ROWS;
+  const { task, deps, events } = fakeTask(sub, new FakeWarehouse(ds), { pageSize: 10, maxAttempts: 3, ...opts });
+  const stats = emptyStats();
+  const source = new RoutedSource({ task, deps, pin: pinAt(100, 10_000), failovers: [], stats });
+  return { sub, source, stats, events, endpoint: task.endpoint };
+}
+
+describe('the routed source as a PageSource', () => {
+  it('answers a page as the source it routes does, with the page size as `first`', async () => {
+    const { sub, source, endpoint, stats } = routed();
+    const direct = new FakeSubgraph(ds);
+    direct.rows = ROWS;
+    const want = await direct.requestBody(endpoint, QUERY, { ...VARS, first: 10 });
+    const got = await source.requestBody(endpoint, QUERY, VARS);
+    expect(Buffer.from(got.body).toString()).toBe(Buffer.from(want.body).toString());
+    expect(got.bytes).toBe(want.bytes);
+    // The rows of the answer are the first ten by key, judged by the fake itself.
+    const data = source.answerData<{ rows: { id: string }[] }>(endpoint, got.body);
+    expect(data.rows.map((r) => r.id)).toEqual(ROWS.slice(0, 10).map((r) => r.id));
+    const answer = await source.request<{ rows: unknown[] }>(endpoint, QUERY, VARS);
+    expect(answer.data).toEqual(direct.answerData(endpoint, want.body));
+    expect(sub.firsts).toEqual([10, 10]);
+    expect(stats).toMatchObject({ requests: 2, retries: 0, bytes: want.bytes * 2 });
+    // A request that sets its own `first` keeps it.
+    await source.request(endpoint, QUERY, { ...VARS, first: 3 });
+    expect(sub.firsts.at(-1)).toBe(3);
+  });
+
+  it('retries a failed request, counting each attempt, and halves the page size after a time-out down to its floor', async () => {
+    const { sub, source, stats, events, endpoint } = routed({ pageSize: 120, maxAttempts: 4 });
+    sub.failures.push(timeout(), timeout());
+    const got = await source.requestBody(endpoint, QUERY, VARS);
+    // 120 halved twice is 30, under the floor: the third attempt asks for the floor.
+    expect(sub.firsts).toEqual([MIN_PAGE_SIZE]);
+    expect(source.size).toBe(MIN_PAGE_SIZE);
+    expect(stats).toMatchObject({ requests: 3, retries: 2, bytes: got.bytes });
+    expect(events.filter((e) => e.event === 'retry').map((e) => e.fields.attempt)).toEqual([1, 2]);
+    // A failure that is not a time-out leaves the size alone.
+    sub.failures.push(new UpstreamError('HTTP 502', { kind: 'http', retryable: true }));
+    await source.request(endpoint, QUERY, VARS);
+    expect(sub.firsts.at(-1)).toBe(MIN_PAGE_SIZE);
+  });
+
+  it('gives up after its attempts with the route’s error, and does not retry an error that is not retryable', async () => {
+    const { sub, source, stats, endpoint } = routed({ maxAttempts: 2 });
+    sub.failures.push(timeout(), timeout());
+    await expect(source.request(endpoint, QUERY, VARS)).rejects.toThrow(
+      'no answer within 10 ms from fake (gave up after 2 attempts)',
+    );
+    expect(stats.requests).toBe(2);
+    sub.failures.push(new UpstreamError('HTTP 401: Invalid API key', { kind: 'auth', retryable: false }));
+    await expect(source.requestBody(endpoint, QUERY, VARS)).rejects.toThrow('HTTP 401: Invalid API key');
+    expect(stats.requests).toBe(3);
+    expect(sub.firsts).toEqual([]);
+  });
+
+  it('sends a request to another route there, retried but as asked (no `first` added)', async () => {
+    const { sub, source, stats } = routed();
+    const other: Endpoint = { url: 'http://127.0.0.1:1/other', label: 'other', host: '127.0.0.1:1' } as Endpoint;
+    const asked: string[] = [];
+    const request = sub.request.bind(sub);
+    sub.request = async (e, q, v) => {
+      asked.push(e.label);
+      return request(e, q, v);
+    };
+    sub.failures.push(timeout());
+    await source.request(other, QUERY, { ...VARS, first: 7 });
+    expect(asked).toEqual(['other', 'other']);
+    expect(sub.asked.at(-1)).toEqual({ ...VARS, first: 7 });
+    expect(stats).toMatchObject({ requests: 2, retries: 1 });
+  });
+});
