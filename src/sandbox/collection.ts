@@ -115,13 +115,18 @@ export function idBound(where: Record<string, unknown> | null | undefined, dir: 
   return bound;
 }
 
-/** Runs a collection query. `restrict` pre-filters rows (nested collections). */
+/**
+ * Runs a collection query. `restrict` pre-filters rows (nested collections). `omit` is asked, in order, about each row
+ * the answer would hold, and a row it answers true for is left out and the next one taken in its place (a fault that
+ * loses rows silently: the page stays full and valid); it is asked about no row the answer would not hold.
+ */
 export function runCollection(
   table: Table,
   args: CollectionArgs,
   ctx: FilterContext,
   limits: Limits,
   restrict?: (r: Row) => boolean,
+  omit?: (r: Row) => boolean,
 ): Row[] {
   const { first, skip } = checkRange(args, limits);
   const entity = table.entity;
@@ -140,7 +145,7 @@ export function runCollection(
       const v = Number(group[0]?.[table.seq]);
       if (upper !== undefined && (dir === 'asc' ? v > upper : v < upper)) break;
       const hits = group.filter(match).sort(cmp);
-      for (const r of hits) out.push(r);
+      for (const r of hits) if (out.length >= want || !(out.length >= skip && omit?.(r))) out.push(r);
       if (out.length >= want) break;
     }
     return out.slice(skip, want);
@@ -149,7 +154,7 @@ export function runCollection(
     // Id keyset path: rows arrive in id order from the bound on.
     const out: Row[] = [];
     for (const r of table.byId(ctx.view, dir, idBound(args.where, dir))) {
-      if (!match(r)) continue;
+      if (!match(r) || (out.length >= skip && omit?.(r))) continue;
       out.push(r);
       if (out.length >= want) break;
     }
@@ -161,8 +166,15 @@ export function runCollection(
     for (const r of group) {
       if (!match(r)) continue;
       best.push(r);
-      if (best.length >= Math.max(4 * want, 10_000)) best = best.sort(cmp).slice(0, want);
+      if (best.length >= Math.max(4 * want, 10_000)) best = best.sort(cmp).slice(0, omit ? 2 * want : want);
     }
   }
-  return best.sort(cmp).slice(skip, want);
+  best.sort(cmp);
+  if (!omit) return best.slice(skip, want);
+  const out: Row[] = [];
+  for (const r of best) {
+    if (out.length >= want) break;
+    if (!(out.length >= skip && omit(r))) out.push(r);
+  }
+  return out.slice(skip, want);
 }

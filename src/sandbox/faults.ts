@@ -1,5 +1,6 @@
 /** Fault injection and rate limiting: seeded, so a run with the same settings meets the same faults. */
 import { UsageError } from '../errors.ts';
+import type { Row } from './table.ts';
 
 /** Kinds of injected fault, in the order they are drawn. */
 export const FAULT_KINDS = ['reset', 'timeout', 'http500', 'truncate', 'graphql', 'indexing', 'burst429'] as const;
@@ -27,24 +28,37 @@ export function parseFaults(spec: string): FaultRates {
   return rates;
 }
 
-/** Draws faults per request from a seeded generator (mulberry32). */
-export class FaultPlan {
+/** A seeded generator of numbers in [0, 1) (mulberry32). */
+export class SeededRandom {
   private state: number;
+
+  constructor(seed: number) {
+    this.state = seed >>> 0;
+  }
+
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+}
+
+/** Draws faults per request from a seeded generator. */
+export class FaultPlan {
+  private readonly random: SeededRandom;
   private burstLeft = 0;
 
   constructor(
     public rates: FaultRates,
     seed: number,
   ) {
-    this.state = seed >>> 0;
+    this.random = new SeededRandom(seed);
   }
 
   private next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.random.next();
   }
 
   /** The fault for the next data request, or undefined. */
@@ -84,5 +98,57 @@ export class RateLimiter {
       return 0;
     }
     return (1 - this.tokens) / this.rate;
+  }
+}
+
+/** One row an answer left out silently (`SilentDrop`). */
+export interface DroppedRow {
+  /** The chain's id and the deployment's id. */
+  readonly chainId: number;
+  readonly deployment: string;
+  readonly entity: string;
+  /** The row as the sandbox holds it (its `__` fields left out). */
+  readonly row: Record<string, unknown>;
+}
+
+/**
+ * Rows lost silently: each row a collection answer of an entity in `entities` (every entity, when empty) would hold is
+ * left out of that answer with probability `rate`, the next row taken in its place, so that the page stays full and
+ * valid while the counters the upstream keeps still count the row. Another answer may hold it (each answer draws
+ * anew). Every row left out is listed, for the tests' oracle.
+ */
+export class SilentDrop {
+  rate = 0;
+  entities: ReadonlySet<string> = new Set();
+  readonly dropped: DroppedRow[] = [];
+  private readonly random: SeededRandom;
+
+  constructor(seed: number) {
+    this.random = new SeededRandom(seed ^ 0x5eed);
+  }
+
+  /** Sets the rate (0..1) and the entities, with an error naming a bad value. */
+  configure(rate: unknown, entities: unknown): void {
+    const r = Number(rate);
+    if (!(r >= 0 && r <= 1)) throw new UsageError(`silentDrop must be a number from 0 to 1, but is "${String(rate)}"`);
+    if (entities !== undefined && !(Array.isArray(entities) && entities.every((e) => typeof e === 'string')))
+      throw new UsageError('silentDropEntities must be a list of entity names, such as ["Swap", "PairDayData"]');
+    this.rate = r;
+    if (entities !== undefined) this.entities = new Set(entities as string[]);
+  }
+
+  /** The omission test of one answer of a deployment, or undefined when nothing is dropped. */
+  forAnswer(dep: {
+    readonly id: string;
+    readonly chainId: number;
+  }): ((entity: string, row: Row) => boolean) | undefined {
+    if (this.rate <= 0) return undefined;
+    return (entity, row) => {
+      if (this.entities.size > 0 && !this.entities.has(entity)) return false;
+      if (this.random.next() >= this.rate) return false;
+      const kept = Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('__')));
+      this.dropped.push({ chainId: dep.chainId, deployment: dep.id, entity, row: kept });
+      return true;
+    };
   }
 }

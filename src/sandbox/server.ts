@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalSchema } from '../schemas/entity-model.ts';
-import { type FaultKind, FaultPlan, type FaultRates, parseFaults, RateLimiter } from './faults.ts';
+import { type FaultKind, FaultPlan, type FaultRates, parseFaults, RateLimiter, SilentDrop } from './faults.ts';
 import {
   type Garbage,
   garbledDeployment,
@@ -106,12 +106,15 @@ export class SandboxServer {
   private ticker: NodeJS.Timeout | undefined;
   private readonly held = new Set<ServerResponse>();
   private garbage: Garbage | undefined;
+  /** Rows left out of answers silently (`silentDrop` of the control API), and the list of them. */
+  private readonly silentDrop: SilentDrop;
 
   constructor(
     readonly service: SandboxService,
     readonly opts: ServerOptions,
   ) {
     this.faults = new FaultPlan(opts.faults, opts.faultSeed);
+    this.silentDrop = new SilentDrop(opts.faultSeed);
     this.limiter = new RateLimiter(opts.rateLimit);
     this.latencyMs = opts.latencyMs;
   }
@@ -301,21 +304,23 @@ export class SandboxServer {
     send(res, 200, text, headers);
   }
 
-  private execOptions(fault: FaultKind | undefined): ExecOptions {
+  private execOptions(fault: FaultKind | undefined, dep: Deployment): ExecOptions {
     const garble = rowGarbler(this.garbage);
     const garblePage = pageGarbler(this.garbage);
+    const omit = this.silentDrop.forAnswer({ id: dep.id, chainId: dep.tl.spec.chainId });
     return {
       limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip },
       indexingError: fault === 'indexing',
       ...(garble ? { garble } : {}),
       ...(garblePage ? { garblePage } : {}),
+      ...(omit ? { omit } : {}),
     };
   }
 
   private subgraph(served: Deployment, req: GraphQLRequest, res: ServerResponse, fault: FaultKind | undefined): void {
     const started = performance.now();
     const dep = garbledDeployment(served, this.garbage);
-    const result = garbleMeta(executeSubgraph(dep, req, this.execOptions(fault)), this.garbage);
+    const result = garbleMeta(executeSubgraph(dep, req, this.execOptions(fault, dep)), this.garbage);
     this.reply(res, started, result, fault, {
       'graph-indexed': indexedHeader(dep),
       'graph-attestable': String(!result.errors),
@@ -338,7 +343,7 @@ export class SandboxServer {
       return err(`bad query: ${(e as Error).message}`);
     }
     const started = performance.now();
-    const result = garbleMeta(executeSubgraph(dep, parsed, this.execOptions(fault)), this.garbage);
+    const result = garbleMeta(executeSubgraph(dep, parsed, this.execOptions(fault, dep)), this.garbage);
     const first = result.errors?.[0]?.message ?? '';
     const block = /has only indexed up to block number (\d+) and data for block number (\d+)/.exec(first);
     if (block) return err(`bad indexers: {${INDEXER}: Unavailable(missing block: ${block[2]}, latest: ${block[1]})}`);
@@ -385,6 +390,13 @@ export class SandboxServer {
           if (body.latencyMs !== undefined) this.latencyMs = Number(body.latencyMs);
           if (body.latencyPerRowMs !== undefined) this.latencyPerRowMs = Number(body.latencyPerRowMs);
           if (body.lagBlocks !== undefined) this.service.lag.blocks = Number(body.lagBlocks);
+          if (body.silentDrop !== undefined || body.silentDropEntities !== undefined) {
+            try {
+              this.silentDrop.configure(body.silentDrop ?? this.silentDrop.rate, body.silentDropEntities);
+            } catch (e) {
+              return send(res, 400, { error: (e as Error).message });
+            }
+          }
         }
         return send(res, 200, {
           faults: this.faults.rates,
@@ -392,7 +404,13 @@ export class SandboxServer {
           latencyMs: this.latencyMs,
           latencyPerRowMs: this.latencyPerRowMs,
           lagBlocks: this.service.lag.blocks,
+          silentDrop: this.silentDrop.rate,
+          silentDropEntities: [...this.silentDrop.entities],
         });
+      case '/_sandbox/dropped':
+        // The rows answers left out silently, in order; a POST also forgets them.
+        if (req.method === 'POST') return send(res, 200, { dropped: this.silentDrop.dropped.splice(0) });
+        return send(res, 200, { dropped: this.silentDrop.dropped });
       case '/_sandbox/garbage':
         if (req.method === 'POST') {
           try {

@@ -62,6 +62,8 @@ export interface ExecOptions {
   readonly garble?: (entity: string, row: Record<string, unknown>) => void;
   /** Changes each served page of a root collection (garbage injection). */
   readonly garblePage?: (entity: string, rows: Record<string, unknown>[]) => void;
+  /** Whether a row a root collection's answer would hold is left out of it, silently (see `runCollection`). */
+  readonly omit?: (entity: string, row: Row) => boolean;
 }
 
 /** The JSON result of a query. */
@@ -362,7 +364,16 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
         if (data[key] && opts.garble) opts.garble(root.entity.name, data[key] as Record<string, unknown>);
         continue;
       }
-      const rows = runCollection(table, args as CollectionArgs, walker.ctx(view), opts.limits);
+      const { omit } = opts;
+      const entity = root.entity.name;
+      const rows = runCollection(
+        table,
+        args as CollectionArgs,
+        walker.ctx(view),
+        opts.limits,
+        undefined,
+        omit && ((r) => omit(entity, r)),
+      );
       data[key] = rows.map((r) => walker.row(root.entity, r, node.selectionSet!, view));
       if (opts.garble) for (const r of data[key] as Record<string, unknown>[]) opts.garble(root.entity.name, r);
       opts.garblePage?.(root.entity.name, data[key] as Record<string, unknown>[]);

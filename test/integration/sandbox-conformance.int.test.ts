@@ -460,6 +460,86 @@ describe('consistency of the generated data', () => {
     }
   });
 
+  it('keeps the counters of the mappings that verify reads: per day, per pool and day, per crowd pool, in all', async () => {
+    // Each identity as the mapping's handlers make it hold (DODOEX/dodoex_v2_subgraph at 0eb5baca: transaction.ts
+    // addTransaction, dayUpdates.ts updatePairDayData/updateUserDayData, helpers.ts createToken/createUser,
+    // crowdPooling.ts handleBid, token/factory.ts handleNewERC20), counted here from every row.
+    const c = 56;
+    const day = (ts: string | number) => Math.floor(Number(ts) / 86400) * 86400;
+    const tally = (keys: string[]) => keys.reduce((m, k) => m.set(k, (m.get(k) ?? 0) + 1), new Map<string, number>());
+    const rows = (e: string, schema = 'dodoex') => allRows(sb, c, schema, e);
+    const days = await rows('DodoDayData');
+    const txs = tally((await rows('Transaction')).map((t) => String(day(t.timestamp))));
+    const userDays = tally((await rows('UserDayData')).map((u) => String(u.date)));
+    expect(days.length).toBeGreaterThan(3);
+    for (const d of days) {
+      expect(Number(d.txCount), `day ${d.date}`).toBe(txs.get(String(d.date)) ?? 0);
+      expect(Number(d.uniqueUsersCount), `day ${d.date}`).toBe(userDays.get(String(d.date)) ?? 0);
+    }
+    expect(days.map((d) => String(d.date)).sort()).toEqual([...txs.keys()].sort());
+    const swaps = tally((await rows('Swap')).map((s) => `${s.pair}-${day(s.timestamp)}`));
+    const pairDays = await rows('PairDayData');
+    expect(new Map(pairDays.map((p) => [`${p.pairAddress}-${p.date}`, Number(p.txns)]))).toEqual(swaps);
+    const zoo = (await query(sb, c, 'dodoex', '{ dodoZoos { tokenCount uniqueUsersCount } }')).dodoZoos[0];
+    expect(Number(zoo.tokenCount)).toBe((await rows('Token')).length);
+    expect(Number(zoo.uniqueUsersCount)).toBe((await rows('User')).length);
+    const positions = tally((await rows('BidPosition')).map((b) => b.cp));
+    const pools = await rows('CrowdPooling');
+    expect([...positions.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(pools.length);
+    for (const cp of pools) expect(Number(cp.investorsCount), cp.id).toBe(positions.get(cp.id) ?? 0);
+    const dodoToken = (await query(sb, c, 'token', '{ dodoTokens { tokens } }')).dodoTokens[0];
+    expect(Number(dodoToken.tokens)).toBe((await rows('Token', 'token')).length);
+  });
+
+  it('leaves rows out of answers silently when asked: pages stay full, and every row left out is listed', async () => {
+    const c = 128;
+    const all = (await allRows(sb, c, 'dodoex', 'Swap')).map((s) => s.id).sort();
+    await post(sb, '/_sandbox/dropped', {});
+    const set = await post(sb, '/_sandbox/faults', { silentDrop: 0.05, silentDropEntities: ['Swap'] });
+    expect(set.body).toMatchObject({ silentDrop: 0.05, silentDropEntities: ['Swap'] });
+    try {
+      const served: string[] = [];
+      const sizes: number[] = [];
+      for (let after = ''; ; ) {
+        const page = (
+          await query(
+            sb,
+            c,
+            'dodoex',
+            'query ($id: ID!) { swaps(first: 100, orderBy: id, where: { id_gt: $id }) { id } }',
+            {
+              id: after,
+            },
+          )
+        ).swaps as { id: string }[];
+        sizes.push(page.length);
+        served.push(...page.map((s) => s.id));
+        // Another entity is never touched.
+        expect((await query(sb, c, 'dodoex', '{ tokens(first: 5) { id } }')).tokens).toHaveLength(5);
+        if (page.length < 100) break;
+        after = page.at(-1)!.id;
+      }
+      const dropped = (await (await fetch(`${sb.url}/_sandbox/dropped`)).json()) as {
+        dropped: { chainId: number; entity: string; row: { id: string } }[];
+      };
+      const left = dropped.dropped.map((d) => d.row.id);
+      expect(dropped.dropped.every((d) => d.chainId === c && d.entity === 'Swap')).toBe(true);
+      // About 5% left out, each once, none of them served; what was served and what was left out make every row.
+      expect(left.length).toBeGreaterThan(all.length * 0.02);
+      expect(left.length).toBeLessThan(all.length * 0.1);
+      expect(new Set(left).size).toBe(left.length);
+      expect(served.filter((id) => left.includes(id))).toEqual([]);
+      expect([...served, ...left].sort()).toEqual(all);
+      // Every page but the last is full.
+      expect(sizes.slice(0, -1).every((n) => n === 100)).toBe(true);
+    } finally {
+      await post(sb, '/_sandbox/faults', { silentDrop: 0, silentDropEntities: [] });
+    }
+    const bad = await post(sb, '/_sandbox/faults', { silentDrop: 2 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe('silentDrop must be a number from 0 to 1, but is "2"');
+  });
+
   it('holds the hostile values the exporter must survive', async () => {
     const tokens = await allRows(sb, 1, 'dodoex', 'Token');
     expect(tokens.some((t) => t.symbol.includes("'") && t.symbol.includes('DROP TABLE'))).toBe(true);

@@ -5,12 +5,31 @@ import { materializedTable, type Row } from '../table.ts';
 import { TAG } from '../world.ts';
 import { type DodoexContext, fmt, type Put, range } from './context.ts';
 
-/** Crowd pools and their bid positions. */
+/**
+ * Crowd pools and their bid positions. A pool's `investorsCount` counts its bid positions, and a new position changes
+ * the pool (its `updatedAt` and change block), as the upstream's Bid handler does: it adds one to `investorsCount`
+ * when the bidder has no position in the pool yet (DODOEX/dodoex_v2_subgraph src/mappings/dodoex/crowdPooling.ts
+ * `handleBid`, at 0eb5baca).
+ */
 export function crowdPoolingTables(cx: DodoexContext, put: Put): void {
   const { w, tl, seed, c, E, ts } = cx;
-  const cpRow = (k: number, at: number): Row => {
+  /** The bidder (user index) of every bid position, and its pool's index. */
+  const positionCp = (u: number) => pick(Math.max(1, w.cpCount(w.userCreated(u))), seed, c, TAG.user, u, 13);
+  const isBidder = (u: number) => u % 5 === 1;
+  /** Bid positions per pool at block `at`: how many, and the block of the newest. */
+  const investors = (at: number): Map<number, { n: number; last: number }> => {
+    const out = new Map<number, { n: number; last: number }>();
+    for (const u of range(w.userCount(at)).filter(isBidder)) {
+      const k = positionCp(u);
+      const p = out.get(k) ?? { n: 0, last: 0 };
+      out.set(k, { n: p.n + 1, last: Math.max(p.last, w.userCreated(u)) });
+    }
+    return out;
+  };
+  const cpRow = (k: number, at: number, positions: { n: number; last: number } | undefined): Row => {
     const created = w.createdBlock(w.every.cp, k);
-    const { version, updated } = w.version(created, 300, at);
+    const { version, updated: changed } = w.version(created, 300, at);
+    const updated = Math.max(changed, positions?.last ?? 0);
     const tokens = w.tokenCount(created);
     const start = tl.ts(created);
     const v2 = k % 2 === 0;
@@ -31,7 +50,7 @@ export function crowdPoolingTables(cx: DodoexContext, put: Put): void {
       vestingDuration: '0',
       i: '1000000000000000000',
       k: '0',
-      investorsCount: String(version),
+      investorsCount: String(positions?.n ?? 0),
       creator: w.userId(pick(w.userCount(created), seed, c, TAG.cp, k, 1)),
       mtFeeRateModel: hexOf(5, seed, c, 77),
       liquidator: hexOf(5, seed, c, 78),
@@ -47,16 +66,21 @@ export function crowdPoolingTables(cx: DodoexContext, put: Put): void {
       __block: updated,
     };
   };
-  put(materializedTable(E('CrowdPooling'), (v) => range(w.cpCount(v.at)).map((k) => cpRow(k, v.at))));
+  put(
+    materializedTable(E('CrowdPooling'), (v) => {
+      const positions = investors(v.at);
+      return range(w.cpCount(v.at)).map((k) => cpRow(k, v.at, positions.get(k)));
+    }),
+  );
 
   put(
     materializedTable(E('BidPosition'), (v) =>
       range(w.userCount(v.at))
-        .filter((u) => u % 5 === 1)
+        .filter(isBidder)
         .map((u) => {
           const created = w.userCreated(u);
           const { version, updated } = w.version(created, 1100, v.at);
-          const cp = pick(Math.max(1, w.cpCount(created)), seed, c, TAG.user, u, 13);
+          const cp = positionCp(u);
           return {
             id: `${w.userId(u)}-${w.cpId(cp)}`,
             user: w.userId(u),
