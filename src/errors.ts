@@ -166,6 +166,8 @@ export const EXIT_USAGE = 2;
 export const EXIT_FAILURE = 1;
 /** Exit code of `status` when a dataset is stale (older than `--stale-after`) or has never been exported. */
 export const EXIT_STALE = 3;
+/** Exit code of `verify` when stored rows differ from the upstream's counters (gaps found); 1 means it could not run. */
+export const EXIT_GAPS = 4;
 
 /** The exit code a command ends with after `e`: 2 for bad usage (yargs raises YError for a failed check), else 1. */
 export function exitCodeOf(e: unknown): number {

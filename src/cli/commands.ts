@@ -5,7 +5,7 @@
  */
 import type { CommandModule } from 'yargs';
 import type { Job } from '../catalog/job.ts';
-import { EXIT_STALE } from '../errors.ts';
+import { EXIT_GAPS, EXIT_STALE } from '../errors.ts';
 
 /** What a command's module gives: its options and its handler. Its usage and description are listed below. */
 // biome-ignore lint/suspicious/noExplicitAny: each command has its own argument type; yargs erases it here.
@@ -35,6 +35,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     command: 'status',
     describe: `Report per dataset and chain: last success, rows, lag behind the upstream, last error (exit ${EXIT_STALE} when stale); answers during a run`,
     load: async () => (await import('./status-command.ts')).statusCommand,
+  },
+  {
+    command: 'verify',
+    describe: `Prove the stored rows complete against the upstream's own counters, at the blocks they were read at (exit ${EXIT_GAPS} when rows are missing); --repair re-reads what is missing`,
+    load: async () => (await import('./verify-command.ts')).verifyCommand,
   },
   {
     command: 'report [name]',

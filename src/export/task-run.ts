@@ -57,13 +57,17 @@ export class TaskRun {
   private readonly buffer: BatchBuffer;
   private readonly commits: CommitPipeline;
 
+  /** A repair's run: its batches replace rows under the checkpoint, which must stand at this cursor, and leave it there. */
+  private readonly keep: string | undefined;
+
   /** `prev`: the committed cursor; `shard`: the shard of a backfill whose checkpoint this run moves, if not the dataset's own. */
   constructor(
-    of: { task: Task; deps: TaskDeps; pin: TaskPin; failovers?: Failover[] },
+    of: { task: Task; deps: TaskDeps; pin: TaskPin; failovers?: Failover[]; keepCheckpoint?: boolean },
     prev: string | null,
     readonly shard?: ShardOf,
   ) {
     ({ task: this.task, deps: this.deps } = of);
+    this.keep = of.keepCheckpoint ? (prev ?? '') : undefined;
     this.block = of.pin.block;
     const failovers = of.failovers ?? [];
     this.stats.failovers = failovers;
@@ -246,7 +250,10 @@ export class TaskRun {
       pages,
       count,
       replace: f.replace,
-      checkpoint: { ...move, ...(this.shard ? { shard: this.shard } : {}) },
+      checkpoint:
+        this.keep !== undefined
+          ? { prev: this.keep, next: this.keep, keep: true }
+          : { ...move, ...(this.shard ? { shard: this.shard } : {}) },
       ...(f.takenAt ? { takenAt: f.takenAt } : {}),
       ...(f.mergeShards ? { mergeShards: true } : {}),
     });

@@ -109,18 +109,22 @@ export interface DroppedRow {
   readonly entity: string;
   /** The row as the sandbox holds it (its `__` fields left out). */
   readonly row: Record<string, unknown>;
+  /** Whether a later answer held it after all (then it was not lost). */
+  servedLater: boolean;
 }
 
 /**
  * Rows lost silently: each row a collection answer of an entity in `entities` (every entity, when empty) would hold is
  * left out of that answer with probability `rate`, the next row taken in its place, so that the page stays full and
  * valid while the counters the upstream keeps still count the row. Another answer may hold it (each answer draws
- * anew). Every row left out is listed, for the tests' oracle.
+ * anew): every row left out is listed, with whether a later answer held it, for the tests' oracle.
  */
 export class SilentDrop {
   rate = 0;
   entities: ReadonlySet<string> = new Set();
   readonly dropped: DroppedRow[] = [];
+  /** The rows left out and not served since, by deployment, entity and id. */
+  private readonly pending = new Map<string, DroppedRow>();
   private readonly random: SeededRandom;
 
   constructor(seed: number) {
@@ -137,18 +141,38 @@ export class SilentDrop {
     if (entities !== undefined) this.entities = new Set(entities as string[]);
   }
 
-  /** The omission test of one answer of a deployment, or undefined when nothing is dropped. */
-  forAnswer(dep: {
-    readonly id: string;
-    readonly chainId: number;
-  }): ((entity: string, row: Row) => boolean) | undefined {
-    if (this.rate <= 0) return undefined;
-    return (entity, row) => {
+  /** Forgets the rows left out so far; returns them. */
+  forget(): DroppedRow[] {
+    this.pending.clear();
+    return this.dropped.splice(0);
+  }
+
+  /**
+   * For one answer of a deployment: the omission test (none when nothing is dropped), and what to call with the rows
+   * the answer holds (none when no row left out waits to be served again).
+   */
+  forAnswer(dep: { readonly id: string; readonly chainId: number }): {
+    omit?: (entity: string, row: Row) => boolean;
+    served?: (entity: string, rows: readonly Row[]) => void;
+  } {
+    const key = (entity: string, id: string) => JSON.stringify([dep.id, entity, id]);
+    const served = (entity: string, rows: readonly Row[]) => {
+      for (const r of rows) {
+        const d = this.pending.get(key(entity, r.id));
+        if (!d) continue;
+        d.servedLater = true;
+        this.pending.delete(key(entity, r.id));
+      }
+    };
+    const omit = (entity: string, row: Row) => {
       if (this.entities.size > 0 && !this.entities.has(entity)) return false;
       if (this.random.next() >= this.rate) return false;
       const kept = Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('__')));
-      this.dropped.push({ chainId: dep.chainId, deployment: dep.id, entity, row: kept });
+      const d: DroppedRow = { chainId: dep.chainId, deployment: dep.id, entity, row: kept, servedLater: false };
+      this.dropped.push(d);
+      this.pending.set(key(entity, row.id), d);
       return true;
     };
+    return { ...(this.rate > 0 ? { omit } : {}), ...(this.pending.size > 0 || this.rate > 0 ? { served } : {}) };
   }
 }

@@ -307,13 +307,14 @@ export class SandboxServer {
   private execOptions(fault: FaultKind | undefined, dep: Deployment): ExecOptions {
     const garble = rowGarbler(this.garbage);
     const garblePage = pageGarbler(this.garbage);
-    const omit = this.silentDrop.forAnswer({ id: dep.id, chainId: dep.tl.spec.chainId });
+    const { omit, served } = this.silentDrop.forAnswer({ id: dep.id, chainId: dep.tl.spec.chainId });
     return {
       limits: { maxFirst: this.opts.maxFirst, maxSkip: this.opts.maxSkip },
       indexingError: fault === 'indexing',
       ...(garble ? { garble } : {}),
       ...(garblePage ? { garblePage } : {}),
       ...(omit ? { omit } : {}),
+      ...(served ? { served } : {}),
     };
   }
 
@@ -409,7 +410,7 @@ export class SandboxServer {
         });
       case '/_sandbox/dropped':
         // The rows answers left out silently, in order; a POST also forgets them.
-        if (req.method === 'POST') return send(res, 200, { dropped: this.silentDrop.dropped.splice(0) });
+        if (req.method === 'POST') return send(res, 200, { dropped: this.silentDrop.forget() });
         return send(res, 200, { dropped: this.silentDrop.dropped });
       case '/_sandbox/garbage':
         if (req.method === 'POST') {

@@ -64,6 +64,8 @@ export interface ExecOptions {
   readonly garblePage?: (entity: string, rows: Record<string, unknown>[]) => void;
   /** Whether a row a root collection's answer would hold is left out of it, silently (see `runCollection`). */
   readonly omit?: (entity: string, row: Row) => boolean;
+  /** Called with the rows each root field's answer holds. */
+  readonly served?: (entity: string, rows: readonly Row[]) => void;
 }
 
 /** The JSON result of a query. */
@@ -360,6 +362,7 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
       const { view } = resolveBlock(dep, args.block as Block);
       if (!root.many) {
         const row = table.get(String(args.id), view);
+        if (row) opts.served?.(root.entity.name, [row]);
         data[key] = row ? walker.row(root.entity, row, node.selectionSet!, view) : null;
         if (data[key] && opts.garble) opts.garble(root.entity.name, data[key] as Record<string, unknown>);
         continue;
@@ -374,6 +377,7 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
         undefined,
         omit && ((r) => omit(entity, r)),
       );
+      opts.served?.(entity, rows);
       data[key] = rows.map((r) => walker.row(root.entity, r, node.selectionSet!, view));
       if (opts.garble) for (const r of data[key] as Record<string, unknown>[]) opts.garble(root.entity.name, r);
       opts.garblePage?.(root.entity.name, data[key] as Record<string, unknown>[]);

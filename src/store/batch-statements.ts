@@ -214,13 +214,22 @@ export async function writeOne(
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
   const inserted = b.count ? await insertRows(tx, b, src) : 0;
   if (inserted !== b.count) throw new Error(`inserted ${inserted} of ${b.count} rows into ${b.ds.table}`);
-  const cp = checkpointStatement(checkpointKey(b), {
-    ...b.checkpoint,
-    block: { number: b.block, time: b.blockTime },
-    runId: b.runId,
-  });
-  // Compare-and-set: no row moved means another writer moved (or created) this checkpoint first.
-  if ((await tx.exec(cp.sql, cp.params)) !== 1) throw concurrentWriter(b);
+  if (b.checkpoint.keep) {
+    // A repair: the checkpoint stays as it is, and must still stand where the repair found it.
+    const stands = await tx.all(
+      'SELECT count(*) AS n FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2 AND cursor = $3',
+      [b.chainId, b.ds.name, b.checkpoint.prev],
+    );
+    if (Number(stands[0]?.n) !== 1) throw concurrentWriter(b);
+  } else {
+    const cp = checkpointStatement(checkpointKey(b), {
+      ...b.checkpoint,
+      block: { number: b.block, time: b.blockTime },
+      runId: b.runId,
+    });
+    // Compare-and-set: no row moved means another writer moved (or created) this checkpoint first.
+    if ((await tx.exec(cp.sql, cp.params)) !== 1) throw concurrentWriter(b);
+  }
   if (b.mergeShards) {
     const drop = dropShardsStatement(b.chainId, b.ds.name);
     await tx.exec(drop.sql, drop.params);

@@ -44,8 +44,12 @@ export interface Batch {
   /** How many rows the batch holds (its mapped rows, or the rows of its pages). */
   readonly count: number;
   readonly replace: Replace;
-  /** The checkpoint move that commits with the rows: the dataset's own, or (with `shard`) one shard's of its backfill. */
-  readonly checkpoint: Pick<CheckpointMove, 'prev' | 'next'> & Pick<CheckpointKey, 'shard'>;
+  /**
+   * The checkpoint move that commits with the rows: the dataset's own, or (with `shard`) one shard's of its backfill.
+   * With `keep` (a repair), the checkpoint must stand at `prev` and is left as it is: the rows are replaced under it.
+   */
+  readonly checkpoint: Pick<CheckpointMove, 'prev' | 'next'> &
+    Pick<CheckpointKey, 'shard'> & { readonly keep?: boolean };
   /** Deletes the dataset's shard checkpoints in the same transaction (the shards are merged into its own). */
   readonly mergeShards?: boolean;
 }

@@ -225,7 +225,7 @@ function outOfMemory(e: unknown, batches: readonly Batch[]): unknown {
  * checks once) but the merge itself.
  */
 function joinsInsert(b: Batch): boolean {
-  if (b.count === 0 || b.mergeShards) return false;
+  if (b.count === 0 || b.mergeShards || b.checkpoint.keep) return false;
   if (b.checkpoint.shard) return b.replace.kind === 'none' || b.replace.kind === 'range';
   return b.replace.kind === 'none' && b.ds.kind !== 'event' && b.ds.kind !== 'bucket';
 }

@@ -15,6 +15,8 @@ const LAYERS = [
   // The recipe of a run: lock, warehouse, extract, lake, views. The stages below it know nothing of each other's
   // places in it: `export/` (extract) imports neither `lake/` nor `reports/`.
   'pipeline',
+  // Completeness against the upstream's counters, and repairs: reads the warehouse and the lake, re-reads through export.
+  'verify',
   'reports',
   'lake',
   'export',

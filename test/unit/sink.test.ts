@@ -207,6 +207,34 @@ describe('the DuckDB sink', () => {
     expect((await pending()).map((p) => p.dataset)).toEqual([STATE.name]);
   });
 
+  it('a repair batch (keep) replaces its range under the checkpoint and leaves the checkpoint row as it was', async () => {
+    await sink.write(
+      batch(EVENTS, [row(EVENTS, 'a', 10), row(EVENTS, 'c', 30)], { prev: null, next: '1', replace: { kind: 'none' } }),
+    );
+    const before = await w.all('SELECT * FROM _pool_export.checkpoints');
+    const repair = (prev: string) => ({
+      ...batch(EVENTS, [row(EVENTS, 'b', 20), row(EVENTS, 'c', 30, 'again')], {
+        prev,
+        next: prev,
+        replace: { kind: 'range', column: 'timestamp', from: 20, to: 40 },
+      }),
+      runId: 'repair-1',
+      block: 90,
+      checkpoint: { prev, next: prev, keep: true },
+    });
+    await sink.write(repair('1'));
+    expect(await stored(EVENTS)).toEqual(['a@10=v-a', 'b@20=v-b', 'c@30=again']);
+    // The same checkpoint row: cursor, block, run and time of its last move.
+    expect(await w.all('SELECT * FROM _pool_export.checkpoints')).toEqual(before);
+    // One whose checkpoint moved since is refused whole.
+    await expect(sink.write({ ...repair('0'), rows: [row(EVENTS, 'd', 25)], count: 1 })).rejects.toBeInstanceOf(
+      ConcurrentWriterError,
+    );
+    expect(await stored(EVENTS)).toEqual(['a@10=v-a', 'b@20=v-b', 'c@30=again']);
+    // The lake rewrites the days from the range's start.
+    expect((await w.all('SELECT from_seq FROM _pool_export.lake_pending'))[0]).toEqual({ from_seq: '20' });
+  });
+
   it('refuses a batch whose checkpoint moved under it, writing none of its rows', async () => {
     await sink.write(batch(EVENTS, [row(EVENTS, 'a', 10)], { prev: null, next: '1', replace: { kind: 'none' } }));
     await expect(

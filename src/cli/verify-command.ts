@@ -1,0 +1,240 @@
+/** `pool-export verify`: the stored rows against the upstream's own counters (see `src/verify/`). */
+import { findDataset } from '../catalog/catalog.ts';
+import { chainName } from '../config/chains.ts';
+import type { Config } from '../config/config.ts';
+import { EXIT_GAPS, UsageError } from '../errors.ts';
+import { updateLake } from '../lake/migrate-lake.ts';
+import { Warehouse } from '../store/warehouse.ts';
+import { UpstreamClient } from '../upstream/client.ts';
+import { cells, fit, pad } from '../util/display.ts';
+import { inert, jsonSafe } from '../util/inert.ts';
+import { VERIFIED_DATASETS } from '../verify/identities.ts';
+import type { Mismatch } from '../verify/reconcile.ts';
+import { type Repaired, repair, repairTargets } from '../verify/repair.ts';
+import { type Check, type VerifyReport, type VerifyRequest, verify } from '../verify/verify.ts';
+import type { CommandBody } from './commands.ts';
+import { chainsOption, checkReadableDataDir, configFor, list, parseChains } from './options.ts';
+import { day } from './report-command.ts';
+import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
+
+interface Args extends MaintenanceArgs {
+  repair: boolean;
+  chains?: string;
+  datasets?: string;
+  from?: string;
+  to?: string;
+  format: 'table' | 'json';
+}
+
+const dayText = (t: number | null) => (t === null ? '-' : new Date(t * 1000).toISOString().slice(0, 10));
+/** A run of days: one day, or its first and last. */
+const daysText = (first: number, last: number) =>
+  first === last ? dayText(first) : `${dayText(first)}…${dayText(last)}`;
+const dayStart = (d: string | undefined) => (d === undefined ? undefined : Date.parse(`${d}T00:00:00Z`) / 1000);
+
+/** A table with a header, columns as wide as their cells (right-aligned where asked). */
+function table(head: readonly string[], rows: readonly (readonly string[])[], right: readonly boolean[]): string[] {
+  const widths = head.map((h, i) => Math.max(cells(h), ...rows.map((r) => cells(r[i]!))));
+  const line = (r: readonly string[]) =>
+    r
+      .map((c, i) => pad(c, widths[i]!, right[i]))
+      .join('  ')
+      .trimEnd();
+  return [line(head), ...rows.map(line)];
+}
+
+/** The checks, one line each: what was compared, at which block, and how many groups differ. */
+function checkLines(checks: readonly Check[]): string[] {
+  const done = checks.filter((c) => !c.skipped && !c.error);
+  const rows = done.map((c) => [
+    chainName(c.chainId),
+    c.dataset,
+    c.identity,
+    String(c.block),
+    c.days ? (c.days.first === 0 ? `to ${dayText(c.days.last)}` : daysText(c.days.first, c.days.last)) : 'all',
+    String(c.groups),
+    String(c.mismatches.length),
+  ]);
+  const out = rows.length
+    ? table(['chain', 'dataset', 'identity', 'block', 'days', 'groups', 'differ'], rows, [
+        false,
+        false,
+        false,
+        true,
+        false,
+        true,
+        true,
+      ])
+    : [];
+  for (const c of checks.filter((x) => x.skipped))
+    out.push(`not checked: ${c.dataset} on ${chainName(c.chainId)} (${c.identity}): ${c.skipped}`);
+  for (const c of checks.filter((x) => x.error))
+    out.push(`could not check ${c.dataset} on ${chainName(c.chainId)} (${c.identity}): ${inert(c.error!)}`);
+  return out;
+}
+
+/** Every mismatch: chain, dataset, day, pool (or token, crowd pool), expected and found. */
+function mismatchLines(ms: readonly Mismatch[], width: number): string[] {
+  const rows = ms.map((m) => [
+    chainName(m.chainId),
+    m.dataset,
+    dayText(m.day),
+    m.key === null ? '-' : `${m.keyKind} ${fit(inert(m.key), Math.max(12, width - 60))}`,
+    String(m.expected),
+    String(m.found),
+  ]);
+  return table(['chain', 'dataset', 'day', 'pool / token', 'expected', 'found'], rows, [
+    false,
+    false,
+    false,
+    false,
+    true,
+    true,
+  ]);
+}
+
+/** The report as JSON: every check and every mismatch, days as YYYY-MM-DD. */
+function json(r: VerifyReport): object {
+  const mismatch = (m: Mismatch) => ({
+    ...m,
+    chain: chainName(m.chainId),
+    day: m.day === null ? null : dayText(m.day),
+  });
+  return {
+    ok: r.mismatches.length === 0 && !r.checks.some((c) => c.error),
+    requests: r.requests,
+    checks: r.checks.map((c) => ({
+      ...c,
+      chain: chainName(c.chainId),
+      days: c.days ? { first: dayText(c.days.first), last: dayText(c.days.last) } : null,
+      mismatches: c.mismatches.length,
+    })),
+    mismatches: r.mismatches.map(mismatch),
+  };
+}
+
+/** The report as text: the checks, then every mismatch. */
+function text(r: VerifyReport): string {
+  const width = process.stdout.columns ?? 80;
+  const out = [...checkLines(r.checks), `${r.requests} requests to the upstream`];
+  out.push(
+    r.mismatches.length
+      ? `\n${r.mismatches.length} groups differ from the upstream's counters:\n${mismatchLines(r.mismatches, width).join('\n')}`
+      : r.checks.some((c) => c.error)
+        ? 'some identities could not be checked (above)'
+        : 'every identity checked holds',
+  );
+  return out.join('\n');
+}
+
+/** What a repair did, a line per dataset and chain. */
+function repairLines(done: readonly Repaired[]): string {
+  return done
+    .map((d) => {
+      const what = d.ranges === 'all' ? 'every row' : d.ranges.map((r) => daysText(r.from, r.to - 86_400)).join(', ');
+      return `repaired ${d.dataset} on ${chainName(d.chainId)} (${what}): ${d.rows} rows re-read in ${d.requests} requests`;
+    })
+    .join('\n');
+}
+
+/** Verifies; with `repair`, re-reads what is missing under the data folder's lock, then verifies again. */
+async function run(
+  a: Args,
+  config: Config,
+  req: Omit<VerifyRequest, 'warehouse' | 'client' | 'config'>,
+): Promise<void> {
+  const client = UpstreamClient.forConfig(config);
+  const print = (r: VerifyReport) => (a.format === 'json' ? undefined : process.stdout.write(`${text(r)}\n`));
+  if (!a.repair) {
+    const warehouse = await Warehouse.open(config.dataDir, { readOnly: true }).catch((e: Error) => {
+      if (/in use by another process/.test(e.message))
+        throw new Error(`a run holds the warehouse in ${config.dataDir}; verify again once it has ended`, { cause: e });
+      throw e;
+    });
+    let report: VerifyReport;
+    try {
+      report = await verify({ ...req, config, warehouse, client });
+    } finally {
+      await warehouse.close();
+    }
+    if (a.format === 'json') process.stdout.write(`${jsonSafe(JSON.stringify(json(report), null, 2))}\n`);
+    else print(report);
+    if (report.mismatches.length) {
+      process.exitCode = EXIT_GAPS;
+      if (a.format !== 'json') process.stdout.write('(pool-export verify --repair re-reads them)\n');
+    } else if (report.checks.some((c) => c.error)) process.exitCode = 1;
+    return;
+  }
+  await withDataLock(a, 'verify --repair', async () => {
+    const warehouse = await Warehouse.open(config.dataDir);
+    try {
+      const before = await verify({ ...req, config, warehouse, client });
+      print(before);
+      const log = () => undefined;
+      const repaired = await repair(
+        { config, warehouse, client, signal: new AbortController().signal, log },
+        repairTargets(before.checks),
+      );
+      if (repaired.length) {
+        if (a.format !== 'json') process.stdout.write(`\n${repairLines(repaired)}\n`);
+        await updateLake(warehouse, config.dataDir);
+      }
+      const after = repaired.length ? await verify({ ...req, config, warehouse, client }) : before;
+      if (a.format === 'json')
+        process.stdout.write(
+          `${jsonSafe(JSON.stringify({ before: json(before), repaired, after: json(after) }, null, 2))}\n`,
+        );
+      else if (repaired.length) process.stdout.write(`\nafter the repair:\n${text(after)}\n`);
+      if (after.mismatches.length) process.exitCode = EXIT_GAPS;
+      else if (after.checks.some((c) => c.error)) process.exitCode = 1;
+    } finally {
+      await warehouse.close();
+    }
+  });
+}
+
+/** The yargs module of the `verify` command. */
+export const verifyCommand: CommandBody<Args> = {
+  builder: (y) =>
+    chainsOption(maintenanceOptions(y), 'comma list of chains (default: the configured chains)')
+      .option('repair', {
+        type: 'boolean',
+        default: false,
+        describe: 're-read what is missing (at the block it was checked at, checkpoints untouched), then verify again',
+      })
+      .option('datasets', {
+        type: 'string',
+        describe: `comma list of datasets (default: every one an identity checks)`,
+      })
+      .option('from', { type: 'string', describe: 'first day to check, YYYY-MM-DD (UTC; default: the first)' })
+      .option('to', {
+        type: 'string',
+        describe: 'last day to check, YYYY-MM-DD (UTC; default: the last whose rows are all stored)',
+      })
+      .option('format', { choices: ['table', 'json'] as const, default: 'table' as const, describe: 'table, or JSON' }),
+  handler: async (a) => {
+    const config = configFor(a);
+    const chains = parseChains(a.chains) ?? config.chains;
+    const datasets = list(a.datasets)?.map((n) => {
+      const ds = findDataset(n);
+      if (!ds) throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\``);
+      if (!VERIFIED_DATASETS.has(ds.name))
+        throw new UsageError(
+          `no identity checks ${ds.name}; verify checks ${[...VERIFIED_DATASETS].join(', ')} (see the README, Verify)`,
+        );
+      return ds.name;
+    });
+    const from = dayStart(day('from', a.from));
+    const to = dayStart(day('to', a.to));
+    if (from !== undefined && to !== undefined && to < from)
+      throw new UsageError(`--to ${a.to} is before --from ${a.from}; give the first day first`);
+    if (!config.apiKey) throw new UsageError("verify reads the upstream's counters: set POOL_EXPORT_API_KEY");
+    checkReadableDataDir(config.dataDir);
+    await run(a, config, {
+      chains,
+      ...(datasets ? { datasets: new Set(datasets) } : {}),
+      ...(from !== undefined ? { from } : {}),
+      ...(to !== undefined ? { to } : {}),
+    });
+  },
+};

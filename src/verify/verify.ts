@@ -1,0 +1,117 @@
+/**
+ * `verify`: every identity of `identities.ts` on every chain asked for, each over the rows its dataset's runs had
+ * committed as of one block (`scope.ts`), with the upstream's counters read at that block (`counters.ts`).
+ */
+import pLimit from 'p-limit';
+import { findDataset } from '../catalog/catalog.ts';
+import type { Config } from '../config/config.ts';
+import { headRoutesFor } from '../export/plan.ts';
+import type { Warehouse } from '../store/warehouse.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { redact } from '../util/redact.ts';
+import { CounterReader, type DayRange } from './counters.ts';
+import { IDENTITIES, type Identity } from './identities.ts';
+import { foundCounts, type Mismatch, reconcile } from './reconcile.ts';
+import { scopeOf } from './scope.ts';
+
+/** What to verify. */
+export interface VerifyRequest {
+  readonly config: Config;
+  readonly warehouse: Pick<Warehouse, 'all'>;
+  readonly client: UpstreamClient;
+  readonly chains: readonly number[];
+  /** Datasets to check (all that an identity checks, when absent). */
+  readonly datasets?: ReadonlySet<string>;
+  /** The first and last day to check (Unix seconds of their starts), each open when absent. */
+  readonly from?: number;
+  readonly to?: number;
+}
+
+/** One identity on one chain: what was compared, and what differed; or why it was not checked. */
+export interface Check {
+  readonly chainId: number;
+  readonly identity: string;
+  readonly dataset: string;
+  /** The block the rows were read at and the counters read at. */
+  readonly block: number | null;
+  /** The days compared (day identities). */
+  readonly days: DayRange | null;
+  /** Groups compared: pools and days, days, crowd pools, or the whole table. */
+  readonly groups: number;
+  readonly mismatches: readonly Mismatch[];
+  /** Why it was not checked (nothing to check yet). */
+  readonly skipped?: string;
+  /** Why it could not be checked (the upstream failed). */
+  readonly error?: string;
+}
+
+/** The outcome of `verify`. */
+export interface VerifyReport {
+  readonly checks: readonly Check[];
+  readonly mismatches: readonly Mismatch[];
+  /** Requests sent to the upstream. */
+  readonly requests: number;
+}
+
+/** The identities of the datasets asked for. */
+export function identitiesFor(datasets?: ReadonlySet<string>): readonly Identity[] {
+  return IDENTITIES.filter((i) => !datasets || datasets.has(i.dataset));
+}
+
+/** Checks one identity on one chain. */
+async function checkOne(
+  req: VerifyRequest,
+  reader: CounterReader,
+  at: { identity: Identity; chainId: number },
+): Promise<Check> {
+  const { identity, chainId } = at;
+  const ds = findDataset(identity.dataset)!;
+  const base = {
+    chainId,
+    identity: identity.name,
+    dataset: identity.dataset,
+    block: null,
+    days: null,
+    groups: 0,
+    mismatches: [],
+  };
+  const scope = await scopeOf(req.warehouse, chainId, ds);
+  if ('skip' in scope) return { ...base, skipped: scope.skip };
+  let days: DayRange | undefined;
+  if (identity.counter.byDay) {
+    const last = Math.min(req.to ?? Infinity, scope.lastDay ?? -1);
+    const first = req.from ?? 0;
+    if (last < first)
+      return { ...base, block: scope.block, skipped: 'no day in the range has all its rows stored yet' };
+    days = { first, last };
+  } else if (!scope.complete) {
+    // A count over the whole table has no day: it is checked whatever days were asked for, once the table is whole.
+    return {
+      ...base,
+      block: scope.block,
+      skipped: 'its last pass did not end; a run that ends well makes it checkable',
+    };
+  }
+  const endpoint = headRoutesFor(req.config, ds, chainId)[0]!;
+  try {
+    const [counters, found] = await Promise.all([
+      reader.read(endpoint, identity.counter, { block: scope.block, ...(days ? { days } : {}) }),
+      foundCounts(req.warehouse, { identity, ds, chainId, ...(days ? { days } : {}) }),
+    ]);
+    const { groups, mismatches } = reconcile(identity, { chainId, counters, found });
+    return { ...base, block: scope.block, days: days ?? null, groups, mismatches };
+  } catch (e) {
+    return { ...base, block: scope.block, days: days ?? null, error: redact((e as Error).message, req.config.secrets) };
+  }
+}
+
+/** Verifies the chains asked for. */
+export async function verify(req: VerifyRequest): Promise<VerifyReport> {
+  const reader = new CounterReader(req.client, req.config);
+  const limit = pLimit(Math.max(1, req.config.concurrency));
+  const work = req.chains.flatMap((chainId) =>
+    identitiesFor(req.datasets).map((identity) => limit(() => checkOne(req, reader, { identity, chainId }))),
+  );
+  const checks = await Promise.all(work);
+  return { checks, mismatches: checks.flatMap((c) => c.mismatches), requests: reader.requests };
+}

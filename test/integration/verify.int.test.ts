@@ -1,0 +1,208 @@
+/**
+ * `verify` against a sandbox process: a clean export of every chain verifies; rows the sandbox left out silently (its
+ * own list is the oracle) are named exactly, by chain, dataset, day and pool, and `--repair` brings them back; so are
+ * rows deleted from the warehouse by hand. After a repair the warehouse equals the sandbox's rows at the checkpointed
+ * blocks, the lake equals the warehouse, and the checkpoints are as they were.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chainName } from '../../src/config/chains.ts';
+import { EXIT_GAPS } from '../../src/errors.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+
+const DAY = 86_400;
+/** The datasets an identity checks, with the entity each holds and where a row's day and group are. */
+const COVERED: Record<string, { dataset: string; day?: string; key?: string }> = {
+  Swap: { dataset: 'dodoex.swaps', day: 'timestamp', key: 'pair' },
+  Transaction: { dataset: 'dodoex.transactions', day: 'timestamp' },
+  PairDayData: { dataset: 'dodoex.pair_day_datas', day: 'date', key: 'pairAddress' },
+  DodoDayData: { dataset: 'dodoex.dodo_day_datas', day: 'date' },
+  UserDayData: { dataset: 'dodoex.user_day_datas', day: 'date' },
+  TokenDayData: { dataset: 'dodoex.token_day_datas', day: 'date', key: 'token' },
+  BidPosition: { dataset: 'dodoex.bid_positions', key: 'cp' },
+};
+const COVERED_DATASETS = Object.values(COVERED).map((c) => c.dataset);
+
+let sb: SandboxProcess;
+let dir: string;
+beforeAll(async () => {
+  sb = await startSandbox(['--scale', '600']);
+  dir = mkdtempSync(join(tmpdir(), 'pool-export-verify-'));
+});
+afterAll(async () => {
+  await sb?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Named {
+  chain: string;
+  dataset: string;
+  day: string | null;
+  key: string | null;
+  expected: number;
+  found: number;
+}
+
+/** `verify --format json` (with more flags); its exit code and report. */
+async function verifyJson(data: string, flags: string[] = []) {
+  const r = await cli(['verify', '--format', 'json', ...flags], sandboxEnv(sb, data));
+  if (!r.stdout.startsWith('{')) throw new Error(`verify printed no JSON (exit ${r.code}): ${r.stderr}`);
+  return { code: r.code, report: JSON.parse(r.stdout), stderr: r.stderr };
+}
+
+/** Each group's shortfall: (chain, dataset, day, key) → expected − found. */
+const shortfall = (ms: Named[]) =>
+  Object.fromEntries(ms.map((m) => [JSON.stringify([m.chain, m.dataset, m.day, m.key]), m.expected - m.found]));
+
+async function checkpoints(data: string): Promise<Record<string, unknown>[]> {
+  const w = await Warehouse.open(data, { readOnly: true });
+  try {
+    return await w.all('SELECT * FROM _pool_export.checkpoints ORDER BY chain_id, dataset');
+  } finally {
+    await w.close();
+  }
+}
+
+const dayOf = (t: unknown) => new Date(Math.floor(Number(t) / DAY) * DAY * 1000).toISOString().slice(0, 10);
+
+describe('verify', () => {
+  const clean = () => join(dir, 'clean');
+
+  it('a clean export of every chain verifies with no mismatch, every identity checked', async () => {
+    const env = sandboxEnv(sb, clean());
+    expect((await cli(['run'], env)).code).toBe(0);
+    const { code, report } = await verifyJson(clean());
+    expect(report.mismatches).toEqual([]);
+    expect(code).toBe(0);
+    const chains = new Set(report.checks.map((c: { chain: string }) => c.chain));
+    expect([...chains].sort()).toEqual(KNOWN_CHAINS.map((c) => c.name).sort());
+    // Every identity of every chain was compared, none skipped or failed, each over some groups.
+    for (const c of report.checks) {
+      expect(c.skipped ?? c.error, `${c.chain} ${c.identity}`).toBeUndefined();
+      expect(c.groups, `${c.chain} ${c.identity}`).toBeGreaterThan(0);
+    }
+    expect(report.requests).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('names exactly the rows left out silently, and --repair brings them back into the warehouse and the lake', async () => {
+    const data = join(dir, 'dropped');
+    const env = sandboxEnv(sb, data);
+    const chains = ['bsc', 'polygon'];
+    await sb.control('dropped', {});
+    await sb.control('faults', { silentDrop: 0.01, silentDropEntities: Object.keys(COVERED) });
+    let run: Awaited<ReturnType<typeof cli>>;
+    try {
+      run = await cli(['run', '--chains', chains.join(',')], env);
+    } finally {
+      await sb.control('faults', { silentDrop: 0, silentDropEntities: [] });
+    }
+    // The run itself sees nothing wrong.
+    expect(run.code).toBe(0);
+    const { dropped } = await sb.control<{
+      dropped: { chainId: number; entity: string; row: Record<string, unknown>; servedLater: boolean }[];
+    }>('dropped');
+    const lost = dropped.filter((d) => !d.servedLater && [56, 137].includes(d.chainId));
+    expect(lost.length).toBeGreaterThan(20);
+    // The oracle: the sandbox's own list, grouped by chain, dataset, day and pool (token, crowd pool).
+    const want: Record<string, number> = {};
+    for (const d of lost) {
+      const c = COVERED[d.entity]!;
+      const key = JSON.stringify([
+        chainName(d.chainId),
+        c.dataset,
+        c.day ? dayOf(d.row[c.day]) : null,
+        c.key ? String(d.row[c.key]) : null,
+      ]);
+      want[key] = (want[key] ?? 0) + 1;
+    }
+    const before = await checkpoints(data);
+    const found = await verifyJson(data, ['--chains', chains.join(',')]);
+    expect(found.code).toBe(EXIT_GAPS);
+    expect(shortfall(found.report.mismatches)).toEqual(want);
+
+    const repaired = await verifyJson(data, ['--chains', chains.join(','), '--repair']);
+    expect(repaired.code).toBe(0);
+    expect(shortfall(repaired.report.before.mismatches)).toEqual(want);
+    expect(repaired.report.after.mismatches).toEqual([]);
+    // One repair per chain and dataset with rows lost, and none other.
+    expect(
+      repaired.report.repaired.map((r: { chainId: number; dataset: string }) => `${r.chainId} ${r.dataset}`).sort(),
+    ).toEqual([...new Set(lost.map((d) => `${d.chainId} ${COVERED[d.entity]!.dataset}`))].sort());
+    // The warehouse holds the sandbox's rows, the lake the warehouse's, and no checkpoint moved.
+    const compared = await compareWithSandbox(sb, data, [56, 137], COVERED_DATASETS);
+    expect(compared.mismatches).toEqual([]);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+    expect(await checkpoints(data)).toEqual(before);
+  });
+
+  it('names rows deleted from the warehouse by hand, and --repair restores them', async () => {
+    const data = clean();
+    const w = await Warehouse.open(data);
+    let gone: Record<string, unknown>[];
+    try {
+      // Three swaps of one pool's day on bsc, a pool's day row on polygon, and two users on avax.
+      gone = [
+        ...(await w.all(
+          `DELETE FROM dodoex.swaps WHERE id IN (SELECT id FROM dodoex.swaps WHERE chain_id = 56 AND (pair_id, timestamp // ${DAY}) =
+             (SELECT (pair_id, timestamp // ${DAY}) FROM dodoex.swaps WHERE chain_id = 56 GROUP BY ALL HAVING count(*) > 5 ORDER BY ALL LIMIT 1)
+           ORDER BY id LIMIT 3) RETURNING 'swaps' AS t, chain_id, pair_id AS k, timestamp AS d`,
+        )),
+        ...(await w.all(
+          `DELETE FROM dodoex.pair_day_datas WHERE chain_id = 137 AND id = (SELECT min(id) FROM dodoex.pair_day_datas WHERE chain_id = 137)
+           RETURNING 'pair_day_datas' AS t, chain_id, pair_address AS k, date AS d`,
+        )),
+        ...(await w.all(
+          `DELETE FROM dodoex.users WHERE chain_id = 43114 AND id IN (SELECT id FROM dodoex.users WHERE chain_id = 43114 ORDER BY id LIMIT 2)
+           RETURNING 'users' AS t, chain_id, NULL AS k, NULL AS d`,
+        )),
+      ];
+    } finally {
+      await w.close();
+    }
+    expect(gone.map((g) => g.t)).toEqual(['swaps', 'swaps', 'swaps', 'pair_day_datas', 'users', 'users']);
+    const swap = gone[0]!;
+    const day = gone[3]!;
+    const found = await verifyJson(data);
+    expect(found.code).toBe(EXIT_GAPS);
+    expect(shortfall(found.report.mismatches)).toEqual({
+      [JSON.stringify(['bsc', 'dodoex.swaps', dayOf(swap.d), swap.k])]: 3,
+      [JSON.stringify(['polygon', 'dodoex.pair_day_datas', dayOf(day.d), day.k])]: 1,
+      [JSON.stringify(['avax', 'dodoex.users', null, null])]: 2,
+    });
+    const before = await checkpoints(data);
+    const repaired = await cli(['verify', '--repair'], sandboxEnv(sb, data));
+    expect(repaired.code).toBe(0);
+    expect(repaired.stdout).toContain('repaired dodoex.swaps on bsc');
+    expect(repaired.stdout).toMatch(/after the repair:[\s\S]*every identity checked holds/);
+    expect((await verifyJson(data)).code).toBe(0);
+    const compared = await compareWithSandbox(
+      sb,
+      data,
+      [56, 137, 43114],
+      ['dodoex.swaps', 'dodoex.pair_day_datas', 'dodoex.users'],
+    );
+    expect(compared.mismatches).toEqual([]);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+    expect(await checkpoints(data)).toEqual(before);
+  });
+
+  it('refuses bad input with a usage error: an unknown dataset, one no identity checks, days the wrong way round', async () => {
+    const env = sandboxEnv(sb, clean());
+    const cases: [string[], string][] = [
+      [['--datasets', 'dodoex.swapz'], 'unknown dataset "dodoex.swapz"'],
+      [['--datasets', 'dodoex.order_histories'], 'no identity checks dodoex.order_histories'],
+      [['--from', '2026-11-20', '--to', '2026-11-10'], '--to 2026-11-10 is before --from 2026-11-20'],
+      [['--from', '2026-02-30'], '--from 2026-02-30 is not a day of the calendar'],
+    ];
+    for (const [flags, message] of cases) {
+      const r = await cli(['verify', ...flags], env);
+      expect(r.code, flags.join(' ')).toBe(2);
+      expect(r.stderr).toContain(message);
+    }
+  });
+});
