@@ -9,6 +9,7 @@ import { UpstreamClient } from '../upstream/client.ts';
 import { cells, fit, pad } from '../util/display.ts';
 import { inert, jsonSafe } from '../util/inert.ts';
 import { VERIFIED_DATASETS } from '../verify/identities.ts';
+import { LAKE_IDENTITY } from '../verify/lake-match.ts';
 import type { Mismatch } from '../verify/reconcile.ts';
 import { type Repaired, repair, repairTargets } from '../verify/repair.ts';
 import { type Check, type VerifyReport, type VerifyRequest, verify } from '../verify/verify.ts';
@@ -43,9 +44,9 @@ function table(head: readonly string[], rows: readonly (readonly string[])[], ri
   return [line(head), ...rows.map(line)];
 }
 
-/** The checks, one line each: what was compared, at which block, and how many groups differ. */
+/** The checks, one line each (the lake's, one line per chain): what was compared, at which block, how many differ. */
 function checkLines(checks: readonly Check[]): string[] {
-  const done = checks.filter((c) => !c.skipped && !c.error);
+  const done = checks.filter((c) => !c.skipped && !c.error && c.identity !== LAKE_IDENTITY);
   const rows = done.map((c) => [
     chainName(c.chainId),
     c.dataset,
@@ -66,6 +67,14 @@ function checkLines(checks: readonly Check[]): string[] {
         true,
       ])
     : [];
+  for (const chainId of new Set(checks.filter((c) => c.identity === LAKE_IDENTITY).map((c) => c.chainId))) {
+    const lake = checks.filter((c) => c.identity === LAKE_IDENTITY && c.chainId === chainId && !c.skipped);
+    const groups = lake.reduce((n, c) => n + c.groups, 0);
+    const differ = lake.reduce((n, c) => n + c.mismatches.length, 0);
+    out.push(
+      `${chainName(chainId)}: the lake against the warehouse, ${lake.length} datasets, ${groups} days (or tables) compared, ${differ} differ`,
+    );
+  }
   for (const c of checks.filter((x) => x.skipped))
     out.push(`not checked: ${c.dataset} on ${chainName(c.chainId)} (${c.identity}): ${c.skipped}`);
   for (const c of checks.filter((x) => x.error))
@@ -79,17 +88,19 @@ function mismatchLines(ms: readonly Mismatch[], width: number): string[] {
     chainName(m.chainId),
     m.dataset,
     dayText(m.day),
-    m.key === null ? '-' : `${m.keyKind} ${fit(inert(m.key), Math.max(12, width - 60))}`,
+    m.key === null ? '-' : `${m.keyKind} ${fit(inert(m.key), Math.max(12, width - 80))}`,
     String(m.expected),
     String(m.found),
+    m.identity === LAKE_IDENTITY ? 'lake rows (expected: the warehouse’s)' : m.identity,
   ]);
-  return table(['chain', 'dataset', 'day', 'pool / token', 'expected', 'found'], rows, [
+  return table(['chain', 'dataset', 'day', 'pool / token', 'expected', 'found', 'identity'], rows, [
     false,
     false,
     false,
     false,
     true,
     true,
+    false,
   ]);
 }
 
@@ -131,6 +142,8 @@ function text(r: VerifyReport): string {
 function repairLines(done: readonly Repaired[]): string {
   return done
     .map((d) => {
+      if (d.ranges === 'lake')
+        return `rewrote the lake's files of ${d.dataset} on ${chainName(d.chainId)} from the warehouse`;
       const what = d.ranges === 'all' ? 'every row' : d.ranges.map((r) => daysText(r.from, r.to - 86_400)).join(', ');
       return `repaired ${d.dataset} on ${chainName(d.chainId)} (${what}): ${d.rows} rows re-read in ${d.requests} requests`;
     })

@@ -20,23 +20,33 @@ import type { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import type { EventLog } from '../util/logger.ts';
+import { LAKE_IDENTITY } from './lake-match.ts';
 import type { Check } from './verify.ts';
 
 const DAY = 86_400;
 
-/** What one dataset on one chain needs re-read: day ranges [from, to) of its keyset column, or every row. */
+/**
+ * What one dataset on one chain needs: day ranges [from, to) of its keyset column re-read, or every row; or (`lake`)
+ * its lake files rewritten from the warehouse.
+ */
 export interface RepairTarget {
   readonly chainId: number;
   readonly ds: Dataset;
   readonly block: number;
-  readonly ranges: readonly { readonly from: number; readonly to: number }[] | 'all';
+  readonly ranges: readonly { readonly from: number; readonly to: number }[] | 'all' | 'lake';
 }
 
 /** The repairs a verification calls for: one per dataset and chain with mismatches. */
 export function repairTargets(checks: readonly Check[]): RepairTarget[] {
   const byDataset = new Map<string, { chainId: number; ds: Dataset; block: number; days: Set<number>; all: boolean }>();
+  const lake: RepairTarget[] = [];
   for (const c of checks) {
-    if (!c.mismatches.length || c.block === null) continue;
+    if (!c.mismatches.length) continue;
+    if (c.identity === LAKE_IDENTITY) {
+      lake.push({ chainId: c.chainId, ds: findDataset(c.dataset)!, block: 0, ranges: 'lake' });
+      continue;
+    }
+    if (c.block === null) continue;
     const key = `${c.chainId}/${c.dataset}`;
     const t = byDataset.get(key) ?? {
       chainId: c.chainId,
@@ -50,12 +60,16 @@ export function repairTargets(checks: readonly Check[]): RepairTarget[] {
       else t.days.add(m.day);
     byDataset.set(key, t);
   }
-  return [...byDataset.values()].map((t) => ({
-    chainId: t.chainId,
-    ds: t.ds,
-    block: t.block,
-    ranges: t.all ? 'all' : dayRanges([...t.days]),
-  }));
+  const rows = [...byDataset.values()].map(
+    (t): RepairTarget => ({
+      chainId: t.chainId,
+      ds: t.ds,
+      block: t.block,
+      ranges: t.all ? 'all' : dayRanges([...t.days]),
+    }),
+  );
+  // The lake's files are rewritten after the rows they hold are repaired.
+  return [...rows, ...lake];
 }
 
 /** Runs of consecutive days, as [from, to) in seconds. */
@@ -87,8 +101,18 @@ export interface Repaired {
   readonly requests: number;
 }
 
+/** Has a dataset's lake files of a chain rewritten whole from the warehouse by the next lake write. */
+async function relake(args: RepairArgs, t: RepairTarget): Promise<Repaired> {
+  await args.warehouse.exec(
+    `INSERT OR REPLACE INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs, rebuild) VALUES ($1, $2, NULL, [], true)`,
+    [t.chainId, t.ds.name],
+  );
+  return { chainId: t.chainId, dataset: t.ds.name, ranges: 'lake', rows: 0, requests: 0 };
+}
+
 /** Re-reads one target and replaces its rows under the unmoved checkpoint. */
 async function repairOne(args: RepairArgs, t: RepairTarget): Promise<Repaired> {
+  if (t.ranges === 'lake') return relake(args, t);
   const { config, warehouse } = args;
   const checkpoints = new CheckpointStore(warehouse);
   const cp = await checkpoints.get(t.chainId, t.ds.name);

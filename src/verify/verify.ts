@@ -1,6 +1,7 @@
 /**
  * `verify`: every identity of `identities.ts` on every chain asked for, each over the rows its dataset's runs had
- * committed as of one block (`scope.ts`), with the upstream's counters read at that block (`counters.ts`).
+ * committed as of one block (`scope.ts`), with the upstream's counters read at that block (`counters.ts`); then the
+ * lake against the warehouse (`lake-match.ts`).
  */
 import pLimit from 'p-limit';
 import { findDataset } from '../catalog/catalog.ts';
@@ -11,6 +12,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import { redact } from '../util/redact.ts';
 import { CounterReader, type DayRange } from './counters.ts';
 import { IDENTITIES, type Identity } from './identities.ts';
+import { lakeChecks } from './lake-match.ts';
 import { foundCounts, type Mismatch, reconcile } from './reconcile.ts';
 import { scopeOf } from './scope.ts';
 
@@ -112,6 +114,15 @@ export async function verify(req: VerifyRequest): Promise<VerifyReport> {
   const work = req.chains.flatMap((chainId) =>
     identitiesFor(req.datasets).map((identity) => limit(() => checkOne(req, reader, { identity, chainId }))),
   );
-  const checks = await Promise.all(work);
+  const checks = [...(await Promise.all(work))];
+  // The lake against the warehouse: no request.
+  for (const chainId of req.chains)
+    checks.push(
+      ...(await lakeChecks(req.warehouse, {
+        dataDir: req.config.dataDir,
+        chainId,
+        ...(req.datasets ? { datasets: req.datasets } : {}),
+      })),
+    );
   return { checks, mismatches: checks.flatMap((c) => c.mismatches), requests: reader.requests };
 }

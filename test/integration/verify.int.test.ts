@@ -4,7 +4,7 @@
  * rows deleted from the warehouse by hand. After a repair the warehouse equals the sandbox's rows at the checkpointed
  * blocks, the lake equals the warehouse, and the checkpoints are as they were.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -167,9 +167,30 @@ describe('verify', () => {
     expect(gone.map((g) => g.t)).toEqual(['swaps', 'swaps', 'swaps', 'pair_day_datas', 'users', 'users']);
     const swap = gone[0]!;
     const day = gone[3]!;
+    // And one month file of polygon's swaps in the lake, whose days' rows the warehouse still holds.
+    const months = join(data, 'lake', 'dodoex', 'swaps', 'chain=polygon');
+    const month = readdirSync(months).sort()[0]!;
+    rmSync(join(months, month), { recursive: true });
+    const r = await Warehouse.open(data, { readOnly: true });
+    const perDay = await r.all(
+      `SELECT strftime(to_timestamp(timestamp // ${DAY} * ${DAY}), '%Y-%m-%d') AS day, count(*) AS n FROM dodoex.swaps
+       WHERE chain_id = 137 AND strftime(to_timestamp(timestamp), '%Y-%m') = $1 GROUP BY ALL`,
+      [month.slice('month='.length)],
+    );
+    await r.close();
+    expect(perDay.length).toBeGreaterThan(0);
     const found = await verifyJson(data);
     expect(found.code).toBe(EXIT_GAPS);
-    expect(shortfall(found.report.mismatches)).toEqual({
+    const lake = (m: Named & { identity: string }) => m.identity === 'lake rows';
+    // The lake against the warehouse: the month's days lack all their rows there; the days (and the table) whose
+    // rows were deleted from the warehouse hold those rows more in the lake.
+    expect(shortfall(found.report.mismatches.filter(lake))).toEqual({
+      ...Object.fromEntries(perDay.map((d) => [JSON.stringify(['polygon', 'dodoex.swaps', d.day, null]), Number(d.n)])),
+      [JSON.stringify(['bsc', 'dodoex.swaps', dayOf(swap.d), null])]: -3,
+      [JSON.stringify(['polygon', 'dodoex.pair_day_datas', dayOf(day.d), null])]: -1,
+      [JSON.stringify(['avax', 'dodoex.users', null, null])]: -2,
+    });
+    expect(shortfall(found.report.mismatches.filter((m: Named & { identity: string }) => !lake(m)))).toEqual({
       [JSON.stringify(['bsc', 'dodoex.swaps', dayOf(swap.d), swap.k])]: 3,
       [JSON.stringify(['polygon', 'dodoex.pair_day_datas', dayOf(day.d), day.k])]: 1,
       [JSON.stringify(['avax', 'dodoex.users', null, null])]: 2,
@@ -178,6 +199,7 @@ describe('verify', () => {
     const repaired = await cli(['verify', '--repair'], sandboxEnv(sb, data));
     expect(repaired.code).toBe(0);
     expect(repaired.stdout).toContain('repaired dodoex.swaps on bsc');
+    expect(repaired.stdout).toContain("rewrote the lake's files of dodoex.swaps on polygon from the warehouse");
     expect(repaired.stdout).toMatch(/after the repair:[\s\S]*every identity checked holds/);
     expect((await verifyJson(data)).code).toBe(0);
     const compared = await compareWithSandbox(

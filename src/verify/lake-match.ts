@@ -1,0 +1,106 @@
+/**
+ * The lake against the warehouse: rows per dataset, chain and day (events and buckets by their time, snapshots and
+ * the liquidity list by when they were taken; a mutable entity's state as a whole). What the lake is known to lack
+ * (`lake_pending`: the next run writes it) is not compared. A repair has the dataset's files of the chain rewritten.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DATASETS, type Dataset } from '../catalog/catalog.ts';
+import { chainDir, LAKE_DIR, seqColumn } from '../lake/layout.ts';
+import type { Warehouse } from '../store/warehouse.ts';
+import { lit, q, qt } from '../util/sql.ts';
+import type { Mismatch } from './reconcile.ts';
+import type { Check } from './verify.ts';
+
+const DAY = 86_400;
+
+/** The name of the lake's identity, per day or whole. */
+export const LAKE_IDENTITY = 'lake rows';
+
+/** The day of a row, as SQL over a relation with the warehouse's columns: its time, or when it was taken. */
+function dayExpr(ds: Dataset): string | undefined {
+  const seq = seqColumn(ds);
+  if (seq) return `(CAST(${q(seq)} AS BIGINT) // ${DAY}) * ${DAY}`;
+  return ds.kind === 'mutable' ? undefined : `(epoch(_taken_at)::BIGINT // ${DAY}) * ${DAY}`;
+}
+
+/** Counts per day (or one count) of the warehouse's rows and the lake's files of one dataset on one chain. */
+async function counts(
+  w: Pick<Warehouse, 'all'>,
+  at: { ds: Dataset; chainId: number; dir: string; before: number | null },
+): Promise<{ day: number | null; warehouse: number; lake: number }[]> {
+  const day = dayExpr(at.ds) ?? 'NULL';
+  const seq = seqColumn(at.ds);
+  const before = at.before !== null && seq ? ` AND ${q(seq)} < ${Number(at.before)}` : '';
+  const stored = await w.all(
+    `SELECT ${day} AS day, count(*) AS n FROM ${qt(at.ds.table)} WHERE chain_id = $1${before} GROUP BY ALL`,
+    [at.chainId],
+  );
+  const glob = join(at.dir, at.ds.kind === 'mutable' ? '*.parquet' : join('*', '*.parquet'));
+  const written = existsSync(at.dir)
+    ? await w.all(
+        `SELECT ${day} AS day, count(*) AS n FROM read_parquet(${lit(glob)}, hive_partitioning = false) WHERE true${before} GROUP BY ALL`,
+      )
+    : [];
+  const out = new Map<string, { day: number | null; warehouse: number; lake: number }>();
+  const at_ = (d: unknown) => {
+    const k = String(d);
+    const e = out.get(k) ?? { day: d === null ? null : Number(d), warehouse: 0, lake: 0 };
+    out.set(k, e);
+    return e;
+  };
+  for (const r of stored) at_(r.day).warehouse = Number(r.n);
+  for (const r of written) at_(r.day).lake = Number(r.n);
+  return [...out.values()].sort((a, b) => (a.day ?? 0) - (b.day ?? 0));
+}
+
+/** The lake checks of the datasets asked for on one chain. */
+export async function lakeChecks(
+  w: Pick<Warehouse, 'all'>,
+  at: { readonly dataDir: string; readonly chainId: number; readonly datasets?: ReadonlySet<string> },
+): Promise<Check[]> {
+  const tables = new Set(
+    (await w.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables() WHERE NOT internal")).map((r) =>
+      String(r.t),
+    ),
+  );
+  const pending = new Map(
+    (
+      await w.all(
+        'SELECT dataset, from_seq, len(runs) AS runs, coalesce(rebuild, false) AS rebuild FROM _pool_export.lake_pending WHERE chain_id = $1',
+        [at.chainId],
+      )
+    ).map((r) => [String(r.dataset), r]),
+  );
+  const out: Check[] = [];
+  for (const ds of DATASETS.filter((d) => tables.has(d.table) && (!at.datasets || at.datasets.has(d.name)))) {
+    const base = { chainId: at.chainId, identity: LAKE_IDENTITY, dataset: ds.name, block: null, days: null };
+    const p = pending.get(ds.name);
+    const events = seqColumn(ds) !== undefined;
+    // What the next run writes: from a day on (events and buckets), or all of it.
+    if (p && (p.rebuild === true || (!events && Number(p.runs) > 0) || (events && p.from_seq === null))) {
+      out.push({ ...base, groups: 0, mismatches: [], skipped: 'the lake waits for the next run to write it' });
+      continue;
+    }
+    const before = p && events ? Number(p.from_seq) : null;
+    const dir = chainDir(join(at.dataDir, LAKE_DIR), { ds, chainId: at.chainId }, 'data');
+    const rows = await counts(w, { ds, chainId: at.chainId, dir, before });
+    if (!rows.some((r) => r.warehouse > 0 || r.lake > 0)) continue;
+    const mismatches = rows
+      .filter((r) => r.warehouse !== r.lake)
+      .map(
+        (r): Mismatch => ({
+          chainId: at.chainId,
+          dataset: ds.name,
+          identity: LAKE_IDENTITY,
+          day: r.day,
+          key: null,
+          keyKind: null,
+          expected: r.warehouse,
+          found: r.lake,
+        }),
+      );
+    out.push({ ...base, groups: rows.length, mismatches });
+  }
+  return out;
+}
