@@ -89,3 +89,22 @@ CREATE TABLE IF NOT EXISTS _pool_export.shard_checkpoints (
   updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
   PRIMARY KEY (chain_id, dataset, shard)
 );
+
+-- Verifications of the stored rows against the upstream's counters (`pool-export verify`, and each run's of the days
+-- it touched): one row per identity checked (or not) on a chain. `gaps` counts the groups that differ; `mismatches`
+-- holds the first of them (JSON: day, key, expected, found).
+CREATE TABLE IF NOT EXISTS _pool_export.verifications (
+  run_id     VARCHAR NOT NULL,   -- the run that verified, or `verify-<id>` for the command
+  chain_id   INTEGER NOT NULL,
+  dataset    VARCHAR NOT NULL,
+  identity   VARCHAR NOT NULL,
+  checked_at TIMESTAMPTZ NOT NULL,
+  block      BIGINT,
+  first_day  BIGINT,             -- Unix seconds of the first and last day compared (day identities)
+  last_day   BIGINT,
+  groups     INTEGER,
+  gaps       INTEGER,
+  mismatches VARCHAR,
+  skipped    VARCHAR,
+  error      VARCHAR
+);

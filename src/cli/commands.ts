@@ -33,7 +33,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     command: 'status',
-    describe: `Report per dataset and chain: last success, rows, lag behind the upstream, last error (exit ${EXIT_STALE} when stale); answers during a run`,
+    describe: `Report per dataset and chain: last success, rows, lag behind the upstream, last error, last verification (exit ${EXIT_STALE} when stale, ${EXIT_GAPS} when it found gaps); answers during a run`,
     load: async () => (await import('./status-command.ts')).statusCommand,
   },
   {

@@ -86,6 +86,7 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
       tasks,
       jobs: selected.map((j) => j.name),
       waitLockSecs: a['wait-lock'],
+      verify: a.verify,
       signal: stop.signal,
       log,
       ...(progress ? { progress } : {}),
@@ -101,6 +102,13 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
       );
     }
     if (outcome.lakeError) say(`FAILED ${inert(outcome.lakeError)}`);
+    const v = outcome.verification;
+    if (v)
+      say(
+        v.gaps
+          ? `GAPS: ${v.gaps} groups of the days this run touched differ from the upstream's counters (${v.requests} requests); \`pool-export verify\` names them, \`pool-export verify --repair\` re-reads them`
+          : `verified against the upstream's counters: ${v.groups} groups of the days this run touched, no gaps (${v.requests} requests)${v.errors ? `; ${v.errors} identities could not be checked (see the log)` : ''}`,
+      );
     if (outcome.stopped || outcome.lakeError || outcome.results.some((r) => r.status === 'failed'))
       process.exitCode = 1;
     // Stopped by a signal: the process ends by it (130 or 143 as a shell reports it), whatever else happened.

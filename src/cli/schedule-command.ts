@@ -72,6 +72,7 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
             tasks,
             jobs: [job.name],
             waitLockSecs: Math.max(30, a['wait-lock']),
+            verify: a.verify,
             signal,
             log,
           });

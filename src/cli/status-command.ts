@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { findDataset } from '../catalog/catalog.ts';
 import { chainName, parseChain } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
-import { EXIT_STALE, UsageError } from '../errors.ts';
+import { EXIT_GAPS, EXIT_STALE, UsageError } from '../errors.ts';
 import { headRoutesFor } from '../export/plan.ts';
 import { terminalWidth } from '../reports/output.ts';
 import { isStale, lagSeconds } from '../store/freshness.ts';
@@ -46,6 +46,8 @@ export interface StatusRow {
   /** The last run found no such entity at the dataset's endpoint: skipped there, never stale. */
   unavailable: boolean;
   stale: boolean;
+  /** Its last verification against the upstream's counters, if any: when, and how many groups differed. */
+  verification: { at: string; gaps: number; error: string | null } | null;
 }
 
 /** Parses `90s`, `15m`, `2h`, `1d` into seconds. */
@@ -109,6 +111,9 @@ async function entries(dataDir: string): Promise<{ entries: readonly StatusEntry
   }
 }
 
+/** Whether a dataset's last verification found groups that differ from the upstream's counters. */
+const gaps = (r: StatusRow) => (r.verification?.gaps ?? 0) > 0;
+
 /** The status table, for an 80-column terminal: dataset, chain, rows, lag, last success, state; errors below. */
 function table(rows: readonly StatusRow[], width: number): string {
   const ago = (iso: string | null) =>
@@ -119,7 +124,7 @@ function table(rows: readonly StatusRow[], width: number): string {
     humanNumber(r.rows),
     r.lagSeconds === null ? '-' : humanDuration(r.lagSeconds),
     ago(r.lastSuccess),
-    r.unavailable ? 'unavailable' : r.stale ? 'STALE' : 'ok',
+    r.unavailable ? 'unavailable' : [r.stale ? 'STALE' : '', gaps(r) ? 'GAPS' : ''].filter(Boolean).join('+') || 'ok',
   ]);
   const head = ['dataset', 'chain', 'rows', 'lag', 'last success', 'state'];
   const right = [false, false, true, true, false, false];
@@ -134,7 +139,22 @@ function table(rows: readonly StatusRow[], width: number): string {
     out.push(line(cellsOf[i]!));
     if (r.route) out.push(`  route: ${fit(r.route, width - 9)}`);
     if (r.lastError) out.push(`  last error: ${fit(r.lastError, width - 14)}`);
+    if (gaps(r))
+      out.push(
+        `  gaps: ${r.verification!.gaps} groups differ from the upstream's counters (verified ${ago(r.verification!.at)}); pool-export verify names them`,
+      );
   });
+  const verified = rows.filter((r) => r.verification);
+  if (verified.length) {
+    const last = verified
+      .map((r) => r.verification!.at)
+      .sort()
+      .at(-1)!;
+    const withGaps = verified.filter(gaps).length;
+    out.push(
+      `verified against the upstream's counters: ${verified.length} of these, last ${ago(last)}; ${withGaps ? `${withGaps} with gaps` : 'no gaps'}`,
+    );
+  }
   return out.join('\n');
 }
 
@@ -273,6 +293,7 @@ export const statusCommand: CommandBody<Args> = {
         route: routes.length > 1 ? (c.route ?? null) : null,
         unavailable,
         stale: isStale(c, lag, staleAfter),
+        verification: c.verification ?? null,
       };
     });
     // A run that left the file in 'running' may have been killed: only a live one is in progress.
@@ -316,6 +337,7 @@ export const statusCommand: CommandBody<Args> = {
         );
       if (routeLags.length) process.stdout.write(`${routeLines(routeLags, width)}\n`);
     }
-    if (rows.length === 0 || rows.some((r) => r.stale)) process.exitCode = EXIT_STALE;
+    if (rows.some(gaps)) process.exitCode = EXIT_GAPS;
+    else if (rows.length === 0 || rows.some((r) => r.stale)) process.exitCode = EXIT_STALE;
   },
 };

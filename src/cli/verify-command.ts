@@ -1,9 +1,11 @@
 /** `pool-export verify`: the stored rows against the upstream's own counters (see `src/verify/`). */
+import { randomUUID } from 'node:crypto';
 import { findDataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { EXIT_GAPS, UsageError } from '../errors.ts';
 import { updateLake } from '../lake/migrate-lake.ts';
+import { refreshStatusFile } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { cells, fit, pad } from '../util/display.ts';
@@ -11,6 +13,7 @@ import { inert, jsonSafe } from '../util/inert.ts';
 import { VERIFIED_DATASETS } from '../verify/identities.ts';
 import { LAKE_IDENTITY } from '../verify/lake-match.ts';
 import type { Mismatch } from '../verify/reconcile.ts';
+import { recordChecks } from '../verify/record.ts';
 import { type Repaired, repair, repairTargets } from '../verify/repair.ts';
 import { type Check, type VerifyReport, type VerifyRequest, verify } from '../verify/verify.ts';
 import type { CommandBody } from './commands.ts';
@@ -193,6 +196,9 @@ async function run(
         await updateLake(warehouse, config.dataDir);
       }
       const after = repaired.length ? await verify({ ...req, config, warehouse, client }) : before;
+      // The ledger keeps the verification that stands now (status shows it).
+      await recordChecks(warehouse, `verify-${randomUUID()}`, after.checks);
+      await refreshStatusFile(warehouse, config.dataDir).catch(() => undefined);
       if (a.format === 'json')
         process.stdout.write(
           `${jsonSafe(JSON.stringify({ before: json(before), repaired, after: json(after) }, null, 2))}\n`,

@@ -47,6 +47,7 @@ export interface CommonArgs extends FolderArgs {
   'wait-lock': number;
   'log-level'?: string | undefined;
   'log-format'?: (typeof LOG_FORMATS)[number] | undefined;
+  verify: boolean;
 }
 
 /** Options shared by `run` and `schedule`. */
@@ -66,6 +67,11 @@ export function commonOptions<T>(y: Argv<T>) {
       type: 'number',
       default: 0,
       describe: 'seconds to wait when another run holds the data folder (default: stop at once)',
+    })
+    .option('verify', {
+      type: 'boolean',
+      default: true,
+      describe: "verify the days each run touched against the upstream's counters (--no-verify: don't)",
     })
     .option('log-level', {
       choices: LOG_LEVELS,

@@ -8,13 +8,17 @@ import { updateLake } from '../lake/migrate-lake.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { freeBytes, spillSpaceProblem } from '../store/spill-space.ts';
+import { refreshStatusFile } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
+import { type RunVerification, verifyRun } from '../verify/after-run.ts';
 
 /** Inputs of one run: those of `runExport` that do not need the warehouse open, and the lock's patience. */
 export interface RunOnceArgs extends Pick<RunArgs, 'config' | 'tasks' | 'jobs' | 'signal' | 'log' | 'progress'> {
   /** Seconds to wait for the data folder's lock before giving up. */
   readonly waitLockSecs: number;
+  /** Whether the run verifies what it touched against the upstream's counters (by default it does). */
+  readonly verify?: boolean;
 }
 
 /** The outcome of a run. */
@@ -24,6 +28,8 @@ export interface RunOutcome {
   readonly stopped: boolean;
   /** Why the lake write failed, when it did. */
   readonly lakeError?: string;
+  /** What the run's verification found, when it verified. */
+  readonly verification?: RunVerification;
 }
 
 /** Runs the plan once under the data folder's lock. */
@@ -94,6 +100,16 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
             lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
           if (lakeError) args.log('lake-failed', { runId, error: lakeError }, 'error');
         }
+      // What the run touched, against the upstream's counters; a failure of the verification is no failure of the run.
+      let verification: RunVerification | undefined;
+      if (args.verify !== false && !signal.aborted)
+        try {
+          verification = await verifyRun({ config: args.config, warehouse, client, runId, results, log: args.log });
+          // The status file shows the verification (derived data: a failure to write it is no failure).
+          await refreshStatusFile(warehouse, args.config.dataDir).catch(() => undefined);
+        } catch (e) {
+          if (!signal.aborted) args.log('verify-failed', { runId, error: (e as Error).message }, 'warn');
+        }
       for (const [host, g] of client.governors)
         if (g.limited)
           args.log('upstream-pace', { host, rateLimited: g.limited, requestsPerSecond: Number(g.rate.toFixed(2)) });
@@ -103,7 +119,13 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
         rows: results.reduce((a, r) => a + r.stats.rows, 0),
         stopped: signal.aborted,
       });
-      return { runId, results, stopped: signal.aborted, ...(lakeError ? { lakeError } : {}) };
+      return {
+        runId,
+        results,
+        stopped: signal.aborted,
+        ...(lakeError ? { lakeError } : {}),
+        ...(verification ? { verification } : {}),
+      };
     } finally {
       // A stopped run leaves the checkpoint of the write-ahead log to the next open, so that it ends sooner.
       await warehouse.close({ checkpoint: !signal.aborted });

@@ -8,7 +8,8 @@
  * - top pools: `top_pools` (latest snapshot), with each pool's `tvl_daily` line;
  * - APY: the service's `transaction_base_apy` of `top_pools` beside the fee APY of the pool's latest `apy` row;
  * - volume by token: `volume_by_token.volume_usd` (tracked) summed over the days;
- * - freshness: the status file's last success and the block time of the committed data, per dataset and chain.
+ * - freshness: the status file's last success and the block time of the committed data, per dataset and chain, with
+ *   the last verification against the upstream's counters and the gaps it found.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { chainName } from '../config/chains.ts';
@@ -57,6 +58,8 @@ export interface Freshness {
   readonly blockTime: string | null;
   /** Seconds between that block and the dashboard's making. */
   readonly lagSecs: number | null;
+  /** Its last verification against the upstream's counters: when, and how many groups differed (null: never). */
+  readonly verification: { readonly at: string; readonly gaps: number } | null;
 }
 
 /** Every figure of the dashboard. */
@@ -229,6 +232,7 @@ function freshness(dataDir: string, f: DashboardFilter, now: Date): Freshness[] 
       lastStatus: e.lastStatus,
       blockTime: e.blockTime,
       lagSecs: lagSeconds(e.blockTime, now.getTime() / 1000),
+      verification: e.verification ? { at: e.verification.at, gaps: e.verification.gaps } : null,
     }));
 }
 

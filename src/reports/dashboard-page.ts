@@ -190,9 +190,9 @@ function short(id: string): string {
   return id.length > 14 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
 }
 
-/** The freshness class of a lag: within an hour, a day, or older; a failed last task shows as failed. */
+/** The freshness class of a lag: within an hour, a day, or older; a failed last task, or gaps, show as failed. */
 function freshClass(f: Freshness): string {
-  if (f.lastStatus === 'failed') return 'failed';
+  if (f.lastStatus === 'failed' || (f.verification?.gaps ?? 0) > 0) return 'failed';
   if (f.lagSecs === null) return '';
   return f.lagSecs <= 3600 ? 'fresh' : f.lagSecs <= 86_400 ? 'stale' : 'old';
 }
@@ -207,8 +207,13 @@ function freshnessTable(entries: readonly Freshness[]): string {
     const cells = chains.map(([id]) => {
       const e = at.get(`${d}/${id}`);
       if (!e) return '<td></td>';
-      const title = `last success: ${e.lastSuccess ?? 'never'}; data at block time ${e.blockTime ?? '–'}; last task: ${e.lastStatus ?? '–'}`;
-      const text = e.lagSecs === null ? (e.lastStatus ?? '–') : humanDuration(e.lagSecs);
+      const v = e.verification;
+      const verified = v
+        ? `; verified ${v.at}: ${v.gaps ? `${v.gaps} groups differ from the upstream's counters` : 'no gaps'}`
+        : '';
+      const title = `last success: ${e.lastSuccess ?? 'never'}; data at block time ${e.blockTime ?? '–'}; last task: ${e.lastStatus ?? '–'}${verified}`;
+      const lag = e.lagSecs === null ? (e.lastStatus ?? '–') : humanDuration(e.lagSecs);
+      const text = v?.gaps ? `${lag}, ${v.gaps} gaps` : v ? `${lag} ✓` : lag;
       return `<td class="n ${freshClass(e)}" title="${escapeHtml(title)}">${escapeHtml(text)}</td>`;
     });
     return `<tr><th>${escapeHtml(d)}</th>${cells.join('')}</tr>`;
@@ -256,7 +261,7 @@ ${section('volume', { title: 'Daily volume per chain', note: 'Tracked USD volume
 ${section('top-pools', { title: 'Top pools by tracked TVL', note: 'Latest liquidity-list snapshot (report top_pools); the line is the pool\u2019s tracked TVL per day (tvl_daily).', wide: true }, topPoolsTable(d.topPools))}
 ${section('apy', { title: 'APY', note: 'The service\u2019s transaction APY (top_pools) beside the fee APY of the pool\u2019s latest day (report apy).' }, '<div class="chart" id="chart-apy"></div>')}
 ${section('tokens', { title: 'Volume by token', note: 'Tracked USD volume per token over the days shown (report volume_by_token).' }, '<div class="chart" id="chart-tokens"></div>')}
-${section('freshness', { title: 'Freshness', note: 'How old the committed data of each dataset are per chain (hover for the last success), from the data folder\u2019s status file.', wide: true }, freshnessTable(d.freshness))}
+${section('freshness', { title: 'Freshness', note: 'How old the committed data of each dataset are per chain (hover for the last success and the last verification), from the data folder\u2019s status file: \u2713 marks data verified complete against the upstream\u2019s counters; gaps, groups that differ from them (pool-export verify names them).', wide: true }, freshnessTable(d.freshness))}
 </div>
 <script type="application/json" id="dashboard-data">${scriptJson(d)}</script>
 <script>${echarts()}</script>

@@ -30,6 +30,11 @@ export interface StatusEntry {
   readonly blockTime: string | null;
   /** The route its last task read from (a label, never a key), when the ledger recorded one. */
   readonly route?: string | null;
+  /**
+   * Its last verification against the upstream's counters (`_pool_export.verifications`): when, how many groups
+   * differed (gaps), and why it could not check, if it could not. Absent when it was never verified.
+   */
+  readonly verification?: { readonly at: string; readonly gaps: number; readonly error: string | null } | null;
 }
 
 /** The file's content. */
@@ -62,17 +67,29 @@ export async function readEntries(w: Warehouse, only?: { dataset: string; chainI
       "SELECT count(*)::INTEGER AS n FROM duckdb_columns() WHERE schema_name = '_pool_export' AND table_name = 'run_tasks' AND column_name = 'route'",
     )
   )[0]!.n;
+  const verified = (
+    await w.all(
+      "SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE schema_name = '_pool_export' AND table_name = 'verifications'",
+    )
+  )[0]!.n;
+  // The last verification of each dataset and chain that checked something: its run's rows, gaps summed.
+  const v = verified
+    ? `SELECT chain_id, dataset, max(checked_at)::VARCHAR AS verified_at, sum(gaps)::INTEGER AS gaps,
+              string_agg(error, '; ') AS verify_error
+       FROM _pool_export.verifications WHERE skipped IS NULL GROUP BY chain_id, dataset, run_id
+       QUALIFY row_number() OVER (PARTITION BY chain_id, dataset ORDER BY max(checked_at) DESC) = 1`
+    : 'SELECT NULL::INTEGER AS chain_id, NULL AS dataset, NULL AS verified_at, NULL AS gaps, NULL AS verify_error WHERE false';
   const rows = await w.all(
     `
-    WITH t AS (
+    WITH v AS (${v}), t AS (
       SELECT chain_id, dataset, max(ended_at) FILTER (WHERE status = 'ok')::VARCHAR AS last_success,
              arg_max(error, ended_at) AS last_error, arg_max(status, ended_at) AS last_status,
              ${hasRoute ? 'arg_max(route, ended_at)' : 'NULL'} AS route
       FROM _pool_export.run_tasks GROUP BY ALL
     )
     SELECT chain_id, dataset, c.block, c.block_time::VARCHAR AS block_time, t.last_success, t.last_error, t.last_status,
-           t.route
-    FROM _pool_export.checkpoints c FULL JOIN t USING (chain_id, dataset)
+           t.route, v.verified_at, v.gaps, v.verify_error
+    FROM _pool_export.checkpoints c FULL JOIN t USING (chain_id, dataset) LEFT JOIN v USING (chain_id, dataset)
     WHERE (c.cursor IS NOT NULL OR t.last_status IS NOT NULL) ${filter}
     ORDER BY dataset, chain_id`,
     params,
@@ -99,7 +116,21 @@ export async function readEntries(w: Warehouse, only?: { dataset: string; chainI
     block: r.block === null ? null : Number(r.block),
     blockTime: iso(r.block_time),
     route: r.route === null || r.route === undefined ? null : String(r.route),
+    verification:
+      r.verified_at === null || r.verified_at === undefined
+        ? null
+        : {
+            at: iso(r.verified_at)!,
+            gaps: Number(r.gaps),
+            error: r.verify_error === null ? null : String(r.verify_error),
+          },
   }));
+}
+
+/** Rebuilds the file's entries from the warehouse (after a run's verification), keeping what it says of the run. */
+export async function refreshStatusFile(w: Warehouse, dataDir: string): Promise<void> {
+  const file = readStatusFile(dataDir);
+  if (file) writeStatusFile(dataDir, { ...file, writtenAt: new Date().toISOString(), entries: await readEntries(w) });
 }
 
 /** Writes the file (temporary name, then rename): readers see the old file or the new one, never half of one. */

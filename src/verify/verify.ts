@@ -8,7 +8,7 @@ import { findDataset } from '../catalog/catalog.ts';
 import type { Config } from '../config/config.ts';
 import { headRoutesFor } from '../export/plan.ts';
 import type { Warehouse } from '../store/warehouse.ts';
-import type { UpstreamClient } from '../upstream/client.ts';
+import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
 import { redact } from '../util/redact.ts';
 import { CounterReader, type DayRange } from './counters.ts';
 import { IDENTITIES, type Identity } from './identities.ts';
@@ -27,6 +27,8 @@ export interface VerifyRequest {
   /** The first and last day to check (Unix seconds of their starts), each open when absent. */
   readonly from?: number;
   readonly to?: number;
+  /** Whether the lake is checked against the warehouse too (by default it is). */
+  readonly lake?: boolean;
 }
 
 /** One identity on one chain: what was compared, and what differed; or why it was not checked. */
@@ -60,12 +62,18 @@ export function identitiesFor(datasets?: ReadonlySet<string>): readonly Identity
   return IDENTITIES.filter((i) => !datasets || datasets.has(i.dataset));
 }
 
-/** Checks one identity on one chain. */
-async function checkOne(
-  req: VerifyRequest,
-  reader: CounterReader,
-  at: { identity: Identity; chainId: number },
-): Promise<Check> {
+/** One identity on one chain, planned: what to read and compare, or the check it already is (skipped). */
+type Planned =
+  | { readonly check: Check }
+  | {
+      readonly identity: Identity;
+      readonly chainId: number;
+      readonly endpoint: Endpoint;
+      readonly at: { readonly block: number; readonly days?: DayRange };
+    };
+
+/** Plans one identity on one chain from the warehouse: the block and days its rows may be checked at. */
+async function plan(req: VerifyRequest, at: { identity: Identity; chainId: number }): Promise<Planned> {
   const { identity, chainId } = at;
   const ds = findDataset(identity.dataset)!;
   const base = {
@@ -78,32 +86,40 @@ async function checkOne(
     mismatches: [],
   };
   const scope = await scopeOf(req.warehouse, chainId, ds);
-  if ('skip' in scope) return { ...base, skipped: scope.skip };
+  if ('skip' in scope) return { check: { ...base, skipped: scope.skip } };
   let days: DayRange | undefined;
   if (identity.counter.byDay) {
     const last = Math.min(req.to ?? Infinity, scope.lastDay ?? -1);
     const first = req.from ?? 0;
     if (last < first)
-      return { ...base, block: scope.block, skipped: 'no day in the range has all its rows stored yet' };
+      return { check: { ...base, block: scope.block, skipped: 'no day in the range has all its rows stored yet' } };
     days = { first, last };
   } else if (!scope.complete) {
     // A count over the whole table has no day: it is checked whatever days were asked for, once the table is whole.
-    return {
-      ...base,
-      block: scope.block,
-      skipped: 'its last pass did not end; a run that ends well makes it checkable',
-    };
+    const skipped = 'its last pass did not end; a run that ends well makes it checkable';
+    return { check: { ...base, block: scope.block, skipped } };
   }
   const endpoint = headRoutesFor(req.config, ds, chainId)[0]!;
+  return { identity, chainId, endpoint, at: { block: scope.block, ...(days ? { days } : {}) } };
+}
+
+/** Reads a planned identity's counters and stored counts, and compares them. */
+async function checkOne(
+  req: VerifyRequest,
+  reader: CounterReader,
+  p: Exclude<Planned, { check: Check }>,
+): Promise<Check> {
+  const { identity, chainId, at } = p;
+  const ds = findDataset(identity.dataset)!;
+  const base = { chainId, identity: identity.name, dataset: identity.dataset, block: at.block, days: at.days ?? null };
   try {
     const [counters, found] = await Promise.all([
-      reader.read(endpoint, identity.counter, { block: scope.block, ...(days ? { days } : {}) }),
-      foundCounts(req.warehouse, { identity, ds, chainId, ...(days ? { days } : {}) }),
+      reader.read(p.endpoint, identity.counter, at),
+      foundCounts(req.warehouse, { identity, ds, chainId, ...(at.days ? { days: at.days } : {}) }),
     ]);
-    const { groups, mismatches } = reconcile(identity, { chainId, counters, found });
-    return { ...base, block: scope.block, days: days ?? null, groups, mismatches };
+    return { ...base, ...reconcile(identity, { chainId, counters, found }) };
   } catch (e) {
-    return { ...base, block: scope.block, days: days ?? null, error: redact((e as Error).message, req.config.secrets) };
+    return { ...base, groups: 0, mismatches: [], error: redact((e as Error).message, req.config.secrets) };
   }
 }
 
@@ -111,12 +127,19 @@ async function checkOne(
 export async function verify(req: VerifyRequest): Promise<VerifyReport> {
   const reader = new CounterReader(req.client, req.config);
   const limit = pLimit(Math.max(1, req.config.concurrency));
-  const work = req.chains.flatMap((chainId) =>
-    identitiesFor(req.datasets).map((identity) => limit(() => checkOne(req, reader, { identity, chainId }))),
+  const planned = await Promise.all(
+    req.chains.flatMap((chainId) => identitiesFor(req.datasets).map((identity) => plan(req, { identity, chainId }))),
   );
-  const checks = [...(await Promise.all(work))];
+  // The first page of every counter an endpoint serves, in one request per endpoint.
+  const asks = planned.flatMap((p) =>
+    'check' in p ? [] : [{ endpoint: p.endpoint, source: p.identity.counter, at: p.at }],
+  );
+  await reader.prefetch(asks);
+  const checks = await Promise.all(
+    planned.map((p) => ('check' in p ? p.check : limit(() => checkOne(req, reader, p)))),
+  );
   // The lake against the warehouse: no request.
-  for (const chainId of req.chains)
+  for (const chainId of req.lake === false ? [] : req.chains)
     checks.push(
       ...(await lakeChecks(req.warehouse, {
         dataDir: req.config.dataDir,

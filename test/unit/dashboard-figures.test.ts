@@ -181,6 +181,7 @@ describe('the dashboard figures from report tables', () => {
         lastStatus: 'ok',
         blockTime: '2026-01-04T23:00:00.000Z',
         lagSecs: 3600,
+        verification: null,
       },
       {
         dataset: 'dodoex.swaps',
@@ -190,6 +191,7 @@ describe('the dashboard figures from report tables', () => {
         lastStatus: 'failed',
         blockTime: null,
         lagSecs: null,
+        verification: null,
       },
       {
         dataset: 'dodoex.pairs',
@@ -199,6 +201,7 @@ describe('the dashboard figures from report tables', () => {
         lastStatus: 'ok',
         blockTime: '2026-01-05T00:00:09.000Z',
         lagSecs: 0,
+        verification: null,
       },
     ]);
     expect((await figures({}, join(dir, 'none'))).freshness).toEqual([]);

@@ -29,6 +29,7 @@ const fresh = (over: Partial<Freshness>): Freshness => ({
   lastStatus: 'ok',
   blockTime: '2026-01-01 23:00:00Z',
   lagSecs: 10,
+  verification: null,
   ...over,
 });
 
@@ -130,9 +131,27 @@ describe('the freshness table', () => {
     );
   });
 
+  it('marks data verified complete, and data whose last verification found gaps as failed, with when in the title', () => {
+    const html = page(
+      figures({
+        freshness: [
+          fresh({ lagSecs: 60, verification: { at: '2026-01-02T00:01:00Z', gaps: 0 } }),
+          fresh({ chain: 'polygon', chainId: 137, lagSecs: 60, verification: { at: '2026-01-02T00:02:00Z', gaps: 3 } }),
+        ],
+      }),
+    );
+    const t = (verified: string) =>
+      `title="last success: 2026-01-02 00:00:00Z; data at block time 2026-01-01 23:00:00Z; last task: ok; verified ${verified}"`;
+    expect(table(html, 'freshness')).toBe(
+      '<thead><tr><th>dataset</th><th class="n">bsc</th><th class="n">polygon</th></tr></thead><tbody>' +
+        `<tr><th>dodoex.swaps</th><td class="n fresh" ${t('2026-01-02T00:01:00Z: no gaps')}>1m ✓</td>` +
+        `<td class="n failed" ${t('2026-01-02T00:02:00Z: 3 groups differ from the upstream&#39;s counters')}>1m, 3 gaps</td></tr></tbody>`,
+    );
+  });
+
   it('says so when no run has recorded its status', () => {
     expect(page(figures({}))).toContain(
-      '<p class="note">How old the committed data of each dataset are per chain (hover for the last success), from the data folder’s status file.</p>' +
+      '<p class="note">How old the committed data of each dataset are per chain (hover for the last success and the last verification), from the data folder’s status file: ✓ marks data verified complete against the upstream’s counters; gaps, groups that differ from them (pool-export verify names them).</p>' +
         '<p class="note">No run has recorded its status in this data folder yet.</p></section>',
     );
   });

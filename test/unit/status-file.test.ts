@@ -146,6 +146,15 @@ describe('the status file', () => {
         route: 'route two',
       }),
     ]);
+    // Verifications of swaps on 56: an older one with gaps; the last one, of two identities (their gaps summed); and a
+    // later one that checked nothing (skipped), which does not count.
+    await w.exec(
+      `INSERT INTO _pool_export.verifications (run_id, chain_id, dataset, identity, checked_at, groups, gaps, skipped, error) VALUES
+        ('v1', 56, 'dodoex.swaps', 'swaps per pool and day', TIMESTAMPTZ '2026-01-01 00:00:00+00', 9, 4, NULL, NULL),
+        ('v2', 56, 'dodoex.swaps', 'swaps per pool and day', TIMESTAMPTZ '2026-01-02 00:00:00+00', 9, 0, NULL, NULL),
+        ('v2', 56, 'dodoex.swaps', 'lake rows', TIMESTAMPTZ '2026-01-02 00:00:01+00', 3, 1, NULL, 'the lake was slow'),
+        ('v3', 56, 'dodoex.swaps', 'swaps per pool and day', TIMESTAMPTZ '2026-01-03 00:00:00+00', 0, 0, 'not yet', NULL)`,
+    );
     expect(await readEntries(w)).toEqual([
       {
         dataset: 'dodoex.pairs',
@@ -157,6 +166,7 @@ describe('the status file', () => {
         block: null,
         blockTime: null,
         route: null,
+        verification: null,
       },
       {
         dataset: 'dodoex.swaps',
@@ -169,6 +179,7 @@ describe('the status file', () => {
         blockTime: '2026-01-01T00:00:05.000Z',
         // The route of the last task.
         route: 'route two',
+        verification: { at: '2026-01-02T00:00:01.000Z', gaps: 1, error: 'the lake was slow' },
       },
     ]);
     expect(await readEntries(w, { dataset: 'dodoex.swaps', chainId: 56 })).toHaveLength(1);
