@@ -76,6 +76,9 @@ bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 20 min, 15 of them th
 bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 4 min), as a smoke run
 	npx tsx bench/bench.ts --quick
 
+bench-verify: $(NODE_MODULES) $(BUNDLE) ## What verification costs at the demo's size: requests and seconds of verify, and of a run's own verification (about 2 min)
+	npx tsx bench/verify-cost.ts
+
 bench-sandbox: $(NODE_MODULES) ## Measure the sandbox at 10 million swaps: memory and 1000-row page latency
 	npx tsx bench/sandbox-scale.ts 10000000
 
@@ -85,4 +88,4 @@ sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-sandbox sandbox clean
+.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-verify bench-sandbox sandbox clean

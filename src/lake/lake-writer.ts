@@ -266,8 +266,9 @@ const listLit = (xs: readonly string[]) => `[${xs.map(lit).join(', ')}]`;
 
 /**
  * Snapshots, the liquidity list and mutable history of one chain: the rows of `runs` go into their months' files,
- * replacing any row of the same `id` and run already there (a run written twice is not doubled). Each month is
- * rewritten from its first file holding a row of those runs, or else from its open file if that still has room.
+ * replacing any row of the same `id` and run already there (a run written twice is not doubled); a snapshot the
+ * warehouse no longer holds (taken again at the same block) leaves the files. Each month is rewritten from its first
+ * file holding a row of those runs or one to remove, or else from its open file if that still has room.
  * With `all`, every month is rewritten from its first file (after a change of the lake's column types); `ids` null
  * takes every row of the chain.
  */
@@ -281,6 +282,14 @@ export async function writeRuns(
   const inRuns =
     runs.ids === null ? 'true' : `_run_id IN (${runs.ids.length > 0 ? runs.ids.map(lit).join(', ') : 'NULL'})`;
   const fresh = `SELECT ${lakeSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = ${chainId} AND ${inRuns}`;
+  // Snapshots and the list: the warehouse holds every snapshot the lake must, and no other (a snapshot taken again at
+  // the same block replaced the one before it there); a row of the files it no longer holds goes. A mutable entity's
+  // history is the lake's alone: the warehouse keeps the state.
+  const stored =
+    t.part === 'data' && ds.kind !== 'mutable'
+      ? (f: string) =>
+          `EXISTS (SELECT 1 FROM ${qt(ds.table)} s WHERE s.chain_id = ${chainId} AND s.id = ${f}.id AND s._run_id IS NOT DISTINCT FROM ${f}._run_id)`
+      : () => 'true';
   const months = new Set(runs.all ? monthsIn(dir) : []);
   for (const r of await w.all(
     `SELECT DISTINCT ${monthExpr(ds, t.part)} AS m FROM ${qt(ds.table)} WHERE chain_id = ${chainId} AND ${inRuns}`,
@@ -294,7 +303,7 @@ export async function writeRuns(
     if (!runs.all && old.length > 0) {
       // Per file: its rows, and those of the runs written (the first file holding any is where the rewrite starts).
       const per = await w.all(
-        `SELECT filename AS f, count(*) AS n, count(*) FILTER (WHERE ${inRuns}) AS hits FROM read_parquet(${listLit(old.map((f) => f.path))}, filename = true, hive_partitioning = false) GROUP BY ALL`,
+        `SELECT filename AS f, count(*) AS n, count(*) FILTER (WHERE ${inRuns} OR NOT ${stored('o')}) AS hits FROM read_parquet(${listLit(old.map((f) => f.path))}, filename = true, hive_partitioning = false) o GROUP BY ALL`,
       );
       const at = old.findIndex((f) => per.some((r) => r.f === f.path && Number(r.hits) > 0));
       const open = Number(per.find((r) => r.f === old.at(-1)!.path)?.n ?? 0);
@@ -306,7 +315,7 @@ export async function writeRuns(
   const source =
     kept.length === 0
       ? fresh
-      : `SELECT * FROM read_parquet(${listLit(kept)}, hive_partitioning = false) f WHERE NOT EXISTS (SELECT 1 FROM (${fresh}) n WHERE n.id = f.id AND n._run_id IS NOT DISTINCT FROM f._run_id)
+      : `SELECT * FROM read_parquet(${listLit(kept)}, hive_partitioning = false) f WHERE NOT EXISTS (SELECT 1 FROM (${fresh}) n WHERE n.id = f.id AND n._run_id IS NOT DISTINCT FROM f._run_id) AND ${stored('f')}
          UNION ALL BY NAME ${fresh}`;
   return writeMonths(w, t, { source, plans });
 }

@@ -14,6 +14,7 @@ import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { waitForRequests } from '../support/sandbox-client.ts';
 
 const DAY = 86_400;
 /** The datasets an identity checks, with the entity each holds and where a row's day and group are. */
@@ -92,6 +93,7 @@ describe('verify', () => {
     const config = join(dir, 'small-pages.json');
     writeFileSync(config, JSON.stringify({ pageSize: 50 }));
     const small = await verifyJson(clean(), ['--config', config]);
+    expect(small.report.checks.filter((c: { error?: string }) => c.error)).toEqual([]);
     expect(small.code).toBe(0);
     const groups = (r: { checks: { chain: string; identity: string; groups: number }[] }) =>
       r.checks.map((c) => `${c.chain} ${c.identity} ${c.groups}`);
@@ -261,6 +263,20 @@ describe('verify', () => {
     const json = JSON.parse((await cli(['status', '--json', '--chains', 'optimism'], env)).stdout);
     const swaps = json.datasets.find((d: { dataset: string }) => d.dataset === 'dodoex.swaps');
     expect(swaps.verification.gaps).toBe(groups.size);
+    // While a run holds the warehouse, verify answers with the last verification the runs recorded.
+    await sb.control('faults', { latencyMs: 300 });
+    await sb.control('stats', {});
+    const held = cli(['run', '--chains', 'optimism', '--no-verify'], env);
+    try {
+      await waitForRequests(sb, 3);
+      const during = await cli(['verify', '--chains', 'optimism'], env);
+      expect(during.code).toBe(EXIT_GAPS);
+      expect(during.stdout).toContain('a run holds the warehouse');
+      expect(during.stdout).toMatch(new RegExp(`optimism\\s+dodoex\\.swaps\\s+\\S+\\s+${groups.size}\\n`));
+    } finally {
+      await sb.control('faults', { latencyMs: 0 });
+      expect((await held).code).toBe(0);
+    }
     // The repair clears them, and status with them.
     expect((await cli(['verify', '--repair', '--chains', 'optimism'], env)).code).toBe(0);
     expect((await cli(['status', '--chains', 'optimism'], env)).code).toBe(0);

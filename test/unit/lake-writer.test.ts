@@ -338,6 +338,29 @@ describe('state, history and snapshots', () => {
     ).toEqual(['r1', 'r2']);
   });
 
+  it('drops a snapshot the warehouse replaced (taken again at the same block), in a full file too', async () => {
+    const at = async (run: string, block: number, time: string) => {
+      // As the sink's 'snapshot' replace does: one snapshot per block.
+      await w.exec('DELETE FROM dodoex.dodo_zoos WHERE chain_id = 56 AND _block = $1', [block]);
+      await w.exec(
+        `INSERT INTO dodoex.dodo_zoos (id, chain_id, _block, _run_id, _taken_at) VALUES ('z', 56, $1, $2, $3::TIMESTAMPTZ)`,
+        [block, run, time],
+      );
+      await pending({ chain: 56, ds: 'dodoex.dodo_zoos', from: null, runs: [run] });
+      await writeLake(w, dir, { fileRows: 2 });
+    };
+    await at('r1', 100, '2026-01-02 00:00:00+00');
+    await at('r2', 200, '2026-01-02 00:15:00+00');
+    await at('r3', 300, '2026-01-02 00:30:00+00');
+    // r4 takes block 200 again: r2's snapshot, in the full first file, goes; r3's stays where it is.
+    await at('r4', 200, '2026-01-02 00:45:00+00');
+    const runs = await w.all(
+      `SELECT _run_id AS r FROM read_parquet($1, hive_partitioning = false) ORDER BY _taken_at`,
+      [join(lake, 'dodoex/dodo_zoos/chain=bsc/month=2026-01/*.parquet')],
+    );
+    expect(runs.map((r) => r.r)).toEqual(['r1', 'r3', 'r4']);
+  });
+
   it('writes a run\u2019s rows once however often its entry is written (a run killed before clearing it)', async () => {
     await zoo('r1', '2026-01-02 00:00:00+00');
     await writeLake(w, dir);
