@@ -6,7 +6,7 @@
 import type { Config } from '../config/config.ts';
 import { UpstreamError } from '../errors.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
-import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
+import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import { withRetries } from '../upstream/retry.ts';
 import type { CounterSource, CounterValue } from './identities.ts';
 
@@ -38,7 +38,7 @@ function readKey(endpoint: Endpoint, source: CounterSource, at: { block: number;
 export class CounterReader {
   /** Requests sent (probes included). */
   requests = 0;
-  private readonly roots = new Map<string, Promise<ReadonlyMap<string, string>>>();
+  private readonly probes = new Map<string, Promise<EndpointInfo>>();
   private readonly reads = new Map<string, Promise<Record<string, unknown>[]>>();
 
   constructor(
@@ -57,14 +57,31 @@ export class CounterReader {
     );
   }
 
-  /** The root collection field of each entity at an endpoint (one probe per endpoint). */
-  private rootsOf(endpoint: Endpoint): Promise<ReadonlyMap<string, string>> {
-    let r = this.roots.get(endpoint.url);
+  /** What an endpoint serves: its head and the root collection field of each entity (one probe per endpoint). */
+  private probe(endpoint: Endpoint): Promise<EndpointInfo> {
+    let r = this.probes.get(endpoint.url);
     if (!r) {
-      r = this.send<ProbeAnswer>(endpoint, PROBE_QUERY, {}).then((a) => endpointInfo(a).roots);
-      this.roots.set(endpoint.url, r);
+      r = this.send<ProbeAnswer>(endpoint, PROBE_QUERY, {}).then((a) => endpointInfo(a));
+      this.probes.set(endpoint.url, r);
     }
     return r;
+  }
+
+  /** The root collection field of each entity at an endpoint. */
+  private async rootsOf(endpoint: Endpoint): Promise<ReadonlyMap<string, string>> {
+    return (await this.probe(endpoint)).roots;
+  }
+
+  /**
+   * The first of a chain's routes that has indexed `block` (a route behind it cannot answer for it: a run may have
+   * read from a fresher standby); the first route when none answers or none has.
+   */
+  async routeAt(routes: readonly Endpoint[], block: number): Promise<Endpoint> {
+    for (const r of routes) {
+      const info = await this.probe(r).catch(() => undefined);
+      if (info && info.head.number >= block) return r;
+    }
+    return routes[0]!;
   }
 
   /**

@@ -18,7 +18,7 @@ import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { DuckDBSink } from '../store/sink.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
+import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import type { EventLog } from '../util/logger.ts';
 import { LAKE_IDENTITY } from './lake-match.ts';
 import type { Check } from './verify.ts';
@@ -121,8 +121,18 @@ async function repairOne(args: RepairArgs, t: RepairTarget): Promise<Repaired> {
     'SELECT epoch(block_time) AS t FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2',
     [t.chainId, t.ds.name],
   );
-  const endpoint = headRoutesFor(config, t.ds, t.chainId)[0]!;
-  const info = endpointInfo((await args.client.request<ProbeAnswer>(endpoint, PROBE_QUERY, {})).data);
+  // The first route that has indexed the block checked (a route behind it cannot answer for it).
+  let endpoint = headRoutesFor(config, t.ds, t.chainId)[0]!;
+  let info: EndpointInfo | undefined;
+  for (const r of headRoutesFor(config, t.ds, t.chainId)) {
+    const i = endpointInfo((await args.client.request<ProbeAnswer>(r, PROBE_QUERY, {})).data);
+    info ??= i;
+    if (i.head.number >= t.block) {
+      [endpoint, info] = [r, i];
+      break;
+    }
+  }
+  if (!info) throw new Error(`no route of ${t.ds.name} on chain ${t.chainId}`);
   const root = info.roots.get(t.ds.entity);
   if (root === undefined) throw new Error(`the route ${endpoint.label} has no ${t.ds.entity} entity`);
   const deps: TaskDeps = {

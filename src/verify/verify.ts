@@ -68,7 +68,8 @@ type Planned =
   | {
       readonly identity: Identity;
       readonly chainId: number;
-      readonly endpoint: Endpoint;
+      /** The chain's routes of the counter's schema, in order of preference. */
+      readonly routes: readonly Endpoint[];
       readonly at: { readonly block: number; readonly days?: DayRange };
     };
 
@@ -99,15 +100,15 @@ async function plan(req: VerifyRequest, at: { identity: Identity; chainId: numbe
     const skipped = 'its last pass did not end; a run that ends well makes it checkable';
     return { check: { ...base, block: scope.block, skipped } };
   }
-  const endpoint = headRoutesFor(req.config, ds, chainId)[0]!;
-  return { identity, chainId, endpoint, at: { block: scope.block, ...(days ? { days } : {}) } };
+  const routes = headRoutesFor(req.config, ds, chainId);
+  return { identity, chainId, routes, at: { block: scope.block, ...(days ? { days } : {}) } };
 }
 
 /** Reads a planned identity's counters and stored counts, and compares them. */
 async function checkOne(
   req: VerifyRequest,
   reader: CounterReader,
-  p: Exclude<Planned, { check: Check }>,
+  p: Exclude<Planned, { check: Check }> & { readonly endpoint: Endpoint },
 ): Promise<Check> {
   const { identity, chainId, at } = p;
   const ds = findDataset(identity.dataset)!;
@@ -130,14 +131,16 @@ export async function verify(req: VerifyRequest): Promise<VerifyReport> {
   const planned = await Promise.all(
     req.chains.flatMap((chainId) => identitiesFor(req.datasets).map((identity) => plan(req, { identity, chainId }))),
   );
-  // The first page of every counter an endpoint serves, in one request per endpoint.
-  const asks = planned.flatMap((p) =>
+  // Each counter from the first route that has indexed its block; the first page of every counter a route serves in
+  // one request per route.
+  const routed = await Promise.all(
+    planned.map(async (p) => ('check' in p ? p : { ...p, endpoint: await reader.routeAt(p.routes, p.at.block) })),
+  );
+  const asks = routed.flatMap((p) =>
     'check' in p ? [] : [{ endpoint: p.endpoint, source: p.identity.counter, at: p.at }],
   );
   await reader.prefetch(asks);
-  const checks = await Promise.all(
-    planned.map((p) => ('check' in p ? p.check : limit(() => checkOne(req, reader, p)))),
-  );
+  const checks = await Promise.all(routed.map((p) => ('check' in p ? p.check : limit(() => checkOne(req, reader, p)))));
   // The lake against the warehouse: no request.
   for (const chainId of req.lake === false ? [] : req.chains)
     checks.push(
