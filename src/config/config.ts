@@ -7,6 +7,7 @@ import { DATASETS } from '../catalog/catalog.ts';
 import { UsageError } from '../errors.ts';
 import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 import { CHAINS, parseChain } from './chains.ts';
+import { type LakeUrl, parseLakeUrl } from './lake-url.ts';
 import { MIN_TRACKED_LIQUIDITY_USD, type TrackedSettings, trustedTokens } from './tracked.ts';
 
 /**
@@ -83,6 +84,11 @@ export interface Config {
   readonly trustedTokens: Readonly<Record<string, readonly string[]>>;
   /** USD a trusted side must hold in one pool for the pool to give the other token a derived price. */
   readonly minTrackedLiquidityUsd: number;
+  /**
+   * Where the Parquet lake goes: `url` empty for the data folder's `lake/`, or `s3://bucket/prefix`; `bucket` is that
+   * URL read (null for the local lake). Endpoint, region and credentials come from the AWS chain (`bucket/s3.ts`).
+   */
+  readonly lake: { readonly url: string; readonly bucket: LakeUrl | null };
 }
 
 /**
@@ -127,10 +133,12 @@ export const DEFAULTS = {
   listPoolTypes: LIST_POOL_TYPES,
   trustedTokens: {},
   minTrackedLiquidityUsd: MIN_TRACKED_LIQUIDITY_USD,
+  lake: { url: '' },
 } satisfies Omit<
   Config,
-  'chains' | 'routes' | 'routeChoice' | 'secrets' | 'schemaNames' | 'listPoolTypes' | 'trustedTokens'
+  'chains' | 'routes' | 'routeChoice' | 'secrets' | 'schemaNames' | 'listPoolTypes' | 'trustedTokens' | 'lake'
 > & {
+  lake: { url: string };
   chains: number[];
   routes: Record<string, Route[]>;
   routeChoice: string;
@@ -147,6 +155,23 @@ const ENV: Readonly<Record<string, keyof Config>> = {
   POOL_EXPORT_GATEWAY_URL: 'gatewayUrl',
   POOL_EXPORT_DATA_DIR: 'dataDir',
 };
+
+/** The lake's URL from the environment (`lake.url` of the config file otherwise). */
+const LAKE_URL_ENV = 'POOL_EXPORT_LAKE_URL';
+
+/** The `lake` object of the config file (`{"url": "s3://bucket/prefix"}`), checked field by field. */
+function checkLake(raw: unknown, envUrl: string | undefined): Config['lake'] {
+  const example = '{"url": "s3://my-bucket/pool-export"}';
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new UsageError(`config "lake" must be an object like ${example}`);
+  const extra = Object.keys(raw).find((k) => k !== 'url');
+  if (extra !== undefined) throw new UsageError(`config lake."${extra}" is not a field of it; lake is like ${example}`);
+  const fromFile = (raw as { url?: unknown }).url ?? '';
+  if (typeof fromFile !== 'string') throw new UsageError(`config lake.url must be a text like ${example}`);
+  const url = envUrl !== undefined && envUrl !== '' ? envUrl : fromFile;
+  const where = envUrl !== undefined && envUrl !== '' ? LAKE_URL_ENV : 'config lake.url';
+  return Object.freeze({ url, bucket: parseLakeUrl(url, where) });
+}
 
 const INT_KEYS = [
   'concurrency',
@@ -378,7 +403,13 @@ export function loadConfig(
       `routeChoice must be ${ROUTE_CHOICES.map((c) => `"${c}"`).join(' or ')}, not ${JSON.stringify(merged.routeChoice)}`,
     );
   const routes = checkRoutes(merged.routes);
-  const secrets = [apiKey, ...Object.values(routes).flatMap((l) => l.map((r) => r.apiKey ?? ''))].filter(Boolean);
+  const lake = checkLake(merged.lake, env[LAKE_URL_ENV]);
+  // A bucket lake's secrets from the environment are removed from messages too (the SDK's errors never hold them, but
+  // a message that quotes an environment would).
+  const aws = lake.bucket ? [env.AWS_SECRET_ACCESS_KEY ?? '', env.AWS_SESSION_TOKEN ?? ''] : [];
+  const secrets = [apiKey, ...Object.values(routes).flatMap((l) => l.map((r) => r.apiKey ?? '')), ...aws].filter(
+    Boolean,
+  );
   return Object.freeze({
     ...(merged as unknown as Config),
     dataDir: resolve(merged.dataDir as string),
@@ -392,5 +423,6 @@ export function loadConfig(
     trustedTokens: Object.freeze(checkTrustedTokens(merged.trustedTokens)),
     minTrackedLiquidityUsd: checkAmount('minTrackedLiquidityUsd', merged.minTrackedLiquidityUsd),
     maxAnswerBytes: checkSize('maxAnswerBytes', merged.maxAnswerBytes, MIN_ANSWER_BUDGET),
+    lake,
   });
 }

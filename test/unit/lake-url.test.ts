@@ -1,0 +1,83 @@
+/** Where the lake goes: `lake.url` in the config file or `POOL_EXPORT_LAKE_URL`, read and refused with the fix. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.ts';
+import { parseLakeUrl, showLakeUrl } from '../../src/config/lake-url.ts';
+import { UsageError } from '../../src/errors.ts';
+
+const file = (content: string) => {
+  const p = join(mkdtempSync(join(tmpdir(), 'pe-lake-')), 'c.json');
+  writeFileSync(p, content);
+  return p;
+};
+
+describe('the lake URL', () => {
+  it.each([
+    ['s3://my-bucket', { bucket: 'my-bucket', prefix: '' }],
+    ['s3://my-bucket/', { bucket: 'my-bucket', prefix: '' }],
+    ['s3://my.bucket-1/team/pool-export/', { bucket: 'my.bucket-1', prefix: 'team/pool-export' }],
+    ['s3://abc/a b/ü', { bucket: 'abc', prefix: 'a b/ü' }],
+  ])('reads %s', (raw, want) => {
+    expect(parseLakeUrl(raw)).toEqual(want);
+    expect(showLakeUrl(want)).toBe(raw.replace(/\/+$/, ''));
+  });
+
+  it('is the local lake when empty', () => {
+    expect(parseLakeUrl('')).toBeNull();
+  });
+
+  it.each([
+    [
+      './lake',
+      /lake.url \(POOL_EXPORT_LAKE_URL\) is a local folder \("\.\/lake"\): a local lake is the data folder's lake\//,
+    ],
+    ['/var/data/lake', /is a local folder .*lake.url takes a bucket, such as s3:\/\/my-bucket\/pool-export/],
+    ['https://bucket.s3.amazonaws.com/x', /must be an s3:\/\/ URL .*AWS_ENDPOINT_URL_S3/],
+    ['gs://bucket/x', /must be an s3:\/\/ URL/],
+    ['s3://', /names the bucket "", which is no valid bucket name/],
+    ['s3://ab/x', /names the bucket "ab"/],
+    ['s3://My-Bucket/x', /names the bucket "My-Bucket"/],
+    ['s3://a..b/x', /names the bucket "a..b"/],
+    ['s3://bucket-/x', /names the bucket "bucket-"/],
+    ['s3://bucket/a//b', /has the prefix "a\/\/b", whose parts must be names/],
+    ['s3://bucket/a/../b', /has the prefix "a\/..\/b"/],
+    ['s3://bucket/./b', /has the prefix "\.\/b"/],
+    ['s3://bucket/a\u001b[31m', /whose parts must be names \(no empty part, "\.", "\.\." or control characters\)/],
+  ])('refuses %j with the fix', (raw, message) => {
+    expect(() => parseLakeUrl(raw)).toThrow(UsageError);
+    expect(() => parseLakeUrl(raw)).toThrow(message);
+  });
+
+  it('comes from the config file, or from POOL_EXPORT_LAKE_URL over it, and names where it came from', () => {
+    const f = file('{"lake": {"url": "s3://from-file/p"}}');
+    expect(loadConfig({ env: {}, configFile: f }).lake).toEqual({
+      url: 's3://from-file/p',
+      bucket: { bucket: 'from-file', prefix: 'p' },
+    });
+    expect(loadConfig({ env: { POOL_EXPORT_LAKE_URL: 's3://from-env' }, configFile: f }).lake.bucket).toEqual({
+      bucket: 'from-env',
+      prefix: '',
+    });
+    expect(loadConfig({ env: {} }).lake).toEqual({ url: '', bucket: null });
+    expect(() => loadConfig({ env: { POOL_EXPORT_LAKE_URL: 'lake' } })).toThrow(/^POOL_EXPORT_LAKE_URL is a local/);
+    expect(() => loadConfig({ env: {}, configFile: file('{"lake": {"url": "x"}}') })).toThrow(
+      /^config lake.url is a local folder/,
+    );
+  });
+
+  it.each([
+    ['{"lake": "s3://b/p"}', /config "lake" must be an object like \{"url": "s3:\/\/my-bucket\/pool-export"\}/],
+    ['{"lake": {"uri": "s3://b/p"}}', /config lake."uri" is not a field of it/],
+    ['{"lake": {"url": 5}}', /config lake.url must be a text/],
+  ])('refuses the lake object %s', (content, message) => {
+    expect(() => loadConfig({ env: {}, configFile: file(content) })).toThrow(message);
+  });
+
+  it("removes a bucket lake's secrets from the environment from every message, and only then", () => {
+    const env = { AWS_SECRET_ACCESS_KEY: 'sekrit-1', AWS_SESSION_TOKEN: 'tok-2' };
+    expect(loadConfig({ env: { ...env, POOL_EXPORT_LAKE_URL: 's3://bkt/p' } }).secrets).toEqual(['sekrit-1', 'tok-2']);
+    expect(loadConfig({ env }).secrets).toEqual([]);
+  });
+});
