@@ -198,3 +198,14 @@ export function errorClass(e: unknown): string {
   if (isDiskFull(e)) return 'disk-full';
   return (e as Error | undefined)?.name ?? 'Error';
 }
+
+/** A bucket lake that cannot be used as configured: one line naming the bucket and the fix, never a secret. */
+export class BucketError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'BucketError';
+  }
+}

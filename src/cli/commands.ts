@@ -69,6 +69,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./compact-command.ts')).compactCommand,
   },
   {
+    command: 'restore',
+    describe:
+      "Rebuild the data folder's warehouse from its bucket lake (lake.url): the lake's objects and the state the last run published",
+    load: async () => (await import('./restore-command.ts')).restoreCommand,
+  },
+  {
     command: 'migrate',
     describe:
       "Upgrade a warehouse and a lake written by an earlier version to this version's schema and lake layout (any run does this too)",

@@ -1,7 +1,11 @@
-/** `pool-export compact`: rewrites each lake month whose files are more than its rows need. */
-
+/**
+ * `pool-export compact`: rewrites each lake month whose files are more than its rows need. A bucket lake keeps each
+ * month in one file (one object), merges any month of more, and publishes what changed.
+ */
+import { randomUUID } from 'node:crypto';
 import { trackedSettings } from '../config/config.ts';
 import { compactLake } from '../lake/compact.ts';
+import { fileRowsOf, updateLakeFor } from '../pipeline/lake-step.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import type { CommandBody } from './commands.ts';
@@ -14,7 +18,8 @@ export const compactCommand: CommandBody<MaintenanceArgs> = {
     withDataLock(a, 'compact', async (config) => {
       const w = await Warehouse.open(config.dataDir);
       try {
-        const r = await compactLake(w, config.dataDir);
+        const r = await compactLake(w, config.dataDir, fileRowsOf(config));
+        if (config.lake.bucket) await updateLakeFor(w, config, { runId: `compact-${randomUUID()}` });
         await writeViewsFile(config.dataDir, trackedSettings(config));
         process.stdout.write(`compacted ${r.files} files in ${r.partitions} partitions\n`);
       } finally {

@@ -3,6 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { trackedSettings } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
+import { fetchForReading } from '../pipeline/lake-step.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import type { DashboardFilter } from '../reports/dashboard-data.ts';
 import type { CommandBody } from './commands.ts';
@@ -63,6 +64,7 @@ export const dashboardCommand: CommandBody<DashboardArgs> = {
     const out = checkDashboardOut(a.out);
     const config = configFor(a);
     checkReadableDataDir(config.dataDir);
+    await fetchForReading(config, (line) => process.stderr.write(`${line}\n`));
     const r = await writeDashboard(config.dataDir, out, { filter, tracked: trackedSettings(config) });
     process.stdout.write(
       r.empty

@@ -1,7 +1,8 @@
 /** `pool-export migrate`: brings a warehouse written by an earlier version to this one's schema, and rebuilds the lake. */
 
+import { randomUUID } from 'node:crypto';
 import { trackedSettings } from '../config/config.ts';
-import { updateLake } from '../lake/migrate-lake.ts';
+import { updateLakeFor } from '../pipeline/lake-step.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { SCHEMA_VERSION } from '../store/migrations.ts';
 import { StatusKeeper } from '../store/status-file.ts';
@@ -17,7 +18,7 @@ export const migrateCommand: CommandBody<MaintenanceArgs> = {
       // Opening for writing migrates, in one transaction; the lake files it marked are then rewritten.
       const w = await Warehouse.open(config.dataDir);
       try {
-        const files = await updateLake(w, config.dataDir);
+        const files = await updateLakeFor(w, config, { runId: `migrate-${randomUUID()}` });
         await writeViewsFile(config.dataDir, trackedSettings(config));
         await (await StatusKeeper.start(w, config.dataDir, 'migrate')).end();
         process.stdout.write(

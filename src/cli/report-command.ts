@@ -8,6 +8,7 @@ import { chainName } from '../config/chains.ts';
 import { trackedSettings } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { LAKE_DIR } from '../lake/layout.ts';
+import { fetchForReading } from '../pipeline/lake-step.ts';
 import { checkOutput, FORMATS, type Format, type TableOptions, terminalWidth, writeResult } from '../reports/output.ts';
 import { openLakeDb, reportViews } from '../reports/views.ts';
 import { closest } from '../util/suggest.ts';
@@ -92,6 +93,7 @@ export async function openLake(
   const config = configFor(a);
   const dir = config.dataDir;
   checkReadableDataDir(dir);
+  await fetchForReading(config, (line) => process.stderr.write(`${line}\n`));
   if (!existsSync(join(dir, LAKE_DIR))) {
     throw new UsageError(
       `nothing has been exported to ${dir} yet (it has no lake); run \`pool-export run\` there, or point --data-dir (or POOL_EXPORT_DATA_DIR) at a data folder, such as data/demo after \`make demo\``,

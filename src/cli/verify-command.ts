@@ -4,7 +4,7 @@ import { findDataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { EXIT_GAPS, UsageError } from '../errors.ts';
-import { updateLake } from '../lake/migrate-lake.ts';
+import { updateLakeFor } from '../pipeline/lake-step.ts';
 import { readStatusFile, refreshStatusFile } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
@@ -222,7 +222,7 @@ async function run(
       );
       if (repaired.length) {
         if (a.format !== 'json') process.stdout.write(`\n${repairLines(repaired)}\n`);
-        await updateLake(warehouse, config.dataDir);
+        await updateLakeFor(warehouse, config, { runId: `repair-${randomUUID()}` });
       }
       const after = repaired.length ? await verify({ ...req, config, warehouse, client }) : before;
       // The ledger keeps the verification that stands now (status shows it).

@@ -39,6 +39,12 @@ export const LAYOUT_FILE = '_layout.json';
  */
 export const FILE_ROWS = 250_000;
 
+/**
+ * Rows per file of a lake published to a bucket: no limit, so that each month is one object, which one PUT replaces
+ * atomically for readers listing the bucket (`bucket/publish.ts`).
+ */
+export const BUCKET_FILE_ROWS = Number.MAX_SAFE_INTEGER;
+
 /** The layout of the lake in `lake`: its version, `1` for a lake of Parquet files with no layout file, null when empty. */
 export function lakeLayout(lake: string): number | null {
   const file = join(lake, LAYOUT_FILE);

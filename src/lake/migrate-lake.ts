@@ -100,9 +100,13 @@ export async function migrateLake(w: Warehouse, dataDir: string): Promise<number
  * Brings the lake of a data folder up to the warehouse (`writeLake`), migrating a lake of an earlier layout first.
  * Returns the files written.
  */
-export async function updateLake(w: Warehouse, dataDir: string, signal?: AbortSignal): Promise<number> {
+export async function updateLake(
+  w: Warehouse,
+  dataDir: string,
+  opts: { readonly signal?: AbortSignal | undefined; readonly fileRows?: number } = {},
+): Promise<number> {
   recoverSwap(dataDir);
   const layout = lakeLayout(join(dataDir, LAKE_DIR));
   const migrated = layout !== null && layout < LAYOUT_VERSION ? await migrateLake(w, dataDir) : 0;
-  return migrated + (await writeLake(w, dataDir, { signal }));
+  return migrated + (await writeLake(w, dataDir, opts));
 }

@@ -4,7 +4,6 @@ import { trackedSettings } from '../config/config.ts';
 import { diskFullMessage, explainWriteError, isDiskFull } from '../errors.ts';
 import { type RunArgs, runExport } from '../export/extract.ts';
 import type { TaskResult } from '../export/task.ts';
-import { updateLake } from '../lake/migrate-lake.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { freeBytes, spillSpaceProblem } from '../store/spill-space.ts';
@@ -12,6 +11,7 @@ import { refreshStatusFile } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { type RunVerification, verifyRun } from '../verify/after-run.ts';
+import { openBucket, prepareBucket, writeLakeStep } from './lake-step.ts';
 
 /** Inputs of one run: those of `runExport` that do not need the warehouse open, and the lock's patience. */
 export interface RunOnceArgs extends Pick<RunArgs, 'config' | 'tasks' | 'jobs' | 'signal' | 'log' | 'progress'> {
@@ -58,79 +58,95 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
     const { dataDir, duckdbMemoryLimit: memoryLimit } = args.config;
     const short = spillSpaceProblem({ dataDir, memoryLimit }, freeBytes(dataDir));
     if (short) throw new Error(short);
-    const warehouse = await Warehouse.open(dataDir, memoryLimit ? { memoryLimit } : {});
+    // A bucket lake is checked before anything is fetched; a data folder without a warehouse resumes from it.
+    const bucket = await openBucket(args.config);
     try {
-      const client = UpstreamClient.forConfig(args.config, { signal });
-      const runId = randomUUID();
-      args.log('run-start', { runId, jobs: args.jobs, tasks: args.tasks.length });
-      const results = await runExport({
-        config: args.config,
-        tasks: args.tasks,
-        jobs: args.jobs,
-        warehouse,
-        client,
-        runId,
-        signal,
-        log: args.log,
-        ...(args.progress ? { progress: args.progress } : {}),
-      });
-      // The new data goes to the Parquet lake (this run's, and any an interrupted run left), and the views file is renewed.
-      // A failure here keeps the warehouse as committed: what the lake lacks stays listed for the next run. So does a
-      // stop: a run stopped during its tasks leaves the lake to the next run, and one stopped during the lake write
-      // interrupts it (see `writeLake`), so that a stop never waits for a lake write.
-      let lakeError: string | undefined;
-      const lakeDeferred = signal.aborted;
-      if (lakeDeferred) args.log('lake-deferred', { runId, reason: 'stopped before the lake write' }, 'warn');
-      else
-        try {
-          const started = performance.now();
-          const files = await updateLake(warehouse, args.config.dataDir, signal);
-          if (!signal.aborted) await writeViewsFile(args.config.dataDir, trackedSettings(args.config));
-          // `ms`: the lake write and the views file, the part of a run after its tasks.
-          args.log('lake-written', {
-            runId,
-            files,
-            ms: Math.round(performance.now() - started),
-            ...(signal.aborted ? { stopped: true } : {}),
-          });
-        } catch (e) {
-          // A stop interrupts the lake write: what it had not published stays listed for the next run.
-          if (signal.aborted) args.log('lake-deferred', { runId, reason: 'stopped during the lake write' }, 'warn');
-          else
-            lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
-          if (lakeError) args.log('lake-failed', { runId, error: lakeError }, 'error');
-        }
-      // What the run touched, against the upstream's counters; a failure of the verification is no failure of the run.
-      let verification: RunVerification | undefined;
-      if (args.verify !== false && !signal.aborted)
-        try {
-          verification = await verifyRun({ config: args.config, warehouse, client, runId, results, log: args.log });
-          // The status file shows the verification (derived data: a failure to write it is no failure).
-          await refreshStatusFile(warehouse, args.config.dataDir).catch(() => undefined);
-        } catch (e) {
-          if (!signal.aborted) args.log('verify-failed', { runId, error: (e as Error).message }, 'warn');
-        }
-      for (const [host, g] of client.governors)
-        if (g.limited)
-          args.log('upstream-pace', { host, rateLimited: g.limited, requestsPerSecond: Number(g.rate.toFixed(2)) });
-      args.log('run-done', {
-        runId,
-        failed: results.filter((r) => r.status === 'failed').length,
-        rows: results.reduce((a, r) => a + r.stats.rows, 0),
-        stopped: signal.aborted,
-      });
-      return {
-        runId,
-        results,
-        stopped: signal.aborted,
-        ...(lakeError ? { lakeError } : {}),
-        ...(verification ? { verification } : {}),
-      };
+      if (bucket) await prepareBucket(bucket, dataDir, args.log);
+      return await openAndRun(args, { signal, bucket });
     } finally {
-      // A stopped run leaves the checkpoint of the write-ahead log to the next open, so that it ends sooner.
-      await warehouse.close({ checkpoint: !signal.aborted });
+      bucket?.close();
     }
   } finally {
     await lock.release();
+  }
+}
+
+async function openAndRun(
+  args: RunOnceArgs,
+  ctx: { readonly signal: AbortSignal; readonly bucket: Awaited<ReturnType<typeof openBucket>> },
+): Promise<RunOutcome> {
+  const { signal, bucket } = ctx;
+  const { dataDir, duckdbMemoryLimit: memoryLimit } = args.config;
+  const warehouse = await Warehouse.open(dataDir, memoryLimit ? { memoryLimit } : {});
+  try {
+    const client = UpstreamClient.forConfig(args.config, { signal });
+    const runId = randomUUID();
+    args.log('run-start', { runId, jobs: args.jobs, tasks: args.tasks.length });
+    const results = await runExport({
+      config: args.config,
+      tasks: args.tasks,
+      jobs: args.jobs,
+      warehouse,
+      client,
+      runId,
+      signal,
+      log: args.log,
+      ...(args.progress ? { progress: args.progress } : {}),
+    });
+    // The new data goes to the Parquet lake (this run's, and any an interrupted run left), and the views file is renewed.
+    // A failure here keeps the warehouse as committed: what the lake lacks stays listed for the next run. So does a
+    // stop: a run stopped during its tasks leaves the lake to the next run, and one stopped during the lake write
+    // interrupts it (see `writeLake`), so that a stop never waits for a lake write.
+    let lakeError: string | undefined;
+    const lakeDeferred = signal.aborted;
+    if (lakeDeferred) args.log('lake-deferred', { runId, reason: 'stopped before the lake write' }, 'warn');
+    else
+      try {
+        const started = performance.now();
+        const { files } = await writeLakeStep(warehouse, args.config, { bucket, runId, signal, log: args.log });
+        if (!signal.aborted) await writeViewsFile(args.config.dataDir, trackedSettings(args.config));
+        // `ms`: the lake write and the views file, the part of a run after its tasks.
+        args.log('lake-written', {
+          runId,
+          files,
+          ms: Math.round(performance.now() - started),
+          ...(signal.aborted ? { stopped: true } : {}),
+        });
+      } catch (e) {
+        // A stop interrupts the lake write: what it had not published stays listed for the next run.
+        if (signal.aborted) args.log('lake-deferred', { runId, reason: 'stopped during the lake write' }, 'warn');
+        else
+          lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
+        if (lakeError) args.log('lake-failed', { runId, error: lakeError }, 'error');
+      }
+    // What the run touched, against the upstream's counters; a failure of the verification is no failure of the run.
+    let verification: RunVerification | undefined;
+    if (args.verify !== false && !signal.aborted)
+      try {
+        verification = await verifyRun({ config: args.config, warehouse, client, runId, results, log: args.log });
+        // The status file shows the verification (derived data: a failure to write it is no failure).
+        await refreshStatusFile(warehouse, args.config.dataDir).catch(() => undefined);
+      } catch (e) {
+        if (!signal.aborted) args.log('verify-failed', { runId, error: (e as Error).message }, 'warn');
+      }
+    for (const [host, g] of client.governors)
+      if (g.limited)
+        args.log('upstream-pace', { host, rateLimited: g.limited, requestsPerSecond: Number(g.rate.toFixed(2)) });
+    args.log('run-done', {
+      runId,
+      failed: results.filter((r) => r.status === 'failed').length,
+      rows: results.reduce((a, r) => a + r.stats.rows, 0),
+      stopped: signal.aborted,
+    });
+    return {
+      runId,
+      results,
+      stopped: signal.aborted,
+      ...(lakeError ? { lakeError } : {}),
+      ...(verification ? { verification } : {}),
+    };
+  } finally {
+    // A stopped run leaves the checkpoint of the write-ahead log to the next open, so that it ends sooner.
+    await warehouse.close({ checkpoint: !signal.aborted });
   }
 }

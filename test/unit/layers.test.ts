@@ -18,6 +18,8 @@ const LAYERS = [
   // Completeness against the upstream's counters, and repairs: reads the warehouse and the lake, re-reads through export.
   'verify',
   'reports',
+  // The lake on a bucket: publishing the data folder's lake, fetching it back, restoring the warehouse from it.
+  'bucket',
   'lake',
   'export',
   'scheduler',

@@ -1,0 +1,151 @@
+/**
+ * The lake step of a run, for a local lake and for a bucket lake alike: bring the data folder's `lake/` up to the
+ * warehouse, then, for a bucket lake, publish it. And what a bucket lake needs before a run: the bucket checked, and
+ * a data folder without a warehouse restored from the bucket.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Bucket } from '../bucket/bucket.ts';
+import type { PublishStats } from '../bucket/publish.ts';
+import type { Config } from '../config/config.ts';
+import { BucketError } from '../errors.ts';
+import { compactLake } from '../lake/compact.ts';
+import { BUCKET_FILE_ROWS, FILE_ROWS } from '../lake/layout.ts';
+import { updateLake } from '../lake/migrate-lake.ts';
+import { WAREHOUSE_FILE, type Warehouse } from '../store/warehouse.ts';
+import type { EventLog } from '../util/logger.ts';
+
+/**
+ * The bucket of a bucket lake, or null for a local lake. The S3 client is loaded only here: a run on a local lake
+ * never reads its code.
+ */
+export async function openBucket(config: Config): Promise<Bucket | null> {
+  const url = config.lake.bucket;
+  if (!url) return null;
+  const { Bucket } = await import('../bucket/bucket.ts');
+  return url
+    ? new Bucket(url, { maxAttempts: config.maxAttempts, timeoutMs: Math.max(config.timeoutMs, 60_000) })
+    : null;
+}
+
+/**
+ * Before a run on a bucket lake: checks the bucket (in seconds), and restores a data folder that has no warehouse from
+ * the bucket's last publish, so that the run resumes from the bucket's checkpoints rather than starting a backfill.
+ */
+export async function prepareBucket(bucket: Bucket, dataDir: string, log: EventLog): Promise<void> {
+  await bucket.check();
+  const { STATE_HEAD } = await import('../bucket/publish.ts');
+  const { readSyncState } = await import('../bucket/sync-state.ts');
+  const text = await bucket.text(STATE_HEAD);
+  if (text === null) return;
+  const published = (JSON.parse(text) as { runId?: string }).runId;
+  if (existsSync(join(dataDir, WAREHOUSE_FILE))) {
+    // One writer per bucket lake: a head this data folder did not leave is another's, whose objects a run here would
+    // overwrite with older ones.
+    const mine = readSyncState(dataDir, bucket).head;
+    if (mine !== published)
+      throw new BucketError(
+        `${bucket.show()} was last published by run ${published}, which is not this data folder's (${mine ?? 'it never published there'}): another data folder writes that lake. Run from one data folder only; to move, restore into an empty data folder (pool-export restore --data-dir NEW)`,
+        'other-writer',
+      );
+    return;
+  }
+  const { restore } = await import('../bucket/fetch.ts');
+  const started = performance.now();
+  const r = await restore(bucket, dataDir);
+  log('restored', {
+    from: bucket.show(),
+    objects: r.objects,
+    bytes: r.bytes,
+    rows: r.rows,
+    publishedBy: r.runId,
+    ms: Math.round(performance.now() - started),
+  });
+}
+
+/**
+ * Writes what the lake lacks and, for a bucket lake, publishes it. A bucket lake's months are one file each
+ * (`BUCKET_FILE_ROWS`); a local lake first published to a bucket has its months merged into one file each before.
+ */
+export async function writeLakeStep(
+  w: Warehouse,
+  config: Config,
+  opts: {
+    readonly bucket: Bucket | null;
+    readonly runId: string;
+    readonly signal?: AbortSignal | undefined;
+    readonly log: EventLog;
+  },
+): Promise<{ files: number; published?: PublishStats }> {
+  const { bucket, signal } = opts;
+  if (!bucket) return { files: await updateLake(w, config.dataDir, { signal }) };
+  const { readSyncState } = await import('../bucket/sync-state.ts');
+  const { publishLake } = await import('../bucket/publish.ts');
+  if (Object.keys(readSyncState(config.dataDir, bucket).objects).length === 0)
+    await compactLake(w, config.dataDir, BUCKET_FILE_ROWS);
+  const files = await updateLake(w, config.dataDir, { signal, fileRows: BUCKET_FILE_ROWS });
+  if (signal?.aborted) return { files };
+  const started = performance.now();
+  const before = { ...bucket.requests };
+  const published = await publishLake(bucket, config.dataDir, {
+    sql: w,
+    runId: opts.runId,
+    reorgWindowSecs: config.reorgWindowSecs,
+  });
+  const requests = Object.fromEntries(
+    Object.entries(bucket.requests).map(([k, v]) => [k, v - before[k as keyof typeof before]]),
+  );
+  opts.log('lake-published', {
+    runId: opts.runId,
+    to: bucket.show(),
+    ...published,
+    requests,
+    ms: Math.round(performance.now() - started),
+  });
+  return { files, published };
+}
+
+/** Rows per file of the lake of a configuration. */
+export const fileRowsOf = (config: Config) => (config.lake.bucket ? BUCKET_FILE_ROWS : FILE_ROWS);
+
+/**
+ * The lake step outside a run (`migrate`, `verify --repair`, `compact`): writes what the lake lacks and, for a bucket
+ * lake, publishes it, opening and closing the bucket itself. Returns the files written.
+ */
+export async function updateLakeFor(
+  w: Warehouse,
+  config: Config,
+  opts: { readonly runId: string; readonly log?: EventLog },
+): Promise<number> {
+  const bucket = await openBucket(config);
+  try {
+    const log: EventLog = opts.log ?? (() => undefined);
+    if (bucket) await prepareBucket(bucket, config.dataDir, log);
+    return (await writeLakeStep(w, config, { bucket, runId: opts.runId, log })).files;
+  } finally {
+    bucket?.close();
+  }
+}
+
+/**
+ * Before a reader (`query`, `report`, `shell`, `dashboard`) reads a bucket lake from a data folder that holds no
+ * warehouse (a reader's copy): brings the copy up to the bucket, downloading only the objects whose ETag changed, and
+ * says on stderr what it downloaded. Where a warehouse is, the runs write the lake there: it is read as it is.
+ */
+export async function fetchForReading(config: Config, say: (line: string) => void): Promise<void> {
+  if (!config.lake.bucket || existsSync(join(config.dataDir, WAREHOUSE_FILE))) return;
+  const bucket = await openBucket(config);
+  if (!bucket) return;
+  try {
+    await bucket.check();
+    const { fetchLake } = await import('../bucket/fetch.ts');
+    const r = await fetchLake(bucket, config.dataDir);
+    const mb = (r.bytes / 1e6).toFixed(1);
+    if (r.objects > 0 || r.removed > 0)
+      say(
+        `fetched ${r.objects} objects (${mb} MB) of ${bucket.show()} into ${join(config.dataDir, 'lake')}; ${r.kept} unchanged objects read from there${r.removed ? `, ${r.removed} removed` : ''}`,
+      );
+  } finally {
+    bucket.close();
+  }
+}
