@@ -77,6 +77,8 @@ export interface S3Proxy {
   held(): Promise<{ method: string; url: string }>;
   /** Lets held requests go on to the server. */
   release(): void;
+  /** Drops held requests without passing them on (their client is gone: a killed process). */
+  drop(): void;
   stop(): Promise<void>;
 }
 
@@ -86,6 +88,7 @@ export async function startS3Proxy(target: string): Promise<S3Proxy> {
   const seen: { method: string; url: string }[] = [];
   let waiting: ((r: { method: string; url: string }) => void)[] = [];
   let parked: (() => void)[] = [];
+  let parkedSockets: (() => void)[] = [];
   const proxy: S3Proxy = {
     endpoint: '',
     seen,
@@ -94,7 +97,14 @@ export async function startS3Proxy(target: string): Promise<S3Proxy> {
     release: () => {
       const p = parked;
       parked = [];
+      parkedSockets = [];
       for (const go of p) go();
+    },
+    drop: () => {
+      const d = parkedSockets;
+      parked = [];
+      parkedSockets = [];
+      for (const kill of d) kill();
     },
     stop: async () => {
       proxy.release();
@@ -116,15 +126,20 @@ export async function startS3Proxy(target: string): Promise<S3Proxy> {
         { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.on('error', () => res.destroy());
           answer.pipe(res);
         },
       );
+      // A client that went away (a killed run) aborts both legs: no error of theirs is the test's.
       up.on('error', () => res.destroy());
+      req.on('error', () => up.destroy());
+      res.on('error', () => up.destroy());
       req.pipe(up);
     };
     if (verdict === 'hold') {
       req.pause();
       parked.push(forward);
+      parkedSockets.push(() => req.socket.destroy());
       const w = waiting;
       waiting = [];
       for (const f of w) f(r);
