@@ -79,6 +79,9 @@ bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (ab
 bench-verify: $(NODE_MODULES) $(BUNDLE) ## What verification costs at the demo's size: requests and seconds of verify, and of a run's own verification (about 2 min)
 	npx tsx bench/verify-cost.ts
 
+bench-bucket: $(NODE_MODULES) $(BUNDLE) ## What a bucket lake costs at the demo's size against s3rver: seconds against a local lake, objects, bytes and requests per run, resuming, restore, a reader's fetch, upload throughput (about 3 min)
+	npx tsx bench/bucket-cost.ts
+
 bench-sandbox: $(NODE_MODULES) ## Measure the sandbox at 10 million swaps: memory and 1000-row page latency
 	npx tsx bench/sandbox-scale.ts 10000000
 
@@ -88,4 +91,4 @@ sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-verify bench-sandbox sandbox clean
+.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-verify bench-bucket bench-sandbox sandbox clean
