@@ -3,7 +3,8 @@
  * - endpoint, region and credentials come from the SDK's standard chain (environment, shared config and credentials
  *   files, `AWS_PROFILE`, instance roles); an S3-compatible store (MinIO, R2, Ceph) is reached through
  *   `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`, with path-style addressing whenever an endpoint is given;
- * - uploads go through `@aws-sdk/lib-storage` (`Upload`): one PUT below `PART_BYTES`, multipart above it, `QUEUE` parts
+ * - uploads go through `@aws-sdk/lib-storage` (`Upload`): one PUT below the part size (`PART_BYTES`, or
+ *   `lake.partMiB`), multipart above it, `QUEUE` parts
  *   at once, each with a CRC32 checksum the store verifies; a multipart upload is one object only once completed, so
  *   no reader ever lists a part of one;
  * - requests are retried by the SDK's standard strategy (5xx, `SlowDown`, throttling, broken connections) with the
@@ -26,7 +27,10 @@ import { type LakeUrl, showLakeUrl } from '../config/lake-url.ts';
 import { BucketError } from '../errors.ts';
 import { replaceFile } from '../util/atomic-file.ts';
 
-/** Parts of a multipart upload, and the size from which an upload is multipart (S3's smallest part is 5 MiB). */
+/**
+ * Parts of a multipart upload, and the size from which an upload is multipart, unless `lake.partMiB` says otherwise
+ * (S3's smallest part is 5 MiB).
+ */
 export const PART_BYTES = 16 * 1024 ** 2;
 /** Parts in flight per upload. */
 const QUEUE = 4;
@@ -78,11 +82,18 @@ export class Bucket {
   private readonly client: S3Client;
   private readonly quick: S3Client;
   readonly endpoint: string | undefined;
+  private readonly partBytes: number;
 
   constructor(
     readonly url: LakeUrl,
-    opts: { readonly maxAttempts?: number; readonly timeoutMs?: number; readonly env?: NodeJS.ProcessEnv } = {},
+    opts: {
+      readonly maxAttempts?: number;
+      readonly timeoutMs?: number;
+      readonly partBytes?: number;
+      readonly env?: NodeJS.ProcessEnv;
+    } = {},
   ) {
+    this.partBytes = opts.partBytes ?? PART_BYTES;
     const env = opts.env ?? process.env;
     this.endpoint = endpointFromEnv(env);
     const base: S3ClientConfig = {
@@ -168,7 +179,7 @@ export class Bucket {
           Body: createReadStream(file),
           ChecksumAlgorithm: 'CRC32',
         },
-        partSize: PART_BYTES,
+        partSize: this.partBytes,
         queueSize: QUEUE,
         leavePartsOnError: false,
       });

@@ -4,7 +4,7 @@
  * folder without a warehouse does the same first.
  */
 import { UsageError } from '../errors.ts';
-import { openBucket } from '../pipeline/lake-step.ts';
+import { withBucket } from '../pipeline/lake-step.ts';
 import type { CommandBody } from './commands.ts';
 import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
 
@@ -13,13 +13,11 @@ export const restoreCommand: CommandBody<MaintenanceArgs> = {
   builder: (y) => maintenanceOptions(y),
   handler: (a) =>
     withDataLock(a, 'restore', async (config) => {
-      const bucket = await openBucket(config);
-      if (!bucket)
+      if (!config.lake.bucket)
         throw new UsageError(
           'restore rebuilds a warehouse from a bucket lake, and none is configured: set lake.url in the config file, or POOL_EXPORT_LAKE_URL, to s3://bucket/prefix',
         );
-      try {
-        await bucket.check();
+      await withBucket(config, async (bucket) => {
         const { restore } = await import('../bucket/fetch.ts');
         const started = performance.now();
         const r = await restore(bucket, config.dataDir);
@@ -27,8 +25,6 @@ export const restoreCommand: CommandBody<MaintenanceArgs> = {
         process.stdout.write(
           `restored the warehouse of ${config.dataDir} from ${bucket.show()} in ${secs} s: ${r.rows} rows; ${r.objects} objects fetched (${(r.bytes / 1e6).toFixed(1)} MB), ${r.kept} already here; state of run ${r.runId}\n`,
         );
-      } finally {
-        bucket.close();
-      }
+      });
     }),
 };

@@ -86,9 +86,9 @@ export interface Config {
   readonly minTrackedLiquidityUsd: number;
   /**
    * Where the Parquet lake goes: `url` empty for the data folder's `lake/`, or `s3://bucket/prefix`; `bucket` is that
-   * URL read (null for the local lake). Endpoint, region and credentials come from the AWS chain (`bucket/s3.ts`).
+   * URL read (null for the local lake). Endpoint, region and credentials come from the AWS chain (`bucket/bucket.ts`).
    */
-  readonly lake: { readonly url: string; readonly bucket: LakeUrl | null };
+  readonly lake: { readonly url: string; readonly bucket: LakeUrl | null; readonly partBytes: number };
 }
 
 /**
@@ -159,18 +159,30 @@ const ENV: Readonly<Record<string, keyof Config>> = {
 /** The lake's URL from the environment (`lake.url` of the config file otherwise). */
 const LAKE_URL_ENV = 'POOL_EXPORT_LAKE_URL';
 
-/** The `lake` object of the config file (`{"url": "s3://bucket/prefix"}`), checked field by field. */
+/**
+ * Bounds of `lake.partMiB`, the part size of multipart uploads: S3 takes parts of 5 MiB to 5 GiB, and at most 10,000
+ * of them (so 16 MiB parts, the default, carry objects up to 156 GiB).
+ */
+const PART_MIB = { min: 5, max: 5120, default: 16 } as const;
+
+/** The `lake` object of the config file (`{"url": "s3://bucket/prefix", "partMiB": 16}`), checked field by field. */
 function checkLake(raw: unknown, envUrl: string | undefined): Config['lake'] {
   const example = '{"url": "s3://my-bucket/pool-export"}';
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new UsageError(`config "lake" must be an object like ${example}`);
-  const extra = Object.keys(raw).find((k) => k !== 'url');
-  if (extra !== undefined) throw new UsageError(`config lake."${extra}" is not a field of it; lake is like ${example}`);
+  const extra = Object.keys(raw).find((k) => k !== 'url' && k !== 'partMiB');
+  if (extra !== undefined)
+    throw new UsageError(`config lake."${extra}" is not a field of it; lake is like ${example} (and "partMiB")`);
   const fromFile = (raw as { url?: unknown }).url ?? '';
   if (typeof fromFile !== 'string') throw new UsageError(`config lake.url must be a text like ${example}`);
+  const part = (raw as { partMiB?: unknown }).partMiB ?? PART_MIB.default;
+  if (typeof part !== 'number' || !Number.isInteger(part) || part < PART_MIB.min || part > PART_MIB.max)
+    throw new UsageError(
+      `config lake.partMiB must be a whole number of MiB from ${PART_MIB.min} to ${PART_MIB.max} (S3's part sizes), not ${JSON.stringify(part)}; the default is ${PART_MIB.default}`,
+    );
   const url = envUrl !== undefined && envUrl !== '' ? envUrl : fromFile;
   const where = envUrl !== undefined && envUrl !== '' ? LAKE_URL_ENV : 'config lake.url';
-  return Object.freeze({ url, bucket: parseLakeUrl(url, where) });
+  return Object.freeze({ url, bucket: parseLakeUrl(url, where), partBytes: part * 1024 ** 2 });
 }
 
 const INT_KEYS = [

@@ -24,8 +24,27 @@ export async function openBucket(config: Config): Promise<Bucket | null> {
   if (!url) return null;
   const { Bucket } = await import('../bucket/bucket.ts');
   return url
-    ? new Bucket(url, { maxAttempts: config.maxAttempts, timeoutMs: Math.max(config.timeoutMs, 60_000) })
+    ? new Bucket(url, {
+        maxAttempts: config.maxAttempts,
+        timeoutMs: Math.max(config.timeoutMs, 60_000),
+        partBytes: config.lake.partBytes,
+      })
     : null;
+}
+
+/**
+ * Runs `fn` on the config's bucket, checked first (in seconds, with one line naming the fix) and closed after; null,
+ * without calling `fn`, for a local lake.
+ */
+export async function withBucket<T>(config: Config, fn: (bucket: Bucket) => Promise<T>): Promise<T | null> {
+  const bucket = await openBucket(config);
+  if (!bucket) return null;
+  try {
+    await bucket.check();
+    return await fn(bucket);
+  } finally {
+    bucket.close();
+  }
 }
 
 /**
@@ -134,10 +153,7 @@ export async function updateLakeFor(
  */
 export async function fetchForReading(config: Config, say: (line: string) => void): Promise<void> {
   if (!config.lake.bucket || existsSync(join(config.dataDir, WAREHOUSE_FILE))) return;
-  const bucket = await openBucket(config);
-  if (!bucket) return;
-  try {
-    await bucket.check();
+  await withBucket(config, async (bucket) => {
     const { fetchLake } = await import('../bucket/fetch.ts');
     const r = await fetchLake(bucket, config.dataDir);
     const mb = (r.bytes / 1e6).toFixed(1);
@@ -145,7 +161,5 @@ export async function fetchForReading(config: Config, say: (line: string) => voi
       say(
         `fetched ${r.objects} objects (${mb} MB) of ${bucket.show()} into ${join(config.dataDir, 'lake')}; ${r.kept} unchanged objects read from there${r.removed ? `, ${r.removed} removed` : ''}`,
       );
-  } finally {
-    bucket.close();
-  }
+  });
 }

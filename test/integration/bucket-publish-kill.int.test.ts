@@ -5,9 +5,10 @@
  * swap twice nor loses one it saw before (no reorganization happens here, so the rows only grow). The next run
  * completes what the killed one left: in the end every table of the bucket holds the rows of the data folder's own
  * lake (both read by hyparquet), each manifest names exactly its table's objects, and the state's head names the last
- * run.
+ * run. And a run killed in the middle of a multipart upload, twice (after its first part; with every part up but not
+ * completed), which a listing never shows.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -167,5 +168,97 @@ describe('a run killed while publishing to a bucket', () => {
     }
     const head = JSON.parse(Buffer.from(await getBytes(client, s3.bucket, `${PREFIX}/_state/head.json`)).toString());
     expect(head.runId).toBe(runId);
+  }, 600_000);
+});
+
+/**
+ * Mid-multipart: a month of swaps above the part size (`lake.partMiB` 5, S3's smallest) goes up as a multipart upload,
+ * and a run is killed once after its first part and once with every part up but the upload not completed. A listing
+ * shows the month's previous object throughout (same ETag, same rows), never a part; the next run completes it.
+ */
+describe('a run killed in the middle of a multipart upload', () => {
+  it('leaves the listing showing the previous object, and the next run completes the upload', async () => {
+    // 60,000 swaps on one chain make one month object of more than 5 MiB (about 125 bytes a swap).
+    const big = await startSandbox(['--scale', '60000', '--chains', '56']);
+    const folder = join(dir, 'multipart');
+    const config = join(dir, 'multipart.config.json');
+    writeFileSync(config, JSON.stringify({ lake: { partMiB: 5 } }));
+    const prefix = 'multipart';
+    const client = testClient(s3.endpoint);
+    const swapsPrefix = `${prefix}/dodoex/swaps/`;
+    const runBig = (killWhen?: Promise<unknown>) =>
+      cli(
+        ['run', '--chains', CHAINS, '--datasets', 'dodoex.swaps', '--no-verify', '--config', config],
+        { ...sandboxEnv(big, folder), ...bucketEnv(proxy.endpoint, `s3://${s3.bucket}/${prefix}`) },
+        killWhen ? { killWhen } : {},
+      );
+    /** The swaps objects the listing shows, with their ETags, and the swap ids they hold. */
+    const listed = async () => {
+      const objects = (await listAll(client, s3.bucket, swapsPrefix)).filter((o) => o.key.endsWith('.parquet'));
+      const ids: string[] = [];
+      for (const o of objects)
+        for (const r of await parquetRows([await getBytes(client, s3.bucket, o.key)]))
+          ids.push(String((JSON.parse(r) as { id: string }).id));
+      return { objects: Object.fromEntries(objects.map((o) => [o.key, o.etag])), ids: ids.sort() };
+    };
+    try {
+      const first = await runBig();
+      expect(first.code, first.stderr.slice(-1000)).toBe(0);
+      const before = await listed();
+      const sizes = (await listAll(client, s3.bucket, swapsPrefix)).map((o) => o.size);
+      expect(Math.max(...sizes), 'a month object above one part').toBeGreaterThan(5 * 1024 * 1024);
+      expect(before.ids.length).toBeGreaterThan(40_000);
+
+      const isSwaps = (url: string) => decodeURIComponent(url).startsWith(`/${s3.bucket}/${swapsPrefix}`);
+      const points: [string, (req: { method: string; url: string }) => boolean][] = [
+        ['after its first part', (r) => r.method === 'PUT' && isSwaps(r.url) && /[?&]partNumber=2(&|$)/.test(r.url)],
+        [
+          'with every part up, before the upload is completed',
+          (r) => r.method === 'POST' && isSwaps(r.url) && /[?&]uploadId=/.test(r.url),
+        ],
+      ];
+      for (const [where, matches] of points) {
+        await callControl(big.url, 'advance', { blocks: 400 });
+        const seen: string[] = [];
+        proxy.rule = (req) => {
+          if (isSwaps(req.url)) seen.push(`${req.method} ${req.url.split('?')[1] ?? ''}`);
+          return matches(req) ? 'hold' : 'pass';
+        };
+        const held = proxy.held();
+        const r = await runBig(held);
+        proxy.rule = () => 'pass';
+        proxy.drop();
+        expect(r.signal, `killed ${where} (${r.stderr.slice(-300)})`).toBe('SIGKILL');
+        expect(
+          seen.some((x) => x.startsWith('POST uploads')),
+          `${where}: the upload was multipart (${seen})`,
+        ).toBe(true);
+        // The month being uploaded in parts shows its previous object, ETag for ETag; other months the run had put
+        // whole before it may be new. Rows only grow here (no reorganization): none twice, none lost.
+        const key = decodeURIComponent((await held).url.split('?')[0]!).slice(`/${s3.bucket}/`.length);
+        const now = await listed();
+        expect(before.objects[key], `${where}: ${key} had an object before`).toBeDefined();
+        expect(now.objects[key], `${where}: ${key} shows its previous object`).toBe(before.objects[key]);
+        expect(new Set(now.ids).size, `${where}: no swap twice`).toBe(now.ids.length);
+        const listedNow = new Set(now.ids);
+        expect(
+          before.ids.filter((id) => !listedNow.has(id)),
+          `${where}: no swap lost`,
+        ).toEqual([]);
+      }
+
+      const last = await runBig();
+      expect(last.code, last.stderr.slice(-1000)).toBe(0);
+      const after = await listed();
+      expect(Object.values(after.objects)).not.toEqual(Object.values(before.objects));
+      expect(after.ids.length).toBeGreaterThan(before.ids.length);
+      const [local, remote] = await Promise.all([
+        localDigests(join(folder, 'lake')),
+        bucketDigests(client, s3.bucket, prefix),
+      ]);
+      expect(remote.get('dodoex/swaps')).toEqual(local.get('dodoex/swaps'));
+    } finally {
+      await big.stop();
+    }
   }, 600_000);
 });

@@ -55,12 +55,13 @@ describe('the lake URL', () => {
     expect(loadConfig({ env: {}, configFile: f }).lake).toEqual({
       url: 's3://from-file/p',
       bucket: { bucket: 'from-file', prefix: 'p' },
+      partBytes: 16 * 1024 * 1024,
     });
     expect(loadConfig({ env: { POOL_EXPORT_LAKE_URL: 's3://from-env' }, configFile: f }).lake.bucket).toEqual({
       bucket: 'from-env',
       prefix: '',
     });
-    expect(loadConfig({ env: {} }).lake).toEqual({ url: '', bucket: null });
+    expect(loadConfig({ env: {} }).lake).toEqual({ url: '', bucket: null, partBytes: 16_777_216 });
     expect(() => loadConfig({ env: { POOL_EXPORT_LAKE_URL: 'lake' } })).toThrow(/^POOL_EXPORT_LAKE_URL is a local/);
     expect(() => loadConfig({ env: {}, configFile: file('{"lake": {"url": "x"}}') })).toThrow(
       /^config lake.url is a local folder/,
@@ -71,8 +72,20 @@ describe('the lake URL', () => {
     ['{"lake": "s3://b/p"}', /config "lake" must be an object like \{"url": "s3:\/\/my-bucket\/pool-export"\}/],
     ['{"lake": {"uri": "s3://b/p"}}', /config lake."uri" is not a field of it/],
     ['{"lake": {"url": 5}}', /config lake.url must be a text/],
+    [
+      '{"lake": {"partMiB": 4}}',
+      /config lake.partMiB must be a whole number of MiB from 5 to 5120 \(S3's part sizes\), not 4/,
+    ],
+    ['{"lake": {"partMiB": 5121}}', /lake.partMiB must be .* not 5121; the default is 16/],
+    ['{"lake": {"partMiB": 5.5}}', /lake.partMiB must be a whole number/],
+    ['{"lake": {"partMiB": "8"}}', /lake.partMiB must be .* not "8"/],
   ])('refuses the lake object %s', (content, message) => {
     expect(() => loadConfig({ env: {}, configFile: file(content) })).toThrow(message);
+  });
+
+  it("takes the part size of multipart uploads in MiB, from 5 (S3's smallest part) to 5120", () => {
+    const part = (n: number) => loadConfig({ env: {}, configFile: file(`{"lake": {"partMiB": ${n}}}`) }).lake.partBytes;
+    expect([part(5), part(64), part(5120)]).toEqual([5_242_880, 67_108_864, 5_368_709_120]);
   });
 
   it("removes a bucket lake's secrets from the environment from every message, and only then", () => {
