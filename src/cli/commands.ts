@@ -75,6 +75,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./restore-command.ts')).restoreCommand,
   },
   {
+    command: 'lake <action>',
+    describe:
+      "lake ddl --engine duckdb|trino|spark|athena: print the CREATE statements that make the lake's tables that engine's, at the lake's URL",
+    load: async () => (await import('./lake-command.ts')).lakeCommand,
+  },
+  {
     command: 'migrate',
     describe:
       "Upgrade a warehouse and a lake written by an earlier version to this version's schema and lake layout (any run does this too)",

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS } from '../../src/catalog/catalog.ts';
+import { lakeTables } from '../../src/lake/lake-ddl.ts';
 import { callControl, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { qt } from '../../src/util/sql.ts';
@@ -115,6 +116,31 @@ describe('a bucket lake', () => {
     expect(manifests.length).toBe(tables.size);
     expect(objects.has('_state/head.json')).toBe(true);
   }, 300_000);
+
+  it('gives lake ddl the bucket URL of the config, and DuckDB views only for the table paths that hold objects', async () => {
+    // A reader's folder: no warehouse, no local lake; the URL comes from the environment's lake.url.
+    const env = { ...sandboxEnv(sb, data('ddl-reader')), ...bucketEnv(s3.endpoint, `s3://${s3.bucket}/${PREFIX}`) };
+    const athena = await cli(['lake', 'ddl', '--engine', 'athena'], env);
+    expect(athena.code, athena.stderr).toBe(0);
+    expect(athena.stdout).toContain(`LOCATION 's3://${s3.bucket}/${PREFIX}/dodoex/swaps/'`);
+    const duck = await cli(['lake', 'ddl', '--engine', 'duckdb'], env);
+    expect(duck.code, duck.stderr).toBe(0);
+    const viewed = [...duck.stdout.matchAll(/read_parquet\('s3:\/\/[^/]+\/[^/]+\/[^/]+\/([^/]+\/[^/]+)\//g)].map(
+      (m) => m[1],
+    );
+    const emptied = [...duck.stdout.matchAll(/^-- (\S+) holds no file yet/gm)].map((m) => m[1]);
+    const holding = [
+      ...new Set(
+        [...(await listing()).keys()]
+          .filter((k) => k.endsWith('.parquet') && !k.startsWith('_state/'))
+          .map((k) => k.split('/').slice(0, 2).join('/')),
+      ),
+    ];
+    expect(viewed.sort()).toEqual(holding.sort());
+    expect(emptied.length).toBeGreaterThan(0);
+    expect(emptied.filter((p) => holding.includes(p!))).toEqual([]);
+    expect(viewed.length + emptied.length).toBe(lakeTables().length);
+  }, 60_000);
 
   it('is resumed by a run from an empty data folder, with the requests of an incremental run, rewriting no month the re-read window cannot reach', async () => {
     const before = await listing();

@@ -1,0 +1,135 @@
+/**
+ * `pool-export lake ddl --engine duckdb|trino|spark|athena`: prints the statements that make the lake's table paths
+ * tables of that engine, at the lake's URL (`lake.url`, or `--url`), or at the data folder's `lake/` for the engines
+ * that read a local folder. The columns come from the catalog; for DuckDB, which cannot create a view over no file,
+ * one listing of the bucket says which tables have files yet.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chainName } from '../config/chains.ts';
+import type { Config } from '../config/config.ts';
+import { type LakeUrl, parseLakeUrl, showLakeUrl } from '../config/lake-url.ts';
+import { UsageError } from '../errors.ts';
+import { ENGINES, type Engine, lakeDdl, lakeTables } from '../lake/lake-ddl.ts';
+import { LAKE_DIR } from '../lake/layout.ts';
+import { withBucket } from '../pipeline/lake-step.ts';
+import type { CommandBody } from './commands.ts';
+import { configFor, type FolderArgs, folderOptions } from './options.ts';
+
+interface Args extends FolderArgs {
+  action?: 'ddl' | undefined;
+  engine: Engine;
+  url?: string | undefined;
+  since?: string | undefined;
+  catalog: string;
+}
+
+const MONTH_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
+
+/** The month Athena's projection starts at when the local lake has none: before the first DODO V2 pool. */
+const FIRST_MONTH = '2020-01';
+
+/** What a local lake holds: its chains, its first month, and the table paths with at least one Parquet file. */
+function localFolders(lake: string): { chains: Set<string>; first: string | undefined; withFiles: Set<string> } {
+  const chains = new Set<string>();
+  const withFiles = new Set<string>();
+  let first: string | undefined;
+  const entries = (p: string) => (existsSync(p) ? readdirSync(p, { withFileTypes: true }) : []);
+  const dirs = (p: string) =>
+    entries(p)
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+  const hasParquet = (p: string) => entries(p).some((e) => e.isFile() && e.name.endsWith('.parquet'));
+  for (const t of lakeTables())
+    for (const c of dirs(join(lake, t.path)).filter((d) => d.startsWith('chain='))) {
+      chains.add(c.slice('chain='.length));
+      const chain = join(lake, t.path, c);
+      if (t.partitions.length === 1 && hasParquet(chain)) withFiles.add(t.path);
+      for (const m of dirs(chain).filter((d) => d.startsWith('month='))) {
+        const month = m.slice('month='.length);
+        if (first === undefined || month < first) first = month;
+        if (hasParquet(join(chain, m))) withFiles.add(t.path);
+      }
+    }
+  return { chains, first, withFiles };
+}
+
+/** The table paths of a bucket lake with at least one Parquet object: one listing of the prefix. */
+async function bucketWithFiles(config: Config, url: LakeUrl): Promise<Set<string>> {
+  const holding = await withBucket(
+    { ...config, lake: { ...config.lake, url: showLakeUrl(url), bucket: url } },
+    async (bucket) => {
+      const keys = (await bucket.list()).map((o) => o.rel).filter((k) => k.endsWith('.parquet'));
+      return lakeTables()
+        .filter((t) => keys.some((k) => k.startsWith(`${t.path}/chain=`)))
+        .map((t) => t.path);
+    },
+  );
+  return new Set(holding);
+}
+
+/** The yargs module of the `lake` command. */
+export const lakeCommand: CommandBody<Args> = {
+  builder: (y) =>
+    folderOptions(
+      y
+        .positional('action', {
+          choices: ['ddl'] as const,
+          describe: "ddl: print the CREATE statements of the lake's tables for an engine",
+        })
+        .option('engine', {
+          choices: ENGINES,
+          demandOption: 'name the engine: --engine duckdb, trino, spark or athena',
+          describe: 'the engine whose statements to print',
+        })
+        .option('url', {
+          type: 'string',
+          describe: "the lake at s3://bucket/prefix (default: lake.url, else the data folder's lake/)",
+        })
+        .option('since', {
+          type: 'string',
+          describe: `athena: the first month of the projection, YYYY-MM (default: the lake's first month, else ${FIRST_MONTH})`,
+        })
+        .option('catalog', { type: 'string', default: 'hive', describe: "trino: the Hive connector's catalog" }),
+    ),
+  handler: async (a) => {
+    if (a.since !== undefined && !MONTH_RE.test(a.since))
+      throw new UsageError(`--since takes a month as YYYY-MM, such as 2021-02, not "${a.since}"`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(a.catalog))
+      throw new UsageError(`--catalog takes the name of a Trino catalog (letters, digits, _), not "${a.catalog}"`);
+    const config = configFor(a);
+    const bucket = a.url !== undefined ? parseLakeUrl(a.url, '--url') : config.lake.bucket;
+    const local = resolve(config.dataDir, LAKE_DIR);
+    let root: string;
+    if (bucket) {
+      const url = showLakeUrl(bucket);
+      root = a.engine === 'spark' ? url.replace(/^s3:/, 's3a:') : url;
+    } else if (a.engine === 'duckdb') root = local;
+    else if (a.engine === 'spark') root = `file://${local}`;
+    else
+      throw new UsageError(
+        `${a.engine} reads the lake from object storage, and this lake is the local folder ${local}: set lake.url (or POOL_EXPORT_LAKE_URL), or give --url s3://bucket/prefix`,
+      );
+    const found = localFolders(local);
+    const chains = [...new Set([...config.chains.map(chainName), ...found.chains])];
+    // DuckDB cannot create a view over a glob that matches no file: it needs to know which table paths are empty.
+    const withFiles =
+      a.engine !== 'duckdb' ? undefined : bucket ? await bucketWithFiles(config, bucket) : found.withFiles;
+    const empty =
+      withFiles &&
+      new Set(
+        lakeTables()
+          .map((t) => t.path)
+          .filter((p) => !withFiles.has(p)),
+      );
+    process.stdout.write(
+      lakeDdl(a.engine, {
+        root,
+        chains,
+        since: a.since ?? found.first ?? FIRST_MONTH,
+        catalog: a.catalog,
+        ...(empty ? { empty } : {}),
+      }),
+    );
+  },
+};
