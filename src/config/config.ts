@@ -88,7 +88,16 @@ export interface Config {
    * Where the Parquet lake goes: `url` empty for the data folder's `lake/`, or `s3://bucket/prefix`; `bucket` is that
    * URL read (null for the local lake). Endpoint, region and credentials come from the AWS chain (`bucket/bucket.ts`).
    */
-  readonly lake: { readonly url: string; readonly bucket: LakeUrl | null; readonly partBytes: number };
+  readonly lake: {
+    readonly url: string;
+    readonly bucket: LakeUrl | null;
+    readonly partBytes: number;
+    /**
+     * Calendar months of snapshots (the liquidity list, the snapshot entities) and of mutable entities' history kept,
+     * the current one included, in the warehouse and the lake; null keeps them all (`lake/retention.ts`).
+     */
+    readonly keepSnapshotMonths: number | null;
+  };
 }
 
 /**
@@ -170,9 +179,11 @@ function checkLake(raw: unknown, envUrl: string | undefined): Config['lake'] {
   const example = '{"url": "s3://my-bucket/pool-export"}';
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new UsageError(`config "lake" must be an object like ${example}`);
-  const extra = Object.keys(raw).find((k) => k !== 'url' && k !== 'partMiB');
+  const extra = Object.keys(raw).find((k) => !['url', 'partMiB', 'keepSnapshotMonths'].includes(k));
   if (extra !== undefined)
-    throw new UsageError(`config lake."${extra}" is not a field of it; lake is like ${example} (and "partMiB")`);
+    throw new UsageError(
+      `config lake."${extra}" is not a field of it; lake is like ${example} (and "partMiB", "keepSnapshotMonths")`,
+    );
   const fromFile = (raw as { url?: unknown }).url ?? '';
   if (typeof fromFile !== 'string') throw new UsageError(`config lake.url must be a text like ${example}`);
   const part = (raw as { partMiB?: unknown }).partMiB ?? PART_MIB.default;
@@ -180,9 +191,19 @@ function checkLake(raw: unknown, envUrl: string | undefined): Config['lake'] {
     throw new UsageError(
       `config lake.partMiB must be a whole number of MiB from ${PART_MIB.min} to ${PART_MIB.max} (S3's part sizes), not ${JSON.stringify(part)}; the default is ${PART_MIB.default}`,
     );
+  const keep = (raw as { keepSnapshotMonths?: unknown }).keepSnapshotMonths ?? null;
+  if (keep !== null && (typeof keep !== 'number' || !Number.isInteger(keep) || keep < 1 || keep > 1200))
+    throw new UsageError(
+      `config lake.keepSnapshotMonths must be a whole number of months from 1 (the current month only) to 1200, or null to keep every snapshot, not ${JSON.stringify(keep)}`,
+    );
   const url = envUrl !== undefined && envUrl !== '' ? envUrl : fromFile;
   const where = envUrl !== undefined && envUrl !== '' ? LAKE_URL_ENV : 'config lake.url';
-  return Object.freeze({ url, bucket: parseLakeUrl(url, where), partBytes: part * 1024 ** 2 });
+  return Object.freeze({
+    url,
+    bucket: parseLakeUrl(url, where),
+    partBytes: part * 1024 ** 2,
+    keepSnapshotMonths: keep as number | null,
+  });
 }
 
 const INT_KEYS = [

@@ -10,8 +10,9 @@ import type { PublishStats } from '../bucket/publish.ts';
 import type { Config } from '../config/config.ts';
 import { BucketError } from '../errors.ts';
 import { compactLake } from '../lake/compact.ts';
-import { BUCKET_FILE_ROWS, FILE_ROWS } from '../lake/layout.ts';
+import { BUCKET_FILE_ROWS, FILE_ROWS, LAKE_DIR } from '../lake/layout.ts';
 import { updateLake } from '../lake/migrate-lake.ts';
+import { applyRetention } from '../lake/retention.ts';
 import { WAREHOUSE_FILE, type Warehouse } from '../store/warehouse.ts';
 import type { EventLog } from '../util/logger.ts';
 
@@ -97,13 +98,18 @@ export async function writeLakeStep(
   },
 ): Promise<{ files: number; published?: PublishStats }> {
   const { bucket, signal } = opts;
-  if (!bucket) return { files: await updateLake(w, config.dataDir, { signal }) };
+  if (!bucket) {
+    const files = await updateLake(w, config.dataDir, { signal });
+    if (!signal?.aborted) await retain(w, config, opts);
+    return { files };
+  }
   const { readSyncState } = await import('../bucket/sync-state.ts');
   const { publishLake } = await import('../bucket/publish.ts');
   if (Object.keys(readSyncState(config.dataDir, bucket).objects).length === 0)
     await compactLake(w, config.dataDir, BUCKET_FILE_ROWS);
   const files = await updateLake(w, config.dataDir, { signal, fileRows: BUCKET_FILE_ROWS });
   if (signal?.aborted) return { files };
+  await retain(w, config, opts);
   const started = performance.now();
   const before = { ...bucket.requests };
   const published = await publishLake(bucket, config.dataDir, {
@@ -122,6 +128,14 @@ export async function writeLakeStep(
     ms: Math.round(performance.now() - started),
   });
   return { files, published };
+}
+
+/** `lake.keepSnapshotMonths`: the snapshots and history months older than it go, and the log says what went. */
+async function retain(w: Warehouse, config: Config, opts: { readonly runId: string; readonly log: EventLog }) {
+  const keep = config.lake.keepSnapshotMonths;
+  if (keep === null) return;
+  const r = await applyRetention(w, join(config.dataDir, LAKE_DIR), { keep });
+  if (r.rows > 0 || r.months > 0) opts.log('retention', { runId: opts.runId, ...r });
 }
 
 /** Rows per file of the lake of a configuration. */

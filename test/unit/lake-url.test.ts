@@ -56,12 +56,18 @@ describe('the lake URL', () => {
       url: 's3://from-file/p',
       bucket: { bucket: 'from-file', prefix: 'p' },
       partBytes: 16 * 1024 * 1024,
+      keepSnapshotMonths: null,
     });
     expect(loadConfig({ env: { POOL_EXPORT_LAKE_URL: 's3://from-env' }, configFile: f }).lake.bucket).toEqual({
       bucket: 'from-env',
       prefix: '',
     });
-    expect(loadConfig({ env: {} }).lake).toEqual({ url: '', bucket: null, partBytes: 16_777_216 });
+    expect(loadConfig({ env: {} }).lake).toEqual({
+      url: '',
+      bucket: null,
+      partBytes: 16_777_216,
+      keepSnapshotMonths: null,
+    });
     expect(() => loadConfig({ env: { POOL_EXPORT_LAKE_URL: 'lake' } })).toThrow(/^POOL_EXPORT_LAKE_URL is a local/);
     expect(() => loadConfig({ env: {}, configFile: file('{"lake": {"url": "x"}}') })).toThrow(
       /^config lake.url is a local folder/,
@@ -79,6 +85,12 @@ describe('the lake URL', () => {
     ['{"lake": {"partMiB": 5121}}', /lake.partMiB must be .* not 5121; the default is 16/],
     ['{"lake": {"partMiB": 5.5}}', /lake.partMiB must be a whole number/],
     ['{"lake": {"partMiB": "8"}}', /lake.partMiB must be .* not "8"/],
+    [
+      '{"lake": {"keepSnapshotMonths": 0}}',
+      /config lake.keepSnapshotMonths must be a whole number of months from 1 \(the current month only\) to 1200, or null to keep every snapshot, not 0/,
+    ],
+    ['{"lake": {"keepSnapshotMonths": 2.5}}', /lake.keepSnapshotMonths must be a whole number/],
+    ['{"lake": {"keepSnapshotMonths": "6"}}', /lake.keepSnapshotMonths must be .* not "6"/],
   ])('refuses the lake object %s', (content, message) => {
     expect(() => loadConfig({ env: {}, configFile: file(content) })).toThrow(message);
   });
@@ -86,6 +98,12 @@ describe('the lake URL', () => {
   it("takes the part size of multipart uploads in MiB, from 5 (S3's smallest part) to 5120", () => {
     const part = (n: number) => loadConfig({ env: {}, configFile: file(`{"lake": {"partMiB": ${n}}}`) }).lake.partBytes;
     expect([part(5), part(64), part(5120)]).toEqual([5_242_880, 67_108_864, 5_368_709_120]);
+  });
+
+  it('keeps every snapshot unless told a number of months, local lake or bucket', () => {
+    const keep = (v: string) =>
+      loadConfig({ env: {}, configFile: file(`{"lake": {"keepSnapshotMonths": ${v}}}`) }).lake.keepSnapshotMonths;
+    expect([keep('null'), keep('1'), keep('24'), keep('1200')]).toEqual([null, 1, 24, 1200]);
   });
 
   it("removes a bucket lake's secrets from the environment from every message, and only then", () => {
