@@ -165,6 +165,31 @@ const ENV: Readonly<Record<string, keyof Config>> = {
   POOL_EXPORT_DATA_DIR: 'dataDir',
 };
 
+/** A file holding the API key (a mounted Kubernetes or Docker secret), instead of the key in the environment. */
+const API_KEY_FILE_ENV = 'POOL_EXPORT_API_KEY_FILE';
+
+/**
+ * The key in `POOL_EXPORT_API_KEY_FILE`: the file's text without its final line break (how secrets are mounted). The
+ * key is never quoted in a message, only the file's path.
+ */
+function readKeyFile(path: string, inEnv: string | undefined): string {
+  if (inEnv)
+    throw new UsageError(
+      `both POOL_EXPORT_API_KEY and ${API_KEY_FILE_ENV} are set; set one (the file, for a mounted secret)`,
+    );
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(
+      `${API_KEY_FILE_ENV} names ${path}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'}); point it at the file that holds the key`,
+    );
+  }
+  const key = text.replace(/\r?\n$/, '');
+  if (key === '') throw new UsageError(`${API_KEY_FILE_ENV} names ${path}, which is empty; write the key into it`);
+  return key;
+}
+
 /** The lake's URL from the environment (`lake.url` of the config file otherwise). */
 const LAKE_URL_ENV = 'POOL_EXPORT_LAKE_URL';
 
@@ -402,6 +427,8 @@ export function loadConfig(
   const merged: Record<string, unknown> = { ...DEFAULTS, ...readFile(opts.configFile) };
   for (const [name, key] of Object.entries(ENV))
     if (env[name] !== undefined && env[name] !== '') merged[key] = env[name];
+  const keyFile = env[API_KEY_FILE_ENV];
+  if (keyFile) merged.apiKey = readKeyFile(keyFile, env.POOL_EXPORT_API_KEY);
   for (const [k, v] of Object.entries(opts.overrides ?? {})) if (v !== undefined) merged[k] = v;
   for (const k of STRING_KEYS) if (typeof merged[k] !== 'string') throw new UsageError(`${k} must be a string`);
   for (const k of INT_KEYS) {
@@ -429,7 +456,7 @@ export function loadConfig(
   const apiKey = merged.apiKey as string;
   if (apiKey && !/^[\x21-\x7e]+$/.test(apiKey))
     throw new UsageError(
-      'POOL_EXPORT_API_KEY holds spaces or control characters; copy the key again from the developer platform',
+      `${keyFile ? `the key in ${keyFile} (${API_KEY_FILE_ENV})` : 'POOL_EXPORT_API_KEY'} holds spaces or control characters; copy the key again from the developer platform`,
     );
   if (!(ROUTE_CHOICES as readonly unknown[]).includes(merged.routeChoice))
     throw new UsageError(

@@ -22,6 +22,37 @@ describe('config', () => {
     expect(Object.isFrozen(e)).toBe(true);
   });
 
+  it('reads the key from POOL_EXPORT_API_KEY_FILE (a mounted secret), without its final line break', () => {
+    const key = (content: string) => loadConfig({ env: { POOL_EXPORT_API_KEY_FILE: file(content) } });
+    expect(key('5a4db0c5e1f0d1e2\n').apiKey).toBe('5a4db0c5e1f0d1e2');
+    expect(key('5a4db0c5e1f0d1e2\r\n').apiKey).toBe('5a4db0c5e1f0d1e2');
+    expect(key('5a4db0c5e1f0d1e2').apiKey).toBe('5a4db0c5e1f0d1e2');
+    // It is a secret like the key from the environment: removed from every message.
+    expect(key('5a4db0c5e1f0d1e2\n').secrets).toEqual(['5a4db0c5e1f0d1e2']);
+  });
+
+  it.each([
+    [
+      { POOL_EXPORT_API_KEY_FILE: '/nonexistent/key' },
+      /POOL_EXPORT_API_KEY_FILE names \/nonexistent\/key, which cannot be read \(ENOENT\); point it at the file that holds the key/,
+    ],
+    [
+      { POOL_EXPORT_API_KEY_FILE: file('') },
+      /POOL_EXPORT_API_KEY_FILE names .*, which is empty; write the key into it/,
+    ],
+    [
+      { POOL_EXPORT_API_KEY_FILE: file('k\n'), POOL_EXPORT_API_KEY: 'k' },
+      /both POOL_EXPORT_API_KEY and POOL_EXPORT_API_KEY_FILE are set; set one/,
+    ],
+    [
+      { POOL_EXPORT_API_KEY_FILE: file('two words\n') },
+      /^the key in .* \(POOL_EXPORT_API_KEY_FILE\) holds spaces or control characters/,
+    ],
+  ])('refuses a key file that cannot serve: %j', (env, message) => {
+    expect(() => loadConfig({ env })).toThrow(UsageError);
+    expect(() => loadConfig({ env })).toThrow(message);
+  });
+
   it.each([
     ['{"concurrency": 0}', /concurrency must be a whole number of at least 1/],
     ['{"pageSize": 5000}', /pageSize must be at most 1000/],
