@@ -10,6 +10,7 @@ import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { type LakeUrl, parseLakeUrl, showLakeUrl } from '../config/lake-url.ts';
 import { UsageError } from '../errors.ts';
+import { viewsWithFiles } from '../lake/lake-db.ts';
 import { ENGINES, type Engine, lakeDdl, lakeTables } from '../lake/lake-ddl.ts';
 import { LAKE_DIR } from '../lake/layout.ts';
 import { withBucket } from '../pipeline/lake-step.ts';
@@ -29,29 +30,23 @@ const MONTH_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
 /** The month Athena's projection starts at when the local lake has none: before the first DODO V2 pool. */
 const FIRST_MONTH = '2020-01';
 
-/** What a local lake holds: its chains, its first month, and the table paths with at least one Parquet file. */
-function localFolders(lake: string): { chains: Set<string>; first: string | undefined; withFiles: Set<string> } {
+/** What a local lake holds: its chains and its first month (from the folders of its table paths). */
+function localFolders(lake: string): { chains: Set<string>; first: string | undefined } {
   const chains = new Set<string>();
-  const withFiles = new Set<string>();
   let first: string | undefined;
-  const entries = (p: string) => (existsSync(p) ? readdirSync(p, { withFileTypes: true }) : []);
-  const dirs = (p: string) =>
-    entries(p)
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
-  const hasParquet = (p: string) => entries(p).some((e) => e.isFile() && e.name.endsWith('.parquet'));
+  const dirs = (p: string, prefix: string) =>
+    existsSync(p)
+      ? readdirSync(p, { withFileTypes: true })
+          .filter((e) => e.isDirectory() && e.name.startsWith(prefix))
+          .map((e) => e.name.slice(prefix.length))
+      : [];
   for (const t of lakeTables())
-    for (const c of dirs(join(lake, t.path)).filter((d) => d.startsWith('chain='))) {
-      chains.add(c.slice('chain='.length));
-      const chain = join(lake, t.path, c);
-      if (t.partitions.length === 1 && hasParquet(chain)) withFiles.add(t.path);
-      for (const m of dirs(chain).filter((d) => d.startsWith('month='))) {
-        const month = m.slice('month='.length);
+    for (const c of dirs(join(lake, t.path), 'chain=')) {
+      chains.add(c);
+      for (const month of dirs(join(lake, t.path, `chain=${c}`), 'month='))
         if (first === undefined || month < first) first = month;
-        if (hasParquet(join(chain, m))) withFiles.add(t.path);
-      }
     }
-  return { chains, first, withFiles };
+  return { chains, first };
 }
 
 /** The table paths of a bucket lake with at least one Parquet object: one listing of the prefix. */
@@ -114,7 +109,11 @@ export const lakeCommand: CommandBody<Args> = {
     const chains = [...new Set([...config.chains.map(chainName), ...found.chains])];
     // DuckDB cannot create a view over a glob that matches no file: it needs to know which table paths are empty.
     const withFiles =
-      a.engine !== 'duckdb' ? undefined : bucket ? await bucketWithFiles(config, bucket) : found.withFiles;
+      a.engine !== 'duckdb'
+        ? undefined
+        : bucket
+          ? await bucketWithFiles(config, bucket)
+          : new Set(viewsWithFiles(config.dataDir).map((v) => v.replace('.', '/')));
     const empty =
       withFiles &&
       new Set(
