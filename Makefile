@@ -67,6 +67,9 @@ test-browser: $(NODE_MODULES) $(BUNDLE) ## Browser tests: the dashboard in headl
 chromium: ## Install Debian's chromium for the browser tier
 	scripts/chromium.sh
 
+prometheus: ## Install Debian's prometheus (the server and promtool) for the metrics and alert-rule tests
+	scripts/prometheus.sh
+
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
 

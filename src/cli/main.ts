@@ -1,5 +1,4 @@
 /** The `pool-export` command line. Exit codes: 0 success, 1 runtime failure, 2 bad usage. */
-import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { Job } from '../catalog/job.ts';
@@ -8,9 +7,7 @@ import { inert } from '../util/inert.ts';
 import { closest } from '../util/suggest.ts';
 import { commandModules } from './commands.ts';
 import { followLauncher } from './launcher.ts';
-
-/** This package's version (package.json is two folders up from the sources and from the bundle alike). */
-const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+import { VERSION } from './version.ts';
 
 /** For yargs' "Unknown argument(s): a, b": the known option each one most likely meant, as a hint ("" if none). */
 export function suggestOptions(msg: string, known: readonly string[]): string {

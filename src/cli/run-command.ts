@@ -4,15 +4,19 @@ import { join } from 'node:path';
 import type { Job } from '../catalog/job.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
-import { UsageError } from '../errors.ts';
+import { DataLockedError, UsageError } from '../errors.ts';
 import type { Task } from '../export/task.ts';
-import { runOnce } from '../pipeline/run.ts';
+import type { RunRecord } from '../metrics/metrics.ts';
+import { checkMetricsFile, writeMetricsFile } from '../metrics/textfile.ts';
+import { type RunOutcome, runOnce } from '../pipeline/run.ts';
 import { terminalWidth } from '../reports/output.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
 import { inert } from '../util/inert.ts';
 import { wrap } from '../util/wrap.ts';
 import type { CommandBody } from './commands.ts';
+import { metricsFor, staleAfterOption } from './metrics-options.ts';
 import { TerminalProgress } from './progress.ts';
 import { StopRequests } from './stop.ts';
 import { summary } from './summary.ts';
@@ -21,6 +25,8 @@ import { type CommonArgs, commonOptions, logFor, resolveRequest } from './write-
 interface Args extends CommonArgs {
   'dry-run': boolean;
   'by-chain': boolean;
+  'metrics-file'?: string;
+  'stale-after': string;
 }
 
 /**
@@ -54,21 +60,30 @@ async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
 /** The yargs module of the `run` command. */
 export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
   builder: (y) =>
-    commonOptions(y)
-      .option('dry-run', {
-        type: 'boolean',
-        default: false,
-        describe: 'print the plan (tasks, endpoints, cursors) and exit, writing nothing',
-      })
-      .option('by-chain', {
-        type: 'boolean',
-        default: false,
-        describe: 'summary: one line per dataset and chain (default: one per dataset, summed over its chains)',
-      }),
+    staleAfterOption(
+      commonOptions(y)
+        .option('dry-run', {
+          type: 'boolean',
+          default: false,
+          describe: 'print the plan (tasks, endpoints, cursors) and exit, writing nothing',
+        })
+        .option('by-chain', {
+          type: 'boolean',
+          default: false,
+          describe: 'summary: one line per dataset and chain (default: one per dataset, summed over its chains)',
+        })
+        .option('metrics-file', {
+          type: 'string',
+          describe:
+            "write the run's metrics to this file for node-exporter's textfile collector (*.prom); counters add up over runs",
+        }),
+    ),
   handler: async (a) => {
     const { config, jobs: selected, tasks } = resolveRequest(a, jobs);
     if (a['dry-run']) return dryRun(config, tasks);
     if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
+    const metricsFile = a['metrics-file'] === undefined ? undefined : checkMetricsFile(a['metrics-file']);
+    const metrics = metricsFile && metricsFor(config, a['stale-after'], { processMetrics: false });
     const progress = process.stderr.isTTY ? new TerminalProgress() : undefined;
     const log = logFor(a, config, progress);
     const stop = new StopRequests((sig) =>
@@ -81,16 +96,34 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
         'warn',
       ),
     );
-    const outcome = await runOnce({
-      config,
-      tasks,
-      jobs: selected.map((j) => j.name),
-      waitLockSecs: a['wait-lock'],
-      verify: a.verify,
-      signal: stop.signal,
-      log,
-      ...(progress ? { progress } : {}),
-    });
+    const job = selected.map((j) => j.name).join(',') || 'datasets';
+    const started = performance.now();
+    /** The metrics file, written whatever the run came to (a failure to write it is logged, never the run's). */
+    const record = async (r: RunRecord) => {
+      if (!metrics || !metricsFile) return;
+      metrics.recordRun(job, r, (performance.now() - started) / 1000);
+      await writeMetricsFile(metricsFile, metrics).catch((e: Error) =>
+        log('metrics-file-failed', { file: metricsFile, error: e.message }, 'error'),
+      );
+    };
+    let outcome: RunOutcome;
+    try {
+      outcome = await runOnce({
+        config,
+        tasks,
+        jobs: selected.map((j) => j.name),
+        waitLockSecs: a['wait-lock'],
+        verify: a.verify,
+        signal: stop.signal,
+        log,
+        ...(progress ? { progress } : {}),
+        ...(metrics ? { onClient: (c: UpstreamClient) => metrics.watch(c) } : {}),
+      });
+    } catch (e) {
+      await record(e instanceof DataLockedError ? { skipped: true } : { error: e });
+      throw e;
+    }
+    await record({ outcome });
     // On a terminal (or with COLUMNS set, as `make demo` sets it for the runs it shows), the summary's prose is wrapped.
     const { width } = terminalWidth();
     const say = (line: string) => process.stdout.write(`${width ? wrap(line, { width, indent: 2 }) : line}\n`);

@@ -4,12 +4,17 @@ import type { Job } from '../catalog/job.ts';
 import { trackedSettings } from '../config/config.ts';
 import { DataLockedError, UsageError } from '../errors.ts';
 import { buildPlan } from '../export/plan.ts';
+import { HeadWatch } from '../metrics/head-watch.ts';
+import { serveMetrics } from '../metrics/metrics-server.ts';
 import { type RunOutcome, runOnce } from '../pipeline/run.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import { parseScheduleOverrides } from '../scheduler/cron.ts';
 import { Scheduler } from '../scheduler/scheduler.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
 import type { CommandBody } from './commands.ts';
 import { checkDashboardOut } from './dashboard-command.ts';
+import { metricsFor, parsePort, staleAfterOption } from './metrics-options.ts';
+import { parseDuration } from './status-command.ts';
 import { summary } from './summary.ts';
 import { type CommonArgs, commonOptions, logFor, resolveRequest } from './write-options.ts';
 
@@ -17,22 +22,43 @@ interface Args extends CommonArgs {
   schedule?: string[];
   'run-now': boolean;
   dashboard?: string;
+  'metrics-port'?: number;
+  'metrics-host': string;
+  'metrics-head-every': string;
+  'stale-after': string;
 }
 
 /** The yargs module of the `schedule` command. */
 export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
   builder: (y) =>
-    commonOptions(y)
-      .option('schedule', {
-        type: 'string',
-        array: true,
-        describe: "override a job's schedule: --schedule events='*/2 * * * *' (repeatable)",
-      })
-      .option('run-now', { type: 'boolean', default: false, describe: 'also run every job once at start' })
-      .option('dashboard', {
-        type: 'string',
-        describe: 'renew this HTML dashboard after each successful run (see `pool-export dashboard`)',
-      }),
+    staleAfterOption(
+      commonOptions(y)
+        .option('schedule', {
+          type: 'string',
+          array: true,
+          describe: "override a job's schedule: --schedule events='*/2 * * * *' (repeatable)",
+        })
+        .option('run-now', { type: 'boolean', default: false, describe: 'also run every job once at start' })
+        .option('dashboard', {
+          type: 'string',
+          describe: 'renew this HTML dashboard after each successful run (see `pool-export dashboard`)',
+        })
+        .option('metrics-port', {
+          type: 'number',
+          describe: 'serve /metrics (Prometheus), /healthz and /readyz on this port (0: any free port, printed)',
+        })
+        .option('metrics-host', {
+          type: 'string',
+          default: '127.0.0.1',
+          describe: 'the address --metrics-port listens on (0.0.0.0 in a container, for probes and scrapes)',
+        })
+        .option('metrics-head-every', {
+          type: 'string',
+          default: '60s',
+          describe:
+            "with --metrics-port: how often the upstream's head is read (one request per route) for the lag and /readyz",
+        }),
+    ),
   handler: async (a) => {
     const { config, jobs, chains, datasets } = resolveRequest(a, all);
     if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
@@ -43,6 +69,9 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
           `--schedule names job "${name}", which is not among the selected jobs (${jobs.map((j) => j.name).join(', ')})`,
         );
     const dashboard = a.dashboard === undefined ? undefined : checkDashboardOut(a.dashboard, '--dashboard');
+    const port = a['metrics-port'] === undefined ? undefined : parsePort(a['metrics-port'], '--metrics-port');
+    const metrics = port === undefined ? undefined : metricsFor(config, a['stale-after'], { processMetrics: true });
+    const headEveryMs = parseDuration(a['metrics-head-every'], '--metrics-head-every') * 1000;
     const log = logFor(a, config);
     /** Renews the dashboard after a run that ended well; a failure to is logged, and the next run tries again. */
     const renewDashboard = async (outcome: RunOutcome) => {
@@ -66,6 +95,8 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
           ...(chains ? { chains } : {}),
           ...(datasets ? { datasets } : {}),
         });
+        const started = performance.now();
+        const seconds = () => (performance.now() - started) / 1000;
         try {
           const outcome = await runOnce({
             config,
@@ -75,16 +106,51 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
             verify: a.verify,
             signal,
             log,
+            ...(metrics ? { onClient: (c: UpstreamClient) => metrics.watch(c) } : {}),
           });
+          metrics?.recordRun(job.name, { outcome }, seconds());
           log('job-summary', { job: job.name, summary: summary(outcome.results).split('\n').slice(-2).join(' ') });
           await renewDashboard(outcome);
         } catch (e) {
-          if (e instanceof DataLockedError) log('skipped', { job: job.name, reason: e.message }, 'warn');
-          else throw e;
+          if (e instanceof DataLockedError) {
+            metrics?.recordRun(job.name, { skipped: true }, seconds());
+            log('skipped', { job: job.name, reason: e.message }, 'warn');
+          } else {
+            metrics?.recordRun(job.name, { error: e }, seconds());
+            throw e;
+          }
         }
       },
       log,
     );
+    // The endpoint is up before the first run, so that probes and scrapes see the process at once.
+    const heads =
+      metrics &&
+      new HeadWatch({
+        config,
+        keys: buildPlan(config, { jobs, ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) }).map(
+          (t) => ({ dataset: t.ds.name, chainId: t.chainId }),
+        ),
+        metrics,
+        everyMs: headEveryMs,
+      });
+    const server =
+      metrics && port !== undefined
+        ? await serveMetrics({ host: a['metrics-host'], port, metrics, readiness: () => heads!.readiness() }).catch(
+            (e: NodeJS.ErrnoException) => {
+              throw new UsageError(
+                `--metrics-port ${port} on ${a['metrics-host']}: ${e.code === 'EADDRINUSE' ? 'the port is in use; choose another' : e.code === 'EADDRNOTAVAIL' ? 'no such address here; choose another --metrics-host' : e.message}`,
+              );
+            },
+          )
+        : undefined;
+    heads?.start();
+    if (server) {
+      process.stdout.write(
+        `metrics: ${server.url}/metrics (health ${server.url}/healthz, readiness ${server.url}/readyz)\n`,
+      );
+      log('metrics-serving', { url: server.url });
+    }
     scheduler.start(a['run-now']);
     process.stdout.write(
       `scheduler started: ${jobs.map((j) => `${j.name} (${overrides[j.name] ?? j.schedule})`).join(', ')}\n`,
@@ -92,7 +158,11 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
     await new Promise<void>((resolve) => {
       const stop = (sig: string) => {
         log('stopping', { signal: sig });
-        void scheduler.stop().then(resolve);
+        void scheduler
+          .stop()
+          .then(() => heads?.stop())
+          .then(() => server?.close())
+          .then(resolve);
       };
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));

@@ -7,12 +7,10 @@ import { chainName, parseChain } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { EXIT_GAPS, EXIT_STALE, UsageError } from '../errors.ts';
 import { headRoutesFor } from '../export/plan.ts';
+import { freshnessOf, readHeads } from '../pipeline/upstream-heads.ts';
 import { terminalWidth } from '../reports/output.ts';
-import { isStale, lagSeconds } from '../store/freshness.ts';
 import { readEntries, readStatusFile, type StatusEntry, type StatusFile } from '../store/status-file.ts';
 import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
-import { UpstreamClient } from '../upstream/client.ts';
-import { HEAD_QUERY, type HeadAnswer } from '../upstream/endpoint-probe.ts';
 import { cells, fit, humanDuration, humanNumber, humanTime, pad } from '../util/display.ts';
 import { jsonSafe } from '../util/inert.ts';
 import { processAlive } from '../util/processes.ts';
@@ -50,39 +48,12 @@ export interface StatusRow {
   verification: { at: string; gaps: number; error: string | null } | null;
 }
 
-/** Parses `90s`, `15m`, `2h`, `1d` into seconds. */
-export function parseDuration(text: string): number {
+/** Parses `90s`, `15m`, `2h`, `1d` into seconds; `flag` names the option in the error. */
+export function parseDuration(text: string, flag = '--stale-after'): number {
   const m = /^(\d+(?:\.\d+)?)\s*(s|m|h|d)$/.exec(text.trim());
-  if (!m) throw new UsageError(`--stale-after takes a duration such as 90s, 15m, 2h or 1d, not "${text}"`);
+  if (!m || Number(m[1]) <= 0)
+    throw new UsageError(`${flag} takes a duration such as 90s, 15m, 2h or 1d, not "${text}"`);
   return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as 's' | 'm' | 'h' | 'd'];
-}
-
-/** Upstream heads per endpoint url; `why` says why none could be read, when none could. */
-async function heads(
-  config: Config,
-  keys: { dataset: string; chainId: number }[],
-): Promise<{ heads: Map<string, { number: number; timestamp: number }>; why?: string }> {
-  const out = new Map<string, { number: number; timestamp: number }>();
-  if (!config.apiKey)
-    return { heads: out, why: 'no API key is set (POOL_EXPORT_API_KEY), so the upstream was not asked for its head' };
-  const client = UpstreamClient.forConfig(config, { timeoutMs: Math.min(config.timeoutMs, 10_000) });
-  const endpoints = new Map(
-    keys.flatMap((k) => headRoutesFor(config, findDataset(k.dataset)!, k.chainId).map((e) => [e.url, e] as const)),
-  );
-  let error: string | undefined;
-  await Promise.all(
-    [...endpoints.values()].map(async (e) => {
-      try {
-        const m = (await client.request<HeadAnswer>(e, HEAD_QUERY, {})).data._meta.block;
-        out.set(e.url, { number: m.number, timestamp: m.timestamp ?? 0 });
-      } catch (err) {
-        error ??= (err as Error).message;
-      }
-    }),
-  );
-  return out.size || !endpoints.size
-    ? { heads: out }
-    : { heads: out, why: `the upstream's head could not be read (${error})` };
 }
 
 /**
@@ -156,16 +127,6 @@ function table(rows: readonly StatusRow[], width: number): string {
     );
   }
   return out.join('\n');
-}
-
-/** The freshest of some heads (the ones that could be read). */
-function freshest(
-  heads: readonly ({ number: number; timestamp: number } | undefined)[],
-): { number: number; timestamp: number } | undefined {
-  return heads.reduce<{ number: number; timestamp: number } | undefined>(
-    (best, h) => (h && (!best || h.number > best.number) ? h : best),
-    undefined,
-  );
 }
 
 /** One route of a chain and schema that has several: its head now, and how far behind the freshest of them. */
@@ -270,13 +231,12 @@ export const statusCommand: CommandBody<Args> = {
     const keys = [...known, ...missing];
     const up = a.offline
       ? { heads: new Map<string, { number: number; timestamp: number }>(), why: 'asked not to (--offline)' }
-      : await heads(config, keys);
+      : await readHeads(config, keys);
     const now = Date.now() / 1000;
     const rows: StatusRow[] = keys.map((c) => {
       // With several routes, lag is measured against the freshest of them.
       const routes = headRoutesFor(config, findDataset(c.dataset)!, c.chainId);
-      const head = freshest(routes.map((e) => up.heads.get(e.url)));
-      const lag = lagSeconds(c.blockTime, head?.timestamp ?? now);
+      const f = freshnessOf(config, c, { heads: up.heads, nowSecs: now, staleAfterSecs: staleAfter });
       const unavailable = c.lastStatus === 'unavailable';
       return {
         dataset: c.dataset,
@@ -286,13 +246,13 @@ export const statusCommand: CommandBody<Args> = {
         rows: c.rows,
         block: c.block,
         blockTime: c.blockTime,
-        upstreamBlock: head?.number ?? null,
-        lagBlocks: head && c.block !== null ? Math.max(0, head.number - c.block) : null,
-        lagSeconds: lag,
+        upstreamBlock: f.upstreamBlock,
+        lagBlocks: f.lagBlocks,
+        lagSeconds: f.lagSeconds,
         lastError: unavailable ? null : c.lastError,
         route: routes.length > 1 ? (c.route ?? null) : null,
         unavailable,
-        stale: isStale(c, lag, staleAfter),
+        stale: f.stale,
         verification: c.verification ?? null,
       };
     });

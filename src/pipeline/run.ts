@@ -19,6 +19,17 @@ export interface RunOnceArgs extends Pick<RunArgs, 'config' | 'tasks' | 'jobs' |
   readonly waitLockSecs: number;
   /** Whether the run verifies what it touched against the upstream's counters (by default it does). */
   readonly verify?: boolean;
+  /** Told of the run's upstream client once it exists, so that its 429s and pace can be watched during the run. */
+  readonly onClient?: (client: UpstreamClient) => void;
+}
+
+/** One upstream host (or host and route key) of a run: the 429s it answered and the pace the run kept to. */
+export interface UpstreamPace {
+  readonly host: string;
+  /** HTTP 429 answers during the run. */
+  readonly limited: number;
+  /** Requests per second the run kept to after its first 429; null when it met none. */
+  readonly requestsPerSecond: number | null;
 }
 
 /** The outcome of a run. */
@@ -30,6 +41,10 @@ export interface RunOutcome {
   readonly lakeError?: string;
   /** What the run's verification found, when it verified. */
   readonly verification?: RunVerification;
+  /** The lake step: written (locally, and published to the bucket lake when there is one), failed, or deferred. */
+  readonly lake: 'written' | 'failed' | 'deferred';
+  /** Each upstream host the run asked. */
+  readonly upstream: readonly UpstreamPace[];
 }
 
 /** Runs the plan once under the data folder's lock. */
@@ -80,6 +95,7 @@ async function openAndRun(
   const warehouse = await Warehouse.open(dataDir, memoryLimit ? { memoryLimit } : {});
   try {
     const client = UpstreamClient.forConfig(args.config, { signal });
+    args.onClient?.(client);
     const runId = randomUUID();
     args.log('run-start', { runId, jobs: args.jobs, tasks: args.tasks.length });
     const results = await runExport({
@@ -98,12 +114,14 @@ async function openAndRun(
     // stop: a run stopped during its tasks leaves the lake to the next run, and one stopped during the lake write
     // interrupts it (see `writeLake`), so that a stop never waits for a lake write.
     let lakeError: string | undefined;
+    let lakeStopped = false;
     const lakeDeferred = signal.aborted;
     if (lakeDeferred) args.log('lake-deferred', { runId, reason: 'stopped before the lake write' }, 'warn');
     else
       try {
         const started = performance.now();
         const { files } = await writeLakeStep(warehouse, args.config, { bucket, runId, signal, log: args.log });
+        lakeStopped = signal.aborted;
         if (!signal.aborted) await writeViewsFile(args.config.dataDir, trackedSettings(args.config));
         // `ms`: the lake write and the views file, the part of a run after its tasks.
         args.log('lake-written', {
@@ -114,6 +132,7 @@ async function openAndRun(
         });
       } catch (e) {
         // A stop interrupts the lake write: what it had not published stays listed for the next run.
+        lakeStopped = signal.aborted;
         if (signal.aborted) args.log('lake-deferred', { runId, reason: 'stopped during the lake write' }, 'warn');
         else
           lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
@@ -129,9 +148,16 @@ async function openAndRun(
       } catch (e) {
         if (!signal.aborted) args.log('verify-failed', { runId, error: (e as Error).message }, 'warn');
       }
-    for (const [host, g] of client.governors)
-      if (g.limited)
-        args.log('upstream-pace', { host, rateLimited: g.limited, requestsPerSecond: Number(g.rate.toFixed(2)) });
+    const upstream = [...client.governors].map(
+      ([host, g]): UpstreamPace => ({ host, limited: g.limited, requestsPerSecond: g.limited ? g.rate : null }),
+    );
+    for (const u of upstream)
+      if (u.limited)
+        args.log('upstream-pace', {
+          host: u.host,
+          rateLimited: u.limited,
+          requestsPerSecond: Number(u.requestsPerSecond!.toFixed(2)),
+        });
     args.log('run-done', {
       runId,
       failed: results.filter((r) => r.status === 'failed').length,
@@ -144,6 +170,8 @@ async function openAndRun(
       stopped: signal.aborted,
       ...(lakeError ? { lakeError } : {}),
       ...(verification ? { verification } : {}),
+      lake: lakeError ? 'failed' : lakeDeferred || lakeStopped ? 'deferred' : 'written',
+      upstream,
     };
   } finally {
     // A stopped run leaves the checkpoint of the write-ahead log to the next open, so that it ends sooner.

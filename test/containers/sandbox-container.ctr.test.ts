@@ -3,7 +3,6 @@
  * The image is built from the project's own files (no registry); the container uses host networking.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from 'testcontainers';
@@ -11,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../jobs/events.ts';
 import { callControl, PINNED_NOW, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
 import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { freePort } from '../support/ports.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 import { buildSandboxImage } from './sandbox-image.ts';
 
@@ -22,17 +22,6 @@ let dir: string;
 let patient: string;
 /** Impatient settings: 3 attempts give up within seconds, to see a clean failure. */
 let impatient: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Waits until the sandbox answers again after its container started. */
 async function waitReady(): Promise<void> {

@@ -12,6 +12,8 @@ const SRC = join(ROOT, 'src');
 /** From the top down. */
 const LAYERS = [
   'cli',
+  // Prometheus metrics of runs, the status file and the upstream's heads; the endpoint and the textfile.
+  'metrics',
   // The recipe of a run: lock, warehouse, extract, lake, views. The stages below it know nothing of each other's
   // places in it: `export/` (extract) imports neither `lake/` nor `reports/`.
   'pipeline',
