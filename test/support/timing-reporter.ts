@@ -84,6 +84,8 @@ export default class TimingReporter implements Reporter {
   onFinished(files: File[] = []): void {
     const { root, hookTimeout } = this.ctx!.config;
     const lines = summary(this.options.tier, Date.now() - this.started, timings(files, root, hookTimeout));
-    process.stdout.write(`\n${lines.join('\n')}\n`);
+    // Which Node.js ran the tier (its workers are forks of this process, on the same binary).
+    const on = `${this.options.tier} tier: ran on Node.js ${process.version} (${process.execPath})`;
+    process.stdout.write(`\n${[on, ...lines].join('\n')}\n`);
   }
 }
