@@ -8,6 +8,7 @@ import { UsageError } from '../errors.ts';
 import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 import { CHAINS, parseChain } from './chains.ts';
 import { type LakeUrl, parseLakeUrl } from './lake-url.ts';
+import { autoMemoryLimit, cgroupMemoryLimit } from './memory-limit.ts';
 import { MIN_TRACKED_LIQUIDITY_USD, type TrackedSettings, trustedTokens } from './tracked.ts';
 
 /**
@@ -73,7 +74,8 @@ export interface Config {
   readonly shards: number;
   /**
    * DuckDB's memory limit during a run (it spills to the data folder's disk beyond it, so a run checks that disk has
-   * room first); empty: DuckDB's default, 80% of RAM.
+   * room first); empty: DuckDB's default, 80% of RAM. `auto` (the default) is resolved when the configuration loads:
+   * 40% of the control group's memory limit, or 256MB without one (`memory-limit.ts`).
    */
   readonly duckdbMemoryLimit: string;
   /** The `schemaName` the self-hosted route is asked with, per schema (the service names the mining schema `mine`). */
@@ -135,7 +137,7 @@ export const DEFAULTS = {
   shards: 4,
   // Measured on a first backfill of 500,000 swaps (2 cores): 0.70 GB peak and 0.89 × the time, against 0.90 GB with
   // DuckDB's default (80% of RAM), which grows with the data. 128MB is too little for rows of 21 MB (hostile names).
-  duckdbMemoryLimit: '256MB',
+  duckdbMemoryLimit: 'auto',
   // The service's own list of schema names is `dodoex, vdodo, mine, token, nft, eip721, eip1155` (DODOEX/widgets
   // a56d6a1a, graphql.ts, `Pair_filter.schemaName`); `mine-v3` appears only in retired hosted-service slugs.
   schemaNames: { dodoex: 'dodoex', token: 'token', mine: 'mine' },
@@ -440,12 +442,13 @@ export function loadConfig(
       );
     merged[k] = v;
   }
+  if (merged.duckdbMemoryLimit === 'auto') merged.duckdbMemoryLimit = autoMemoryLimit(cgroupMemoryLimit());
   if (
     merged.duckdbMemoryLimit !== '' &&
     !/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(String(merged.duckdbMemoryLimit))
   )
     throw new UsageError(
-      `duckdbMemoryLimit must be a size such as 256MB or 1GB, not ${JSON.stringify(merged.duckdbMemoryLimit)}`,
+      `duckdbMemoryLimit must be a size such as 256MB or 1GB, "auto" or "", not ${JSON.stringify(merged.duckdbMemoryLimit)}`,
     );
   if ((merged.shards as number) > 64) throw new UsageError(`shards must be at most 64, not ${merged.shards}`);
   if ((merged.pageSize as number) > 1000)

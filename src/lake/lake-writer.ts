@@ -43,7 +43,21 @@ const ROW_GROUP_SIZE = 122_880;
  */
 const ZSTD_LEVEL = 1;
 
-const COPY_OPTS = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
+/**
+ * A row group also ends at 16 MB of data, so that a writer holding one (per thread) stays small with wide rows: at
+ * 122,880 rows a row group of swaps alone took more than DuckDB's 204 MiB in a 512 MiB container. DuckDB takes this
+ * only where it need not preserve insertion order, as under a memory limit (`Warehouse.open`); elsewhere (no limit)
+ * row groups end at their row count alone.
+ */
+const ROW_GROUP_BYTES = '16MB';
+
+const BASE_OPTS = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
+
+/** The options of every COPY to the lake, for the settings of `w`'s database. */
+async function copyOpts(w: Sql): Promise<string> {
+  const [r] = await w.all("SELECT current_setting('preserve_insertion_order') AS keep");
+  return r?.keep === false ? `${BASE_OPTS}, ROW_GROUP_SIZE_BYTES '${ROW_GROUP_BYTES}'` : BASE_OPTS;
+}
 
 /** The name of a month's `n`-th file. */
 const partName = (n: number) => `part-${String(n).padStart(5, '0')}.parquet`;
@@ -152,35 +166,47 @@ async function stageAndPublish(
 ): Promise<number> {
   const { tmp, fileRows } = t;
   const { source, plans } = write;
+  const options = await copyOpts(w);
   const key = orderKey(t.ds, t.part);
   const dir = chainDir(t.root, t, t.part);
   const target = (plan: MonthPlan, i: number) => join(dir, `month=${plan.month}`, partName(plan.from + i));
   // A write of one month that fits one file (nearly every run's): one COPY, in key order, straight to its file.
   if (plans.length === 1) {
     const file = join(tmp, 'only.parquet');
-    const rows = await w.exec(`COPY (SELECT * FROM (${source}) ORDER BY ${key}) TO ${lit(file)} (${COPY_OPTS})`);
+    const rows = await w.exec(`COPY (SELECT * FROM (${source}) ORDER BY ${key}) TO ${lit(file)} (${options})`);
     if (rows <= fileRows) return publishMonths(t.lake, [{ plan: plans[0]!, files: rows > 0 ? [file] : [] }], target);
   }
   const stage = join(tmp, 'stage.parquet');
-  // One sorted pass over the rows, numbered within each month; each file is then one range of those numbers.
+  // One sorted pass over the rows, into one file in (month, key) order; each month is then one run of that file's rows
+  // (their `file_row_number`), and each part file one range of it. A plain sort spills to disk within DuckDB's memory
+  // limit, where numbering the rows with a window over each month held whole months in memory (5,000,000 swaps did not
+  // fit in 256 MiB).
   await w.exec(
-    `COPY (SELECT *, row_number() OVER (PARTITION BY "month" ORDER BY ${key}) AS "_rn" FROM (SELECT *, ${monthExpr(t.ds, t.part)} AS "month" FROM (${source})) ORDER BY "month", ${key})
-     TO ${lit(stage)} (${COPY_OPTS})`,
+    `COPY (SELECT *, ${monthExpr(t.ds, t.part)} AS "month" FROM (${source}) ORDER BY "month", ${key}) TO ${lit(stage)} (${options})`,
   );
-  const counts = new Map(
+  const staged = `read_parquet(${lit(stage)}, hive_partitioning = false, file_row_number = true)`;
+  const runs = new Map(
     (
       await w.all(
-        `SELECT "month", count(*) AS n FROM read_parquet(${lit(stage)}, hive_partitioning = false) GROUP BY ALL`,
+        `SELECT "month", min(file_row_number) AS first, max(file_row_number) AS last, count(*) AS n FROM ${staged} GROUP BY ALL`,
       )
-    ).map((r) => [String(r.month), Number(r.n)]),
+    ).map((r) => {
+      const [first, last, n] = [Number(r.first), Number(r.last), Number(r.n)];
+      // The rows of a month lie together, as the sort wrote them: anything else would split it wrongly.
+      if (last - first + 1 !== n) throw new Error(`the lake's staged rows of ${String(r.month)} are not contiguous`);
+      return [String(r.month), { first, n }];
+    }),
   );
   const months: { plan: MonthPlan; files: string[] }[] = [];
   for (const plan of plans) {
     const files: string[] = [];
-    for (let i = 0; i < Math.ceil((counts.get(plan.month) ?? 0) / fileRows); i++) {
+    const run = runs.get(plan.month) ?? { first: 0, n: 0 };
+    for (let i = 0; i < Math.ceil(run.n / fileRows); i++) {
       const file = join(tmp, `${plan.month}-${i}.parquet`);
+      const from = run.first + i * fileRows;
+      const to = Math.min(run.first + run.n, from + fileRows);
       await w.exec(
-        `COPY (SELECT * EXCLUDE ("month", "_rn") FROM read_parquet(${lit(stage)}, hive_partitioning = false) WHERE "month" = ${lit(plan.month)} AND "_rn" > ${i * fileRows} AND "_rn" <= ${(i + 1) * fileRows}) TO ${lit(file)} (${COPY_OPTS})`,
+        `COPY (SELECT * EXCLUDE ("month", file_row_number) FROM ${staged} WHERE file_row_number >= ${from} AND file_row_number < ${to} ORDER BY ${key}) TO ${lit(file)} (${options})`,
       );
       files.push(file);
     }
@@ -325,9 +351,10 @@ export async function writeState(w: Sql, t: Target): Promise<number> {
   const { ds, chainId } = t;
   const file = join(chainDir(t.root, t, 'data'), 'data.parquet');
   const tmp = join(t.lake, '.tmp', `s${process.pid}-${++tmpSeq}.parquet`);
+  const options = await copyOpts(w);
   mkdirSync(dirname(tmp), { recursive: true });
   await w.exec(
-    `COPY (SELECT ${lakeSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = ${chainId} ORDER BY id) TO ${lit(tmp)} (${COPY_OPTS})`,
+    `COPY (SELECT ${lakeSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = ${chainId} ORDER BY id) TO ${lit(tmp)} (${options})`,
   );
   try {
     publish(t.lake, { renames: [[tmp, file]], removes: [] });

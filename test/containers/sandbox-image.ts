@@ -9,24 +9,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { GenericContainer } from 'testcontainers';
+import { place, sharedLibraries } from '../../scripts/image.ts';
 import { SANDBOX_NODE_FLAGS } from '../../src/sandbox/spawn.ts';
 
 /** The image's name. */
 export const SANDBOX_IMAGE = 'pool-export-sandbox:local';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/** The shared libraries a binary loads, as absolute paths, from `ldd`. */
-function sharedLibraries(binary: string): string[] {
-  const out = execFileSync('ldd', [binary], { encoding: 'utf8' });
-  return [...out.matchAll(/(\/\S+) \(0x/g)].map((m) => m[1]!);
-}
-
-/** Copies `file` into `root` at the same path, following symbolic links. */
-function place(root: string, file: string, at = file): void {
-  mkdirSync(join(root, dirname(at)), { recursive: true });
-  copyFileSync(realpathSync(file), join(root, at));
-}
 
 /** Builds the image and returns its name. */
 export async function buildSandboxImage(): Promise<string> {
@@ -40,7 +29,7 @@ export async function buildSandboxImage(): Promise<string> {
       bundle: true,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      target: 'node22',
       outfile: join(rootfs, 'app/sandbox.mjs'),
       banner: {
         js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",

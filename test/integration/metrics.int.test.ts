@@ -2,7 +2,7 @@
  * The metrics of a running `schedule` (`--metrics-port`) and of `run --metrics-file`, against the sandbox as a real
  * process: what the endpoint serves, that Debian's `promtool check metrics` accepts it, that its counts equal what the
  * warehouse holds, and, end to end, that a real Prometheus scraping it fires the repository's stale-data alert once
- * the sandbox is stopped. `promtool` and `prometheus` come from Debian's `prometheus` package (`make prometheus`).
+ * the sandbox is stopped. `promtool` and `prometheus` come from Debian's `prometheus` package (`make ops-tools`).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +21,7 @@ const ALERTS = join(ROOT, 'deploy/prometheus/alerts.yml');
 /** Whether Debian's prometheus package is here; CI installs it, and may not go without. */
 const havePrometheus = spawnSync('promtool', ['--version']).status === 0;
 if (!havePrometheus && process.env.CI === 'true')
-  throw new Error('promtool is not installed, and CI=true: `make prometheus` installs Debian’s prometheus package');
+  throw new Error('promtool is not installed, and CI=true: `make ops-tools` installs Debian’s prometheus package');
 
 let sb: SandboxProcess;
 let dir: string;

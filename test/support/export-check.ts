@@ -260,3 +260,84 @@ export async function nullNumbers(data: string): Promise<string[]> {
   }
   return out;
 }
+
+/**
+ * An order-free digest of a set of rows, for exports too large to hold (millions of rows): their count, and the sum
+ * modulo 2^64 of the first 8 bytes of each canonical row's SHA-256. Equal sets give equal digests; a row lost,
+ * repeated or changed changes it.
+ */
+export interface RowDigest {
+  readonly count: number;
+  readonly sum: string;
+}
+
+function digester() {
+  let count = 0;
+  let sum = 0n;
+  return {
+    add(line: string) {
+      count++;
+      sum = (sum + createHash('sha256').update(line).digest().readBigUInt64BE(0)) & 0xffffffffffffffffn;
+    },
+    done: (): RowDigest => ({ count, sum: sum.toString(16) }),
+  };
+}
+
+/** A dataset's columns a digest covers: every one, or the id alone. */
+function digested(dataset: string, opts: { readonly idsOnly?: boolean }) {
+  const ds = DATASETS.find((d) => d.name === dataset)!;
+  return { ds, columns: opts.idsOnly ? ds.columns.filter((c) => c.field === 'id') : ds.columns };
+}
+
+/**
+ * The digest of every row of a dataset at the sandbox's head, streamed from its control API (never held whole);
+ * `idsOnly`: of the rows' ids alone (a set of millions of rows is checked for loss and repeats in seconds).
+ */
+export async function streamDigest(
+  sb: SandboxEndpoint,
+  chainId: number,
+  dataset: string,
+  opts: { readonly idsOnly?: boolean } = {},
+): Promise<RowDigest> {
+  const { ds, columns } = digested(dataset, opts);
+  const res = await fetch(
+    `${sb.url}/_sandbox/rows?chainId=${chainId}&schema=${ds.schema}&entity=${ds.entity}${opts.idsOnly ? '&fields=id' : ''}`,
+  );
+  if (!res.ok || !res.body) throw new Error(`the sandbox's rows of ${dataset}: HTTP ${res.status}`);
+  const d = digester();
+  let rest = '';
+  for await (const text of res.body.pipeThrough(new TextDecoderStream())) {
+    const lines = (rest + text).split('\n');
+    rest = lines.pop()!;
+    for (const l of lines) if (l) d.add(canon(columns.map((c) => JSON.parse(l)[c.field])));
+  }
+  if (rest) d.add(canon(columns.map((c) => JSON.parse(rest)[c.field])));
+  return d.done();
+}
+
+/** The digest of a dataset's rows of one chain in the warehouse (or of their ids), read in pages of 100,000 by id. */
+export async function warehouseDigest(
+  dataDir: string,
+  chainId: number,
+  dataset: string,
+  opts: { readonly idsOnly?: boolean } = {},
+): Promise<RowDigest> {
+  const { ds, columns } = digested(dataset, opts);
+  const w = await Warehouse.open(dataDir, { readOnly: true });
+  const d = digester();
+  try {
+    let after = '';
+    for (;;) {
+      const page = await w.all(
+        `SELECT ${exportSelect(ds)}, id AS "__key" FROM ${qt(ds.table)} WHERE chain_id = $1 AND id > $2 ORDER BY id LIMIT 100000`,
+        [chainId, after],
+      );
+      for (const r of page) d.add(canon(columns.map((c) => r[hasText(c) ? `${c.column}_text` : c.column])));
+      if (page.length < 100_000) break;
+      after = String(page.at(-1)!.__key);
+    }
+  } finally {
+    await w.close();
+  }
+  return d.done();
+}

@@ -212,10 +212,16 @@ describe('config rules, one by one', () => {
     [{ shards: 0 }, 'shards must be a whole number of at least 1, not 0'],
     [{ shards: 65 }, 'shards must be at most 64, not 65'],
     [{ pageSize: 1001 }, "pageSize must be at most 1000 (graph-node's limit), not 1001"],
-    [{ duckdbMemoryLimit: '256' }, 'duckdbMemoryLimit must be a size such as 256MB or 1GB, not "256"'],
-    [{ duckdbMemoryLimit: 'x256MB' }, 'duckdbMemoryLimit must be a size such as 256MB or 1GB, not "x256MB"'],
-    [{ duckdbMemoryLimit: '256MB x' }, 'duckdbMemoryLimit must be a size such as 256MB or 1GB, not "256MB x"'],
-    [{ duckdbMemoryLimit: '2.MB' }, 'duckdbMemoryLimit must be a size such as 256MB or 1GB, not "2.MB"'],
+    [{ duckdbMemoryLimit: '256' }, 'duckdbMemoryLimit must be a size such as 256MB or 1GB, "auto" or "", not "256"'],
+    [
+      { duckdbMemoryLimit: 'x256MB' },
+      'duckdbMemoryLimit must be a size such as 256MB or 1GB, "auto" or "", not "x256MB"',
+    ],
+    [
+      { duckdbMemoryLimit: '256MB x' },
+      'duckdbMemoryLimit must be a size such as 256MB or 1GB, "auto" or "", not "256MB x"',
+    ],
+    [{ duckdbMemoryLimit: '2.MB' }, 'duckdbMemoryLimit must be a size such as 256MB or 1GB, "auto" or "", not "2.MB"'],
     [{ chains: [] }, 'chains must be a non-empty list of chain names or ids'],
     [{ chains: 'bsc' }, 'chains must be a non-empty list of chain names or ids'],
     [
