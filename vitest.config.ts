@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -36,7 +37,13 @@ export default defineConfig({
     // The default reporter, then each tier's time and its ten slowest tests with their limits.
     reporters: ['default', ['./test/support/timing-reporter.ts', { tier: TIER }]],
     // Containers: no reaper container (no registry to pull it from) and the host network, not Docker's bridge.
+    // Integration: the runs read the memory of a host with no control group limit (test/fixtures/hosts/), whatever
+    // this machine's is, so that they run under the `duckdbMemoryLimit` such a host gets by default.
     env:
-      TIER === 'containers' ? { TESTCONTAINERS_RYUK_DISABLED: 'true', TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1' } : {},
+      TIER === 'containers'
+        ? { TESTCONTAINERS_RYUK_DISABLED: 'true', TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1' }
+        : TIER === 'integration'
+          ? { POOL_EXPORT_HOST_FILES: resolve('test/fixtures/hosts/no-limit-8gib') }
+          : {},
   },
 });

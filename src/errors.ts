@@ -160,6 +160,26 @@ export class LakeLayoutError extends Error {
   }
 }
 
+/**
+ * Entries of a lake write that failed while the others were written: each stays listed in `lake_pending` for the next
+ * write. `cause` is the first entry's error; `files` what the write put in place all the same.
+ */
+export class LakeWriteError extends Error {
+  /** The first failed entry (dataset and chain), and how many others failed. */
+  readonly where: string;
+
+  constructor(
+    readonly failed: readonly { readonly entry: string; readonly error: unknown }[],
+    readonly files: number,
+  ) {
+    const first = failed[0]!;
+    const where = `${first.entry}${failed.length > 1 ? ` (and ${failed.length - 1} more of its entries)` : ''}`;
+    super(`${where}: ${(first.error as Error).message}`, { cause: first.error });
+    this.name = 'LakeWriteError';
+    this.where = where;
+  }
+}
+
 /** Exit code for bad usage (unknown flag, invalid value). */
 export const EXIT_USAGE = 2;
 /** Exit code for a failure at run time. */
@@ -185,9 +205,36 @@ export function diskFullMessage(dataDir: string, e: unknown): string {
   return `the disk holding the data folder ${dataDir} is full (${(e as Error).message}); free space there, or point --data-dir at a folder on another disk, and run again: batches committed before are kept and the next run resumes from them`;
 }
 
-/** The error's message, explained when it is a full disk. */
-export function explainWriteError(dataDir: string, e: unknown): string {
-  return isDiskFull(e) ? diskFullMessage(dataDir, e) : (e as Error).message;
+/** Whether `e` is DuckDB's own error for a statement that needed more memory than its limit. */
+export function isOutOfMemory(e: unknown): boolean {
+  return /^Out of Memory Error\b/.test(String((e as Error | undefined)?.message ?? ''));
+}
+
+/** The memory limit a run's DuckDB had, and where it came from (the configuration's `duckdbMemoryLimit`). */
+export interface MemoryInForce {
+  readonly duckdbMemoryLimit: string;
+  readonly duckdbMemoryLimitFrom: string;
+}
+
+/**
+ * One line for DuckDB running out of memory: the setting to raise, the figure in force and where it came from. DuckDB's
+ * own advice (its later lines: threads, insertion order, `SET memory_limit`) is SQL a user of the tool cannot type, so
+ * only its first line is kept, for the figures it holds.
+ */
+export function outOfMemoryMessage(e: unknown, memory: MemoryInForce): string {
+  const first = String((e as Error).message)
+    .split('\n')[0]!
+    .replace(/^Out of Memory Error: /, '');
+  const limit = memory.duckdbMemoryLimit || 'none';
+  return `DuckDB ran out of memory under duckdbMemoryLimit ${limit} (${memory.duckdbMemoryLimitFrom}): ${first}; set duckdbMemoryLimit in the config file to more (e.g. "1GB"), or give the process more memory where auto took a share of it, and run again`;
+}
+
+/** The error's message, explained when it is a full disk or DuckDB's memory ran out. */
+export function explainWriteError(at: { readonly dataDir: string } & MemoryInForce, e: unknown): string {
+  if (e instanceof LakeWriteError) return `${e.where}: ${explainWriteError(at, e.cause)}`;
+  if (isDiskFull(e)) return diskFullMessage(at.dataDir, e);
+  if (isOutOfMemory(e)) return outOfMemoryMessage(e, at);
+  return (e as Error).message;
 }
 
 /** The class of an error for the ledger: `upstream-<kind>`, `stopped`, `disk-full`, or the class's name. */

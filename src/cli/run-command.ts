@@ -44,6 +44,9 @@ async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
     process.stdout.write(
       `plan: ${tasks.length} tasks, data folder ${dir}${exists ? '' : ' (nothing exported there yet)'}\n`,
     );
+    process.stdout.write(
+      `DuckDB memory limit: ${config.duckdbMemoryLimit || 'none'} (${config.duckdbMemoryLimitFrom}; duckdbMemoryLimit in the config file sets it)\n`,
+    );
     if (!config.apiKey)
       process.stdout.write('no API key is set: a run needs POOL_EXPORT_API_KEY (or "apiKey" in the config file)\n');
     for (const t of tasks) {

@@ -8,7 +8,7 @@ import { UsageError } from '../errors.ts';
 import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 import { CHAINS, parseChain } from './chains.ts';
 import { type LakeUrl, parseLakeUrl } from './lake-url.ts';
-import { autoMemoryLimit, cgroupMemoryLimit } from './memory-limit.ts';
+import { autoMemoryLimit, hostReader } from './memory-limit.ts';
 import { MIN_TRACKED_LIQUIDITY_USD, type TrackedSettings, trustedTokens } from './tracked.ts';
 
 /**
@@ -75,9 +75,11 @@ export interface Config {
   /**
    * DuckDB's memory limit during a run (it spills to the data folder's disk beyond it, so a run checks that disk has
    * room first); empty: DuckDB's default, 80% of RAM. `auto` (the default) is resolved when the configuration loads:
-   * 40% of the control group's memory limit, or 256MB without one (`memory-limit.ts`).
+   * 40% of the control group's memory limit, or 25% of the machine's memory without one (`memory-limit.ts`).
    */
   readonly duckdbMemoryLimit: string;
+  /** Where `duckdbMemoryLimit` came from, in words: `auto` and what it read, the config file, or DuckDB's default. */
+  readonly duckdbMemoryLimitFrom: string;
   /** The `schemaName` the self-hosted route is asked with, per schema (the service names the mining schema `mine`). */
   readonly schemaNames: Readonly<Record<string, string>>;
   /** Pool types the liquidity list is asked for by name (`filterTypes`); the service's default without them is not published. */
@@ -147,7 +149,15 @@ export const DEFAULTS = {
   lake: { url: '' },
 } satisfies Omit<
   Config,
-  'chains' | 'routes' | 'routeChoice' | 'secrets' | 'schemaNames' | 'listPoolTypes' | 'trustedTokens' | 'lake'
+  | 'chains'
+  | 'routes'
+  | 'routeChoice'
+  | 'secrets'
+  | 'schemaNames'
+  | 'listPoolTypes'
+  | 'trustedTokens'
+  | 'lake'
+  | 'duckdbMemoryLimitFrom'
 > & {
   lake: { url: string };
   chains: number[];
@@ -442,7 +452,15 @@ export function loadConfig(
       );
     merged[k] = v;
   }
-  if (merged.duckdbMemoryLimit === 'auto') merged.duckdbMemoryLimit = autoMemoryLimit(cgroupMemoryLimit());
+  merged.duckdbMemoryLimitFrom =
+    merged.duckdbMemoryLimit === ''
+      ? "none set: DuckDB's own default, 80% of the machine's memory"
+      : 'the configuration';
+  if (merged.duckdbMemoryLimit === 'auto') {
+    const auto = autoMemoryLimit(hostReader(env));
+    merged.duckdbMemoryLimit = auto.limit;
+    merged.duckdbMemoryLimitFrom = auto.from;
+  }
   if (
     merged.duckdbMemoryLimit !== '' &&
     !/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(String(merged.duckdbMemoryLimit))

@@ -173,7 +173,7 @@ async function runRouted(
     });
   } catch (e) {
     const message = redact(
-      `${task.ds.name} on ${label.chain}: ${explainWriteError(args.config.dataDir, e)}`,
+      `${task.ds.name} on ${label.chain}: ${explainWriteError(args.config, e)}`,
       args.config.secrets,
     );
     const stats = e instanceof TaskError ? (e.progress.stats as TaskStats) : empty;

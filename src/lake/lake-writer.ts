@@ -16,7 +16,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
-import { LakeLayoutError, StopRequested } from '../errors.ts';
+import { chainName } from '../config/chains.ts';
+import { LakeLayoutError, LakeWriteError, StopRequested } from '../errors.ts';
 import type { Sql, Warehouse } from '../store/warehouse.ts';
 import { replaceFiles, writeFileAtomic } from '../util/atomic-file.ts';
 import { lit, q, qt } from '../util/sql.ts';
@@ -406,6 +407,12 @@ export function writeLayoutFile(root: string): void {
   writeFileAtomic(join(root, LAYOUT_FILE), `${JSON.stringify({ layout: LAYOUT_VERSION })}\n`);
 }
 
+/**
+ * Lanes of a lake write where memory allows: on 2 cores, the lake write of 328 entries took 4.1 s in two lanes and
+ * 3.6 s in three; four did no better.
+ */
+export const LANES = 3;
+
 /** `sql`, refusing every statement once `signal` is aborted: an entry under way stops at its next statement. */
 function stoppable(sql: Sql, signal: AbortSignal): Sql {
   const refuse = () => Promise.reject(new StopRequested());
@@ -418,16 +425,17 @@ function stoppable(sql: Sql, signal: AbortSignal): Sql {
 /**
  * Brings the lake up to the warehouse: writes what `_pool_export.lake_pending` lists (this run's commits, and those of
  * earlier runs that were killed or failed before their lake write), then clears each entry once its files are in place.
+ * An entry that fails stays listed and the others are written; the write then throws a `LakeWriteError` naming it.
  * The lake must be of this layout, or empty (`migrate-lake.ts` brings an older one). Returns the files written.
- * `fileRows`: the rows of a full file. Once `signal` is aborted (a stop request), each lane ends after the entry it is writing: the others stay listed for
- * the next write.
+ * `fileRows`: the rows of a full file; `lanes`: entries written at once. Once `signal` is aborted (a stop request), each
+ * lane ends after the entry it is writing: the others stay listed for the next write.
  */
 export async function writeLake(
   w: Warehouse,
   dataDir: string,
-  opts: { readonly fileRows?: number; readonly signal?: AbortSignal | undefined } = {},
+  opts: { readonly fileRows?: number; readonly signal?: AbortSignal | undefined; readonly lanes?: number } = {},
 ): Promise<number> {
-  const { fileRows = FILE_ROWS, signal } = opts;
+  const { fileRows = FILE_ROWS, signal, lanes: laneCount = LANES } = opts;
   const lake = join(dataDir, LAKE_DIR);
   let files = 0;
   const layout = lakeLayout(lake);
@@ -439,11 +447,12 @@ export async function writeLake(
   const rows = await w.all(
     'SELECT chain_id, dataset, from_seq, runs, coalesce(rebuild, false) AS rebuild FROM _pool_export.lake_pending ORDER BY dataset, chain_id',
   );
-  // Lanes (the warehouse's connection and two more) write entries side by side: most are a few small statements, so
-  // one lane leaves the cores idle between them (on 2 cores, the lake write of 328 entries took 4.1 s in two lanes and
-  // 3.6 s in three; four did no better).
-  const lanes = await Promise.all([w.lane(), w.lane()]);
+  // Lanes (the warehouse's connection and more) write entries side by side: most are a few small statements, so one
+  // lane leaves the cores idle between them. Each lane's sort takes what memory it can, so under a small memory limit
+  // (`lakeLanes`) one lane writes alone.
+  const lanes = await Promise.all(Array.from({ length: Math.max(0, laneCount - 1) }, () => w.lane()));
   const done: string[] = [];
+  const failed: { entry: string; error: unknown }[] = [];
   // A stop interrupts the statements under way: their entries fail before they publish anything (files are written
   // under .tmp first), and stay listed.
   const interrupt = () => {
@@ -457,22 +466,24 @@ export async function writeLake(
       for (let r = next.next(); !r.done && !signal?.aborted; r = next.next()) {
         const ds = byName.get(String(r.value.dataset));
         const chainId = Number(r.value.chain_id);
-        // Added after the await: `files += await …` would read `files` before the other lane's additions.
-        const written = ds
-          ? await writePending(
-              sql,
-              {
-                ds,
-                chainId,
-                fromSeq: r.value.from_seq === null ? null : Number(r.value.from_seq),
-                runs: (r.value.runs as unknown[]).map(String),
-                rebuild: r.value.rebuild === true,
-              },
-              { root: lake, lake, fileRows },
-            )
-          : 0;
-        files += written;
-        done.push(`${chainId}/${r.value.dataset}`);
+        const pending = {
+          ds: ds!,
+          chainId,
+          fromSeq: r.value.from_seq === null ? null : Number(r.value.from_seq),
+          runs: (r.value.runs as unknown[]).map(String),
+          rebuild: r.value.rebuild === true,
+        };
+        try {
+          // Added after the await: `files += await …` would read `files` before the other lane's additions.
+          const written = ds ? await writePending(sql, pending, { root: lake, lake, fileRows }) : 0;
+          files += written;
+          done.push(`${chainId}/${r.value.dataset}`);
+        } catch (e) {
+          // A stop ends the write; any other failure (DuckDB's memory, a file) leaves this entry listed, and the
+          // others are written all the same.
+          if (signal?.aborted || e instanceof StopRequested) throw e;
+          failed.push({ entry: `${String(r.value.dataset)} on ${chainName(chainId)}`, error: e });
+        }
       }
     };
     await Promise.all([w, ...lanes].map((sql) => work(signal ? stoppable(sql, signal) : sql)));
@@ -486,5 +497,6 @@ export async function writeLake(
     );
   }
   rmSync(join(lake, '.tmp'), { recursive: true, force: true });
+  if (failed.length > 0) throw new LakeWriteError(failed, files);
   return files;
 }

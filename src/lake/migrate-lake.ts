@@ -103,7 +103,7 @@ export async function migrateLake(w: Warehouse, dataDir: string): Promise<number
 export async function updateLake(
   w: Warehouse,
   dataDir: string,
-  opts: { readonly signal?: AbortSignal | undefined; readonly fileRows?: number } = {},
+  opts: Parameters<typeof writeLake>[2] = {},
 ): Promise<number> {
   recoverSwap(dataDir);
   const layout = lakeLayout(join(dataDir, LAKE_DIR));

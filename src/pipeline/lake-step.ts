@@ -9,13 +9,15 @@ import type { Bucket } from '../bucket/bucket.ts';
 import type { PublishStats } from '../bucket/publish.ts';
 import type { Config } from '../config/config.ts';
 import { sizeBytes } from '../config/memory-limit.ts';
-import { BucketError } from '../errors.ts';
+import { BucketError, LakeWriteError } from '../errors.ts';
 import { compactLake } from '../lake/compact.ts';
+import { LANES } from '../lake/lake-writer.ts';
 import { BUCKET_FILE_ROWS, FILE_ROWS, LAKE_DIR } from '../lake/layout.ts';
 import { updateLake } from '../lake/migrate-lake.ts';
 import { applyRetention } from '../lake/retention.ts';
 import { WAREHOUSE_FILE, type Warehouse } from '../store/warehouse.ts';
 import type { EventLog } from '../util/logger.ts';
+import { lit } from '../util/sql.ts';
 
 /**
  * The bucket of a bucket lake, or null for a local lake. The S3 client is loaded only here: a run on a local lake
@@ -85,10 +87,6 @@ export async function prepareBucket(bucket: Bucket, dataDir: string, log: EventL
 }
 
 /**
- * Writes what the lake lacks and, for a bucket lake, publishes it. A bucket lake's months are one file each
- * (`BUCKET_FILE_ROWS`); a local lake first published to a bucket has its months merged into one file each before.
- */
-/**
  * DuckDB's threads for the lake write under a memory limit below 512 MiB: one. The write sorts every new row of a
  * table, and each thread holds a Parquet row group of its own while it writes; a first lake write of 5,000,000 swaps
  * did not fit in 204 MiB or 256 MB on two threads, and did on one (with row groups of at most 16 MB). Undefined (DuckDB's
@@ -99,6 +97,20 @@ export function lakeThreads(memoryLimit: string): number | undefined {
   return bytes !== undefined && bytes < 512 * 1024 ** 2 ? 1 : undefined;
 }
 
+/**
+ * Entries the lake write writes at once under a memory limit: one, and one more per whole GiB, up to `LANES`. Each
+ * entry's sort takes what memory DuckDB lets it, and sorts side by side under 256MB ran out of it (a lake write of
+ * 100,000 swaps of one chain failed so, and wrote its entries one by one in 204 MiB).
+ */
+export function lakeLanes(memoryLimit: string): number {
+  const bytes = sizeBytes(memoryLimit);
+  return bytes === undefined ? LANES : Math.min(LANES, 1 + Math.floor(bytes / 1024 ** 3));
+}
+
+/**
+ * Writes what the lake lacks and, for a bucket lake, publishes it. A bucket lake's months are one file each
+ * (`BUCKET_FILE_ROWS`); a local lake first published to a bucket has its months merged into one file each before.
+ */
 export async function writeLakeStep(
   w: Warehouse,
   config: Config,
@@ -119,14 +131,35 @@ export async function writeLakeStep(
   }
 }
 
+/**
+ * A fault for the tests: DuckDB's memory limit while the lake's files are written, so that a lake write runs out of
+ * memory as one too large for its limit would, while the run's tasks and a bucket's publish keep the configured limit.
+ */
+export const LAKE_MEMORY_FAULT_ENV = 'POOL_EXPORT_FAULT_LAKE_MEMORY';
+
+/** `updateLake`, under the memory limit of `POOL_EXPORT_FAULT_LAKE_MEMORY` when that is set. */
+async function updateLakeFiles(w: Warehouse, config: Config, opts: Parameters<typeof updateLake>[2]): Promise<number> {
+  const squeeze = process.env[LAKE_MEMORY_FAULT_ENV];
+  if (!squeeze) return updateLake(w, config.dataDir, opts);
+  // Checkpointed first: rows committed since the last checkpoint are held in memory, which a lower limit cannot free.
+  await w.exec(`CHECKPOINT; SET memory_limit = ${lit(squeeze)}`);
+  try {
+    return await updateLake(w, config.dataDir, opts);
+  } finally {
+    const limit = config.duckdbMemoryLimit;
+    await w.exec(limit ? `SET memory_limit = ${lit(limit)}` : 'RESET memory_limit');
+  }
+}
+
 async function writeLake(
   w: Warehouse,
   config: Config,
   opts: Parameters<typeof writeLakeStep>[2],
 ): Promise<{ files: number; published?: PublishStats }> {
   const { bucket, signal } = opts;
+  const lanes = lakeLanes(config.duckdbMemoryLimit);
   if (!bucket) {
-    const files = await updateLake(w, config.dataDir, { signal });
+    const files = await updateLakeFiles(w, config, { signal, lanes });
     if (!signal?.aborted) await retain(w, config, opts);
     return { files };
   }
@@ -134,9 +167,17 @@ async function writeLake(
   const { publishLake } = await import('../bucket/publish.ts');
   if (Object.keys(readSyncState(config.dataDir, bucket).objects).length === 0)
     await compactLake(w, config.dataDir, BUCKET_FILE_ROWS);
-  const files = await updateLake(w, config.dataDir, { signal, fileRows: BUCKET_FILE_ROWS });
+  // An entry that failed (its rows stay listed for the next write) does not hold back what the others wrote: that is
+  // published, and the exporter's state is not (`publishLake` sends it only when nothing is listed), so that a run
+  // resumed from the bucket never moves past rows the bucket lacks. The failure is the step's once published.
+  let failure: LakeWriteError | undefined;
+  const files = await updateLakeFiles(w, config, { signal, fileRows: BUCKET_FILE_ROWS, lanes }).catch((e) => {
+    if (!(e instanceof LakeWriteError)) throw e;
+    failure = e;
+    return e.files;
+  });
   if (signal?.aborted) return { files };
-  await retain(w, config, opts);
+  if (!failure) await retain(w, config, opts);
   const started = performance.now();
   const before = { ...bucket.requests };
   const published = await publishLake(bucket, config.dataDir, {
@@ -154,6 +195,7 @@ async function writeLake(
     requests,
     ms: Math.round(performance.now() - started),
   });
+  if (failure) throw failure;
   return { files, published };
 }
 

@@ -97,7 +97,13 @@ async function openAndRun(
     const client = UpstreamClient.forConfig(args.config, { signal });
     args.onClient?.(client);
     const runId = randomUUID();
-    args.log('run-start', { runId, jobs: args.jobs, tasks: args.tasks.length });
+    args.log('run-start', {
+      runId,
+      jobs: args.jobs,
+      tasks: args.tasks.length,
+      memoryLimit: memoryLimit || 'none',
+      memoryLimitFrom: args.config.duckdbMemoryLimitFrom,
+    });
     const results = await runExport({
       config: args.config,
       tasks: args.tasks,
@@ -135,7 +141,7 @@ async function openAndRun(
         lakeStopped = signal.aborted;
         if (signal.aborted) args.log('lake-deferred', { runId, reason: 'stopped during the lake write' }, 'warn');
         else
-          lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config.dataDir, e)}`;
+          lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config, e)}`;
         if (lakeError) args.log('lake-failed', { runId, error: lakeError }, 'error');
       }
     // What the run touched, against the upstream's counters; a failure of the verification is no failure of the run.

@@ -447,7 +447,7 @@ describe('bad input', () => {
         expect(refused.code, refused.stdout + refused.stderr).toBe(1);
         expect(refused.stdout + refused.stderr).toMatch(
           new RegExp(
-            `the data folder ${small} has \\d+ (KiB|MiB) free; a run needs at least 1024 MiB there, since DuckDB writes what does not fit in duckdbMemoryLimit \\(256MB\\) to that disk`,
+            `the data folder ${small} has \\d+ (KiB|MiB) free; a run needs at least 1024 MiB there, since DuckDB writes what does not fit in duckdbMemoryLimit \\(2048MiB\\) to that disk`,
           ),
         );
         expect(existsSync(join(small, 'warehouse.duckdb'))).toBe(false);

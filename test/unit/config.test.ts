@@ -295,9 +295,10 @@ describe('config rules, one by one', () => {
     expect(c.baseUrl).toBe('http://127.0.0.1:9');
     expect(c.dataDir).toBe(join(process.cwd(), 'rel/dir'));
     expect(cfg({ duckdbMemoryLimit: '' }).duckdbMemoryLimit).toBe('');
-    // Defaults: 256MB of DuckDB memory, and no routes, trusted tokens or renamed schemas of one's own.
-    const d = loadConfig({ env: {} });
-    expect([d.duckdbMemoryLimit, d.routes, d.trustedTokens]).toEqual(['256MB', {}, {}]);
+    // Defaults: DuckDB's memory by `auto` (on a host of 8 GiB without a limit, a quarter of it), and no routes, trusted
+    // tokens or renamed schemas of one's own.
+    const d = loadConfig({ env: { POOL_EXPORT_HOST_FILES: 'test/fixtures/hosts/no-limit-8gib' } });
+    expect([d.duckdbMemoryLimit, d.routes, d.trustedTokens]).toEqual(['2048MiB', {}, {}]);
     expect([d.routeChoice, d.maxLagBlocks, d.secrets]).toEqual(['first-healthy', 50, []]);
   });
 

@@ -1,4 +1,5 @@
-/** Error classes: exit codes, ledger classes, a full disk recognised and explained. */
+/** Error classes: exit codes, ledger classes, a full disk and DuckDB's memory running out recognised and explained. */
+import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import {
   ConcurrentWriterError,
@@ -9,6 +10,7 @@ import {
   explainWriteError,
   GarbageError,
   isDiskFull,
+  isOutOfMemory,
   MigrationNeededError,
   StopRequested,
   TaskError,
@@ -37,8 +39,33 @@ describe('errors', () => {
     expect(diskFullMessage('/d', enospc)).toBe(
       'the disk holding the data folder /d is full (write failed); free space there, or point --data-dir at a folder on another disk, and run again: batches committed before are kept and the next run resumes from them',
     );
-    expect(explainWriteError('/d', duckFull)).toBe(diskFullMessage('/d', duckFull));
-    expect(explainWriteError('/d', new Error('other'))).toBe('other');
+    const at = { dataDir: '/d', duckdbMemoryLimit: '256MB', duckdbMemoryLimitFrom: 'the configuration' };
+    expect(explainWriteError(at, duckFull)).toBe(diskFullMessage('/d', duckFull));
+    expect(explainWriteError(at, new Error('other'))).toBe('other');
+  });
+
+  it("DuckDB's own out-of-memory error becomes one line naming duckdbMemoryLimit, its figure and its source", async () => {
+    // DuckDB's real error: an in-memory database cannot spill, so a list of 20,000,000 integers cannot fit in 16MB.
+    const db = await DuckDBInstance.create(':memory:', { memory_limit: '16MB' });
+    const conn = await db.connect();
+    const oom = await conn.run('SELECT list(range) AS l FROM range(20000000)').catch((e: Error) => e);
+    conn.closeSync();
+    db.closeSync();
+    expect(oom).toBeInstanceOf(Error);
+    // What DuckDB says: its figures on the first line, then advice in SQL on the lines after.
+    expect((oom as Error).message).toMatch(/^Out of Memory Error: .*\(\d+(\.\d+)? [KM]iB\/\d+(\.\d+)? MiB used\)\n/);
+    expect(isOutOfMemory(oom)).toBe(true);
+    expect(isOutOfMemory(new Error('DuckDB needed more memory (Out of Memory Error: x)'))).toBe(false);
+    const at = {
+      dataDir: '/d',
+      duckdbMemoryLimit: '204MiB',
+      duckdbMemoryLimitFrom: "auto: 40% of the control group's memory limit, 512 MiB",
+    };
+    const line = explainWriteError(at, oom);
+    expect(line).not.toMatch(/[\n\r]|SET |Possible solutions/);
+    expect(line).toMatch(
+      /^DuckDB ran out of memory under duckdbMemoryLimit 204MiB \(auto: 40% of the control group's memory limit, 512 MiB\): failed to allocate .* MiB used\); set duckdbMemoryLimit in the config file to more \(e\.g\. "1GB"\)/,
+    );
   });
 
   it('the ledger class: upstream kind, stopped, disk-full, else the class name; a task error by its cause', () => {

@@ -14,6 +14,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { JOBS } from '../../jobs/index.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
+import { autoMemoryLimit } from '../../src/config/memory-limit.ts';
 import { buildPlan } from '../../src/export/plan.ts';
 import { compactLake } from '../../src/lake/compact.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
@@ -156,7 +157,14 @@ describe('one run in-process', () => {
     ).length;
     expect(events[0]).toEqual({
       event: 'run-start',
-      fields: { runId, jobs: ['state', 'events'], tasks: DATASETS.length },
+      fields: {
+        runId,
+        jobs: ['state', 'events'],
+        tasks: DATASETS.length,
+        // The first line says the memory limit in force and where it came from (this host's `auto`).
+        memoryLimit: autoMemoryLimit().limit,
+        memoryLimitFrom: autoMemoryLimit().from,
+      },
       level: 'info',
     });
     for (const r of outcome.results) {
