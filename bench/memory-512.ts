@@ -1,21 +1,42 @@
 /**
- * What a 512 MiB container costs a large first backfill: the same backfill of N swaps (5,000,000 by default) and its
- * lake write, once as a process on this machine (no memory limit, so DuckDB's limit is 256MB) and once in the image
- * under `--memory=512m` (DuckDB's limit derived from it: 204 MiB, and the lake written on one thread). Prints the wall
- * time, the peak memory (the process' VmHWM; the container's cgroup peak) and the ratio of the container's time to the
- * process'. `make bench-512` (about 8 minutes at 5,000,000 swaps); `-- --swaps 500000` for a smaller one.
+ * What memory costs a large first backfill, in a matrix: one chain whose one month holds N swaps (2,000,000 by
+ * default), backfilled and then run again after 1,000 new blocks,
+ * - to a local lake and to a bucket lake (s3rver, its own process);
+ * - as a process on this machine, with `duckdbMemoryLimit: "auto"` (whatever this host's control group gives: 25% of
+ *   the machine without a limit), and in the image under `--memory=512m` (auto: 204 MiB);
+ * and, as the baseline of the time target, the bucket backfill as a process with `duckdbMemoryLimit: "2GB"`.
+ * Each cell prints its exit codes, wall times, peak memory (the process' VmHWM; the container's cgroup peak) and
+ * whether it is exact: the warehouse's swaps (id and timestamp) are the sandbox's, read from `/_sandbox/rows`, and the
+ * lake (its files, or the bucket's objects fetched by the bench's own S3 client) holds as many rows, each id once.
+ * `make bench-512` (about 25 minutes at 2,000,000 swaps); `-- --swaps 200000` for a smaller one.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { buildImage, IMAGE } from '../scripts/image.ts';
-import { BIN, startSandbox } from '../src/sandbox/spawn.ts';
-import { Warehouse } from '../src/store/warehouse.ts';
+import { BIN, callControl, startSandbox } from '../src/sandbox/spawn.ts';
+import { bucketEnv, getBytes, listAll, type S3Server, startS3rver, testClient } from '../test/support/s3-store.ts';
 
 const at = process.argv.indexOf('--swaps');
-const SWAPS = at > 0 ? Number(process.argv[at + 1]) : 5_000_000;
+const SWAPS = at > 0 ? Number(process.argv[at + 1]) : 2_000_000;
 const ARGS = ['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--no-verify'];
+/** History of 25 days ending on the 28th: every swap in one calendar month. */
+const NOW = '2026-10-28T00:00:00Z';
 
 /** Waits for a child to exit while sampling `sample` every 200 ms; the exit code and the largest sample. */
 function watch(
@@ -53,93 +74,203 @@ function cgroupPeak(id: string): number | undefined {
   return undefined;
 }
 
-async function rows(data: string): Promise<number> {
-  const w = await Warehouse.open(data, { readOnly: true });
+/** A process' peak resident memory (VmHWM), in bytes. */
+function vmHwm(pid: number | undefined): number | undefined {
   try {
-    return Number((await w.all('SELECT count(*) AS n FROM dodoex.swaps'))[0]!.n);
-  } finally {
-    await w.close();
+    const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
   }
 }
 
-const image = buildImage();
-const sb = await startSandbox(['--scale', String(SWAPS), '--chains', '56']);
-const dir = mkdtempSync(join(tmpdir(), 'pool-export-bench-512-'));
-const env = { ...process.env, POOL_EXPORT_API_KEY: sb.apiKey, POOL_EXPORT_BASE_URL: sb.url };
-try {
-  // The process on this machine.
-  const host = join(dir, 'host');
-  let started = performance.now();
-  const child = spawn(process.execPath, [BIN, ...ARGS], {
-    env: { ...env, POOL_EXPORT_DATA_DIR: host },
-    stdio: 'ignore',
-  });
-  const a = await watch(child, () => {
-    const m = /VmHWM:\s+(\d+)/.exec(
-      (() => {
-        try {
-          return readFileSync(`/proc/${child.pid}/status`, 'utf8');
-        } catch {
-          return '';
-        }
-      })(),
-    );
-    return m ? Number(m[1]) * 1024 : undefined;
-  });
-  const hostSecs = (performance.now() - started) / 1000;
-  if (a.code !== 0) throw new Error(`the run on this machine exited ${a.code}`);
+interface Cell {
+  readonly name: string;
+  readonly where: 'process' | 'container';
+  readonly bucket: boolean;
+  /** A config file's `duckdbMemoryLimit` (the process only); auto without. */
+  readonly memoryLimit?: string;
+  /** Only the backfill (the baseline). */
+  readonly backfillOnly?: boolean;
+}
 
-  // The image under --memory=512m.
-  const boxed = join(dir, 'container');
-  mkdirSync(boxed);
-  chmodSync(boxed, 0o777);
-  const name = `pool-export-bench-512-${process.pid}`;
-  started = performance.now();
+interface Step {
+  readonly code: number | null;
+  readonly secs: number;
+  readonly peak: number;
+}
+
+const image = buildImage();
+const [sb, s3] = await Promise.all([
+  startSandbox(['--scale', String(SWAPS), '--chains', '56', '--history-days', '25', '--now', NOW]),
+  startS3rver(),
+]);
+const dir = mkdtempSync(join(tmpdir(), 'pool-export-bench-512-'));
+const env = { POOL_EXPORT_API_KEY: sb.apiKey, POOL_EXPORT_BASE_URL: sb.url };
+
+/** One run of a cell into its data folder. */
+async function step(cell: Cell, data: string): Promise<Step> {
+  const lake = cell.bucket ? bucketEnv(s3.endpoint, `s3://${s3.bucket}/${cell.name}`) : {};
+  const started = performance.now();
+  if (cell.where === 'process') {
+    const config = join(dir, `${cell.name}.json`);
+    writeFileSync(config, JSON.stringify(cell.memoryLimit ? { duckdbMemoryLimit: cell.memoryLimit } : {}));
+    const child = spawn(process.execPath, [BIN, ...ARGS, '--config', config], {
+      env: { ...process.env, ...env, ...lake, POOL_EXPORT_DATA_DIR: data },
+      stdio: 'ignore',
+    });
+    const r = await watch(child, () => vmHwm(child.pid));
+    return { ...r, secs: (performance.now() - started) / 1000 };
+  }
+  const name = `pool-export-bench-512-${process.pid}-${cell.name}`;
+  const envArgs = Object.entries({ ...env, ...lake }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
   const docker = spawn(
     'docker',
-    [
-      'run',
-      '--name',
-      name,
-      '--network',
-      'host',
-      '--memory=512m',
-      '-v',
-      `${boxed}:/data`,
-      '-e',
-      `POOL_EXPORT_API_KEY=${sb.apiKey}`,
-      '-e',
-      `POOL_EXPORT_BASE_URL=${sb.url}`,
-      IMAGE,
-      ...ARGS,
-    ],
+    ['run', '--name', name, '--network', 'host', '--memory=512m', '-v', `${data}:/data`, ...envArgs, IMAGE, ...ARGS],
     { stdio: 'ignore' },
   );
   let id: string | undefined;
-  const b = await watch(docker, () => {
+  const r = await watch(docker, () => {
     id ??=
       spawnSync('docker', ['inspect', '--format', '{{.Id}}', name], { encoding: 'utf8' }).stdout.trim() || undefined;
     return id ? cgroupPeak(id) : undefined;
   });
-  const boxSecs = (performance.now() - started) / 1000;
-  const oom = spawnSync('docker', ['inspect', '--format', '{{.State.OOMKilled}}', name], {
-    encoding: 'utf8',
-  }).stdout.trim();
+  const oom = spawnSync('docker', ['inspect', '--format', '{{.State.OOMKilled}}', name], { encoding: 'utf8' });
   spawnSync('docker', ['rm', name]);
-  const [hostRows, boxRows] = [await rows(host), b.code === 0 ? await rows(boxed) : 0];
-  const mb = (bytes: number) => (bytes ? `${(bytes / 1024 ** 2).toFixed(0)} MiB` : 'not read');
+  if (oom.stdout.trim() === 'true') process.stderr.write(`${cell.name}: the container was OOM-killed\n`);
+  return { ...r, secs: (performance.now() - started) / 1000 };
+}
+
+/** The Parquet files of a cell's lake: its folder's, or the bucket's objects fetched into a folder. */
+async function lakeFiles(cell: Cell, data: string): Promise<string[]> {
+  if (!cell.bucket) {
+    const out: string[] = [];
+    const walk = (d: string) => {
+      for (const e of readdirSync(d)) {
+        const p = join(d, e);
+        if (e.startsWith('.')) continue;
+        if (statSync(p).isDirectory()) walk(p);
+        else if (e.endsWith('.parquet') && p.includes('/swaps/')) out.push(p);
+      }
+    };
+    walk(join(data, 'lake'));
+    return out;
+  }
+  const into = join(dir, `${cell.name}-fetched`);
+  mkdirSync(into, { recursive: true });
+  const c = testClient(s3.endpoint);
+  const keys = (await listAll(c, s3.bucket, `${cell.name}/dodoex/swaps/`)).map((o) => o.key);
+  return Promise.all(
+    keys.map(async (k, i) => {
+      const f = join(into, `${i}.parquet`);
+      writeFileSync(f, await getBytes(c, s3.bucket, k));
+      return f;
+    }),
+  );
+}
+
+/** Whether a cell's warehouse and lake hold exactly the sandbox's swaps; a line saying what differs otherwise. */
+async function exactness(cell: Cell, data: string, upstream: string): Promise<string> {
+  const files = await lakeFiles(cell, data);
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  try {
+    await c.run(`ATTACH '${join(data, 'warehouse.duckdb')}' AS w (READ_ONLY)`);
+    const one = async (sql: string) => Number((await (await c.runAndReadAll(sql)).getRowObjects())[0]!.n);
+    const up = `(SELECT id, CAST("timestamp" AS VARCHAR) AS t FROM read_json('${upstream}', format = 'newline_delimited', columns = {id: 'VARCHAR', "timestamp": 'VARCHAR'}))`;
+    const wh = '(SELECT id, CAST("timestamp" AS VARCHAR) AS t FROM w.dodoex.swaps WHERE chain_id = 56)';
+    const missing = await one(`SELECT count(*) AS n FROM (${up} EXCEPT ${wh})`);
+    const extra = await one(`SELECT count(*) AS n FROM (${wh} EXCEPT ${up})`);
+    const stored = await one(`SELECT count(*) AS n FROM ${wh}`);
+    const list = `[${files.map((f) => `'${f}'`).join(', ')}]`;
+    const lakeRows = files.length ? await one(`SELECT count(*) AS n FROM read_parquet(${list})`) : 0;
+    const lakeIds = files.length ? await one(`SELECT count(DISTINCT id) AS n FROM read_parquet(${list})`) : 0;
+    const wrong = [
+      missing ? `${missing} swaps missing` : '',
+      extra ? `${extra} swaps not upstream` : '',
+      lakeRows !== stored ? `lake ${lakeRows} rows against ${stored}` : '',
+      lakeIds !== lakeRows ? `lake ${lakeRows - lakeIds} duplicates` : '',
+    ].filter(Boolean);
+    return wrong.length ? wrong.join(', ') : `exact (${stored.toLocaleString('en')} swaps, ${files.length} lake files)`;
+  } finally {
+    c.closeSync();
+    db.closeSync();
+  }
+}
+
+/** The sandbox's swaps of bsc (id and timestamp) as NDJSON in a file. */
+async function upstreamRows(name: string): Promise<string> {
+  const file = join(dir, `${name}.ndjson`);
+  const res = await fetch(`${sb.url}/_sandbox/rows?chainId=56&schema=dodoex&entity=swaps&fields=id,timestamp`);
+  await pipeline(Readable.fromWeb(res.body as never), createWriteStream(file));
+  return file;
+}
+
+const CELLS: Cell[] = [
+  { name: 'baseline-bucket-2gb', where: 'process', bucket: true, memoryLimit: '2GB', backfillOnly: true },
+  { name: 'process-local', where: 'process', bucket: false },
+  { name: 'process-bucket', where: 'process', bucket: true },
+  { name: 'container-local', where: 'container', bucket: false },
+  { name: 'container-bucket', where: 'container', bucket: true },
+];
+
+const mb = (bytes: number) => (bytes ? `${(bytes / 1024 ** 2).toFixed(0)} MiB` : 'not read');
+try {
+  const backfilled = await upstreamRows('backfill');
+  const results: { cell: Cell; backfill: Step; exact: string; next?: Step; nextExact?: string }[] = [];
+  // Every cell's backfill at the same head, then every cell's incremental run at the next one.
+  for (const cell of CELLS) {
+    const data = join(dir, cell.name);
+    mkdirSync(data);
+    chmodSync(data, 0o777);
+    const backfill = await step(cell, data);
+    process.stderr.write(`${cell.name}: backfill exit ${backfill.code} in ${backfill.secs.toFixed(0)} s\n`);
+    results.push({ cell, backfill, exact: await exactness(cell, data, backfilled) });
+  }
+  await callControl(sb.url, 'advance', { blocks: 1000 });
+  const advanced = await upstreamRows('advanced');
+  for (const r of results.filter((x) => !x.cell.backfillOnly)) {
+    const data = join(dir, r.cell.name);
+    r.next = await step(r.cell, data);
+    r.nextExact = await exactness(r.cell, data, advanced);
+  }
+  const baseline = results[0]!.backfill.secs;
+  const limitOf = (c: Cell) => c.memoryLimit ?? (c.where === 'container' ? 'auto (204 MiB)' : 'auto');
   process.stdout.write(
     [
-      `a backfill of ${hostRows.toLocaleString('en')} swaps and its lake write (image ${image.name}, ${mb(image.bytes)})`,
-      '| where | exit | seconds | peak memory | rows | time ratio |',
-      '|---|---|---|---|---|---|',
-      `| this machine, no limit (DuckDB 256MB) | ${a.code} | ${hostSecs.toFixed(0)} | ${mb(a.peak)} (VmHWM) | ${hostRows} | 1.00 |`,
-      `| container, --memory=512m (DuckDB 204 MiB) | ${b.code}${oom === 'true' ? ' (OOM killed)' : ''} | ${boxSecs.toFixed(0)} | ${mb(b.peak)} (cgroup peak) | ${boxRows} | ${(boxSecs / hostSecs).toFixed(2)} |`,
+      `one month of ${SWAPS.toLocaleString('en')} swaps on one chain, then 1,000 new blocks (image ${image.name}, ${mb(image.bytes)})`,
+      '| cell | lake | memory | duckdbMemoryLimit | backfill: exit, s, peak | ratio to the 2GB bucket backfill | exact | incremental: exit, s, peak | exact |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...results
+        .map(({ cell, backfill: b, exact, next: n, nextExact }) =>
+          [
+            cell.name,
+            cell.bucket ? 'bucket' : 'local',
+            cell.where === 'container' ? '--memory=512m' : 'no limit',
+            limitOf(cell),
+            `${b.code}, ${b.secs.toFixed(0)}, ${mb(b.peak)}`,
+            (b.secs / baseline).toFixed(2),
+            exact,
+            n ? `${n.code}, ${n.secs.toFixed(0)}, ${mb(n.peak)}` : '',
+            nextExact ?? '',
+          ].join(' | '),
+        )
+        .map((l) => `| ${l} |`),
       '',
     ].join('\n'),
   );
-  if (b.code !== 0 || boxRows !== hostRows) process.exitCode = 1;
+  const bad = results.filter(
+    (r) =>
+      r.backfill.code !== 0 ||
+      !r.exact.startsWith('exact') ||
+      (r.next && (r.next.code !== 0 || !r.nextExact?.startsWith('exact'))) ||
+      (r.cell.where === 'container' && r.backfill.peak >= 512 * 1024 ** 2),
+  );
+  if (bad.length) {
+    process.stderr.write(`not met: ${bad.map((r) => r.cell.name).join(', ')}\n`);
+    process.exitCode = 1;
+  }
 } finally {
-  await sb.stop();
+  await Promise.all([sb.stop(), (s3 as S3Server).stop()]);
   rmSync(dir, { recursive: true, force: true });
 }
