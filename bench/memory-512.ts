@@ -159,7 +159,9 @@ async function lakeFiles(cell: Cell, data: string): Promise<string[]> {
   const into = join(dir, `${cell.name}-fetched`);
   mkdirSync(into, { recursive: true });
   const c = testClient(s3.endpoint);
-  const keys = (await listAll(c, s3.bucket, `${cell.name}/dodoex/swaps/`)).map((o) => o.key);
+  const keys = (await listAll(c, s3.bucket, `${cell.name}/dodoex/swaps/`))
+    .map((o) => o.key)
+    .filter((k) => k.endsWith('.parquet'));
   return Promise.all(
     keys.map(async (k, i) => {
       const f = join(into, `${i}.parquet`);
@@ -201,7 +203,8 @@ async function exactness(cell: Cell, data: string, upstream: string): Promise<st
 /** The sandbox's swaps of bsc (id and timestamp) as NDJSON in a file. */
 async function upstreamRows(name: string): Promise<string> {
   const file = join(dir, `${name}.ndjson`);
-  const res = await fetch(`${sb.url}/_sandbox/rows?chainId=56&schema=dodoex&entity=swaps&fields=id,timestamp`);
+  const res = await fetch(`${sb.url}/_sandbox/rows?chainId=56&schema=dodoex&entity=Swap&fields=id,timestamp`);
+  if (!res.ok) throw new Error(`the sandbox's rows: HTTP ${res.status} ${await res.text()}`);
   await pipeline(Readable.fromWeb(res.body as never), createWriteStream(file));
   return file;
 }
