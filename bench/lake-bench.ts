@@ -63,7 +63,7 @@ async function reportSecs(dataDir: string, name: string): Promise<number> {
 }
 
 /** The median seconds of every report on a lake, by report. */
-async function reportTimes(dataDir: string, runs = 3): Promise<Map<string, number>> {
+export async function reportTimes(dataDir: string, runs = 3): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const v of reportViews()) {
     const xs: number[] = [];
@@ -77,7 +77,7 @@ async function reportTimes(dataDir: string, runs = 3): Promise<Map<string, numbe
  * A copy of a lake with one file per table, in the layout the readers expect (partition values `all`), written from
  * the lake's own views: what DuckDB does over well-shaped Parquet.
  */
-async function compactedCopy(dataDir: string, copyDir: string): Promise<void> {
+export async function compactedCopy(dataDir: string, copyDir: string): Promise<void> {
   const db = await openLakeDb(dataDir);
   const lake = join(copyDir, LAKE_DIR);
   try {

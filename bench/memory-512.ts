@@ -8,6 +8,8 @@
  * Each cell prints its exit codes, wall times, peak memory (the process' VmHWM; the container's cgroup peak) and
  * whether it is exact: the warehouse's swaps (id and timestamp) are the sandbox's, read from `/_sandbox/rows`, and the
  * lake (its files, or the bucket's objects fetched by the bench's own S3 client) holds as many rows, each id once.
+ * Then target 8 of the suite at this size: every job of that chain exported, and every report over its local lake
+ * against the same over one file per table.
  * `make bench-512` (about 25 minutes at 2,000,000 swaps); `-- --swaps 200000` for a smaller one.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -31,6 +33,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { buildImage, IMAGE } from '../scripts/image.ts';
 import { BIN, callControl, startSandbox } from '../src/sandbox/spawn.ts';
 import { bucketEnv, getBytes, listAll, type S3Server, startS3rver, testClient } from '../test/support/s3-store.ts';
+import { compactedCopy, reportTimes } from './lake-bench.ts';
 
 const at = process.argv.indexOf('--swaps');
 const SWAPS = at > 0 ? Number(process.argv[at + 1]) : 2_000_000;
@@ -109,13 +112,13 @@ const dir = mkdtempSync(join(tmpdir(), 'pool-export-bench-512-'));
 const env = { POOL_EXPORT_API_KEY: sb.apiKey, POOL_EXPORT_BASE_URL: sb.url };
 
 /** One run of a cell into its data folder. */
-async function step(cell: Cell, data: string): Promise<Step> {
+async function step(cell: Cell, data: string, args: readonly string[] = ARGS): Promise<Step> {
   const lake = cell.bucket ? bucketEnv(s3.endpoint, `s3://${s3.bucket}/${cell.name}`) : {};
   const started = performance.now();
   if (cell.where === 'process') {
     const config = join(dir, `${cell.name}.json`);
     writeFileSync(config, JSON.stringify(cell.memoryLimit ? { duckdbMemoryLimit: cell.memoryLimit } : {}));
-    const child = spawn(process.execPath, [BIN, ...ARGS, '--config', config], {
+    const child = spawn(process.execPath, [BIN, ...args, '--config', config], {
       env: { ...process.env, ...env, ...lake, POOL_EXPORT_DATA_DIR: data },
       stdio: 'ignore',
     });
@@ -259,6 +262,26 @@ try {
           ].join(' | '),
         )
         .map((l) => `| ${l} |`),
+      '',
+    ].join('\n'),
+  );
+  // Target 8 at this size: every job of the same chain exported (its swaps, and every other dataset at the same
+  // scale), then every report over its local lake against the same over a copy with one file per table.
+  const local = join(dir, 'reports');
+  const full = await step({ name: 'reports', where: 'process', bucket: false }, local, ['run', '--chains', 'bsc']);
+  if (full.code !== 0) throw new Error(`the export of every job exited ${full.code}`);
+  const ref = join(dir, 'compacted');
+  await compactedCopy(local, ref);
+  const [lakeTimes, refTimes] = [await reportTimes(local), await reportTimes(ref)];
+  process.stdout.write(
+    [
+      `every report over the lake of every job of that chain (${SWAPS.toLocaleString('en')} swaps in one month; exported in ${full.secs.toFixed(0)} s, peak ${mb(full.peak)}) against one file per table (target 8: ≤ 2 × each)`,
+      '| report | lake, s | one file per table, s | ratio |',
+      '|---|---|---|---|',
+      ...[...lakeTimes].map(
+        ([name, secs]) =>
+          `| ${name} | ${secs.toFixed(2)} | ${refTimes.get(name)!.toFixed(2)} | ${(secs / refTimes.get(name)!).toFixed(2)} |`,
+      ),
       '',
     ].join('\n'),
   );

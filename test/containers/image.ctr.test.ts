@@ -2,7 +2,8 @@
  * pool-export's own image (`make image`, scripts/image.ts) against the sandbox, a real process on the host network:
  * a `run` in the image exports exactly, with the key from a mounted file; `docker stop` ends a backfill within its
  * grace period with the batches committed before kept; and under `--memory=512m` a backfill of 5,000,000 swaps and its
- * lake write finish exactly (DuckDB's limit derived from the container's). What the 512 MiB run costs in time and
+ * lake write finish exactly (DuckDB's limit derived from the container's), and so does a backfill of one month of
+ * 500,000 swaps to a bucket lake (s3rver on the host), one object for the month, and the incremental run after it. What the 512 MiB run costs in time and
  * memory is measured by the benchmark (`make bench`), not here.
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { buildImage, IMAGE, IMAGE_USER } from '../../scripts/image.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { compareWithSandbox, streamDigest, warehouseDigest } from '../support/export-check.ts';
+import { bucketEnv, getBytes, listAll, startS3rver, testClient } from '../support/s3-store.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 
 let dir: string;
@@ -152,6 +154,52 @@ describe("pool-export's image", () => {
       await sb.stop();
     }
   }, 300_000);
+
+  it('backfills one month of 500,000 swaps to a bucket lake under --memory=512m, then runs again, exact each time', async () => {
+    // Every swap in October (25 days of history ending on the 28th): the month is one object of 500,000 rows.
+    const [sb, s3] = await Promise.all([
+      startSandbox(['--scale', '500000', '--chains', '56', '--history-days', '25', '--now', '2026-10-28T00:00:00Z']),
+      startS3rver(),
+    ]);
+    try {
+      const data = dataFolder('512m-bucket');
+      const run = async () => {
+        const c = await image(sb, data, ['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--no-verify'])
+          .withEnvironment(bucketEnv(s3.endpoint, `s3://${s3.bucket}/pe`))
+          .withResourcesQuota({ memory: 0.5 })
+          .withWaitStrategy(Wait.forOneShotStartup())
+          .withStartupTimeout(600_000)
+          .start();
+        const log = await output(c);
+        const s = await state(c);
+        await c.stop({ remove: true });
+        expect(s.OOMKilled, log.slice(-2000)).toBe(false);
+        expect(s.ExitCode, log.slice(-2000)).toBe(0);
+        expect(log).toMatch(/"event":"lake-published".*"state":true/);
+        // The bucket, read by the tests' own client: each swap of the sandbox once, in one object for the month.
+        const theirs = await streamDigest(sb, 56, 'dodoex.swaps', { idsOnly: true });
+        const objects = (await listAll(testClient(s3.endpoint), s3.bucket, 'pe/dodoex/swaps/')).filter((o) =>
+          o.key.endsWith('.parquet'),
+        );
+        expect(objects.map((o) => o.key)).toEqual(['pe/dodoex/swaps/chain=bsc/month=2026-10/part-00001.parquet']);
+        const file = join(dir, 'bucket-swaps.parquet');
+        writeFileSync(file, await getBytes(testClient(s3.endpoint), s3.bucket, objects[0]!.key));
+        const w = await Warehouse.open(data, { readOnly: true });
+        const inBucket = await w
+          .all(`SELECT count(*) AS n, count(DISTINCT id) AS d FROM read_parquet('${file}')`)
+          .finally(() => w.close());
+        expect(await warehouseDigest(data, 56, 'dodoex.swaps', { idsOnly: true })).toEqual(theirs);
+        expect([Number(inBucket[0]!.n), Number(inBucket[0]!.d)]).toEqual([theirs.count, theirs.count]);
+        return theirs.count;
+      };
+      expect(await run()).toBeGreaterThan(500_000);
+      await sb.control('advance', { blocks: 1000 });
+      const before = (await streamDigest(sb, 56, 'dodoex.swaps', { idsOnly: true })).count;
+      expect(await run()).toBe(before);
+    } finally {
+      await Promise.all([sb.stop(), s3.stop()]);
+    }
+  }, 900_000);
 
   it('backfills 5,000,000 swaps and writes their lake exactly under --memory=512m', async () => {
     const sb = await startSandbox(['--scale', '5000000', '--chains', '56']);

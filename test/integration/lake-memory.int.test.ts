@@ -8,11 +8,11 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS } from '../../src/catalog/catalog.ts';
 import { callControl, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { cli, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
 import {
   bucketDigests,
   bucketEnv,
@@ -82,6 +82,26 @@ function expectMemoryLine(stdout: string): void {
   );
   expect(failed[0]).not.toMatch(/\\x0a|Possible solutions|SET threads/);
 }
+
+describe('the default memory limit', () => {
+  it('of a host whose control group sets 512 MiB (204MiB) exports a chain exactly, every job, and writes its lake', async () => {
+    const host = { POOL_EXPORT_HOST_FILES: resolve('test/fixtures/hosts/limit-512mib') };
+    const dry = await cli(['run', '--chains', 'bsc', '--dry-run'], { ...sandboxEnv(sb, data('limited')), ...host });
+    expect(dry.stdout).toMatch(
+      /^DuckDB memory limit: 204MiB \(auto: 40% of the control group's memory limit, 512 MiB; duckdbMemoryLimit in the config file sets it\)$/m,
+    );
+    const r = await run('limited', { env: host });
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    expect(r.events[0]).toMatchObject({ event: 'run-start', memoryLimit: '204MiB' });
+    expect((await compareWithSandbox(sb, data('limited'), [56])).mismatches).toEqual([]);
+    expect(await lakeBehindWarehouse(data('limited'))).toEqual([]);
+    // And the tier's own host, without a limit: a quarter of its 8 GiB.
+    const free = await cli(['run', '--dry-run'], sandboxEnv(sb, data('limited')));
+    expect(free.stdout).toMatch(
+      /^DuckDB memory limit: 2048MiB \(auto: 25% of the machine's 8\.0 GiB, no control group/m,
+    );
+  }, 120_000);
+});
 
 describe('a lake write out of memory', () => {
   it('fails the run with one line, and the next run completes the local lake from the warehouse', async () => {
