@@ -5,9 +5,22 @@ import type { Job } from '../catalog/job.ts';
 import { EXIT_USAGE, exitCodeOf } from '../errors.ts';
 import { inert } from '../util/inert.ts';
 import { closest } from '../util/suggest.ts';
-import { commandModules } from './commands.ts';
+import { COMMANDS, commandModules } from './commands.ts';
 import { followLauncher } from './launcher.ts';
 import { VERSION } from './version.ts';
+
+/**
+ * The message for a command line whose first word names no command (`reprot --list`), with the command it most likely
+ * meant; undefined when the first word is a command or an option.
+ */
+export function unknownCommand(argv: readonly string[]): string | undefined {
+  const first = argv[0];
+  if (first === undefined || first.startsWith('-')) return undefined;
+  const names = COMMANDS.map((c) => c.command.split(' ')[0]!);
+  if (names.includes(first)) return undefined;
+  const near = closest(first, names);
+  return `unknown command "${inert(first)}"${near ? `; did you mean ${near}?` : ''} (commands: ${names.join(', ')})`;
+}
 
 /** For yargs' "Unknown argument(s): a, b": the known option each one most likely meant, as a hint ("" if none). */
 export function suggestOptions(msg: string, known: readonly string[]): string {
@@ -15,11 +28,27 @@ export function suggestOptions(msg: string, known: readonly string[]): string {
   if (!m) return '';
   // The options as a user types them: no one-letter aliases, no camelCase twins of kebab-case names.
   const names = known.filter((k) => k.length > 1 && k === k.toLowerCase());
-  const hints = m[1]!.split(', ').flatMap((arg) => {
+  const hints = unknownArguments(msg).flatMap((arg) => {
     const near = closest(arg, names);
     return near ? [`--${inert(arg)}: did you mean --${near}?`] : [];
   });
   return hints.length ? `; ${hints.join('; ')}` : '';
+}
+
+/**
+ * The arguments of yargs' "Unknown argument(s): a, b", each once: yargs names an option both as typed and as its
+ * camelCase twin (`dry-runn, dryRunn`).
+ */
+function unknownArguments(msg: string): string[] {
+  const args = /^Unknown arguments?: (.+)$/.exec(msg)?.[1]?.split(', ') ?? [];
+  const kebab = (a: string) => a.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  return args.filter((a) => a === kebab(a) || !args.includes(kebab(a)));
+}
+
+/** yargs' message, with each unknown argument named once. */
+function usageMessage(msg: string): string {
+  const args = unknownArguments(msg);
+  return args.length ? `Unknown argument${args.length > 1 ? 's' : ''}: ${args.join(', ')}` : msg;
 }
 
 /**
@@ -62,9 +91,8 @@ export async function main(jobs: () => Promise<readonly Job[]>): Promise<void> {
         process.stderr.write(`pool-export: ${inert(err.message)}\n`);
         process.exit(exitCodeOf(err));
       }
-      process.stderr.write(
-        `${y.help() && ''}pool-export: ${inert(msg)}${suggestOptions(msg, optionNames(y as never))}\nRun \`pool-export --help\` for usage.\n`,
-      );
+      const line = unknownCommand(argv) ?? `${inert(usageMessage(msg))}${suggestOptions(msg, optionNames(y as never))}`;
+      process.stderr.write(`${y.help() && ''}pool-export: ${line}\nRun \`pool-export --help\` for usage.\n`);
       process.exit(EXIT_USAGE);
     })
     .parseAsync();

@@ -88,7 +88,8 @@ afterAll(async () => {
 
 type Case = [string, string[], Record<string, string>, number, RegExp];
 const cases = (): Case[] => [
-  ['unknown command', ['nope'], {}, 2, /Unknown argument: nope/],
+  ['unknown command', ['nope'], {}, 2, /unknown command "nope" \(commands: run, schedule, /],
+  ['a misspelt command', ['reprot', '--list'], {}, 2, /unknown command "reprot"; did you mean report\?/],
   ['unknown flag', ['run', '--nope'], {}, 2, /Unknown argument: nope/],
   [
     'unknown chain',
