@@ -64,6 +64,20 @@ async function bucketWithFiles(config: Config, url: LakeUrl): Promise<Set<string
 }
 
 /** The yargs module of the `lake` command. */
+/**
+ * The S3-compatible store a bucket lake is reached at, as the exporter reaches it (AWS's own variables, `bucket.ts`):
+ * its endpoint and region, for DuckDB's secret; nothing for AWS itself. An endpoint that is no URL is refused.
+ */
+function storeOf(env: NodeJS.ProcessEnv): { store?: { endpoint: string; region: string } } {
+  const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL;
+  if (!endpoint) return {};
+  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol))
+    throw new UsageError(
+      `AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL) must be an http or https URL such as http://127.0.0.1:9000, not ${JSON.stringify(endpoint)}`,
+    );
+  return { store: { endpoint, region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1' } };
+}
+
 export const lakeCommand: CommandBody<Args> = {
   builder: (y) =>
     folderOptions(
@@ -94,6 +108,7 @@ export const lakeCommand: CommandBody<Args> = {
       throw new UsageError(`--catalog takes the name of a Trino catalog (letters, digits, _), not "${a.catalog}"`);
     const config = configFor(a);
     const bucket = a.url !== undefined ? parseLakeUrl(a.url, '--url') : config.lake.bucket;
+    const store = bucket ? storeOf(process.env) : {};
     const local = resolve(config.dataDir, LAKE_DIR);
     let root: string;
     if (bucket) {
@@ -128,6 +143,7 @@ export const lakeCommand: CommandBody<Args> = {
         since: a.since ?? found.first ?? FIRST_MONTH,
         catalog: a.catalog,
         ...(empty ? { empty } : {}),
+        ...store,
       }),
     );
   },

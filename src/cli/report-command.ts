@@ -1,7 +1,7 @@
 /** `pool-export report` and `pool-export query`: read the Parquet lake through DuckDB views, never locking the warehouse. */
 
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Argv } from 'yargs';
 import { chainName } from '../config/chains.ts';
@@ -11,6 +11,7 @@ import { LAKE_DIR } from '../lake/layout.ts';
 import { fetchForReading } from '../pipeline/lake-step.ts';
 import { checkOutput, FORMATS, type Format, type TableOptions, terminalWidth, writeResult } from '../reports/output.ts';
 import { openLakeDb, reportViews } from '../reports/views.ts';
+import { inert } from '../util/inert.ts';
 import { closest } from '../util/suggest.ts';
 import { wrap } from '../util/wrap.ts';
 import type { CommandBody } from './commands.ts';
@@ -69,6 +70,11 @@ function outputOptions<T>(y: Argv<T>) {
       type: 'boolean',
       describe: 'table format: every column, however wide the terminal (default: the ones that fit)',
     });
+}
+
+/** With --out, where the result went (on stderr: stdout stays the data's alone when there is no --out). */
+function sayWritten(a: { readonly out?: string; readonly format: string }, rows: number): void {
+  if (a.out) process.stderr.write(`wrote ${rows} rows as ${a.format} to ${inert(resolve(a.out))}\n`);
 }
 
 /** The table layout the options ask for. */
@@ -176,7 +182,12 @@ export const reportCommand: CommandBody<ReportArgs> = {
     try {
       for (const chain of chains ?? []) await checkChain(db.conn, chain);
       const sql = `SELECT * FROM reports.${view.name}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ALL`;
-      await writeResult(db.conn, sql, { format: a.format, out: a.out, table: { ...table, display: view.display } });
+      const n = await writeResult(db.conn, sql, {
+        format: a.format,
+        out: a.out,
+        table: { ...table, display: view.display },
+      });
+      sayWritten(a, n);
     } finally {
       db.close();
     }
@@ -232,9 +243,10 @@ export const queryCommand: CommandBody<QueryArgs> = {
     const { db } = await openLake(a);
     try {
       await checkSelect(db.conn, a.sql);
-      await writeResult(db.conn, a.sql, { format: a.format, out: a.out, table }).catch((e: unknown) => {
+      const n = await writeResult(db.conn, a.sql, { format: a.format, out: a.out, table }).catch((e: unknown) => {
         throw sqlMistake(e) ?? e;
       });
+      sayWritten(a, n);
     } finally {
       db.close();
     }

@@ -139,6 +139,9 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
     }
     if (outcome.lakeError) say(`FAILED ${inert(outcome.lakeError)}`);
     const v = outcome.verification;
+    const failed = outcome.results.filter((r) => r.status === 'failed').length;
+    if (!v && a.verify && !outcome.stopped && failed > 0 && failed === outcome.results.length)
+      say(`verification skipped: every task of this run failed (${failed}), so it stored nothing to verify`);
     if (v)
       say(
         v.gaps

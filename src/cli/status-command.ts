@@ -205,6 +205,11 @@ export const statusCommand: CommandBody<Args> = {
         })(),
     );
     checkReadableDataDir(config.dataDir);
+    // A folder that does not exist is a wrong --data-dir (exit 2, as for the other commands), not a stale export.
+    if (!existsSync(config.dataDir))
+      throw new UsageError(
+        `the data folder ${config.dataDir} does not exist, so nothing has been exported there; run \`pool-export run\`, or point --data-dir (or POOL_EXPORT_DATA_DIR) at a data folder (data/demo after \`make demo\`)`,
+      );
     const { entries: all, file } = await entries(config.dataDir);
     // The chains judged: those named, or those the configuration selects. A chain exported once but no longer
     // configured is not stale: it is left out, and a line says so.

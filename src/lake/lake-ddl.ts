@@ -130,6 +130,11 @@ export interface DdlTarget {
    * glob that matches nothing is an error, so these become empty tables of the same columns.
    */
   readonly empty?: ReadonlySet<string>;
+  /**
+   * DuckDB: the S3-compatible store's endpoint (`AWS_ENDPOINT_URL_S3`, a URL) and region, when the bucket is not AWS's:
+   * the secret then names them, with path-style addressing, as the exporter reaches the store.
+   */
+  readonly store?: { readonly endpoint: string; readonly region: string };
 }
 
 /** Backquoted identifier of Spark and Hive (Athena's DDL). */
@@ -197,14 +202,20 @@ const location = (target: DdlTarget, t: LakeTable) => `${target.root}/${t.path}`
 
 function duckdb(target: DdlTarget, tables: readonly LakeTable[]): string[] {
   const out: string[] = [];
-  if (/^s3:\/\//.test(target.root))
+  if (/^s3:\/\//.test(target.root)) {
+    const store = target.store && new URL(target.store.endpoint);
+    const at = store
+      ? `, ENDPOINT ${lit(store.host)}, URL_STYLE 'path', USE_SSL ${store.protocol === 'https:'}, REGION ${lit(target.store!.region)}`
+      : '';
     out.push(
-      '-- DuckDB with httpfs. Credentials from the AWS chain; for an endpoint of your own add',
-      "-- ENDPOINT 'host:port', URL_STYLE 'path' (and USE_SSL false for http) to the secret.",
+      store
+        ? `-- DuckDB with httpfs. Credentials from the AWS chain; the store at ${store.origin}, as AWS_ENDPOINT_URL_S3 names it.`
+        : "-- DuckDB with httpfs. Credentials from the AWS chain; for an endpoint of your own, set AWS_ENDPOINT_URL_S3 and print these again (the secret then names it: ENDPOINT 'host:port', URL_STYLE 'path', USE_SSL false for http).",
       'INSTALL httpfs;',
       'LOAD httpfs;',
-      'CREATE SECRET IF NOT EXISTS pool_export_lake (TYPE s3, PROVIDER credential_chain);',
+      `CREATE SECRET IF NOT EXISTS pool_export_lake (TYPE s3, PROVIDER credential_chain${at});`,
     );
+  }
   for (const schema of new Set(tables.map((t) => t.schema))) out.push(`CREATE SCHEMA IF NOT EXISTS ${q(schema)};`);
   for (const t of tables) {
     if (target.empty?.has(t.path)) {

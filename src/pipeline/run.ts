@@ -146,7 +146,9 @@ async function openAndRun(
       }
     // What the run touched, against the upstream's counters; a failure of the verification is no failure of the run.
     let verification: RunVerification | undefined;
-    if (args.verify !== false && !signal.aborted)
+    // A run whose tasks all failed touched nothing to verify, and says so rather than "no gaps".
+    const anyOk = results.some((r) => r.status === 'ok');
+    if (args.verify !== false && !signal.aborted && anyOk)
       try {
         verification = await verifyRun({ config: args.config, warehouse, client, runId, results, log: args.log });
         // The status file shows the verification (derived data: a failure to write it is no failure).

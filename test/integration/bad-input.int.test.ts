@@ -90,6 +90,13 @@ type Case = [string, string[], Record<string, string>, number, RegExp];
 const cases = (): Case[] => [
   ['unknown command', ['nope'], {}, 2, /unknown command "nope" \(commands: run, schedule, /],
   ['a misspelt command', ['reprot', '--list'], {}, 2, /unknown command "reprot"; did you mean report\?/],
+  [
+    'status of a data folder that does not exist',
+    ['status', '--offline', '--data-dir', '/nonexistent/pool-export'],
+    {},
+    2,
+    /the data folder \/nonexistent\/pool-export does not exist, so nothing has been exported there; run `pool-export run`/,
+  ],
   ['unknown flag', ['run', '--nope'], {}, 2, /Unknown argument: nope/],
   [
     'unknown chain',
@@ -179,6 +186,13 @@ const cases = (): Case[] => [
     { POOL_EXPORT_API_KEY: 'wrong-key-123' },
     1,
     /refused the API key .*401.*Invalid API key in request.*set POOL_EXPORT_API_KEY/,
+  ],
+  [
+    'wrong API key: nothing verified, and said so',
+    ['run', '--chains', 'bsc', '--jobs', 'events'],
+    { POOL_EXPORT_API_KEY: 'wrong-key-123' },
+    1,
+    /^verification skipped: every task of this run failed \(15\), so it stored nothing to verify$/m,
   ],
   ['bad --stale-after', ['status', '--stale-after', 'soon'], {}, 2, /--stale-after takes a duration such as 90s/],
   ['status of an unknown chain', ['status', '--chains', 'mars'], {}, 2, /unknown chain "mars"/],

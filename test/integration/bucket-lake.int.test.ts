@@ -125,6 +125,16 @@ describe('a bucket lake', () => {
     expect(athena.stdout).toContain(`LOCATION 's3://${s3.bucket}/${PREFIX}/dodoex/swaps/'`);
     const duck = await cli(['lake', 'ddl', '--engine', 'duckdb'], env);
     expect(duck.code, duck.stderr).toBe(0);
+    // The store's endpoint (AWS_ENDPOINT_URL_S3), path-style and plain http, as the exporter reaches it.
+    const { host } = new URL(s3.endpoint);
+    expect(duck.stdout).toContain(
+      `CREATE SECRET IF NOT EXISTS pool_export_lake (TYPE s3, PROVIDER credential_chain, ENDPOINT '${host}', URL_STYLE 'path', USE_SSL false, REGION 'us-east-1');`,
+    );
+    const bad = await cli(['lake', 'ddl', '--engine', 'duckdb'], { ...env, AWS_ENDPOINT_URL_S3: 'localhost:9000' });
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      expect.stringMatching(/AWS_ENDPOINT_URL_S3 .* must be an http or https URL/),
+    ]);
     const viewed = [...duck.stdout.matchAll(/read_parquet\('s3:\/\/[^/]+\/[^/]+\/[^/]+\/([^/]+\/[^/]+)\//g)].map(
       (m) => m[1],
     );

@@ -442,11 +442,17 @@ describe('query and report commands', () => {
     const csv = (await cli(['query', sql, '--format', 'csv'], env)).stdout.trim().split('\n');
     expect(csv[0]).toBe('id,amount_in_text,amount_in');
     expect(csv[1]!.startsWith(`${json[0]!.id},`)).toBe(true);
-    expect((await cli(['query', sql, '--format', 'arrow', '--out', `${out}.arrow`], env)).code).toBe(0);
+    const toArrow = await cli(['query', sql, '--format', 'arrow', '--out', `${out}.arrow`], env);
+    expect(toArrow.code).toBe(0);
+    // Where the result went, and how many rows, on stderr; stdout holds nothing.
+    expect([toArrow.stdout, toArrow.stderr]).toEqual(['', `wrote 5 rows as arrow to ${out}.arrow\n`]);
     const arrow = tableFromIPC(readFileSync(`${out}.arrow`));
     expect([arrow.numRows, String(arrow.getChild('id')!.get(0))]).toEqual([5, json[0]!.id]);
-    expect((await cli(['report', 'volume_daily', '--format', 'parquet', '--out', `${out}.parquet`], env)).code).toBe(0);
-    expect(pl.readParquet(`${out}.parquet`).height).toBeGreaterThan(0);
+    const toParquet = await cli(['report', 'volume_daily', '--format', 'parquet', '--out', `${out}.parquet`], env);
+    expect(toParquet.code).toBe(0);
+    const height = pl.readParquet(`${out}.parquet`).height;
+    expect(height).toBeGreaterThan(0);
+    expect(toParquet.stderr).toBe(`wrote ${height} rows as parquet to ${out}.parquet\n`);
   });
 
   it('adds each run\u2019s snapshot of the list to its month\u2019s file, so the file count stays; compact finds nothing', async () => {
