@@ -212,13 +212,43 @@ async function upstreamRows(name: string): Promise<string> {
   return file;
 }
 
-const CELLS: Cell[] = [
+/**
+ * Target 8 at this size: every job of the same chain exported (its swaps, and every other dataset at the same scale),
+ * then every report over its local lake against the same over a copy with one file per table.
+ */
+async function reportsTarget(): Promise<void> {
+  const local = join(dir, 'reports');
+  const full = await step({ name: 'reports', where: 'process', bucket: false }, local, ['run', '--chains', 'bsc']);
+  if (full.code !== 0) throw new Error(`the export of every job exited ${full.code}`);
+  const ref = join(dir, 'compacted');
+  await compactedCopy(local, ref);
+  const [lakeTimes, refTimes] = [await reportTimes(local), await reportTimes(ref)];
+  process.stdout.write(
+    [
+      `every report over the lake of every job of that chain (${SWAPS.toLocaleString('en')} swaps in one month; exported in ${full.secs.toFixed(0)} s, peak ${mb(full.peak)}) against one file per table (target 8: ≤ 2 × each)`,
+      '| report | lake, s | one file per table, s | ratio |',
+      '|---|---|---|---|',
+      ...[...lakeTimes].map(
+        ([name, secs]) =>
+          `| ${name} | ${secs.toFixed(2)} | ${refTimes.get(name)!.toFixed(2)} | ${(secs / refTimes.get(name)!).toFixed(2)} |`,
+      ),
+      '',
+    ].join('\n'),
+  );
+}
+
+const ALL_CELLS: Cell[] = [
   { name: 'baseline-bucket-2gb', where: 'process', bucket: true, memoryLimit: '2GB', backfillOnly: true },
   { name: 'process-local', where: 'process', bucket: false },
   { name: 'process-bucket', where: 'process', bucket: true },
   { name: 'container-local', where: 'container', bucket: false },
   { name: 'container-bucket', where: 'container', bucket: true },
 ];
+
+/** `--cells a,b`: those cells alone (the baseline always runs: the ratios are against it); `--no-reports`: no target 8. */
+const only = process.argv.includes('--cells') ? process.argv[process.argv.indexOf('--cells') + 1]!.split(',') : null;
+const CELLS = ALL_CELLS.filter((c) => c.backfillOnly || !only || only.includes(c.name));
+const REPORTS = !process.argv.includes('--no-reports');
 
 const mb = (bytes: number) => (bytes ? `${(bytes / 1024 ** 2).toFixed(0)} MiB` : 'not read');
 try {
@@ -265,26 +295,7 @@ try {
       '',
     ].join('\n'),
   );
-  // Target 8 at this size: every job of the same chain exported (its swaps, and every other dataset at the same
-  // scale), then every report over its local lake against the same over a copy with one file per table.
-  const local = join(dir, 'reports');
-  const full = await step({ name: 'reports', where: 'process', bucket: false }, local, ['run', '--chains', 'bsc']);
-  if (full.code !== 0) throw new Error(`the export of every job exited ${full.code}`);
-  const ref = join(dir, 'compacted');
-  await compactedCopy(local, ref);
-  const [lakeTimes, refTimes] = [await reportTimes(local), await reportTimes(ref)];
-  process.stdout.write(
-    [
-      `every report over the lake of every job of that chain (${SWAPS.toLocaleString('en')} swaps in one month; exported in ${full.secs.toFixed(0)} s, peak ${mb(full.peak)}) against one file per table (target 8: ≤ 2 × each)`,
-      '| report | lake, s | one file per table, s | ratio |',
-      '|---|---|---|---|',
-      ...[...lakeTimes].map(
-        ([name, secs]) =>
-          `| ${name} | ${secs.toFixed(2)} | ${refTimes.get(name)!.toFixed(2)} | ${(secs / refTimes.get(name)!).toFixed(2)} |`,
-      ),
-      '',
-    ].join('\n'),
-  );
+  if (REPORTS) await reportsTarget();
   const bad = results.filter(
     (r) =>
       r.backfill.code !== 0 ||

@@ -24,7 +24,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { type LakeUrl, showLakeUrl } from '../config/lake-url.ts';
-import { BucketError } from '../errors.ts';
+import { BucketError, StopRequested } from '../errors.ts';
 import { replaceFile } from '../util/atomic-file.ts';
 
 /**
@@ -32,6 +32,8 @@ import { replaceFile } from '../util/atomic-file.ts';
  * (S3's smallest part is 5 MiB).
  */
 export const PART_BYTES = 16 * 1024 ** 2;
+/** Milliseconds the first request of a command (`check`) may take, twice: a wrong endpoint fails within seconds. */
+const CHECK_TIMEOUT_MS = 10_000;
 /** Parts in flight per upload. */
 const QUEUE = 4;
 
@@ -83,6 +85,9 @@ export class Bucket {
   private readonly quick: S3Client;
   readonly endpoint: string | undefined;
   private readonly partBytes: number;
+  private readonly signal: AbortSignal | undefined;
+  /** Seconds a request may take before it fails (and is retried), for messages. */
+  private readonly requestSecs: number;
 
   constructor(
     readonly url: LakeUrl,
@@ -91,9 +96,12 @@ export class Bucket {
       readonly timeoutMs?: number;
       readonly partBytes?: number;
       readonly env?: NodeJS.ProcessEnv;
+      /** A stop request: every request under way is aborted, and the next one refused (`StopRequested`). */
+      readonly signal?: AbortSignal | undefined;
     } = {},
   ) {
     this.partBytes = opts.partBytes ?? PART_BYTES;
+    this.signal = opts.signal;
     const env = opts.env ?? process.env;
     this.endpoint = endpointFromEnv(env);
     const base: S3ClientConfig = {
@@ -101,15 +109,22 @@ export class Bucket {
       // A store reached at its own endpoint needs a region to sign with, which most ignore; AWS itself takes the chain's.
       ...(this.endpoint && !env.AWS_REGION && !env.AWS_DEFAULT_REGION ? { region: 'us-east-1' } : {}),
     };
+    // A request that outlives its time fails and is retried: the SDK's own handler only warns unless told to throw, and
+    // a store that accepts a connection and never answers held a run for as long as it waited.
+    this.requestSecs = (opts.timeoutMs ?? 120_000) / 1000;
     this.client = new S3Client({
       ...base,
       maxAttempts: opts.maxAttempts ?? 8,
-      requestHandler: { connectionTimeout: 10_000, requestTimeout: opts.timeoutMs ?? 120_000 },
+      requestHandler: {
+        connectionTimeout: 10_000,
+        requestTimeout: opts.timeoutMs ?? 120_000,
+        throwOnRequestTimeout: true,
+      },
     });
     this.quick = new S3Client({
       ...base,
       maxAttempts: 2,
-      requestHandler: { connectionTimeout: 3_000, requestTimeout: 10_000 },
+      requestHandler: { connectionTimeout: 3_000, requestTimeout: CHECK_TIMEOUT_MS, throwOnRequestTimeout: true },
     });
     for (const c of [this.client, this.quick])
       c.middlewareStack.add(
@@ -120,6 +135,12 @@ export class Bucket {
         },
         { step: 'initialize', name: 'poolExportRequestCount' },
       );
+  }
+
+  /** The options of every request: aborted by a stop request, refused once one came. */
+  private sendOpts(): { abortSignal?: AbortSignal } {
+    if (this.signal?.aborted) throw new StopRequested();
+    return this.signal ? { abortSignal: this.signal } : {};
   }
 
   /** The full key of a key relative to the prefix. */
@@ -140,7 +161,10 @@ export class Bucket {
     try {
       // One listing answers every question at once, with a code in its body (a HEAD's 403 or 404 has none): a missing
       // bucket, refused credentials, a prefix denied.
-      await this.quick.send(new ListObjectsV2Command({ Bucket: this.url.bucket, Prefix: this.key(''), MaxKeys: 1 }));
+      await this.quick.send(
+        new ListObjectsV2Command({ Bucket: this.url.bucket, Prefix: this.key(''), MaxKeys: 1 }),
+        this.sendOpts(),
+      );
     } catch (e) {
       throw this.explain(e, 'check');
     }
@@ -156,6 +180,7 @@ export class Bucket {
       do {
         const r = await this.client.send(
           new ListObjectsV2Command({ Bucket: this.url.bucket, Prefix: prefix, ContinuationToken: token }),
+          this.sendOpts(),
         );
         for (const o of r.Contents ?? [])
           if (o.Key !== undefined && o.Key.length > cut)
@@ -182,6 +207,7 @@ export class Bucket {
         partSize: this.partBytes,
         queueSize: QUEUE,
         leavePartsOnError: false,
+        ...(this.signal ? { abortController: controllerOf(this.signal) } : {}),
       });
       const r = await up.done();
       this.bytesUp.n += size;
@@ -202,6 +228,7 @@ export class Bucket {
           ContentType: contentType,
           ChecksumAlgorithm: 'CRC32',
         }),
+        this.sendOpts(),
       );
       this.bytesUp.n += Buffer.byteLength(body);
       return r.ETag ?? '';
@@ -214,7 +241,10 @@ export class Bucket {
   async download(rel: string, file: string): Promise<string> {
     const part = `${file}.part`;
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.url.bucket, Key: this.key(rel) }));
+      const r = await this.client.send(
+        new GetObjectCommand({ Bucket: this.url.bucket, Key: this.key(rel) }),
+        this.sendOpts(),
+      );
       mkdirSync(dirname(file), { recursive: true });
       const out = createWriteStream(part);
       await pipeline(r.Body as NodeJS.ReadableStream, out);
@@ -230,7 +260,10 @@ export class Bucket {
   /** A small object's text, or null when there is none. */
   async text(rel: string): Promise<string | null> {
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.url.bucket, Key: this.key(rel) }));
+      const r = await this.client.send(
+        new GetObjectCommand({ Bucket: this.url.bucket, Key: this.key(rel) }),
+        this.sendOpts(),
+      );
       const text = await r.Body!.transformToString('utf8');
       this.bytesDown.n += Buffer.byteLength(text);
       return text;
@@ -250,6 +283,7 @@ export class Bucket {
             Bucket: this.url.bucket,
             Delete: { Objects: batch.map((rel) => ({ Key: this.key(rel) })), Quiet: true },
           }),
+          this.sendOpts(),
         );
         const failed = r.Errors?.[0];
         if (failed) throw Object.assign(new Error(failed.Message ?? 'delete refused'), { Code: failed.Code });
@@ -266,14 +300,25 @@ export class Bucket {
   }
 
   /** One line for a failed request: what failed, where, and the fix; never a secret (the SDK's texts hold none). */
-  explain(e: unknown, op: 'check' | 'list' | 'upload' | 'download' | 'delete', rel?: string): BucketError {
-    if (e instanceof BucketError) return e;
+  explain(
+    e: unknown,
+    op: 'check' | 'list' | 'upload' | 'download' | 'delete',
+    rel?: string,
+  ): BucketError | StopRequested {
+    if (e instanceof BucketError || e instanceof StopRequested) return e;
+    // A request aborted by a stop request is the stop, not a failure of the bucket.
+    if (this.signal?.aborted) return new StopRequested();
     const code = codeOf(e);
     const status = statusOf(e);
     const where = this.show(rel);
     const at = this.endpoint ? ` at ${this.endpoint}` : '';
     const net = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)$/.test(code);
-    if (net || code === 'TimeoutError' || /timed? ?out/i.test(code))
+    if (code === 'TimeoutError' || (code === 'ETIMEDOUT' && /requestTimeout/.test(String((e as Error)?.message))))
+      return new BucketError(
+        `the bucket lake ${this.show()}${at} accepted the connection but did not answer within ${op === 'check' ? CHECK_TIMEOUT_MS / 1000 : this.requestSecs} s, tried again; check that AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL) names an S3 endpoint, and the network`,
+        'stalled',
+      );
+    if (net || /timed? ?out/i.test(code))
       return new BucketError(
         `the bucket lake ${this.show()} cannot be reached${at} (${code}); check AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL) and the network`,
         'unreachable',
@@ -316,4 +361,12 @@ function codeOf(e: unknown): string {
 
 function statusOf(e: unknown): number | undefined {
   return (e as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+}
+
+/** An AbortController that aborts with `signal` (lib-storage's `Upload` takes a controller, not a signal). */
+function controllerOf(signal: AbortSignal): AbortController {
+  const c = new AbortController();
+  if (signal.aborted) c.abort();
+  else signal.addEventListener('abort', () => c.abort(), { once: true });
+  return c;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Job } from '../catalog/job.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
-import { DataLockedError, UsageError } from '../errors.ts';
+import { DataLockedError, StopRequested, UsageError } from '../errors.ts';
 import type { Task } from '../export/task.ts';
 import type { RunRecord } from '../metrics/metrics.ts';
 import { checkMetricsFile, writeMetricsFile } from '../metrics/textfile.ts';
@@ -124,6 +124,13 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
       });
     } catch (e) {
       await record(e instanceof DataLockedError ? { skipped: true } : { error: e });
+      // Stopped before the export began (waiting on the bucket's first answer): nothing was written; the process ends
+      // by the signal, as a run stopped later does.
+      if (e instanceof StopRequested && stop.signal.aborted) {
+        process.stdout.write('stopped on request before the export began: nothing was written\n');
+        stop.end();
+        return;
+      }
       throw e;
     }
     await record({ outcome });

@@ -21,19 +21,18 @@ import { lit } from '../util/sql.ts';
 
 /**
  * The bucket of a bucket lake, or null for a local lake. The S3 client is loaded only here: a run on a local lake
- * never reads its code.
+ * never reads its code. `signal`: a stop request, which aborts the bucket's requests under way.
  */
-export async function openBucket(config: Config): Promise<Bucket | null> {
+export async function openBucket(config: Config, signal?: AbortSignal): Promise<Bucket | null> {
   const url = config.lake.bucket;
   if (!url) return null;
   const { Bucket } = await import('../bucket/bucket.ts');
-  return url
-    ? new Bucket(url, {
-        maxAttempts: config.maxAttempts,
-        timeoutMs: Math.max(config.timeoutMs, 60_000),
-        partBytes: config.lake.partBytes,
-      })
-    : null;
+  return new Bucket(url, {
+    maxAttempts: config.maxAttempts,
+    timeoutMs: Math.max(config.timeoutMs, 60_000),
+    partBytes: config.lake.partBytes,
+    signal,
+  });
 }
 
 /**

@@ -74,7 +74,7 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
     const short = spillSpaceProblem({ dataDir, memoryLimit }, freeBytes(dataDir));
     if (short) throw new Error(short);
     // A bucket lake is checked before anything is fetched; a data folder without a warehouse resumes from it.
-    const bucket = await openBucket(args.config);
+    const bucket = await openBucket(args.config, signal);
     try {
       if (bucket) await prepareBucket(bucket, dataDir, args.log);
       return await openAndRun(args, { signal, bucket });

@@ -85,13 +85,18 @@ export async function lockDataDir(dataDir: string, holder: LockHolder): Promise<
     const o = readOwner(ownerFile);
     return o ? `pid ${o.pid}, ${o.what}, since ${o.since}` : 'owner unknown';
   };
+  let released = false;
   const attempt = (retries: number) =>
     lockfile.lock(dataDir, {
       lockfilePath: lockPath,
       stale: STALE_MS,
       update: UPDATE_MS,
       retries: retries > 0 ? { retries, factor: 1, minTimeout: RETRY_MS, maxTimeout: RETRY_MS } : 0,
-      onCompromised: onLost,
+      // proper-lockfile checks for a release after its periodic utimes but not after the stat before it: a release
+      // while that stat is under way reads as a lock lost (its lockfile.js, updateLock). Ours is not lost then.
+      onCompromised: (e: Error) => {
+        if (!released) onLost(e);
+      },
     });
   const locked = (e: unknown) => (e as { code?: string }).code === 'ELOCKED';
   let release: () => Promise<void>;
@@ -122,6 +127,7 @@ export async function lockDataDir(dataDir: string, holder: LockHolder): Promise<
   }
   return {
     async release() {
+      released = true;
       rmSync(ownerFile, { force: true });
       await release();
     },

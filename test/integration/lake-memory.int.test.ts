@@ -147,5 +147,5 @@ describe('a lake write out of memory', () => {
     const upstream = (m: typeof l) => Object.fromEntries([...m].filter(([t]) => UPSTREAM_TABLES.has(t)));
     expect(Object.keys(upstream(b)).length).toBeGreaterThan(20);
     expect(upstream(b)).toEqual(upstream(l));
-  }, 240_000);
+  }, 300_000);
 });
