@@ -100,7 +100,7 @@ bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 20 min, 15 of them th
 bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 4 min), as a smoke run
 	npx tsx bench/bench.ts --quick
 
-bench-512: $(NODE_MODULES) $(BUNDLE) ## The memory matrix: one month of 2,000,000 swaps and an incremental run, local and bucket lake, on this machine and in the image under --memory=512m: exit, time, peak memory, exactness (about 25 min; needs a Docker engine)
+bench-512: $(NODE_MODULES) $(BUNDLE) ## The memory matrix: one month of 2,000,000 swaps and an incremental run, local and bucket lake, on this machine and in the image under --memory=512m: exit, time, peak memory, exactness (about 60 min, 25 of them target 8; needs a Docker engine)
 	npx tsx bench/memory-512.ts
 
 bench-verify: $(NODE_MODULES) $(BUNDLE) ## What verification costs at the demo's size: requests and seconds of verify, and of a run's own verification (about 2 min)
