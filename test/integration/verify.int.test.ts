@@ -280,7 +280,8 @@ describe('verify', () => {
     // The repair clears them, and status with them.
     expect((await cli(['verify', '--repair', '--chains', 'optimism'], env)).code).toBe(0);
     expect((await cli(['status', '--chains', 'optimism'], env)).code).toBe(0);
-  });
+    // Three runs, a verify during one, a repair and three statuses: about 40 s alone, and half again beside another file.
+  }, 180_000);
 
   it('refuses bad input with a usage error: an unknown dataset, one no identity checks, days the wrong way round', async () => {
     const env = sandboxEnv(sb, clean());
