@@ -466,16 +466,16 @@ export async function writeLake(
       for (let r = next.next(); !r.done && !signal?.aborted; r = next.next()) {
         const ds = byName.get(String(r.value.dataset));
         const chainId = Number(r.value.chain_id);
-        const pending = {
-          ds: ds!,
+        const pending = (d: Dataset): Pending => ({
+          ds: d,
           chainId,
           fromSeq: r.value.from_seq === null ? null : Number(r.value.from_seq),
           runs: (r.value.runs as unknown[]).map(String),
           rebuild: r.value.rebuild === true,
-        };
+        });
         try {
           // Added after the await: `files += await …` would read `files` before the other lane's additions.
-          const written = ds ? await writePending(sql, pending, { root: lake, lake, fileRows }) : 0;
+          const written = ds ? await writePending(sql, pending(ds), { root: lake, lake, fileRows }) : 0;
           files += written;
           done.push(`${chainId}/${r.value.dataset}`);
         } catch (e) {
