@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue, Json } from '@duckdb/node-api';
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
+import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
 import { MigrationNeededError } from '../errors.ts';
 import { q, qt } from '../util/sql.ts';
 import { createTable, tableColumns } from './ddl.ts';
@@ -24,18 +25,27 @@ export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
  * How DuckDB's allocator hands freed memory back, unless the user's environment says otherwise. libduckdb.so carries
  * its own jemalloc, which reads `DUCKDB_JE_MALLOC_CONF` when the library loads; DuckDB's own setting keeps freed pages
  * for a second (`dirty_decay_ms:1000,muzzy_decay_ms:1000`), so a run that inserts and checkpoints rows holds, on top of
- * what it uses, the pages its last second freed. Returning them at once lowered first backfills' peaks by 12-18% and
- * made them 9-15% slower (README, Benchmarks): a peak decides whether a small machine can run the export at all.
+ * what it uses, the pages its last second freed. Returning them at once lowered first backfills' peaks by 12-18%
+ * (README, Benchmarks), which decides whether a run fits under a control group's memory limit at all, but every page
+ * taken again is a page fault: on a virtual machine whose pages the host takes back (free page reporting), DuckDB's
+ * work took 2.2 times as long that way. So the pages go back at once only under a control group's memory limit, where
+ * the peak is what kills; elsewhere DuckDB keeps its own setting.
  */
 export const ALLOCATOR_ENV = 'DUCKDB_JE_MALLOC_CONF';
 export const ALLOCATOR_CONF = 'dirty_decay_ms:0,muzzy_decay_ms:0';
+
+/** The allocator setting for a host: `ALLOCATOR_CONF` under a control group's memory limit, else none (DuckDB's). */
+export function allocatorConf(read: HostReader = hostReader()): string | undefined {
+  return cgroupMemoryLimit(read) === undefined ? undefined : ALLOCATOR_CONF;
+}
 
 /**
  * DuckDB's module, loaded at the first open: its native part costs start-up time that `--version` need not pay. The
  * allocator's setting goes into the environment first, for the library to read as it loads.
  */
 export const duckdb = () => {
-  process.env[ALLOCATOR_ENV] ??= ALLOCATOR_CONF;
+  const conf = process.env[ALLOCATOR_ENV] === undefined ? allocatorConf() : undefined;
+  if (conf !== undefined) process.env[ALLOCATOR_ENV] = conf;
   return import('@duckdb/node-api');
 };
 

@@ -9,6 +9,8 @@ import { tableColumns } from '../../src/store/ddl.ts';
 import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
 import { ALLOCATOR_CONF, ALLOCATOR_ENV, WAREHOUSE_FILE, Warehouse } from '../../src/store/warehouse.ts';
 
+const FIXTURES = new URL('../fixtures/hosts/', import.meta.url).pathname;
+
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'pe-wh-'));
@@ -126,11 +128,12 @@ describe('the warehouse and other processes', () => {
     }
   });
 
-  it("returns the memory DuckDB frees at once, unless the user's environment sets DuckDB's allocator", () => {
+  it("returns the memory DuckDB frees at once under a control group's limit, keeps DuckDB's own setting elsewhere, and the user's always", () => {
     // A fresh process opens a warehouse, runs a query whose hash table takes some 200 MB, and reports its resident
     // memory before, at the peak (the kernel's high-water mark) and after. The oracle is the kernel's count of the
     // process's pages: with DuckDB's own allocator setting (freed pages kept for a second) the query's pages stay
-    // resident after it ends.
+    // resident after it ends. The host is one of the fixtures (POOL_EXPORT_HOST_FILES): a 512 MiB control group's, or
+    // an 8 GiB machine's with no limit.
     const probe = (env: NodeJS.ProcessEnv, name: string) => {
       const warehouse = new URL('../../src/store/warehouse.ts', import.meta.url).href;
       const script = `const { Warehouse } = await import(${JSON.stringify(warehouse)});
@@ -149,15 +152,19 @@ describe('the warehouse and other processes', () => {
       return JSON.parse(out) as { n: number; before: number; peak: number; after: number; conf: string | null };
     };
     const { [ALLOCATOR_ENV]: _, ...unset } = process.env;
-    const ours = probe(unset, 'ours');
-    expect(ours.n).toBe(5_000_000);
-    expect(ours.conf).toBe(ALLOCATOR_CONF);
-    expect(ours.peak - ours.before).toBeGreaterThan(100);
-    expect(ours.after - ours.before).toBeLessThan(40);
-    // DuckDB's own setting, given by the user, is kept, and its pages stay: the probe can see what the default saves.
-    const duckdbs = 'dirty_decay_ms:1000,muzzy_decay_ms:1000';
-    const theirs = probe({ ...unset, [ALLOCATOR_ENV]: duckdbs }, 'theirs');
-    expect(theirs.conf).toBe(duckdbs);
-    expect(theirs.after - theirs.before).toBeGreaterThan(100);
+    const host = (name: string) => ({ ...unset, POOL_EXPORT_HOST_FILES: join(FIXTURES, name) });
+    const limited = probe(host('limit-512mib'), 'limited');
+    expect(limited.n).toBe(5_000_000);
+    expect(limited.conf).toBe(ALLOCATOR_CONF);
+    expect(limited.peak - limited.before).toBeGreaterThan(100);
+    expect(limited.after - limited.before).toBeLessThan(40);
+    // No limit: DuckDB's own setting, and the pages stay; the probe can see what the limited host's setting saves.
+    const free = probe(host('no-limit-8gib'), 'free');
+    expect(free.conf).toBe(null);
+    expect(free.after - free.before).toBeGreaterThan(100);
+    // A setting in the user's environment is kept, on any host.
+    const mine = probe({ ...host('no-limit-8gib'), [ALLOCATOR_ENV]: ALLOCATOR_CONF }, 'mine');
+    expect(mine.conf).toBe(ALLOCATOR_CONF);
+    expect(mine.after - mine.before).toBeLessThan(40);
   });
 });
