@@ -222,7 +222,7 @@ describe('export core', () => {
     const cmp = await compareWithSandbox(sb, data, [137, 42161]);
     expect(cmp.mismatches).toEqual([]);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
-  }, 240_000);
+  }, 600_000);
 
   it('splits a large first backfill of one dataset into shards fetched concurrently, each with its own checkpoint, merged exact', async () => {
     const data = join(dir, 'shards');

@@ -152,7 +152,7 @@ describe('verify', () => {
     expect(compared.mismatches).toEqual([]);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
     expect(await checkpoints(data)).toEqual(before);
-  });
+  }, 180_000);
 
   it('names rows deleted from the warehouse by hand, and --repair restores them', async () => {
     const data = clean();
@@ -225,7 +225,7 @@ describe('verify', () => {
     expect(compared.mismatches).toEqual([]);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
     expect(await checkpoints(data)).toEqual(before);
-  });
+  }, 180_000);
 
   it('a run verifies the days it touched: gaps are logged, the run stays green, status shows them and exits 4', async () => {
     const data = join(dir, 'run-verifies');
