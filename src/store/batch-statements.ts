@@ -92,6 +92,59 @@ export async function insertRows(tx: Tx, b: Batch, src: BatchSource): Promise<nu
   );
 }
 
+/** The temporary table that holds a batch's rows while `keepUnchanged` compares them with the stored ones. */
+const INCOMING = '_pe_incoming';
+
+/**
+ * The rows of a re-read that equal stored rows of the chain, column for column (the exporter's own columns aside), are
+ * left as they are, with the block and run that wrote them: an unchanged re-read window writes nothing, so it marks
+ * nothing for the lake to rewrite. The batch's rows go into a temporary table; those equal to a stored row are dropped
+ * from it, and for a re-read window (`from`), the stored rows of the window that equal none of the batch's are deleted
+ * (a reorg removed them, or the upstream changed them). Returns the table's name (the rows to insert), how many were
+ * left out, and the key of the earliest stored row deleted (null: none).
+ */
+async function keepUnchanged(
+  tx: Tx,
+  b: Batch,
+  src: BatchSource,
+): Promise<{ source: string; unchanged: number; stale: number; staleFrom: number | null }> {
+  const table = qt(b.ds.table);
+  const { columns, values } = insertParts(b.ds, src.format);
+  await tx.exec(
+    `CREATE OR REPLACE TEMP TABLE ${INCOMING} AS SELECT ${values.map((v, i) => `${v} AS ${columns[i]}`).join(', ')} FROM ${readFiles(b.ds, src)}`,
+  );
+  const same = columns.map((c) => `s.${c} IS NOT DISTINCT FROM i.${c}`).join(' AND ');
+  // The stored rows a re-read window covers, or (an upsert by id) every row of the chain.
+  const window = b.replace.kind === 'from' ? ` AND s.${q(b.replace.column)} >= $2` : '';
+  const params = b.replace.kind === 'from' ? [b.chainId, b.replace.from] : [b.chainId];
+  let stale = 0;
+  let staleFrom: number | null = null;
+  if (b.replace.kind === 'from') {
+    const seq = q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column);
+    const gone = await tx.all(
+      `DELETE FROM ${table} AS s WHERE s.chain_id = $1${window}
+       AND NOT EXISTS (SELECT 1 FROM ${INCOMING} AS i WHERE ${same}) RETURNING CAST(${seq} AS BIGINT) AS seq`,
+      params as (string | number)[],
+    );
+    stale = gone.length;
+    for (const r of gone) staleFrom = Math.min(staleFrom ?? Number(r.seq), Number(r.seq));
+  }
+  const unchanged = await tx.exec(
+    `DELETE FROM ${INCOMING} AS i WHERE EXISTS (SELECT 1 FROM ${table} AS s WHERE s.chain_id = $1${window} AND ${same})`,
+    params as (string | number)[],
+  );
+  return { source: INCOMING, unchanged, stale, staleFrom };
+}
+
+/** Inserts the rows `keepUnchanged` left in its temporary table; returns how many went in. */
+async function insertIncoming(tx: Tx, b: Batch): Promise<number> {
+  const { target } = insertParts(b.ds);
+  return tx.exec(
+    `INSERT INTO ${qt(b.ds.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT *, $1, $2, $3, $4::TIMESTAMPTZ FROM ${INCOMING}`,
+    [b.chainId, b.block, b.runId, b.takenAt ?? null],
+  );
+}
+
 /** Deletes the stored rows of a batch's `range` (the re-read part of one shard); returns where the lake must rewrite from. */
 export async function deleteRange(tx: Tx, b: Batch): Promise<number> {
   const r = b.replace as Extract<Replace, { kind: 'range' }>;
@@ -161,17 +214,23 @@ export async function writeOne(
   tx: Tx,
   { batch: b, source: src }: { readonly batch: Batch; readonly source: BatchSource },
 ): Promise<{ written: Written; mark?: LakeMark }> {
-  const source = readFiles(b.ds, src);
   const table = qt(b.ds.table);
+  // A re-read (a window of events, an upsert by id) leaves the rows that did not change as they are.
+  const compared =
+    b.count > 0 && (b.replace.kind === 'from' || b.replace.kind === 'ids') && !b.checkpoint.keep
+      ? await keepUnchanged(tx, b, src)
+      : undefined;
+  const source = compared?.source ?? readFiles(b.ds, src);
+  const rows = b.count - (compared?.unchanged ?? 0);
   // Rows the re-read window cleared: none, with none inserted, leaves the lake as it is.
-  let cleared = 0;
-  if (b.replace.kind === 'from')
+  let cleared = compared?.stale ?? 0;
+  if (b.replace.kind === 'from' && !compared)
     cleared = await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND ${q(b.replace.column)} >= $2`, [
       b.chainId,
       b.replace.from,
     ]);
   if (b.replace.kind === 'range') await deleteRange(tx, b);
-  if (b.replace.kind === 'ids' && b.count)
+  if (b.replace.kind === 'ids' && rows)
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
   // The ids travel as one JSON parameter, never as SQL text.
   const removed =
@@ -187,14 +246,19 @@ export async function writeOne(
   // the chain's rows once per batch (quadratic in a backfill of millions); the merge of the shards makes it once, over
   // every row, keeping the row inserted last of each id.
   let replacedIds: string[] = [];
-  let lakeFrom =
-    b.replace.kind === 'range' || (b.replace.kind === 'from' && (cleared > 0 || b.count > 0))
-      ? Number(b.replace.from)
-      : null;
   const events = b.ds.kind === 'event' || b.ds.kind === 'bucket';
   const seq = events ? q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column) : '';
+  let lakeFrom =
+    b.replace.kind === 'range' || (b.replace.kind === 'from' && !compared && (cleared > 0 || b.count > 0))
+      ? Number(b.replace.from)
+      : (compared?.staleFrom ?? null);
+  // A compared window's lake is rewritten from its earliest row that changed: a deleted one, or one inserted.
+  if (compared && events && rows) {
+    const [first] = await tx.all(`SELECT min(CAST(${seq} AS BIGINT)) AS seq FROM ${source}`);
+    lakeFrom = Math.min(lakeFrom ?? Number(first!.seq), Number(first!.seq));
+  }
   const older =
-    events && b.count && !b.checkpoint.shard
+    events && rows && !b.checkpoint.shard
       ? `chain_id = $1 AND id IN (SELECT id FROM ${source})`
       : events && b.mergeShards
         ? `rowid IN (${repeatedRows(table)})`
@@ -212,8 +276,9 @@ export async function writeOne(
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
   if (b.replace.kind === 'snapshot' && b.block === null)
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
-  const inserted = b.count ? await insertRows(tx, b, src) : 0;
-  if (inserted !== b.count) throw new Error(`inserted ${inserted} of ${b.count} rows into ${b.ds.table}`);
+  const inserted = !rows ? 0 : compared ? await insertIncoming(tx, b) : await insertRows(tx, b, src);
+  if (compared) await tx.exec(`DROP TABLE ${INCOMING}`);
+  if (inserted !== rows) throw new Error(`inserted ${inserted} of ${rows} rows into ${b.ds.table}`);
   if (b.checkpoint.keep) {
     // A repair: the checkpoint stays as it is, and must still stand where the repair found it.
     const stands = await tx.all(

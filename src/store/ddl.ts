@@ -89,7 +89,10 @@ function fileValue(c: Column, format: BatchFormat): string {
 }
 
 /** Target column list and SELECT expressions that convert a batch file's row into a table row. */
-export function insertParts(ds: Dataset, format: BatchFormat = 'rows'): { target: string; select: string } {
+export function insertParts(
+  ds: Dataset,
+  format: BatchFormat = 'rows',
+): { target: string; select: string; columns: string[]; values: string[] } {
   const target: string[] = [];
   const select: string[] = [];
   for (const c of ds.columns) {
@@ -105,7 +108,7 @@ export function insertParts(ds: Dataset, format: BatchFormat = 'rows'): { target
       select.push(v);
     }
   }
-  return { target: target.join(', '), select: select.join(', ') };
+  return { target: target.join(', '), select: select.join(', '), columns: target, values: select };
 }
 
 /**

@@ -116,7 +116,103 @@ describe('the DuckDB sink', () => {
     expect(await stored(EVENTS)).toEqual(['a@10=v-a', 'd@25=new']);
     expect(w2).toEqual({ rows: 1, replacedIds: [] });
     expect(await checkpoint(EVENTS)).toBe('2');
-    expect(await pending()).toEqual([{ dataset: EVENTS.name, from_seq: 0 }]);
+    // From the earliest row either batch wrote or removed: a@10 (the first), then b@20 and c@30 (removed).
+    expect(await pending()).toEqual([{ dataset: EVENTS.name, from_seq: 10 }]);
+  });
+
+  /** Each stored row with the run that wrote it. */
+  const runs = async (ds: Dataset) =>
+    (await w.all(`SELECT id, _run_id FROM ${qt(ds.table)} ORDER BY id`)).map((r) => `${r.id}:${r._run_id}`);
+  const again = (b: Batch, runId: string): Batch => ({ ...b, runId, block: 200 });
+
+  it("a 'from' window read again unchanged writes nothing: the rows keep their run, the lake is not marked, the checkpoint moves", async () => {
+    const three = [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'c', 30)];
+    await sink.write(
+      batch(EVENTS, three, { prev: null, next: '1', replace: { kind: 'from', column: 'timestamp', from: 0 } }),
+    );
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    const w2 = await sink.write(
+      again(
+        batch(EVENTS, three.slice(1), {
+          prev: '1',
+          next: '2',
+          replace: { kind: 'from', column: 'timestamp', from: 20 },
+        }),
+        'r2',
+      ),
+    );
+    expect(w2).toEqual({ rows: 0, replacedIds: [] });
+    expect(await stored(EVENTS)).toEqual(['a@10=v-a', 'b@20=v-b', 'c@30=v-c']);
+    expect(await runs(EVENTS)).toEqual(['a:r1', 'b:r1', 'c:r1']);
+    expect(await pending()).toEqual([]);
+    expect(await checkpoint(EVENTS)).toBe('2');
+  });
+
+  it("a 'from' window with one row changed, one gone and one new rewrites those alone, and marks the lake from the earliest", async () => {
+    const four = [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'c', 30), row(EVENTS, 'd', 40)];
+    await sink.write(
+      batch(EVENTS, four, { prev: null, next: '1', replace: { kind: 'from', column: 'timestamp', from: 0 } }),
+    );
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    // The window from 20: b as it was, c gone (a reorg), d with another value, e new.
+    const w2 = await sink.write(
+      again(
+        batch(EVENTS, [row(EVENTS, 'b', 20), row(EVENTS, 'd', 40, 'changed'), row(EVENTS, 'e', 50)], {
+          prev: '1',
+          next: '2',
+          replace: { kind: 'from', column: 'timestamp', from: 20 },
+        }),
+        'r2',
+      ),
+    );
+    expect(w2).toEqual({ rows: 2, replacedIds: [] });
+    expect(await stored(EVENTS)).toEqual(['a@10=v-a', 'b@20=v-b', 'd@40=changed', 'e@50=v-e']);
+    expect(await runs(EVENTS)).toEqual(['a:r1', 'b:r1', 'd:r2', 'e:r2']);
+    // c@30 was removed: the lake rewrites from there, not from the window's start (20), where nothing changed.
+    expect(await pending()).toEqual([{ dataset: EVENTS.name, from_seq: 30 }]);
+    // Only d changed: from 40.
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    await sink.write(
+      again(
+        batch(EVENTS, [row(EVENTS, 'b', 20), row(EVENTS, 'd', 40, 'again'), row(EVENTS, 'e', 50)], {
+          prev: '2',
+          next: '3',
+          replace: { kind: 'from', column: 'timestamp', from: 20 },
+        }),
+        'r3',
+      ),
+    );
+    expect(await runs(EVENTS)).toEqual(['a:r1', 'b:r1', 'd:r3', 'e:r2']);
+    expect(await pending()).toEqual([{ dataset: EVENTS.name, from_seq: 40 }]);
+  });
+
+  it("'ids' leaves a mutable row that did not change as it is, and marks the lake only for one that did", async () => {
+    await sink.write(
+      batch(STATE, [row(STATE, 'x', 5), row(STATE, 'y', null)], { prev: null, next: '1', replace: { kind: 'ids' } }),
+    );
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    const same = await sink.write(
+      again(
+        batch(STATE, [row(STATE, 'x', 5), row(STATE, 'y', null)], { prev: '1', next: '2', replace: { kind: 'ids' } }),
+        'r2',
+      ),
+    );
+    expect(same.rows).toBe(0);
+    expect(await runs(STATE)).toEqual(['x:r1', 'y:r1']);
+    expect(await pending()).toEqual([]);
+    await sink.write(
+      again(
+        batch(STATE, [row(STATE, 'x', 5), row(STATE, 'y', null, 'set')], {
+          prev: '2',
+          next: '3',
+          replace: { kind: 'ids' },
+        }),
+        'r3',
+      ),
+    );
+    expect(await stored(STATE)).toEqual(['x@5=v-x', 'y@null=set']);
+    expect(await runs(STATE)).toEqual(['x:r1', 'y:r3']);
+    expect(await pending()).toEqual([{ dataset: STATE.name, from_seq: null }]);
   });
 
   it("'range' replaces only the rows of its key range; an id stored outside it is replaced and reported", async () => {
