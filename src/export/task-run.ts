@@ -60,6 +60,9 @@ export class TaskRun {
   /** A repair's run: its batches replace rows under the checkpoint, which must stand at this cursor, and leave it there. */
   private readonly keep: string | undefined;
 
+  /** The ids this run has read, once `watchIds` asked for them. */
+  private read: Set<string> | undefined;
+
   /** `prev`: the committed cursor; `shard`: the shard of a backfill whose checkpoint this run moves, if not the dataset's own. */
   constructor(
     of: { task: Task; deps: TaskDeps; pin: TaskPin; failovers?: Failover[]; keepCheckpoint?: boolean },
@@ -160,12 +163,27 @@ export class TaskRun {
   take(page: FetchedPage): void {
     this.buffer.take(page);
     this.counted(page.last);
+    if (this.read) for (const id of page.ids ?? (page.rows ?? []).map(idOf)) this.read.add(id);
   }
 
   /** Maps rows, adds them to the buffer (see `BatchBuffer.takeRows`) and counts them as a page. */
   takeRows(items: unknown[]): void {
     this.buffer.takeRows(items);
     this.counted(items[items.length - 1]);
+    if (this.read) for (const item of items) this.read.add(idOf(item));
+  }
+
+  /**
+   * From now on, remembers the ids of the rows this run reads (`wasRead`). An incremental pass of a mutable dataset
+   * asks for them: a row it read again is still upstream, even when it did not change and so kept the run that wrote it.
+   */
+  watchIds(): void {
+    this.read ??= new Set();
+  }
+
+  /** Whether this run read a row of this id since `watchIds`. */
+  wasRead(id: string): boolean {
+    return this.read?.has(id) === true;
   }
 
   /** Forgets a page fetched and not taken (its kept file). */
@@ -265,4 +283,9 @@ export class TaskRun {
 /** A keyset value as the dataset's variables take it (Int, or BigInt as text). */
 export function keyValue(ds: Dataset, v: number | string): number | string {
   return ds.seqType === 'Int' ? Number(v) : String(v);
+}
+
+/** A row's id, as the upstream sent it. */
+function idOf(row: unknown): string {
+  return String((row as { id?: unknown }).id);
 }

@@ -41,6 +41,7 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
   const from = windowStart(cursor, block, windowSecs);
   const keep = () => cursor;
   const since = changedSince(cursor, block, { changeBlock: run.pin.changeBlock, windowSecs });
+  run.watchIds();
   if (since !== undefined) {
     const pass = { shape: 'changed-since' as const, since };
     await pageById(run, { pass, startId: '', replace: { kind: 'ids' }, finish: cursor, progress: keep });
@@ -76,7 +77,10 @@ async function removeGone(
   const ids =
     from === undefined || !moved
       ? []
-      : await deps.checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: deps.runId });
+      : (await deps.checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: deps.runId })).filter(
+          // A row read again by this run's passes is there; one left as it was keeps the run that wrote it.
+          (id) => !run.wasRead(id),
+        );
   const gone: string[] = [];
   const query = presentQuery(run.pin.root);
   const chunk = run.size;
