@@ -106,6 +106,9 @@ bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (ab
 bench-512: $(NODE_MODULES) $(BUNDLE) ## The memory matrix: one month of 2,000,000 swaps and an incremental run, local and bucket lake, on this machine and in the image under --memory=512m: exit, time, peak memory, exactness (about 60 min, 25 of them target 8; needs a Docker engine)
 	npx tsx bench/memory-512.ts
 
+bench-noop: $(NODE_MODULES) $(BUNDLE) ## What a run costs by what is new on the demo's data: requests, seconds and lake files of a backfill, a run with nothing new and one after 100 blocks (about 2 min)
+	npx tsx bench/noop-cost.ts
+
 bench-verify: $(NODE_MODULES) $(BUNDLE) ## What verification costs at the demo's size: requests and seconds of verify, and of a run's own verification (about 2 min)
 	npx tsx bench/verify-cost.ts
 

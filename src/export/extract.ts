@@ -125,6 +125,24 @@ async function runRouted(
       error: { cls: 'unavailable', message: redact(message, args.config.secrets) },
     };
   }
+  // Nothing can be new where the block the route stands at is the one the task's last complete read stood at: no
+  // request is made. (A reorg that replaced that block at the same height is read by the next run whose block moved,
+  // whose re-read window covers it, as it would be had this run read it.) The list has no block.
+  const complete = task.ds.kind === 'list' ? undefined : await checkpoints.complete(task.chainId, task.ds.name);
+  if (complete && complete.block === block.number) {
+    args.log('task-unchanged', { ...label, block: block.number });
+    return {
+      task,
+      status: 'ok',
+      stats: empty,
+      block: block.number,
+      cursorBefore: complete.cursor,
+      cursorAfter: complete.cursor,
+      startedAt,
+      endedAt: new Date(),
+      unchanged: true,
+    };
+  }
   const { number, hash } = probe.info.head;
   const standby = task.ds.kind === 'list' ? [] : (at.standby ?? []);
   const pin: TaskPin = {
@@ -249,6 +267,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
               status: r.status,
               error: r.error?.message ?? null,
               endedAt: r.endedAt,
+              ...(r.unchanged ? { unchanged: true } : {}),
             });
             return r;
           }),

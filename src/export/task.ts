@@ -86,6 +86,8 @@ export interface TaskResult {
   readonly routes?: readonly RouteView[];
   /** Moves to another route during the task (and refused ones), in order. */
   readonly failovers?: readonly Failover[];
+  /** The task read nothing: its route's block is the one its last complete read stood at (see `CheckpointStore.complete`). */
+  readonly unchanged?: true;
 }
 
 /** Fresh counters of a task. */

@@ -129,6 +129,25 @@ export class CheckpointStore {
   }
 
   /**
+   * The checkpoint of a task whose last read ended well, with the block it read at: the run that last moved the
+   * checkpoint finished the task (`ok` in the ledger), and no backfill's shards are under way. Undefined otherwise (a
+   * run stopped or failed after moving it, or none yet): such a task has more to read, whatever the head.
+   */
+  async complete(chainId: number, dataset: string): Promise<{ cursor: string; block: number } | undefined> {
+    const r = (
+      await this.w.all(
+        `SELECT c.cursor, c.block FROM _pool_export.checkpoints c
+         WHERE c.chain_id = $1 AND c.dataset = $2 AND c.block IS NOT NULL
+           AND EXISTS (SELECT 1 FROM _pool_export.run_tasks t WHERE t.run_id = c.run_id AND t.chain_id = c.chain_id
+                       AND t.dataset = c.dataset AND t.status = 'ok')
+           AND NOT EXISTS (SELECT 1 FROM _pool_export.shard_checkpoints s WHERE s.chain_id = c.chain_id AND s.dataset = c.dataset)`,
+        [chainId, dataset],
+      )
+    )[0];
+    return r ? { cursor: String(r.cursor), block: Number(r.block) } : undefined;
+  }
+
+  /**
    * Ids of a dataset's stored rows on a chain that runs read at block `from` or later, other than run `exceptRun`: the
    * rows that may hold entities of blocks a reorg reverted since.
    */

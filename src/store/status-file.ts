@@ -150,6 +150,8 @@ export function readStatusFile(dataDir: string): StatusFile | undefined {
 export class StatusKeeper {
   private readonly entries = new Map<string, StatusEntry>();
   private state: 'running' | 'ended' = 'running';
+  /** When the file was last written (epoch ms). */
+  private writtenAt = 0;
 
   private constructor(
     private readonly w: Warehouse,
@@ -172,10 +174,13 @@ export class StatusKeeper {
     status: string;
     error: string | null;
     endedAt: Date;
+    /** The task read nothing (its block had not moved): its entry changes only by the outcome. */
+    unchanged?: boolean;
   }): Promise<void> {
     const key = `${t.dataset}/${t.chainId}`;
-    const [fresh] = await readEntries(this.w, { dataset: t.dataset, chainId: t.chainId });
     const before = this.entries.get(key);
+    const [fresh] =
+      t.unchanged && before ? [before] : await readEntries(this.w, { dataset: t.dataset, chainId: t.chainId });
     const base = fresh ??
       before ?? {
         dataset: t.dataset,
@@ -193,7 +198,8 @@ export class StatusKeeper {
       lastError: t.status === 'ok' ? null : t.error,
       lastSuccess: t.status === 'ok' ? t.endedAt.toISOString() : (before?.lastSuccess ?? base.lastSuccess),
     });
-    this.write();
+    // Hundreds of tasks that read nothing end within a second: the file is written once a second for them.
+    if (!t.unchanged || Date.now() - this.writtenAt >= 1000) this.write();
   }
 
   /** The run ended: the file is rebuilt from the warehouse, where the ledger now holds every task. */
@@ -209,6 +215,7 @@ export class StatusKeeper {
    * `status` then reads the last file written, or rebuilds one from the warehouse once the run has ended.
    */
   private write(): void {
+    this.writtenAt = Date.now();
     try {
       this.writeNow();
     } catch {

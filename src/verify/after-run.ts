@@ -35,7 +35,8 @@ export async function verifyRun(args: {
 }): Promise<RunVerification> {
   const byChain = new Map<number, { datasets: Set<string>; from: number | undefined }>();
   for (const r of args.results) {
-    if (r.status !== 'ok' || !VERIFIED_DATASETS.has(r.task.ds.name)) continue;
+    // A task that read nothing (its block had not moved) touched nothing: the run that read it verified it.
+    if (r.status !== 'ok' || r.unchanged || !VERIFIED_DATASETS.has(r.task.ds.name)) continue;
     const c = byChain.get(r.task.chainId) ?? { datasets: new Set<string>(), from: undefined };
     c.datasets.add(r.task.ds.name);
     const from = r.stats.rewriteFrom;
