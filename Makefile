@@ -109,6 +109,9 @@ bench-512: $(NODE_MODULES) $(BUNDLE) ## The memory matrix: one month of 2,000,00
 bench-noop: $(NODE_MODULES) $(BUNDLE) ## What a run costs by what is new on the demo's data: requests, seconds and lake files of a backfill, a run with nothing new and one after 100 blocks (about 2 min)
 	npx tsx bench/noop-cost.ts
 
+bench-allocator: $(NODE_MODULES) $(BUNDLE) ## DuckDB's allocator setting on a first backfill of 500,000 swaps: freed pages returned at once against DuckDB's own, seconds and peak memory (about 3 min; needs GNU time)
+	npx tsx bench/allocator.ts
+
 bench-verify: $(NODE_MODULES) $(BUNDLE) ## What verification costs at the demo's size: requests and seconds of verify, and of a run's own verification (about 2 min)
 	npx tsx bench/verify-cost.ts
 
