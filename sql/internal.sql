@@ -54,6 +54,9 @@ ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS route VARCHAR;
 ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS routes VARCHAR;
 -- Moves to another route during the task, and refused ones (JSON: from, to, block, reason, refused).
 ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS failovers VARCHAR;
+-- The head of the task's route when it read, as `<number>:<hash>`: a task whose route stands at the same head again
+-- has nothing new to read (a reorg to the same height changes the hash).
+ALTER TABLE _pool_export.run_tasks ADD COLUMN IF NOT EXISTS head VARCHAR;
 
 -- What the Parquet lake still lacks, written in the transaction that commits the rows and cleared once the lake files
 -- are in place: a run killed (or a task failed) after its commit is caught up by the next run's lake write.

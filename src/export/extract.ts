@@ -125,11 +125,13 @@ async function runRouted(
       error: { cls: 'unavailable', message: redact(message, args.config.secrets) },
     };
   }
-  // Nothing can be new where the block the route stands at is the one the task's last complete read stood at: no
-  // request is made. (A reorg that replaced that block at the same height is read by the next run whose block moved,
-  // whose re-read window covers it, as it would be had this run read it.) The list has no block.
-  const complete = task.ds.kind === 'list' ? undefined : await checkpoints.complete(task.chainId, task.ds.name);
-  if (complete && complete.block === block.number) {
+  // Nothing can be new where the route's head is the one the task's last complete read saw, number and hash (a reorg
+  // to the same height changes the hash): no request is made. The list has no block.
+  const { number, hash } = probe.info.head;
+  const head = hash ? `${number}:${hash}` : undefined;
+  const complete =
+    task.ds.kind === 'list' || !head ? undefined : await checkpoints.complete(task.chainId, task.ds.name);
+  if (complete && complete.head === head) {
     args.log('task-unchanged', { ...label, block: block.number });
     return {
       task,
@@ -141,9 +143,9 @@ async function runRouted(
       startedAt,
       endedAt: new Date(),
       unchanged: true,
+      head,
     };
   }
-  const { number, hash } = probe.info.head;
   const standby = task.ds.kind === 'list' ? [] : (at.standby ?? []);
   const pin: TaskPin = {
     block,
@@ -180,6 +182,8 @@ async function runRouted(
       cursorAfter: run.cursor,
       startedAt,
       endedAt: new Date(),
+      // A task that moved to another route read at that route's block: the head it saw here says nothing of it.
+      ...(head && !(run.stats.failovers ?? []).some((f) => !f.refused) ? { head } : {}),
     };
     args.log('task-done', {
       ...label,
@@ -229,6 +233,7 @@ function ledgerTask(r: TaskResult): LedgerTask {
     ...(r.route ? { route: r.route } : {}),
     ...(r.routes ? { routes: r.routes } : {}),
     ...(r.failovers ? { failovers: r.failovers } : {}),
+    ...(r.head ? { head: r.head } : {}),
   };
 }
 

@@ -86,8 +86,10 @@ export interface TaskResult {
   readonly routes?: readonly RouteView[];
   /** Moves to another route during the task (and refused ones), in order. */
   readonly failovers?: readonly Failover[];
-  /** The task read nothing: its route's block is the one its last complete read stood at (see `CheckpointStore.complete`). */
+  /** The task read nothing: its route's head is the one its last complete read saw (see `CheckpointStore.complete`). */
   readonly unchanged?: true;
+  /** The head of the task's route when it read, `<number>:<hash>`; absent where the route gives no hash. */
+  readonly head?: string;
 }
 
 /** Fresh counters of a task. */

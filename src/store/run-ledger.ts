@@ -23,6 +23,8 @@ export interface LedgerTask {
   readonly routes?: readonly unknown[];
   /** Moves to another route during the task, and refused ones. */
   readonly failovers?: readonly unknown[];
+  /** The head of the task's route when it read, `<number>:<hash>` (see `TaskResult.head`). */
+  readonly head?: string;
 }
 
 /** Half of a surrogate pair without its other half. */
@@ -49,6 +51,7 @@ const LEDGER_ROW = JSON.stringify([
     route: 'VARCHAR',
     routes: 'VARCHAR',
     failovers: 'VARCHAR',
+    head: 'VARCHAR',
   },
 ]);
 
@@ -87,11 +90,12 @@ export class RunLedger {
       route: r.route ?? null,
       routes: r.routes ? JSON.stringify(r.routes) : null,
       failovers: r.failovers ? JSON.stringify(r.failovers) : null,
+      head: r.head ?? null,
     }));
     await this.w.exec(
-      `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, error_class, error, duplicate_ids, route, routes, failovers)
+      `INSERT INTO _pool_export.run_tasks (run_id, chain_id, dataset, started_at, ended_at, status, pages, rows, requests, retries, block, cursor_before, cursor_after, error_class, error, duplicate_ids, route, routes, failovers, head)
        SELECT $1, t.chain_id, t.dataset, t.started_at::TIMESTAMPTZ, t.ended_at::TIMESTAMPTZ, t.status, t.pages, t.rows, t.requests,
-              t.retries, t.block, t.cursor_before, t.cursor_after, t.error_class, t.error, t.duplicate_ids, t.route, t.routes, t.failovers
+              t.retries, t.block, t.cursor_before, t.cursor_after, t.error_class, t.error, t.duplicate_ids, t.route, t.routes, t.failovers, t.head
        FROM (SELECT unnest(from_json($2, '${LEDGER_ROW}')) AS t)`,
       // Text as DuckDB stores a bound string: a lone surrogate half (never valid UTF-8) becomes U+FFFD.
       [
