@@ -178,8 +178,19 @@ describe('a run killed while publishing to a bucket', () => {
  */
 describe('a run killed in the middle of a multipart upload', () => {
   it('leaves the listing showing the previous object, and the next run completes the upload', async () => {
-    // 60,000 swaps on one chain make one month object of more than 5 MiB (about 125 bytes a swap).
-    const big = await startSandbox(['--scale', '60000', '--chains', '56']);
+    // 60,000 swaps on one chain, all in October (25 days of history ending on the 28th), make one month object of
+    // more than 5 MiB (about 125 bytes a swap); the new blocks of each step below add swaps to that month, so each run
+    // uploads it again (a run uploads only the months its new or changed rows fall in).
+    const big = await startSandbox([
+      '--scale',
+      '60000',
+      '--chains',
+      '56',
+      '--history-days',
+      '25',
+      '--now',
+      '2026-10-28T00:00:00Z',
+    ]);
     const folder = join(dir, 'multipart');
     const config = join(dir, 'multipart.config.json');
     writeFileSync(config, JSON.stringify({ lake: { partMiB: 5 } }));
