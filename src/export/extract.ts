@@ -44,6 +44,8 @@ interface RunPlumbing {
   readonly sink: DuckDBSink;
   readonly checkpoints: CheckpointStore;
   readonly checker: PageChecker;
+  /** The tasks whose last read ended well, as the run found them (see `CheckpointStore.complete`). */
+  readonly complete: ReadonlyMap<string, { readonly cursor: string; readonly head: string }>;
 }
 
 /** Runs one task and turns any failure into a failed result naming the task. */
@@ -70,7 +72,7 @@ async function runOne(run: RunPlumbing, planned: Task, at: TaskRoute): Promise<T
 
 /** Runs one task on its route and turns any failure into a failed result naming the task. */
 async function runRouted(
-  { args, sink, checkpoints, checker }: RunPlumbing,
+  { args, sink, checkpoints, checker, complete: completed }: RunPlumbing,
   task: Task,
   at: TaskRoute,
 ): Promise<TaskResult> {
@@ -129,8 +131,7 @@ async function runRouted(
   // to the same height changes the hash): no request is made. The list has no block.
   const { number, hash } = probe.info.head;
   const head = hash ? `${number}:${hash}` : undefined;
-  const complete =
-    task.ds.kind === 'list' || !head ? undefined : await checkpoints.complete(task.chainId, task.ds.name);
+  const complete = task.ds.kind === 'list' || !head ? undefined : completed.get(`${task.chainId}/${task.ds.name}`);
   if (complete && complete.head === head) {
     args.log('task-unchanged', { ...label, block: block.number });
     return {
@@ -251,6 +252,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   // 4. Tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
   const sink = new DuckDBSink(args.warehouse, args.config.dataDir, args.signal);
   const checkpoints = new CheckpointStore(args.warehouse);
+  const complete = await checkpoints.complete();
   const checker = new WorkerPageChecker();
   const limit = pLimit(args.config.concurrency);
   const hosts = new Map<string, ReturnType<typeof pLimit>>();
@@ -264,7 +266,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
           hostLimit(t.endpoint.host)(async () => {
             // After a stop request, the tasks not started yet are left out: not run, not in the ledger.
             if (args.signal.aborted) return undefined;
-            const r = await runOne({ args, sink, checkpoints, checker }, t, pinned.get(t)!);
+            const r = await runOne({ args, sink, checkpoints, checker, complete }, t, pinned.get(t)!);
             args.progress?.done(r);
             await status.taskEnded({
               dataset: t.ds.name,

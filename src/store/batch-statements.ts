@@ -85,11 +85,23 @@ export function readFiles(ds: Dataset, src: BatchSource): string {
 
 /** Inserts the rows of `src`, written for batches like `b` (see `sameInsert`); returns how many went in. */
 export async function insertRows(tx: Tx, b: Batch, src: BatchSource): Promise<number> {
-  const { target, select } = insertParts(b.ds, src.format);
+  const { select } = insertParts(b.ds, src.format);
+  return insertSelected(tx, b, { select, from: readFiles(b.ds, src) });
+}
+
+/** Inserts the dataset's columns `select`ed `from` a source, with the batch's chain, block, run and time taken. */
+function insertSelected(tx: Tx, b: Batch, rows: { readonly select: string; readonly from: string }): Promise<number> {
+  const { select, from } = rows;
+  const { target } = insertParts(b.ds);
   return tx.exec(
-    `INSERT INTO ${qt(b.ds.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${readFiles(b.ds, src)}`,
+    `INSERT INTO ${qt(b.ds.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT ${select}, $1, $2, $3, $4::TIMESTAMPTZ FROM ${from}`,
     [b.chainId, b.block, b.runId, b.takenAt ?? null],
   );
+}
+
+/** The quoted column of a dataset's keyset field. */
+function seqColumn(ds: Dataset): string {
+  return q(ds.columns.find((c) => c.field === ds.seq)!.column);
 }
 
 /** The temporary table that holds a batch's rows while `keepUnchanged` compares them with the stored ones. */
@@ -120,7 +132,7 @@ async function keepUnchanged(
   let stale = 0;
   let staleFrom: number | null = null;
   if (b.replace.kind === 'from') {
-    const seq = q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column);
+    const seq = seqColumn(b.ds);
     const gone = await tx.all(
       `DELETE FROM ${table} AS s WHERE s.chain_id = $1${window}
        AND NOT EXISTS (SELECT 1 FROM ${INCOMING} AS i WHERE ${same}) RETURNING CAST(${seq} AS BIGINT) AS seq`,
@@ -134,15 +146,6 @@ async function keepUnchanged(
     params as (string | number)[],
   );
   return { source: INCOMING, unchanged, stale, staleFrom };
-}
-
-/** Inserts the rows `keepUnchanged` left in its temporary table; returns how many went in. */
-async function insertIncoming(tx: Tx, b: Batch): Promise<number> {
-  const { target } = insertParts(b.ds);
-  return tx.exec(
-    `INSERT INTO ${qt(b.ds.table)} (${target}, chain_id, _block, _run_id, _taken_at) SELECT *, $1, $2, $3, $4::TIMESTAMPTZ FROM ${INCOMING}`,
-    [b.chainId, b.block, b.runId, b.takenAt ?? null],
-  );
 }
 
 /** Deletes the stored rows of a batch's `range` (the re-read part of one shard); returns where the lake must rewrite from. */
@@ -247,7 +250,7 @@ export async function writeOne(
   // every row, keeping the row inserted last of each id.
   let replacedIds: string[] = [];
   const events = b.ds.kind === 'event' || b.ds.kind === 'bucket';
-  const seq = events ? q(b.ds.columns.find((c) => c.field === b.ds.seq)!.column) : '';
+  const seq = events ? seqColumn(b.ds) : '';
   let lakeFrom =
     b.replace.kind === 'range' || (b.replace.kind === 'from' && !compared && (cleared > 0 || b.count > 0))
       ? Number(b.replace.from)
@@ -276,7 +279,11 @@ export async function writeOne(
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
   if (b.replace.kind === 'snapshot' && b.block === null)
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
-  const inserted = !rows ? 0 : compared ? await insertIncoming(tx, b) : await insertRows(tx, b, src);
+  const inserted = !rows
+    ? 0
+    : compared
+      ? await insertSelected(tx, b, { select: '*', from: INCOMING })
+      : await insertRows(tx, b, src);
   if (compared) await tx.exec(`DROP TABLE ${INCOMING}`);
   if (inserted !== rows) throw new Error(`inserted ${inserted} of ${rows} rows into ${b.ds.table}`);
   if (b.checkpoint.keep) {

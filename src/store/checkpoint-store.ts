@@ -129,22 +129,20 @@ export class CheckpointStore {
   }
 
   /**
-   * The checkpoint of a task whose last read ended well, with the head its route stood at then (`<number>:<hash>`):
+   * By `<chainId>/<dataset>`, the checkpoint of each task whose last read ended well, with the head its route stood at
+   * then (`<number>:<hash>`):
    * the run that last moved the checkpoint finished the task (`ok` in the ledger, with the head), and no backfill's
    * shards are under way. Undefined otherwise (a run stopped or failed after moving it, or none yet): such a task has
    * more to read, whatever the head.
    */
-  async complete(chainId: number, dataset: string): Promise<{ cursor: string; head: string } | undefined> {
-    const r = (
-      await this.w.all(
-        `SELECT c.cursor, t.head FROM _pool_export.checkpoints c
-         JOIN _pool_export.run_tasks t ON t.run_id = c.run_id AND t.chain_id = c.chain_id AND t.dataset = c.dataset
-         WHERE c.chain_id = $1 AND c.dataset = $2 AND t.status = 'ok' AND t.head IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM _pool_export.shard_checkpoints s WHERE s.chain_id = c.chain_id AND s.dataset = c.dataset)`,
-        [chainId, dataset],
-      )
-    )[0];
-    return r ? { cursor: String(r.cursor), head: String(r.head) } : undefined;
+  async complete(): Promise<Map<string, { cursor: string; head: string }>> {
+    const rows = await this.w.all(
+      `SELECT c.chain_id, c.dataset, c.cursor, t.head FROM _pool_export.checkpoints c
+       JOIN _pool_export.run_tasks t ON t.run_id = c.run_id AND t.chain_id = c.chain_id AND t.dataset = c.dataset
+       WHERE t.status = 'ok' AND t.head IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM _pool_export.shard_checkpoints s WHERE s.chain_id = c.chain_id AND s.dataset = c.dataset)`,
+    );
+    return new Map(rows.map((r) => [`${r.chain_id}/${r.dataset}`, { cursor: String(r.cursor), head: String(r.head) }]));
   }
 
   /**
