@@ -119,13 +119,36 @@ export function dropShardsStatement(chainId: number, dataset: string): Statement
 
 /** Reads checkpoints, and the ids a dataset's recent runs stored. */
 export class CheckpointStore {
+  /** Checkpoints read by `preload` and not asked for yet, by `<chainId>/<dataset>`. */
+  private loaded: Map<string, Checkpoint> | undefined;
+
   constructor(private readonly w: Warehouse) {}
 
   /** The committed checkpoint of a task, if any. */
   async get(chainId: number, dataset: string): Promise<Checkpoint | undefined> {
+    const key = `${chainId}/${dataset}`;
+    if (this.loaded?.has(key)) {
+      const cp = this.loaded.get(key);
+      this.loaded.delete(key);
+      return cp;
+    }
     const sql = 'SELECT cursor, block FROM _pool_export.checkpoints WHERE chain_id = $1 AND dataset = $2';
     const r = (await this.w.all(sql, [chainId, dataset]))[0];
     return r ? { cursor: String(r.cursor), block: r.block === null ? null : Number(r.block) } : undefined;
+  }
+
+  /**
+   * Reads every checkpoint at once: the next `get` of each is answered from what was read (once; later ones read the
+   * warehouse again). A run whose tasks each read their checkpoint at their start asks once, not once per task.
+   */
+  async preload(): Promise<void> {
+    const rows = await this.w.all('SELECT chain_id, dataset, cursor, block FROM _pool_export.checkpoints');
+    this.loaded = new Map(
+      rows.map((r) => [
+        `${r.chain_id}/${r.dataset}`,
+        { cursor: String(r.cursor), block: r.block === null ? null : Number(r.block) },
+      ]),
+    );
   }
 
   /**

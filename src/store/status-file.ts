@@ -152,6 +152,11 @@ export class StatusKeeper {
   private state: 'running' | 'ended' = 'running';
   /** When the file was last written (epoch ms). */
   private writtenAt = 0;
+  /** When an entry was last read again from the warehouse (epoch ms). */
+  private readAt = 0;
+
+  /** The clock, in epoch ms (a test sets its own). */
+  now: () => number = Date.now;
 
   private constructor(
     private readonly w: Warehouse,
@@ -167,7 +172,12 @@ export class StatusKeeper {
     return k;
   }
 
-  /** A task ended: its dataset's entry is read again from the warehouse, with the task's outcome. */
+  /**
+   * A task ended: its outcome goes into its dataset's entry, and the file is written. The entry's rows and block are
+   * read again from the warehouse at most once a second (five queries on the connection every commit waits for; a run
+   * of hundreds of short tasks spent half its time there), and always for an entry not seen yet; the end of the run
+   * reads every entry again.
+   */
   async taskEnded(t: {
     dataset: string;
     chainId: number;
@@ -179,8 +189,10 @@ export class StatusKeeper {
   }): Promise<void> {
     const key = `${t.dataset}/${t.chainId}`;
     const before = this.entries.get(key);
-    const [fresh] =
-      t.unchanged && before ? [before] : await readEntries(this.w, { dataset: t.dataset, chainId: t.chainId });
+    const reread = !before || (!t.unchanged && this.now() - this.readAt >= 1000);
+    // Taken before the read: the tasks that end while it runs do not read again.
+    if (reread) this.readAt = this.now();
+    const [fresh] = reread ? await readEntries(this.w, { dataset: t.dataset, chainId: t.chainId }) : [before];
     const base = fresh ??
       before ?? {
         dataset: t.dataset,
@@ -199,7 +211,7 @@ export class StatusKeeper {
       lastSuccess: t.status === 'ok' ? t.endedAt.toISOString() : (before?.lastSuccess ?? base.lastSuccess),
     });
     // Hundreds of tasks that read nothing end within a second: the file is written once a second for them.
-    if (!t.unchanged || Date.now() - this.writtenAt >= 1000) this.write();
+    if (!t.unchanged || this.now() - this.writtenAt >= 1000) this.write();
   }
 
   /** The run ended: the file is rebuilt from the warehouse, where the ledger now holds every task. */
@@ -215,7 +227,7 @@ export class StatusKeeper {
    * `status` then reads the last file written, or rebuilds one from the warehouse once the run has ended.
    */
   private write(): void {
-    this.writtenAt = Date.now();
+    this.writtenAt = this.now();
     try {
       this.writeNow();
     } catch {

@@ -192,6 +192,37 @@ describe('the status file', () => {
     expect(await readEntries(w, { dataset: 'dodoex.swaps', chainId: 1 })).toEqual([]);
   });
 
+  it("reads a task's rows again at most once a second, and every entry at the run's end", async () => {
+    let clock = Date.parse('2026-01-03T00:00:00Z');
+    await swapsTable();
+    const keeper = await StatusKeeper.start(w, dir, 'run-1');
+    keeper.now = () => clock;
+    const ended = (endedAt: string) =>
+      keeper.taskEnded({ dataset: 'dodoex.swaps', chainId: 56, status: 'ok', error: null, endedAt: new Date(endedAt) });
+    const rows = () => readStatusFile(dir)!.entries.find((e) => e.dataset === 'dodoex.swaps')!.rows;
+    await w.exec("INSERT INTO dodoex.swaps (chain_id, id) VALUES (56, 'a')");
+    await w.exec(
+      "INSERT INTO _pool_export.checkpoints (chain_id, dataset, cursor, block, block_time) VALUES (56, 'dodoex.swaps', 'c', 100, TIMESTAMPTZ '2026-01-01 00:00:05+00')",
+    );
+    // Not seen yet: read at once.
+    await ended('2026-01-03T00:00:00Z');
+    expect(rows()).toBe(1);
+    await w.exec("INSERT INTO dodoex.swaps (chain_id, id) VALUES (56, 'b')");
+    clock += 999;
+    await ended('2026-01-03T00:00:01Z');
+    // Within the second: the outcome is written, the count is the one read before.
+    expect(rows()).toBe(1);
+    expect(readStatusFile(dir)!.entries[0]!.lastSuccess).toBe('2026-01-03T00:00:01.000Z');
+    clock += 1;
+    await ended('2026-01-03T00:00:02Z');
+    expect(rows()).toBe(2);
+    await w.exec("INSERT INTO dodoex.swaps (chain_id, id) VALUES (56, 'c')");
+    await ended('2026-01-03T00:00:03Z');
+    expect(rows()).toBe(2);
+    await keeper.end();
+    expect(rows()).toBe(3);
+  });
+
   it('a run keeps the file current: at its start, after each task, and rebuilt from the warehouse at its end', async () => {
     expect(readStatusFile(dir)).toBeUndefined();
     const keeper = await StatusKeeper.start(w, dir, 'run-1');
