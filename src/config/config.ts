@@ -68,6 +68,11 @@ export interface Config {
   /** Rows buffered before one transaction commits them with the checkpoint. */
   readonly batchRows: number;
   /**
+   * Datasets whose first page a run asks in one batched request per route (see `export/first-pages.ts`); 0 turns the
+   * batch off (each task asks its own first page).
+   */
+  readonly batchDatasets: number;
+  /**
    * Shards of a first backfill of an event or bucket dataset larger than one page: its key range is split into this
    * many parts, fetched concurrently, each with its own checkpoint, then merged. 1 turns sharding off.
    */
@@ -135,6 +140,7 @@ export const DEFAULTS = {
   maxAnswerBytes: DEFAULT_ANSWER_BUDGET,
   confirmations: 0,
   reorgWindowSecs: 3_600,
+  batchDatasets: 32,
   batchRows: 20_000,
   shards: 4,
   // Measured on a first backfill of 500,000 swaps (2 cores): 0.70 GB peak and 0.89 × the time, against 0.90 GB with
@@ -252,6 +258,7 @@ const INT_KEYS = [
   'confirmations',
   'reorgWindowSecs',
   'batchRows',
+  'batchDatasets',
   'shards',
   'maxLagBlocks',
 ] as const;
@@ -445,7 +452,8 @@ export function loadConfig(
   for (const k of STRING_KEYS) if (typeof merged[k] !== 'string') throw new UsageError(`${k} must be a string`);
   for (const k of INT_KEYS) {
     const v = Number(merged[k]);
-    const min = k === 'confirmations' || k === 'reorgWindowSecs' || k === 'maxLagBlocks' ? 0 : 1;
+    const min =
+      k === 'confirmations' || k === 'reorgWindowSecs' || k === 'maxLagBlocks' || k === 'batchDatasets' ? 0 : 1;
     if (!Number.isInteger(v) || v < min)
       throw new UsageError(
         `${k} must be a whole number${min ? ' of at least 1' : ''}, not ${JSON.stringify(merged[k])}`,

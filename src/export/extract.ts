@@ -13,9 +13,13 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
 import { runTask } from './by-kind.ts';
+import { type FirstAsk, FirstPages } from './first-pages.ts';
 import { type PageChecker, WorkerPageChecker } from './page-check-runner.ts';
+import { firstRequest, presenceFrom } from './paginate/first-request.ts';
+import type { Probed } from './route-choice.ts';
 import { chooseRoutes, NoRouteError, probeRoutes, type TaskRoute } from './run-routes.ts';
 import { emptyStats, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
+import type { Cursor } from './task-run.ts';
 
 /** Inputs of a run, passed explicitly. */
 export interface RunArgs {
@@ -42,6 +46,8 @@ export interface ProgressSink {
 interface RunPlumbing {
   readonly args: RunArgs;
   readonly sink: DuckDBSink;
+  /** The upstream, with the first pages a batch read already (see `first-pages.ts`). */
+  readonly source: FirstPages;
   readonly checkpoints: CheckpointStore;
   readonly checker: PageChecker;
   /** The tasks whose last read ended well, as the run found them (see `CheckpointStore.complete`). */
@@ -72,7 +78,7 @@ async function runOne(run: RunPlumbing, planned: Task, at: TaskRoute): Promise<T
 
 /** Runs one task on its route and turns any failure into a failed result naming the task. */
 async function runRouted(
-  { args, sink, checkpoints, checker, complete: completed }: RunPlumbing,
+  { args, sink, source, checkpoints, checker, complete: completed }: RunPlumbing,
   task: Task,
   at: TaskRoute,
 ): Promise<TaskResult> {
@@ -130,8 +136,7 @@ async function runRouted(
   // Nothing can be new where the route's head is the one the task's last complete read saw, number and hash (a reorg
   // to the same height changes the hash): no request is made. The list has no block.
   const { number, hash } = probe.info.head;
-  const head = hash ? `${number}:${hash}` : undefined;
-  const complete = task.ds.kind === 'list' || !head ? undefined : completed.get(`${task.chainId}/${task.ds.name}`);
+  const { head, complete } = lastRead(task, probe, completed);
   if (complete && complete.head === head) {
     args.log('task-unchanged', { ...label, block: block.number });
     return {
@@ -158,7 +163,7 @@ async function runRouted(
   args.log('task-start', { ...label, block: block.number });
   const deps = {
     config: args.config,
-    source: args.client,
+    source,
     checker,
     sink,
     checkpoints,
@@ -217,6 +222,56 @@ async function runRouted(
   return result;
 }
 
+/**
+ * The head of a task's route now (`number:hash`, undefined where the route gives no hash), and the task's last complete
+ * read, if any (the list, which has no block, has none).
+ */
+function lastRead(
+  task: Task,
+  probe: Exclude<Probed, Error>,
+  completed: RunPlumbing['complete'],
+): { head: string | undefined; complete: { readonly cursor: string; readonly head: string } | undefined } {
+  const { number, hash } = probe.info.head;
+  const head = hash ? `${number}:${hash}` : undefined;
+  const complete = task.ds.kind === 'list' || !head ? undefined : completed.get(`${task.chainId}/${task.ds.name}`);
+  return { head, complete };
+}
+
+/**
+ * The first page request of every task that continues a complete read on a route whose head moved, as its paginator
+ * will send it: a run asks them in one batch per route (see `first-pages.ts`).
+ */
+async function firstAsks(
+  args: RunArgs,
+  run: {
+    readonly pinned: ReadonlyMap<Task, TaskRoute>;
+    readonly completed: RunPlumbing['complete'];
+    readonly checkpoints: CheckpointStore;
+  },
+): Promise<FirstAsk[]> {
+  const { pinned, completed, checkpoints } = run;
+  const asks: FirstAsk[] = [];
+  for (const task of args.tasks) {
+    const at = pinned.get(task);
+    const probe = at?.probe;
+    if (!at || !probe || probe instanceof Error) continue;
+    const root = probe.info.roots.get(task.ds.entity);
+    const { head, complete } = lastRead(task, probe, completed);
+    if (root === undefined || !complete || complete.head === head) continue;
+    const cursor = JSON.parse(complete.cursor) as Cursor;
+    const where = { block: probe.block, changeBlock: probe.info.changeBlock, windowSecs: args.config.reorgWindowSecs };
+    const request = firstRequest(task.ds, cursor, where);
+    if (!request) continue;
+    // A mutable dataset's question of which rows of its window are still upstream goes in the batch too, up to a page.
+    const from = presenceFrom(task.ds, cursor, where);
+    const ids =
+      from === undefined ? [] : await checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: args.runId });
+    const present = ids.length && ids.length <= args.config.pageSize ? { present: ids } : {};
+    asks.push({ endpoint: at.endpoint, ds: task.ds, root, request, ...present });
+  }
+  return asks;
+}
+
 /** A task's result as the run ledger records it. */
 function ledgerTask(r: TaskResult): LedgerTask {
   const { pages, rows, requests, retries, duplicates } = r.stats;
@@ -249,10 +304,22 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   // 3. One probe per route pins every page of its tasks to a block and names the root fields there; each task takes
   //    its route (with several: the first healthy one on the main fork, within maxLagBlocks of the freshest).
   const pinned = await chooseRoutes(args, await probeRoutes(args));
-  // 4. Tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
+  // 4. What is new: the first page of every task that continues a complete read, one batched request per route. Then
+  //    tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
   const sink = new DuckDBSink(args.warehouse, args.config.dataDir, args.signal);
   const checkpoints = new CheckpointStore(args.warehouse);
   const complete = await checkpoints.complete();
+  await checkpoints.preload();
+  const source = new FirstPages(args.client, {
+    pageSize: args.config.pageSize,
+    maxAliases: args.config.batchDatasets,
+  });
+  const asks = args.config.batchDatasets > 0 ? await firstAsks(args, { pinned, completed: complete, checkpoints }) : [];
+  await source.read(asks, {
+    concurrency: args.config.concurrency,
+    log: args.log,
+    signal: args.signal,
+  });
   const checker = new WorkerPageChecker();
   const limit = pLimit(args.config.concurrency);
   const hosts = new Map<string, ReturnType<typeof pLimit>>();
@@ -266,7 +333,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
           hostLimit(t.endpoint.host)(async () => {
             // After a stop request, the tasks not started yet are left out: not run, not in the ledger.
             if (args.signal.aborted) return undefined;
-            const r = await runOne({ args, sink, checkpoints, checker, complete }, t, pinned.get(t)!);
+            const r = await runOne({ args, sink, source, checkpoints, checker, complete }, t, pinned.get(t)!);
             args.progress?.done(r);
             await status.taskEnded({
               dataset: t.ds.name,

@@ -19,15 +19,29 @@ export function selection(ds: Dataset): string {
   return ds.columns.map((c) => c.select).join(' ');
 }
 
+/** A page query's parts: its variables' declarations (`$first: Int!, …`) and its one collection field, unaliased. */
+export interface PageField {
+  readonly vars: string;
+  readonly field: string;
+}
+
 /**
  * A page query of `root` (the endpoint's collection field of the dataset's entity) pinned to `$block`. `seq-first`
  * starts at `$from` inclusive; `seq-next` continues after `($seq, $id)`.
  */
 export function pageQuery(ds: Dataset, root: string, shape: PageShape): string {
+  const { vars, field } = pageField(ds, root, shape);
+  return `query Page(${vars}) { rows: ${field} }`;
+}
+
+/** The parts of `pageQuery`, which a batch of several datasets' first pages puts under aliases of one query. */
+export function pageField(ds: Dataset, root: string, shape: PageShape): PageField {
   const sel = selection(ds);
-  const head = `query Page($first: Int!, $block: Int!`;
-  const rows = (args: string, vars: string) =>
-    `${head}${vars}) { rows: ${root}(first: $first, block: { number: $block }, ${args}) { ${sel} } }`;
+  const head = `$first: Int!, $block: Int!`;
+  const rows = (args: string, vars: string): PageField => ({
+    vars: `${head}${vars}`,
+    field: `${root}(first: $first, block: { number: $block }, ${args}) { ${sel} }`,
+  });
   if (shape === 'id') return rows('orderBy: id, orderDirection: asc, where: { id_gt: $id }', ', $id: ID!');
   if (shape === 'changed-since')
     return rows(

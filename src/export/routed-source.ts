@@ -109,7 +109,7 @@ export class RoutedSource implements PageSource {
     endpoint: Endpoint,
     query: string,
     vars: Record<string, unknown>,
-  ): Promise<{ body: Uint8Array; bytes: number }> {
+  ): Promise<{ body: Uint8Array; bytes: number; requests?: number }> {
     const { source } = this.deps;
     if (!this.taken.has(endpoint.label)) return this.withRetries(() => source.requestBody(endpoint, query, vars));
     return this.withRoutes(query, vars, (q, v) => source.requestBody(this.endpoint, q, v));
@@ -124,7 +124,7 @@ export class RoutedSource implements PageSource {
    * Sends one request of the task with `send` (whose answer counts `bytes`), with retries and failover as `fetch` does.
    * `send` gets the query as the current route names its collection.
    */
-  private async withRoutes<R extends { bytes: number }>(
+  private async withRoutes<R extends { bytes: number; requests?: number }>(
     query: string,
     vars: Record<string, unknown>,
     send: (query: string, vars: Record<string, unknown>) => Promise<R>,
@@ -209,13 +209,17 @@ export class RoutedSource implements PageSource {
     return { root, head: { number: meta.number, hash: meta.hash } };
   }
 
-  /** Runs one request with retries, counting it and its bytes; halves the page size after a time-out. */
-  private async withRetries<R extends { bytes: number }>(send: () => Promise<R>): Promise<R> {
+  /**
+   * Runs one request with retries, counting it and its bytes (an answer a batch read counts what it says it cost:
+   * `PageSource.requestBody`); halves the page size after a time-out.
+   */
+  private async withRetries<R extends { bytes: number; requests?: number }>(send: () => Promise<R>): Promise<R> {
     return withRetries(
       async () => {
         this.stats.requests++;
         try {
           const r = await send();
+          if (r.requests !== undefined) this.stats.requests += r.requests - 1;
           this.stats.bytes += r.bytes;
           return r;
         } catch (e) {
@@ -257,10 +261,11 @@ export class RoutedSource implements PageSource {
   async fetchPage(shape: PageShape, vars: Record<string, unknown>): Promise<FetchedPage> {
     const { ds, task, deps } = this;
     return this.withRoutes(pageQuery(ds, this.pin.root, shape), vars, async (q, v) => {
-      const { body, bytes } = await deps.source.requestBody(this.endpoint, q, v);
+      const { body, bytes, requests } = await deps.source.requestBody(this.endpoint, q, v);
+      const cost = { bytes, ...(requests !== undefined ? { requests } : {}) };
       const file = deps.sink.pageFile();
       const checked = await deps.checker.check({ ds, chainId: task.chainId, body, file });
-      if ('page' in checked) return { ...checked.page, kept: { file, length: checked.page.length }, bytes };
+      if ('page' in checked) return { ...checked.page, kept: { file, length: checked.page.length }, ...cost };
       const rows = deps.source.answerData<{ rows: unknown }>(this.endpoint, checked.body).rows;
       if (!Array.isArray(rows))
         throw garbage(
@@ -268,7 +273,7 @@ export class RoutedSource implements PageSource {
           `expected a list of ${ds.entity} rows, got ${String(JSON.stringify(rows)).slice(0, 80)}`,
         );
       const ends = rows.length ? { first: rows[0] as Row, last: rows[rows.length - 1] as Row } : {};
-      return { count: rows.length, rows, ...ends, bytes };
+      return { count: rows.length, rows, ...ends, ...cost };
     });
   }
 }

@@ -14,14 +14,37 @@ import type { Task, TaskStats } from './task.ts';
 /** A source of pages: one GraphQL request to an endpoint, answered with its data and its size. */
 export interface PageSource {
   request<T>(endpoint: Endpoint, query: string, variables: Record<string, unknown>): Promise<Answer<T>>;
-  /** A page request: its answer's body as it came, unparsed (the page checker reads it), and its size. */
+  /**
+   * A page request: its answer's body as it came, unparsed (the page checker reads it), and its size. `requests`: the
+   * requests it cost, where not one (an answer a batch read already: see `first-pages.ts`).
+   */
   requestBody(
     endpoint: Endpoint,
     query: string,
     variables: Record<string, unknown>,
-  ): Promise<{ body: Uint8Array; bytes: number }>;
+  ): Promise<{ body: Uint8Array; bytes: number; requests?: number }>;
   /** The data of a body that is not a page of rows alone, judged as `request` judges an answer (errors thrown). */
   answerData<T>(endpoint: Endpoint, body: Uint8Array): T;
+  /**
+   * What the source knows already of which rows of a dataset's re-read window are still upstream (a batch asked: see
+   * `first-pages.ts`): the ids asked about (the rows earlier runs read since the window's start) and those the
+   * collection holds at the block; undefined where it does not know.
+   */
+  knownPresence?(at: PresenceAt): Presence | undefined;
+}
+
+/** Where a question of ids' presence is asked: a dataset's collection on a route, at a block. */
+export interface PresenceAt {
+  readonly endpoint: Endpoint;
+  readonly dataset: string;
+  readonly root: string;
+  readonly block: number;
+}
+
+/** The ids asked about, and those the upstream holds. */
+export interface Presence {
+  readonly asked: readonly string[];
+  readonly held: ReadonlySet<string>;
 }
 
 /** A sink of batches: commits a batch's rows with its checkpoint move, all or nothing. */

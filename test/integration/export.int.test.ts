@@ -180,7 +180,7 @@ describe('export core', () => {
     }
   }, 60_000);
 
-  it('when nothing is new, makes one request per route and one per liquidity list, reads no task, verifies nothing and rewrites no file but the lists; after new blocks it reads them, exact', async () => {
+  it('when nothing is new, makes one request per route and one per liquidity list, reads no task, verifies nothing and rewrites no file but the lists; after new blocks, one batched request per route reads them, exact', async () => {
     const data = join(dir, 'noop');
     const env = sandboxEnv(sb, data);
     expect((await cli(['run', '--chains', 'ethereum,bsc'], env)).code).toBe(0);
@@ -208,7 +208,24 @@ describe('export core', () => {
     await sb.control('stats', {});
     const moved = await cli(['run', '--chains', 'ethereum,bsc'], env);
     expect(moved.code, moved.stderr.slice(-1500)).toBe(0);
-    expect((await sb.control<{ requests: number }>('stats')).requests).toBeGreaterThan(41 * 2);
+    // What is new, one request per route: the first page of every dataset of a deployment, and which rows of each
+    // mutable dataset's window are still there, in one batched query (src/export/first-pages.ts). With the head probe
+    // and the verification's request, at most 3 per route; no first page of 100 blocks is full.
+    const batches = moved.stderr
+      .split('\n')
+      .filter((l) => l.includes('"event":"first-pages"'))
+      .map((l) => JSON.parse(l) as { datasets: number; answered: number; requests: number });
+    expect(batches).toHaveLength(routes);
+    expect(batches.every((b) => b.answered === b.datasets && b.requests === 1)).toBe(true);
+    expect(batches.reduce((n, b) => n + b.datasets, 0)).toBe(41 * 2 - lists);
+    const movedRequests = (await sb.control<{ requests: number }>('stats')).requests;
+    expect(movedRequests).toBeLessThanOrEqual(3 * (routes + lists));
+    // No task but the lists asked anything itself: the batches' requests are counted by the tasks they served.
+    const tasks = moved.stderr
+      .split('\n')
+      .filter((l) => l.includes('"event":"task-done"'))
+      .map((l) => JSON.parse(l) as { dataset: string; requests: number });
+    expect(tasks.filter((t) => t.dataset !== 'list.liquidity').reduce((n, t) => n + t.requests, 0)).toBe(routes);
     expect((await compareWithSandbox(sb, data, [1, 56])).mismatches).toEqual([]);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
   }, 180_000);

@@ -74,17 +74,24 @@ async function removeGone(
   // No block since the last run (a run with nothing new): no block was reverted that the last run had not seen
   // reverted already; a reorg replaces blocks at the head, and the head moves on within seconds.
   const moved = lastBlock !== undefined && run.block.number > lastBlock;
+  // The run's batch may have asked already (see `first-pages.ts`), about the same rows: those earlier runs read since
+  // `from` (this run's own, which it read, are left out below either way).
+  const at = { endpoint: run.endpoint, dataset: task.ds.name, root: run.pin.root, block: run.block.number };
+  const known = from === undefined || !moved ? undefined : deps.source.knownPresence?.(at);
   const ids =
     from === undefined || !moved
       ? []
-      : (await deps.checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: deps.runId })).filter(
+      : (
+          known?.asked ?? (await deps.checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: deps.runId }))
+        ).filter(
           // A row read again by this run's passes is there; one left as it was keeps the run that wrote it.
           (id) => !run.wasRead(id),
         );
   const gone: string[] = [];
   const query = presentQuery(run.pin.root);
   const chunk = run.size;
-  for (let i = 0; i < ids.length; i += chunk) {
+  if (known) for (const id of ids) if (!known.held.has(id)) gone.push(id);
+  for (let i = 0; i < (known ? 0 : ids.length); i += chunk) {
     const asked = ids.slice(i, i + chunk);
     const vars = { block: run.block.number, ids: asked, first: asked.length };
     const present = new Set((await run.fetch<{ rows: { id: string }[] }>(query, vars)).rows.map((r) => r.id));

@@ -1,0 +1,264 @@
+/**
+ * What is new, in one request per route: the first page of every dataset a run continues on a route's deployment, asked
+ * in one query with an alias per dataset, all pinned to the route's block. graph-node runs the fields of one query that
+ * share a block constraint against one snapshot (graphprotocol/graph-node `graphql/src/runner.rs`; see
+ * ../shared/reference/graph-node-semantics.md §1.4), so each alias's rows are the rows its task's own first request would
+ * get. `verify`'s `CounterReader.prefetch` reads its counters the same way.
+ *
+ * The batch is a cache in front of the upstream, never a second way to read: `FirstPages` is a `PageSource` that
+ * answers a page request equal to one it asked in a batch (same route, query text and variables) from the batch's
+ * answer, once, and sends every other request on. A task whose first page is short is then done without a request of
+ * its own; one whose page is full reads on from it. Whatever the batch did not answer, the task asks itself, with its
+ * own retries, failover and error messages:
+ * - an answer with GraphQL errors, or over the answer budget, is split in halves and each half asked again, so one
+ *   dataset that fails does not sink the others; a single dataset that fails is left to its task;
+ * - a failure of the route itself (unreachable, time-out, HTTP status, rate limit) ends the batch at once: its tasks
+ *   meet it with their retries and standby routes, and the batch adds one request, not a storm.
+ * Each alias's rows are cut from the answer's text unparsed (`util/json-members.ts`), and the task's page checker
+ * checks them as it checks any page.
+ */
+import pLimit from 'p-limit';
+import type { Dataset } from '../catalog/catalog.ts';
+import { UpstreamError } from '../errors.ts';
+import type { Answer, Endpoint } from '../upstream/client.ts';
+import { dataMembers, topMembers } from '../util/json-members.ts';
+import type { EventLog } from '../util/logger.ts';
+import type { PassRequest } from './paginate/pass.ts';
+import { pageField, pageQuery } from './queries.ts';
+import type { PageSource, Presence, PresenceAt } from './seams.ts';
+
+/** One task's first page request, as its route's `RoutedSource` will send it. */
+export interface FirstAsk {
+  readonly endpoint: Endpoint;
+  readonly ds: Dataset;
+  /** The route's collection field of the dataset's entity. */
+  readonly root: string;
+  readonly request: PassRequest;
+  /**
+   * Ids whose presence the task will ask at its block (a mutable dataset's rows read within the re-read window by
+   * earlier runs: `paginate/mutable.ts`, `removeGone`), asked in the same batch; at most a page of them.
+   */
+  readonly present?: readonly string[];
+}
+
+/** The key of what a batch learnt of ids' presence. */
+function presenceKey(at: PresenceAt): string {
+  return JSON.stringify([at.endpoint.url, at.dataset, at.root, at.block]);
+}
+
+/** A page answer kept from a batch, and the requests it cost (counted by the task that takes the first of a batch). */
+interface Kept {
+  readonly body: Uint8Array;
+  readonly bytes: number;
+}
+
+/** The failures of an answer's content, which asking fewer datasets may avoid; the others are the route's. */
+const SPLIT_KINDS: ReadonlySet<string> = new Set(['graphql', 'garbage']);
+
+/** The key of one page request: its route, query text and variables (in key order). */
+function askKey(endpoint: Endpoint, query: string, vars: Record<string, unknown>): string {
+  const sorted = Object.fromEntries(Object.entries(vars).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return `${endpoint.url}\n${query}\n${JSON.stringify(sorted)}`;
+}
+
+/** The batched query of `asks`: alias `a<i>` per ask, its variables renamed `$a<i>_<name>`. */
+export function batchQuery(asks: readonly FirstAsk[], first: number): { query: string; vars: Record<string, unknown> } {
+  const decls: string[] = [];
+  const fields: string[] = [];
+  const vars: Record<string, unknown> = {};
+  asks.forEach((a, i) => {
+    const { vars: declared, field } = pageField(a.ds, a.root, a.request.shape);
+    const rename = (text: string) => text.replace(/\$([A-Za-z_]\w*)/g, `$a${i}_$1`);
+    decls.push(rename(declared));
+    fields.push(`a${i}: ${rename(field)}`);
+    for (const [k, v] of Object.entries({ first, ...a.request.vars })) vars[`a${i}_${k}`] = v;
+    if (a.present?.length) {
+      decls.push(`$p${i}_first: Int!, $p${i}_block: Int!, $p${i}_ids: [ID!]!`);
+      fields.push(
+        `p${i}: ${a.root}(first: $p${i}_first, block: { number: $p${i}_block }, where: { id_in: $p${i}_ids }) { id }`,
+      );
+      Object.assign(vars, {
+        [`p${i}_first`]: a.present.length,
+        [`p${i}_block`]: a.request.vars.block,
+        [`p${i}_ids`]: a.present,
+      });
+    }
+  });
+  return { query: `query FirstPages(${decls.join(', ')}) { ${fields.join(' ')} }`, vars };
+}
+
+/**
+ * The ids each ask's presence alias holds (undefined for an ask without one); undefined when one is not a list of rows
+ * with a text id each.
+ */
+function heldIds(asks: readonly FirstAsk[], members: Map<string, string>): (Set<string> | undefined)[] | undefined {
+  const out: (Set<string> | undefined)[] = [];
+  for (const [i, a] of asks.entries()) {
+    if (!a.present?.length) {
+      out.push(undefined);
+      continue;
+    }
+    const rows: unknown = JSON.parse(members.get(`p${i}`)!);
+    if (!Array.isArray(rows)) return undefined;
+    const ids = new Set<string>();
+    for (const r of rows) {
+      const id = (r as { id?: unknown } | null)?.id;
+      if (typeof id !== 'string') return undefined;
+      ids.add(id);
+    }
+    out.push(ids);
+  }
+  return out;
+}
+
+/** A source whose first page requests a batch answered already (see the module's header). */
+export class FirstPages implements PageSource {
+  private readonly kept = new Map<string, Kept>();
+  /** What batches learnt of ids' presence, by route, collection and block. */
+  private readonly presence = new Map<string, Presence>();
+  /** Requests sent by batches of each route and not yet counted by a task. */
+  private readonly uncounted = new Map<string, number>();
+
+  /**
+   * `pageSize`: the first page's size; `maxAliases`: datasets asked in one request at most (config `batchDatasets`; the
+   * dodoex deployment has 32, and graph-node sets no limit of its own).
+   */
+  constructor(
+    private readonly source: PageSource,
+    private readonly sizes: { readonly pageSize: number; readonly maxAliases: number },
+  ) {}
+
+  private get pageSize(): number {
+    return this.sizes.pageSize;
+  }
+
+  request<T>(endpoint: Endpoint, query: string, vars: Record<string, unknown>): Promise<Answer<T>> {
+    return this.source.request<T>(endpoint, query, vars);
+  }
+
+  answerData<T>(endpoint: Endpoint, body: Uint8Array): T {
+    return this.source.answerData<T>(endpoint, body);
+  }
+
+  /**
+   * A page request: from a batch's answer when one asked it (once; `requests` is what the batch cost, counted by the
+   * first task of its route that takes a page, 0 for the others), else from the upstream.
+   */
+  async requestBody(
+    endpoint: Endpoint,
+    query: string,
+    vars: Record<string, unknown>,
+  ): Promise<{ body: Uint8Array; bytes: number; requests?: number }> {
+    const key = askKey(endpoint, query, vars);
+    const hit = this.kept.get(key);
+    if (!hit) return this.source.requestBody(endpoint, query, vars);
+    this.kept.delete(key);
+    const requests = this.uncounted.get(endpoint.url) ?? 0;
+    this.uncounted.delete(endpoint.url);
+    return { ...hit, requests };
+  }
+
+  /** What a batch learnt of the presence of a dataset's window rows (see `PageSource.knownPresence`). */
+  knownPresence(at: PresenceAt): Presence | undefined {
+    return this.presence.get(presenceKey(at));
+  }
+
+  /** Page answers kept and not taken yet. */
+  get waiting(): number {
+    return this.kept.size;
+  }
+
+  /**
+   * Asks the first pages of `asks`, one batch per route (of `maxAliases` at most), `concurrency` batches at a time.
+   * Never throws: what a batch did not answer, its tasks ask themselves.
+   */
+  async read(
+    asks: readonly FirstAsk[],
+    opts: { readonly concurrency: number; readonly log: EventLog; readonly signal: AbortSignal },
+  ): Promise<void> {
+    const byRoute = new Map<string, FirstAsk[]>();
+    for (const a of asks) byRoute.set(a.endpoint.url, [...(byRoute.get(a.endpoint.url) ?? []), a]);
+    const limit = pLimit(opts.concurrency);
+    const batches: FirstAsk[][] = [];
+    const most = this.sizes.maxAliases;
+    if (most > 0)
+      for (const list of byRoute.values())
+        for (let i = 0; i < list.length; i += most) batches.push(list.slice(i, i + most));
+    await Promise.all(
+      batches.map((b) =>
+        limit(async () => {
+          const stats = { requests: 0, answered: 0, left: 0, failure: undefined as string | undefined };
+          await this.readBatch(b, opts.signal, stats);
+          const endpoint = b[0]!.endpoint.label;
+          opts.log('first-pages', {
+            endpoint,
+            datasets: b.length,
+            answered: stats.answered,
+            requests: stats.requests,
+            ...(stats.failure ? { left: stats.left, failure: stats.failure } : {}),
+          });
+        }),
+      ),
+    );
+  }
+
+  /** One batch: asked, and on a failure of its content split in halves (see the module's header). */
+  private async readBatch(
+    asks: readonly FirstAsk[],
+    signal: AbortSignal,
+    stats: { requests: number; answered: number; left: number; failure: string | undefined },
+  ): Promise<void> {
+    if (signal.aborted || !asks.length) return;
+    const endpoint = asks[0]!.endpoint;
+    const { query, vars } = batchQuery(asks, this.pageSize);
+    let members: Map<string, string> | undefined;
+    let failure: string;
+    stats.requests++;
+    this.uncounted.set(endpoint.url, (this.uncounted.get(endpoint.url) ?? 0) + 1);
+    try {
+      const { body } = await this.source.requestBody(endpoint, query, vars);
+      const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+      const top = topMembers(text);
+      members = top && !top.has('errors') ? dataMembers(text) : undefined;
+      failure = top?.has('errors') ? 'the answer holds GraphQL errors' : 'the answer is not an object of data';
+    } catch (e) {
+      if (!(e instanceof UpstreamError) || !SPLIT_KINDS.has(e.kind)) {
+        // The route's own failure: every task of the batch meets it on its own, with its retries and standby routes.
+        stats.left += asks.length;
+        stats.failure = e instanceof Error ? e.message : String(e);
+        return;
+      }
+      failure = e.message;
+    }
+    const ok = (i: number, a: FirstAsk) =>
+      members!.get(`a${i}`)?.startsWith('[') && (!a.present?.length || members!.get(`p${i}`)?.startsWith('['));
+    const held = members && asks.every((a, i) => ok(i, a)) ? heldIds(asks, members) : undefined;
+    if (members === undefined || held === undefined) {
+      if (asks.length === 1) {
+        stats.left++;
+        stats.failure = failure;
+        return;
+      }
+      const half = Math.ceil(asks.length / 2);
+      await this.readBatch(asks.slice(0, half), signal, stats);
+      await this.readBatch(asks.slice(half), signal, stats);
+      return;
+    }
+    asks.forEach((a, i) => {
+      const rows = members.get(`a${i}`)!;
+      const body = Buffer.from(`{"data":{"rows":${rows}}}`);
+      const key = askKey(endpoint, pageQuery(a.ds, a.root, a.request.shape), {
+        first: this.pageSize,
+        ...a.request.vars,
+      });
+      this.kept.set(key, { body, bytes: Buffer.byteLength(rows) });
+      stats.answered++;
+      const ids = held[i];
+      if (a.present?.length && ids)
+        this.presence.set(
+          presenceKey({ endpoint, dataset: a.ds.name, root: a.root, block: Number(a.request.vars.block) }),
+          { asked: a.present, held: ids },
+        );
+    });
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The first request a task's paginator will send, known before it runs: a run asks the first page of many datasets of
+ * one route in one batched request (`first-pages.ts`), and each task then finds its first page there. Only a task that
+ * continues a complete read is foreseen; a backfill, a resumed pass or the liquidity list is left to read on its own.
+ * test/unit/first-pages.test.ts checks each foreseen request against the one the paginator sends.
+ */
+import type { Dataset } from '../../catalog/catalog.ts';
+import type { PinnedBlock } from '../task.ts';
+import { type Cursor, keyValue } from '../task-run.ts';
+import { changedSince, windowStart } from './mutable.ts';
+import type { PassRequest } from './pass.ts';
+
+/** Where the task reads: its pinned block, whether its route filters by `_change_block`, the re-read window. */
+export interface FirstRequestAt {
+  readonly block: PinnedBlock;
+  readonly changeBlock: boolean;
+  readonly windowSecs: number;
+}
+
+/** The first page request of a task at its checkpoint `cursor`, or undefined where it cannot be foreseen. */
+export function firstRequest(ds: Dataset, cursor: Cursor, at: FirstRequestAt): PassRequest | undefined {
+  const block = at.block.number;
+  if (ds.kind === 'snapshot') return { shape: 'id', vars: { block, id: '' } };
+  if (ds.kind === 'event' || ds.kind === 'bucket') {
+    if (cursor.seq === undefined) return undefined;
+    const from = Math.max(0, Number(cursor.seq) - at.windowSecs);
+    return { shape: 'seq-first', vars: { block, from: keyValue(ds, from) } };
+  }
+  if (ds.kind === 'mutable' && cursor.mode === 'incremental' && cursor.seq !== undefined) {
+    const since = changedSince(cursor, at.block, at);
+    if (since !== undefined) return { shape: 'changed-since', vars: { block, id: '', since } };
+    return { shape: 'seq-first', vars: { block, from: keyValue(ds, Math.max(0, Number(cursor.seq) - at.windowSecs)) } };
+  }
+  return undefined;
+}
+
+/**
+ * The block from which an incremental pass of a mutable dataset will ask which rows read by earlier runs are still
+ * upstream (`removeGone` in `mutable.ts`), or undefined where it will not ask: another kind, no block in the cursor, or
+ * no block since the last run.
+ */
+export function presenceFrom(ds: Dataset, cursor: Cursor, at: FirstRequestAt): number | undefined {
+  if (ds.kind !== 'mutable' || cursor.mode !== 'incremental' || cursor.block === undefined) return undefined;
+  if (at.block.number <= cursor.block) return undefined;
+  return windowStart(cursor, at.block, at.windowSecs);
+}

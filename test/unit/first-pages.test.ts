@@ -1,0 +1,267 @@
+/**
+ * What is new in one request per route (src/export/first-pages.ts): each foreseen first request is the one the
+ * paginator sends; a batch's answer serves each task the page its own request would have got, byte for byte; a batch
+ * whose answer fails for one dataset is split so the others are still answered; a route that fails ends the batch.
+ */
+import { describe, expect, it } from 'vitest';
+import type { CursorKind } from '../../src/catalog/catalog.ts';
+import { UpstreamError } from '../../src/errors.ts';
+import { runTask } from '../../src/export/by-kind.ts';
+import { type FirstAsk, FirstPages } from '../../src/export/first-pages.ts';
+import { firstRequest, presenceFrom } from '../../src/export/paginate/first-request.ts';
+import { pageQuery, selection } from '../../src/export/queries.ts';
+import type { PageSource } from '../../src/export/seams.ts';
+import type { Cursor } from '../../src/export/task-run.ts';
+import type { Answer, Endpoint } from '../../src/upstream/client.ts';
+import { dataMembers } from '../../src/util/json-members.ts';
+import {
+  expectedRows,
+  type FakeRow,
+  FakeSubgraph,
+  FakeWarehouse,
+  fakeDataset,
+  fakeTask,
+  pinAt,
+} from '../support/task-fakes.ts';
+
+const ENDPOINT = { url: 'http://127.0.0.1:1/fake', label: 'fake', host: '127.0.0.1:1' } as Endpoint;
+
+/** `n` rows whose keys and change blocks grow with `i`: the later ones are new to a run at a later block. */
+function rowsOf(n: number): FakeRow[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `0x${(i * 7919).toString(16).padStart(6, '0')}`,
+    seq: 1000 + i * 10,
+    value: `v${i}`,
+    changed: 1 + i,
+  }));
+}
+
+/** A source that records every page request it passes on. */
+class Recording implements PageSource {
+  readonly asked: { query: string; vars: Record<string, unknown> }[] = [];
+  constructor(readonly inner: PageSource) {}
+  request<T>(e: Endpoint, q: string, v: Record<string, unknown>): Promise<Answer<T>> {
+    return this.inner.request<T>(e, q, v);
+  }
+  requestBody(e: Endpoint, q: string, v: Record<string, unknown>) {
+    this.asked.push({ query: q, vars: v });
+    return this.inner.requestBody(e, q, v);
+  }
+  answerData<T>(e: Endpoint, body: Uint8Array): T {
+    return this.inner.answerData<T>(e, body);
+  }
+}
+
+/**
+ * An upstream of several fake subgraphs (one per dataset, by its place in the batch) that answers a batched query as
+ * graph-node does: every alias from one snapshot, or, when any alias fails, `errors` and no `data`. Each alias is
+ * answered by its subgraph from the alias's own field text and variables, so the fake knows nothing of the batcher.
+ */
+class BatchUpstream implements PageSource {
+  requests = 0;
+  /** Subgraphs whose every field fails (a field the deployment lacks). */
+  readonly failing = new Set<FakeSubgraph>();
+  /** A failure of the route itself, thrown by every request. */
+  down: UpstreamError | undefined;
+  /** `subgraphs`: one per dataset, each selecting other fields. */
+  constructor(readonly subgraphs: readonly FakeSubgraph[]) {}
+
+  request<T>(e: Endpoint, q: string, v: Record<string, unknown>): Promise<Answer<T>> {
+    return this.subgraphOf(q.slice(0, -2))!.request<T>(e, q, v);
+  }
+
+  /**
+   * The fake datasets differ in what they select: a field's selection names its subgraph (a question of which ids are
+   * still there, selecting ids alone, is the mutable dataset's: no other asks it).
+   */
+  private subgraphOf(field: string): FakeSubgraph | undefined {
+    const named = this.subgraphs.find((x) => field.endsWith(`{ ${selection(x.ds)} }`));
+    return named ?? (field.endsWith('{ id }') ? this.subgraphs.find((x) => x.ds.kind === 'mutable') : undefined);
+  }
+
+  answerData<T>(e: Endpoint, body: Uint8Array): T {
+    return this.subgraphs[0]!.answerData<T>(e, body);
+  }
+
+  async requestBody(e: Endpoint, q: string, v: Record<string, unknown>) {
+    this.requests++;
+    if (this.down) throw this.down;
+    if (!q.startsWith('query FirstPages(')) return this.subgraphOf(q.slice(0, -2))!.requestBody(e, q, v);
+    const body = q.slice(q.indexOf(') { ') + 4, -2);
+    const fields = body.split(/ (?=[ap]\d+: )/);
+    const data: string[] = [];
+    const byIndex = new Map<number, FakeSubgraph>();
+    for (const f of fields) {
+      const [, kind, n] = /^([ap])(\d+): /.exec(f)!;
+      const alias = `${kind}${n}`;
+      // The fake datasets differ in what they select: a page field's selection names its subgraph, and the question
+      // of ids' presence after it (`p<i>`) is its page field's (`a<i>`).
+      const sub = kind === 'a' ? this.subgraphOf(f) : byIndex.get(Number(n));
+      if (!sub) throw new Error(`alias ${alias} names no subgraph`);
+      byIndex.set(Number(n), sub);
+      if (this.failing.has(sub)) {
+        const errors = [{ message: 'Type `Fake` has no field `value`' }];
+        return { body: Buffer.from(JSON.stringify({ errors })), bytes: 0 };
+      }
+      const field = f.slice(f.indexOf(': ') + 2).replaceAll(`$${alias}_`, '$');
+      const vars = Object.fromEntries(
+        Object.entries(v)
+          .filter(([k]) => k.startsWith(`${alias}_`))
+          .map(([k, x]) => [k.slice(`${alias}_`.length), x]),
+      );
+      const one = await sub.requestBody(e, `query Page($first: Int!) { rows: ${field} }`, vars);
+      data.push(`"${alias}":${dataMembers(Buffer.from(one.body).toString('utf8'))!.get('rows')}`);
+    }
+    const answer = Buffer.from(`{"data":{${data.join(',')}}}`);
+    return { body: answer, bytes: answer.byteLength };
+  }
+}
+
+/** A task of `kind` that has read every row up to block 100, with the rows of `n`; the cursor it left. */
+async function readUpTo100(kind: CursorKind, n: number, changeBlock = true) {
+  const ds = fakeDataset(kind);
+  const src = new FakeSubgraph(ds);
+  src.rows = rowsOf(n);
+  const wh = new FakeWarehouse(ds);
+  const first = fakeTask(src, wh, { reorgWindowSecs: 60 });
+  const r = await runTask(first.task, first.deps, pinAt(100, 10_000, changeBlock));
+  return { ds, src, wh, cursor: JSON.parse(r.run.cursor!) as Cursor };
+}
+
+describe('the first request of a task, foreseen', () => {
+  const cases: [CursorKind, boolean][] = [
+    ['event', true],
+    ['bucket', true],
+    ['mutable', true],
+    ['mutable', false],
+    ['snapshot', true],
+  ];
+  it.each(cases)('is the one the paginator sends (%s, _change_block %s)', async (kind, changeBlock) => {
+    const { ds, src, wh, cursor } = await readUpTo100(kind, 40, changeBlock);
+    const pin = pinAt(200, 10_500, changeBlock);
+    const foreseen = firstRequest(ds, cursor, { block: pin.block, changeBlock, windowSecs: 60 });
+    expect(foreseen).toBeDefined();
+    const rec = new Recording(src);
+    const next = fakeTask(src, wh, { reorgWindowSecs: 60 });
+    await runTask(next.task, { ...next.deps, source: rec }, pin);
+    expect(rec.asked[0]!.query).toBe(pageQuery(ds, pin.root, foreseen!.shape));
+    expect(rec.asked[0]!.vars).toEqual({ first: next.deps.config.pageSize, ...foreseen!.vars });
+  });
+
+  it('is not foreseen for a backfill, a resumed full pass or the list', () => {
+    const at = { block: { number: 5, timestamp: 9 }, changeBlock: true, windowSecs: 60 };
+    expect(firstRequest(fakeDataset('event'), {}, at)).toBeUndefined();
+    expect(firstRequest(fakeDataset('mutable'), { mode: 'full', id: '0x01' }, at)).toBeUndefined();
+    expect(firstRequest(fakeDataset('list'), {}, at)).toBeUndefined();
+  });
+});
+
+/** Four datasets read up to block 100, with new rows since; their asks at block 200 and a batch upstream over them. */
+async function fourRoutes() {
+  const kinds: CursorKind[] = ['event', 'bucket', 'mutable', 'snapshot'];
+  const read = await Promise.all(kinds.map((k) => readUpTo100(k, 30)));
+  // Rows past the last run's, in every dataset: the batch must bring them.
+  for (const r of read) r.src.rows = rowsOf(60).map((x, i) => (i < 30 ? x : { ...x, changed: 101 + i }));
+  // And one row of the mutable dataset that the last run read is gone upstream (a reorg reverted the block that made it).
+  read[2]!.src.rows.splice(7, 1);
+  const pin = pinAt(200, 10_500);
+  const at = { block: pin.block, changeBlock: true, windowSecs: 60 };
+  const asks: FirstAsk[] = [];
+  for (const r of read) {
+    const from = presenceFrom(r.ds, r.cursor, at);
+    const present = from === undefined ? [] : await r.wh.idsReadSince(56, r.ds, { from, exceptRun: 'this run' });
+    const request = firstRequest(r.ds, r.cursor, at)!;
+    asks.push({ endpoint: ENDPOINT, ds: r.ds, root: pin.root, request, ...(present.length ? { present } : {}) });
+  }
+  expect(asks.find((a) => a.ds.kind === 'mutable')!.present).toHaveLength(30);
+  const upstream = new BatchUpstream(read.map((r) => r.src));
+  return { read, pin, asks, upstream };
+}
+
+const quiet = { concurrency: 2, log: () => undefined, signal: new AbortController().signal };
+
+describe('FirstPages', () => {
+  it("answers each task's first page from one request, as the task's own request would, and the rest from the upstream", async () => {
+    const { read, pin, asks, upstream } = await fourRoutes();
+    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
+    await pages.read(asks, quiet);
+    expect(upstream.requests).toBe(1);
+    expect(pages.waiting).toBe(4);
+    let requests = 0;
+    for (const r of read) {
+      // What the task's own request gets: the same bytes.
+      const rec = new Recording(r.src);
+      const ask = asks.find((a) => a.ds === r.ds)!;
+      const vars = { first: 100, ...ask.request.vars };
+      const direct = await rec.requestBody(ENDPOINT, pageQuery(r.ds, pin.root, ask.request.shape), vars);
+      const served = await pages.requestBody(ENDPOINT, pageQuery(r.ds, pin.root, ask.request.shape), vars);
+      expect(Buffer.from(served.body).toString()).toBe(Buffer.from(direct.body).toString());
+      requests += served.requests ?? 1;
+    }
+    expect(requests).toBe(1);
+    expect(pages.waiting).toBe(0);
+  });
+
+  it('exports exactly with the batch in front: every row, and no request of their own for short first pages', async () => {
+    const { read, pin, asks, upstream } = await fourRoutes();
+    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
+    await pages.read(asks, quiet);
+    for (const r of read) {
+      const before = r.src.requests;
+      const t = fakeTask(r.src, r.wh, { reorgWindowSecs: 60 });
+      const done = await runTask(t.task, { ...t.deps, source: pages }, pin);
+      if (r.ds.kind === 'snapshot')
+        expect([...r.wh.snapshots.get(200)!.map((x) => x.id)].sort()).toEqual([
+          ...expectedRows(r.ds, r.src.rows).keys(),
+        ]);
+      else expect(r.wh.rowsById()).toEqual(expectedRows(r.ds, r.src.rows));
+      // No task asks anything itself: the batch held every first page, and which rows of the mutable one's window
+      // are still there.
+      expect(r.src.requests - before).toBe(0);
+      expect(done.run.stats.requests).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('splits a batch whose answer fails, so one failing dataset leaves the others answered', async () => {
+    const { read, asks, upstream } = await fourRoutes();
+    upstream.failing.add(read[2]!.src);
+    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
+    const events: Record<string, unknown>[] = [];
+    await pages.read(asks, { ...quiet, log: (_e, f) => events.push(f) });
+    // [a0 a1 a2 a3] fails; [a0 a1] answers; [a2 a3] fails; [a2] fails alone; [a3] answers.
+    expect(upstream.requests).toBe(5);
+    expect(pages.waiting).toBe(3);
+    expect(events).toEqual([
+      expect.objectContaining({
+        datasets: 4,
+        answered: 3,
+        requests: 5,
+        left: 1,
+        failure: 'the answer holds GraphQL errors',
+      }),
+    ]);
+  });
+
+  it('ends the batch at a failure of the route, leaving every task to meet it with its own retries', async () => {
+    const { asks, upstream } = await fourRoutes();
+    upstream.down = new UpstreamError('connection refused by fake', { kind: 'unreachable', retryable: true });
+    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
+    await pages.read(asks, quiet);
+    expect(upstream.requests).toBe(1);
+    expect(pages.waiting).toBe(0);
+  });
+});
+
+describe('dataMembers', () => {
+  it('cuts each member of `data` out as the text that came, whatever its strings hold', () => {
+    const rows = '[{"id":"a\\"]}","v":1,"v":2},{"id":"b","n":[1,{"x":"}"}]}]';
+    const text = `{ "data" : { "a0" : ${rows} , "a1":[], "a2" : null } }`;
+    const m = dataMembers(text)!;
+    expect(m.get('a0')).toBe(rows);
+    expect(m.get('a1')).toBe('[]');
+    expect(m.get('a2')).toBe('null');
+    expect(dataMembers('{"errors":[{"message":"x"}]}')).toBeUndefined();
+    expect(dataMembers('{"data":[1]}')).toBeUndefined();
+    expect(dataMembers('{"data":{"a0":[1]')).toBeUndefined();
+  });
+});
