@@ -230,6 +230,33 @@ describe('export core', () => {
     expect(await lakeBehindWarehouse(data)).toEqual([]);
   }, 180_000);
 
+  it('ends exact after 10 SIGKILLs of batched incremental runs, each at another of their requests', async () => {
+    const data = join(dir, 'kill-batched');
+    const env = sandboxEnv(sb, data);
+    const chains = ['--chains', 'bsc'];
+    expect((await cli(['run', ...chains], env)).code).toBe(0);
+    let killed = 0;
+    // An incremental run of one chain makes about ten requests (the probes, a batch per deployment, the list, the
+    // verification): each run is killed once the sandbox has served the next number of them, so the kills fall
+    // before, during and after the batches and the commits of what they brought.
+    for (let n = 1; n <= 10; n++) {
+      await sb.control('advance', { blocks: 20 });
+      await sb.control('stats', {});
+      const r = await cli(['run', ...chains], env, { killWhen: waitForRequests(sb, n) });
+      expect(
+        r.signal === 'SIGKILL' || r.code === 0,
+        `killed after ${n} requests; exit ${r.code}: ${r.stderr.slice(0, 1500)}`,
+      ).toBe(true);
+      if (r.signal === 'SIGKILL') killed++;
+      await expectReadable(data, `after the kill after ${n} requests`);
+    }
+    expect(killed).toBeGreaterThanOrEqual(8);
+    const final = await cli(['run', ...chains], env);
+    expect(final.code, final.stderr).toBe(0);
+    expect((await compareWithSandbox(sb, data, [56])).mismatches).toEqual([]);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+  }, 300_000);
+
   it('ends exact, with a readable warehouse and lake after every one of 12 SIGKILLs at random points', async () => {
     const data = join(dir, 'kill');
     const env = sandboxEnv(sb, data);
