@@ -1,4 +1,7 @@
-/** `pool-export schedule`: runs each job on its cron schedule until SIGINT or SIGTERM. */
+/**
+ * `pool-export schedule`: runs each job on its cron schedule, or every few seconds with `--every`, until SIGINT or
+ * SIGTERM.
+ */
 
 import type { Job } from '../catalog/job.ts';
 import { trackedSettings } from '../config/config.ts';
@@ -7,9 +10,10 @@ import { buildPlan } from '../export/plan.ts';
 import { HeadWatch } from '../metrics/head-watch.ts';
 import { serveMetrics } from '../metrics/metrics-server.ts';
 import { type RunOutcome, runOnce } from '../pipeline/run.ts';
+import { readHeads } from '../pipeline/upstream-heads.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import { parseScheduleOverrides } from '../scheduler/cron.ts';
-import { Scheduler } from '../scheduler/scheduler.ts';
+import { type JobTiming, Scheduler } from '../scheduler/scheduler.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { CommandBody } from './commands.ts';
 import { checkDashboardOut } from './dashboard-command.ts';
@@ -20,6 +24,7 @@ import { type CommonArgs, commonOptions, logFor, resolveRequest } from './write-
 
 interface Args extends CommonArgs {
   schedule?: string[];
+  every?: string;
   'run-now': boolean;
   dashboard?: string;
   'metrics-port'?: number;
@@ -37,6 +42,11 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
           type: 'string',
           array: true,
           describe: "override a job's schedule: --schedule events='*/2 * * * *' (repeatable)",
+        })
+        .option('every', {
+          type: 'string',
+          describe:
+            "run every selected job this often (e.g. 10s, 1m) instead of on its cron, each only once a head of its routes moved (the liquidity list, which has no block, every time); --schedule still sets a job's own",
         })
         .option('run-now', { type: 'boolean', default: false, describe: 'also run every job once at start' })
         .option('dashboard', {
@@ -87,14 +97,39 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
         log('dashboard-failed', { file: dashboard, error: (e as Error).message }, 'error');
       }
     };
+    const everySecs = a.every === undefined ? undefined : parseDuration(a.every, '--every');
+    if (everySecs !== undefined && everySecs < 1)
+      throw new UsageError(`--every must be at least 1s (a run every second at most), not "${a.every}"`);
+    const timing = (job: Job): JobTiming => {
+      const cron = overrides[job.name];
+      if (cron !== undefined || everySecs === undefined) return { job, schedule: cron ?? job.schedule };
+      return { job, everyMs: Math.round(everySecs * 1000) };
+    };
+    /** Per job run every few seconds: the heads of its routes at its last run that ended well (numbers by route). */
+    const lastHeads = new Map<string, string>();
     const scheduler = new Scheduler(
-      jobs.map((job) => ({ job, schedule: overrides[job.name] ?? job.schedule })),
+      jobs.map(timing),
       async (job, signal) => {
         const tasks = buildPlan(config, {
           jobs: [job],
           ...(chains ? { chains } : {}),
           ...(datasets ? { datasets } : {}),
         });
+        // Run every few seconds, a job whose routes' heads have not moved since its last run that ended well has
+        // nothing new: one head query per route, and no run (no ledger row, no lake write). The list has no block.
+        let heads: string | undefined;
+        if ('everyMs' in timing(job) && tasks.some((t) => t.ds.kind !== 'list')) {
+          const keys = tasks.map((t) => ({ dataset: t.ds.name, chainId: t.chainId }));
+          const read = await readHeads(config, keys, { signal });
+          metrics?.setHeads(read.heads);
+          if (read.heads.size > 0) {
+            heads = JSON.stringify([...read.heads].map(([url, h]) => [url, h.number]).sort());
+            if (lastHeads.get(job.name) === heads) {
+              log('idle', { job: job.name, reason: "no route's head moved since the job's last run" }, 'debug');
+              return;
+            }
+          }
+        }
         const started = performance.now();
         const seconds = () => (performance.now() - started) / 1000;
         try {
@@ -109,6 +144,8 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
             ...(metrics ? { onClient: (c: UpstreamClient) => metrics.watch(c) } : {}),
           });
           metrics?.recordRun(job.name, { outcome }, seconds());
+          const whole = !outcome.stopped && outcome.results.every((r) => r.status !== 'failed');
+          if (heads !== undefined && whole) lastHeads.set(job.name, heads);
           log('job-summary', { job: job.name, summary: summary(outcome.results).split('\n').slice(-2).join(' ') });
           await renewDashboard(outcome);
         } catch (e) {
@@ -152,9 +189,11 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
       log('metrics-serving', { url: server.url });
     }
     scheduler.start(a['run-now']);
-    process.stdout.write(
-      `scheduler started: ${jobs.map((j) => `${j.name} (${overrides[j.name] ?? j.schedule})`).join(', ')}\n`,
-    );
+    const when = (j: Job) => {
+      const t = timing(j);
+      return 'everyMs' in t ? `every ${t.everyMs / 1000}s` : t.schedule;
+    };
+    process.stdout.write(`scheduler started: ${jobs.map((j) => `${j.name} (${when(j)})`).join(', ')}\n`);
     await new Promise<void>((resolve) => {
       const stop = (sig: string) => {
         log('stopping', { signal: sig });

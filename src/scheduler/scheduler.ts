@@ -12,27 +12,41 @@ import { checkCron } from './cron.ts';
 /** Runs one job once; resolves when it is over (whatever its outcome). */
 export type JobRunner = (job: Job, signal: AbortSignal) => Promise<void>;
 
+/** When a job runs: on a cron expression, or every `everyMs` milliseconds (`schedule --every`). */
+export type JobTiming =
+  | { readonly job: Job; readonly schedule: string }
+  | { readonly job: Job; readonly everyMs: number };
+
 /** The scheduler of a set of jobs. */
 export class Scheduler {
   private readonly tasks: ScheduledTask[] = [];
+  private readonly timers: NodeJS.Timeout[] = [];
   private readonly waiting: Job[] = [];
   private running: Job | undefined;
   private drained: Promise<void> = Promise.resolve();
   private readonly stopper = new AbortController();
 
   constructor(
-    private readonly jobs: readonly { job: Job; schedule: string }[],
+    private readonly jobs: readonly JobTiming[],
     private readonly run: JobRunner,
     private readonly log: EventLog,
   ) {
-    for (const { job, schedule } of jobs) checkCron(job.name, schedule);
+    for (const j of jobs) if ('schedule' in j) checkCron(j.job.name, j.schedule);
   }
 
-  /** Starts the cron timers; `runNow` also queues every job at once. */
+  /** Starts the cron timers and intervals; `runNow` also queues every job at once. */
   start(runNow: boolean): void {
-    for (const { job, schedule } of this.jobs) {
-      this.tasks.push(cron.schedule(schedule, () => this.tick(job), { name: job.name }));
-      this.log('scheduled', { job: job.name, schedule, next: this.tasks.at(-1)!.getNextRun()?.toISOString() ?? null });
+    for (const j of this.jobs) {
+      const { job } = j;
+      if ('everyMs' in j) {
+        this.timers.push(setInterval(() => this.tick(job), j.everyMs));
+        const next = new Date(Date.now() + j.everyMs).toISOString();
+        this.log('scheduled', { job: job.name, every: `${j.everyMs / 1000}s`, next });
+        continue;
+      }
+      this.tasks.push(cron.schedule(j.schedule, () => this.tick(job), { name: job.name }));
+      const next = this.tasks.at(-1)!.getNextRun()?.toISOString() ?? null;
+      this.log('scheduled', { job: job.name, schedule: j.schedule, next });
     }
     if (runNow) for (const { job } of this.jobs) this.tick(job);
   }
@@ -73,6 +87,7 @@ export class Scheduler {
   /** Stops the timers, asks the current run to stop (its batch commits or rolls back), and waits for it. */
   async stop(): Promise<void> {
     for (const t of this.tasks) await t.destroy();
+    for (const t of this.timers) clearInterval(t);
     this.waiting.length = 0;
     this.stopper.abort();
     await this.drained;

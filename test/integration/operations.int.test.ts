@@ -78,6 +78,58 @@ describe('scheduler', () => {
     expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
   }, 120_000);
 
+  it('--every runs a job every second, but only once a head of its routes moved: idle ticks make one head query and no run', async () => {
+    const data = join(dir, 'every');
+    const env = sandboxEnv(sb, data);
+    expect((await cli(['run', '--chains', 'bsc', '--jobs', 'events'], env)).code).toBe(0);
+    const count = (stderr: string, event: string) => (stderr.match(new RegExp(`"event":"${event}"`, 'g')) ?? []).length;
+    let advanced = false;
+    let counting = false;
+    let idleAtReset = 0;
+    let idleBefore = 0;
+    let requestsIdle = 0;
+    const r = await cli(
+      ['schedule', '--chains', 'bsc', '--jobs', 'events', '--every', '1s', '--log-level', 'debug'],
+      env,
+      {
+        termWhen: (stderr) => {
+          // The first tick runs (nothing is known of the heads yet); then the chain stands still: idle ticks. Then new
+          // blocks: the next tick runs.
+          if (!counting && count(stderr, 'run-done') === 1) {
+            // From the end of the first run, the sandbox counts what the idle ticks ask.
+            counting = true;
+            idleAtReset = count(stderr, 'idle');
+            void sb.control('stats', {});
+          }
+          if (!advanced && count(stderr, 'run-done') === 1 && count(stderr, 'idle') >= idleAtReset + 3) {
+            advanced = true;
+            idleBefore = count(stderr, 'idle');
+            void sb.control<{ requests: number }>('stats').then((st) => {
+              requestsIdle = st.requests;
+              return sb.control('advance', { blocks: 5 });
+            });
+          }
+          return advanced && count(stderr, 'run-done') >= 2;
+        },
+        termAfterMs: 90_000,
+      },
+    );
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    expect(r.stdout).toContain('scheduler started: events (every 1s)');
+    expect(count(r.stderr, 'run-done')).toBe(2);
+    expect(idleBefore).toBeGreaterThanOrEqual(3);
+    expect(r.stderr).toMatch(/"event":"idle".*"no route's head moved since the job's last run"/);
+    // Two runs in the ledger from the scheduler (and the backfill): the idle ticks left no row.
+    expect((await ledger(data)).runs).toHaveLength(3);
+    // One head query per idle tick (one route: bsc's dodoex deployment), give or take the tick under way.
+    expect(requestsIdle).toBeGreaterThanOrEqual(idleBefore - idleAtReset - 1);
+    expect(requestsIdle).toBeLessThanOrEqual(idleBefore - idleAtReset + 1);
+    expect((await compareWithSandbox(sb, data, [56], events.datasets)).mismatches).toEqual([]);
+    const bad = await cli(['schedule', '--jobs', 'events', '--every', '0.5s'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--every must be at least 1s/);
+  }, 120_000);
+
   it('--dashboard renews the page after each successful run, by a temporary file renamed over it', async () => {
     const data = join(dir, 'sched-dash');
     const env = sandboxEnv(sb, data);
