@@ -106,7 +106,7 @@ bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (ab
 bench-512: $(NODE_MODULES) $(BUNDLE) ## The memory matrix: one month of 2,000,000 swaps and an incremental run, local and bucket lake, on this machine and in the image under --memory=512m: exit, time, peak memory, exactness (about 60 min, 25 of them target 8; needs a Docker engine)
 	npx tsx bench/memory-512.ts
 
-bench-noop: $(NODE_MODULES) $(BUNDLE) ## What a run costs by what is new on the demo's data: requests, seconds and lake files of a backfill, a run with nothing new and one after 100 blocks (about 2 min)
+bench-noop: $(NODE_MODULES) $(BUNDLE) ## What a run costs by what is new on the demo's data: requests, seconds and lake files of a backfill, a no-op run and a run after 100 blocks batched and unbatched, and the requests a day of the default schedules (about 4 min)
 	npx tsx bench/noop-cost.ts
 
 bench-allocator: $(NODE_MODULES) $(BUNDLE) ## DuckDB's allocator setting on a first backfill of 500,000 swaps: freed pages returned at once against DuckDB's own, seconds and peak memory (about 3 min; needs GNU time)

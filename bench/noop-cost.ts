@@ -1,31 +1,48 @@
 /**
  * What a run costs by what is new, on the demo's data (8 chains, every job, `--scale 5000`): a backfill, then a run
- * with nothing new upstream, then a run after 100 new blocks. For each: the requests the sandbox served
- * (`/_sandbox/stats`), the wall time of the whole command, and the lake files its lake write wrote (`lake-written`).
+ * with nothing new upstream, then runs after 100 new blocks. Each run after new blocks is made twice on the same data,
+ * from two copies of one data folder: with the batched first pages (one request per route for what is new, the
+ * default) and without them (`batchDatasets: 0`: each task asks its own first page, as every run did before), the
+ * baseline of the same run. For each: the requests the sandbox served (`/_sandbox/stats`), the wall time of the whole
+ * command, and the lake files its lake write wrote (`lake-written`). Then the requests a day of the default schedules
+ * (each job's cron), from each job's own run after 100 new blocks, with and without the batch.
  *
- *   npx tsx bench/noop-cost.ts      (make bench-noop; about 2 minutes)
+ *   npx tsx bench/noop-cost.ts      (make bench-noop; about 4 minutes)
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, startSandbox } from '../src/sandbox/spawn.ts';
 
 const sb = await startSandbox(['--scale', '5000', '--now', '2026-11-20T00:00:00Z']);
-const data = mkdtempSync(join(tmpdir(), 'pe-noop-'));
-const env = {
+const root = mkdtempSync(join(tmpdir(), 'pe-noop-'));
+const [batched, alone] = [join(root, 'batched'), join(root, 'alone')];
+const unbatched = join(root, 'unbatched.json');
+writeFileSync(unbatched, JSON.stringify({ batchDatasets: 0 }));
+const env = (data: string) => ({
   ...process.env,
   POOL_EXPORT_API_KEY: sb.apiKey,
   POOL_EXPORT_BASE_URL: sb.url,
   POOL_EXPORT_DATA_DIR: data,
-};
+});
 
-/** One `run` of every job: its exit, seconds, lake files written and the requests the sandbox served. */
-async function run(what: string): Promise<string> {
+/** Routes of the 8 chains: the dodoex, token and mine deployments and the liquidity list of each. */
+const ROUTES = 8 * 4;
+
+interface Cost {
+  readonly requests: number;
+  readonly secs: number;
+  readonly files: number;
+  readonly lakeSecs: number;
+}
+
+/** One `run` (every job, or `args`' jobs) on `data`: its requests, seconds and lake files. */
+async function run(what: string, data: string, args: string[] = []): Promise<Cost> {
   await sb.control('stats', {});
   const t = performance.now();
-  const r = spawnSync(process.execPath, [BIN, 'run', '--log-format', 'json'], {
-    env,
+  const r = spawnSync(process.execPath, [BIN, 'run', '--log-format', 'json', ...args], {
+    env: env(data),
     encoding: 'utf8',
     maxBuffer: 1 << 28,
   });
@@ -34,17 +51,52 @@ async function run(what: string): Promise<string> {
   const lake = (r.stdout + r.stderr).split('\n').find((l) => l.includes('"event":"lake-written"'));
   const { files, ms } = lake ? (JSON.parse(lake) as { files: number; ms: number }) : { files: 0, ms: 0 };
   const { requests } = await sb.control<{ requests: number }>('stats');
-  return `| ${what} | ${requests} | ${secs.toFixed(1)} s | ${files} (${(ms / 1000).toFixed(1)} s) |`;
+  return { requests, secs, files, lakeSecs: ms / 1000 };
 }
+
+const row = (what: string, c: Cost) =>
+  `| ${what} | ${c.requests} (${(c.requests / ROUTES).toFixed(1)} per route) | ${c.secs.toFixed(1)} s | ${c.files} (${c.lakeSecs.toFixed(1)} s) |`;
+
+/** Runs a day of each job's default schedule (its cron). */
+const RUNS_A_DAY: Readonly<Record<string, number>> = { liquidity: 96, events: 288, state: 24, 'token-mining': 1 };
 
 try {
   const lines = ['| run | requests | wall time | lake files written (lake write) |', '|---|---|---|---|'];
-  lines.push(await run('backfill of every job'));
-  lines.push(await run('nothing new upstream'));
+  lines.push(row('backfill of every job', await run('backfill', batched)));
+  const noop = await run('no-op', batched);
+  lines.push(row('nothing new upstream', noop));
   await sb.control('advance', { blocks: 100 });
-  lines.push(await run('after 100 new blocks'));
+  cpSync(batched, alone, { recursive: true });
+  const inc = await run('incremental', batched);
+  const base = await run('incremental, unbatched', alone, ['--config', unbatched]);
+  lines.push(row('after 100 new blocks, one batch per route', inc));
+  lines.push(row('after 100 new blocks, a first request per task (baseline)', base));
+  lines.push('');
+  lines.push(
+    `target 1 (no-op at most 2 requests per route): ${(noop.requests / ROUTES).toFixed(2)} per route: ${noop.requests <= 2 * ROUTES ? 'met' : 'not met'}`,
+  );
+  lines.push(
+    `target 2 (after 100 blocks at most 3 requests per route, plus full pages): ${(inc.requests / ROUTES).toFixed(2)} per route against ${(base.requests / ROUTES).toFixed(2)} unbatched (${(base.requests / inc.requests).toFixed(1)} × fewer): ${inc.requests <= 3 * ROUTES ? 'met' : 'not met'}; wall time ${(inc.secs / noop.secs).toFixed(2)} × the no-op's (target at most 1.5 ×), ${(inc.secs / base.secs).toFixed(2)} × the unbatched run's`,
+  );
+  lines.push(
+    `target 3 (a no-op rewrites no lake file): ${noop.files} written, each chain's liquidity list (a new snapshot each run)`,
+  );
+  // Requests a day of the default schedules, each job on its own after 100 new blocks (something new each run).
+  await sb.control('advance', { blocks: 100 });
+  cpSync(batched, alone, { recursive: true, force: true });
+  lines.push('', '| job | runs a day | requests a run, batched | unbatched | requests a day, batched | unbatched |');
+  lines.push('|---|---|---|---|---|---|');
+  let [dayBatched, dayAlone] = [0, 0];
+  for (const [job, runs] of Object.entries(RUNS_A_DAY)) {
+    const b = await run(`${job}, batched`, batched, ['--jobs', job]);
+    const a = await run(`${job}, unbatched`, alone, ['--jobs', job, '--config', unbatched]);
+    dayBatched += runs * b.requests;
+    dayAlone += runs * a.requests;
+    lines.push(`| ${job} | ${runs} | ${b.requests} | ${a.requests} | ${runs * b.requests} | ${runs * a.requests} |`);
+  }
+  lines.push(`| every job | | | | ${dayBatched} | ${dayAlone} |`);
   console.log(lines.join('\n'));
 } finally {
   await sb.stop();
-  rmSync(data, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true });
 }
