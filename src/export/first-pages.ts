@@ -11,7 +11,9 @@
  * its own; one whose page is full reads on from it. Whatever the batch did not answer, the task asks itself, with its
  * own retries, failover and error messages:
  * - an answer with GraphQL errors, or over the answer budget, is split in halves and each half asked again, so one
- *   dataset that fails does not sink the others; a single dataset that fails is left to its task;
+ *   dataset that fails does not sink the others; a single dataset that fails is left to its task. A batch of n
+ *   datasets makes 1 + 2·⌈log2 n⌉ requests at most, enough to find one failing dataset, not to search the whole tree
+ *   when every answer fails; what is left then, its tasks ask;
  * - a failure of the route itself (unreachable, time-out, HTTP status, rate limit) ends the batch at once: its tasks
  *   meet it with their retries and standby routes, and the batch adds one request, not a storm.
  * Each alias's rows are cut from the answer's text unparsed (`util/json-members.ts`), and the task's page checker
@@ -188,7 +190,10 @@ export class FirstPages implements PageSource {
       batches.map((b) =>
         limit(async () => {
           const stats = { requests: 0, answered: 0, left: 0, failure: undefined as string | undefined };
-          await this.readBatch(b, opts.signal, stats);
+          // Enough requests to find one failing dataset by halving (two per level), not to search the whole tree: an
+          // upstream whose every answer fails costs the batch 11 requests at most, not 63.
+          const budget = { left: 1 + 2 * Math.ceil(Math.log2(b.length)) };
+          await this.readBatch(b, { signal: opts.signal, budget }, stats);
           const endpoint = b[0]!.endpoint.label;
           opts.log('first-pages', {
             endpoint,
@@ -205,10 +210,15 @@ export class FirstPages implements PageSource {
   /** One batch: asked, and on a failure of its content split in halves (see the module's header). */
   private async readBatch(
     asks: readonly FirstAsk[],
-    signal: AbortSignal,
+    bounds: { readonly signal: AbortSignal; readonly budget: { left: number } },
     stats: { requests: number; answered: number; left: number; failure: string | undefined },
   ): Promise<void> {
-    if (signal.aborted || !asks.length) return;
+    if (bounds.signal.aborted || !asks.length) return;
+    if (bounds.budget.left <= 0) {
+      stats.left += asks.length;
+      return;
+    }
+    bounds.budget.left--;
     const endpoint = asks[0]!.endpoint;
     const { query, vars } = batchQuery(asks, this.pageSize);
     let members: Map<string, string> | undefined;
@@ -240,8 +250,8 @@ export class FirstPages implements PageSource {
         return;
       }
       const half = Math.ceil(asks.length / 2);
-      await this.readBatch(asks.slice(0, half), signal, stats);
-      await this.readBatch(asks.slice(half), signal, stats);
+      await this.readBatch(asks.slice(0, half), bounds, stats);
+      await this.readBatch(asks.slice(half), bounds, stats);
       return;
     }
     asks.forEach((a, i) => {

@@ -242,6 +242,18 @@ describe('FirstPages', () => {
     ]);
   });
 
+  it('spends at most 1 + 2·log2(n) requests on a batch whose every answer fails, and leaves the rest to the tasks', async () => {
+    const { read, asks, upstream } = await fourRoutes();
+    for (const r of read) upstream.failing.add(r.src);
+    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
+    const events: Record<string, unknown>[] = [];
+    await pages.read(asks, { ...quiet, log: (_e, f) => events.push(f) });
+    // [a0 a1 a2 a3], [a0 a1], [a0], [a1], [a2 a3]: the budget of 5 is spent; [a2] and [a3] are not asked.
+    expect(upstream.requests).toBe(5);
+    expect(pages.waiting).toBe(0);
+    expect(events).toEqual([expect.objectContaining({ datasets: 4, answered: 0, requests: 5, left: 4 })]);
+  });
+
   it('ends the batch at a failure of the route, leaving every task to meet it with its own retries', async () => {
     const { asks, upstream } = await fourRoutes();
     upstream.down = new UpstreamError('connection refused by fake', { kind: 'unreachable', retryable: true });
