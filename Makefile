@@ -109,6 +109,9 @@ bench-512: $(NODE_MODULES) $(BUNDLE) ## The memory matrix: one month of 2,000,00
 bench-noop: $(NODE_MODULES) $(BUNDLE) ## What a run costs by what is new on the demo's data: requests, seconds and lake files of a backfill, a no-op run and a run after 100 blocks batched and unbatched, and the requests a day of the default schedules (about 4 min)
 	npx tsx bench/noop-cost.ts
 
+bench-follow: $(NODE_MODULES) $(BUNDLE) ## How fresh schedule --every keeps the data against a block a second: the lag of dodoex.swaps (median, p95) and the requests an hour beside the 5-minute schedule's (10 min; MINUTES=30 for longer)
+	npx tsx bench/follow-lag.ts --minutes $(or $(MINUTES),10)
+
 bench-allocator: $(NODE_MODULES) $(BUNDLE) ## DuckDB's allocator setting on a first backfill of 500,000 swaps: freed pages returned at once against DuckDB's own, seconds and peak memory (about 3 min; needs GNU time)
 	npx tsx bench/allocator.ts
 

@@ -8,11 +8,11 @@
  *
  * Benchmarks are not tests: nothing here fails on time. Each figure is a ratio against a baseline from the same run.
  */
-import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
 import bundleOptions from '../scripts/bundle-options.json' with { type: 'json' };
@@ -27,6 +27,9 @@ import { query } from '../test/support/sandbox-client.ts';
 import { CHAIN, ceilingInsert, SWAPS } from './ceiling.ts';
 import { lakeBench } from './lake-bench.ts';
 import { median, must } from './util.ts';
+
+/** This folder (bench/). */
+const HERE = dirname(fileURLToPath(import.meta.url));
 
 const QUICK = process.argv.includes('--quick');
 const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : undefined;
@@ -941,26 +944,76 @@ async function startup(): Promise<void> {
   }
 }
 
+/**
+ * What a run costs by what is new, on two chains (bsc, polygon: 8 routes, the dodoex, token and mine deployments and the
+ * list of each): a no-op run, then a run after 100 new blocks made twice on copies of one data folder, batched (one
+ * request per route for what is new) and with `batchDatasets: 0` (a first request per task, as every run read before),
+ * the baseline of the same run. Then, in the full suite, `bench/follow-lag.ts` for 5 minutes: the lag `schedule
+ * --every 10s` keeps against a block a second. `make bench-noop` measures the same on the demo's 8 chains.
+ */
 async function noop(): Promise<void> {
-  log('no-op: every job on two chains, twice');
+  log('no-op: every job on two chains; then 100 new blocks, batched and not');
   const sb = await startSandbox(['--scale', '2000', '--chains', '56,137']);
+  const routes = 2 * 4;
+  const args = ['--chains', 'bsc,polygon'];
   try {
     const dir = join(work, 'noop');
-    must(await exportRun(sb.url, sb.apiKey, dir, ['--chains', 'bsc,polygon']), 'first run');
-    await sb.control('stats', {});
-    const r = await exportRun(sb.url, sb.apiKey, dir, ['--chains', 'bsc,polygon']);
-    must(r, 'no-op run');
-    const stats = await sb.control<{ requests: number }>('stats');
-    const tasks = Number(/(\d+) tasks/.exec(r.out)![1]);
-    const endpoints = 2 * 3 + 1;
-    lines.push({
-      section: 'no-op: incremental run of every job on 2 chains with nothing new',
-      what: 'pool-export run',
-      rows: r.taskRows,
-      secs: r.secs.toFixed(1),
-      rate: `${stats.requests} requests`,
-      ratio: `${(stats.requests / (tasks + endpoints)).toFixed(2)} × allowance`,
-      note: `goal: ≤ ${tasks} tasks + ${endpoints} endpoints = ${tasks + endpoints}`,
+    must(await exportRun(sb.url, sb.apiKey, dir, args), 'first run');
+    const counted = async (data: string, config: Record<string, unknown> = {}) => {
+      await sb.control('stats', {});
+      const r = await exportRun(sb.url, sb.apiKey, data, args, config);
+      must(r, 'run');
+      return { ...r, requests: (await sb.control<{ requests: number }>('stats')).requests };
+    };
+    const idle = await counted(dir);
+    await sb.control('advance', { blocks: 100 });
+    const alone = join(work, 'noop-unbatched');
+    cpSync(dir, alone, { recursive: true });
+    const batched = await counted(dir);
+    const unbatched = await counted(alone, { batchDatasets: 0 });
+    const row = (what: string, r: typeof idle) =>
+      lines.push({
+        section: 'runs priced by what is new: every job on 2 chains (8 routes)',
+        what,
+        rows: r.taskRows,
+        secs: r.secs.toFixed(1),
+        rate: `${r.requests} requests`,
+        ratio: `${(r.requests / routes).toFixed(2)} per route`,
+        note: `lake write ${(r.lakeMs / 1000).toFixed(1)} s`,
+      });
+    row('nothing new upstream', idle);
+    row('after 100 new blocks, one batch per route', batched);
+    row('after 100 new blocks, a first request per task (baseline)', unbatched);
+    target({
+      n: 11,
+      what: 'no-op run: requests per route (head probe and list included)',
+      want: '≤ 2',
+      got: `${(idle.requests / routes).toFixed(2)} (${idle.requests} requests)`,
+      met: idle.requests <= 2 * routes,
+    });
+    target({
+      n: 12,
+      what: 'run after 100 new blocks: requests per route; wall time against a no-op run',
+      want: '≤ 3 per route; ≤ 1.5 ×',
+      got: `${(batched.requests / routes).toFixed(2)} (unbatched ${(unbatched.requests / routes).toFixed(2)}); ${(batched.secs / idle.secs).toFixed(2)} × (unbatched ${(unbatched.secs / idle.secs).toFixed(2)} ×)`,
+      met: batched.requests <= 3 * routes && batched.secs <= 1.5 * idle.secs,
+    });
+    if (QUICK) return;
+    log('no-op: schedule --every 10s against a block a second, 5 minutes');
+    const follow = spawnSync(process.execPath, ['--import', 'tsx', join(HERE, 'follow-lag.ts'), '--minutes', '5'], {
+      encoding: 'utf8',
+    });
+    const lag = /p95 (\d+(?:\.\d+)?) s/.exec(follow.stdout);
+    const hourly = /requests an hour: (\d+) .*?: (\d+) \(/.exec(follow.stdout);
+    target({
+      n: 13,
+      what: 'schedule --every 10s, a block a second: lag of dodoex.swaps at p95; requests an hour against the 5-minute schedule',
+      want: 'p95 < 30 s',
+      got:
+        lag && hourly
+          ? `p95 ${lag[1]} s; ${hourly[1]} requests an hour (5-minute schedule: ${hourly[2]})`
+          : `failed: ${follow.stderr.slice(-300)}`,
+      met: lag !== null && Number(lag[1]) < 30,
     });
   } finally {
     await sb.stop();
