@@ -16,14 +16,14 @@
  *   when every answer fails; what is left then, its tasks ask;
  * - a failure of the route itself (unreachable, time-out, HTTP status, rate limit) ends the batch at once: its tasks
  *   meet it with their retries and standby routes, and the batch adds one request, not a storm.
- * Each alias's rows are cut from the answer's text unparsed (`util/json-members.ts`), and the task's page checker
+ * Each alias's rows are cut from the answer's bytes unparsed (`util/json-members.ts`), and the task's page checker
  * checks them as it checks any page.
  */
 import pLimit from 'p-limit';
 import type { Dataset } from '../catalog/catalog.ts';
 import { UpstreamError } from '../errors.ts';
 import type { Answer, Endpoint } from '../upstream/client.ts';
-import { dataMembers, topMembers } from '../util/json-members.ts';
+import { objectMembers, type Span, topMembers } from '../util/json-members.ts';
 import type { EventLog } from '../util/logger.ts';
 import type { PassRequest } from './paginate/pass.ts';
 import { pageField, pageQuery } from './queries.ts';
@@ -48,11 +48,15 @@ function presenceKey(at: PresenceAt): string {
   return JSON.stringify([at.endpoint.url, at.dataset, at.root, at.block]);
 }
 
-/** A page answer kept from a batch, and the requests it cost (counted by the task that takes the first of a batch). */
-interface Kept {
-  readonly body: Uint8Array;
-  readonly bytes: number;
-}
+/**
+ * A page answer kept from a batch: its rows, a view on the batch's answer (not a copy: the answer is freed once every
+ * page of it is taken), written as a page answer of its own when a task takes it.
+ */
+type Kept = Uint8Array;
+
+/** How a page answer begins and ends around its rows: compact, as graph-node writes it (see `page-check.ts`). */
+const PAGE_HEAD = Buffer.from('{"data":{"rows":');
+const PAGE_TAIL = Buffer.from('}}');
 
 /** The failures of an answer's content, which asking fewer datasets may avoid; the others are the route's. */
 const SPLIT_KINDS: ReadonlySet<string> = new Set(['graphql', 'garbage']);
@@ -93,14 +97,17 @@ export function batchQuery(asks: readonly FirstAsk[], first: number): { query: s
  * The ids each ask's presence alias holds (undefined for an ask without one); undefined when one is not a list of rows
  * with a text id each.
  */
-function heldIds(asks: readonly FirstAsk[], members: Map<string, string>): (Set<string> | undefined)[] | undefined {
+function heldIds(
+  asks: readonly FirstAsk[],
+  members: ReadonlyMap<string, Uint8Array>,
+): (Set<string> | undefined)[] | undefined {
   const out: (Set<string> | undefined)[] = [];
   for (const [i, a] of asks.entries()) {
     if (!a.present?.length) {
       out.push(undefined);
       continue;
     }
-    const rows: unknown = JSON.parse(members.get(`p${i}`)!);
+    const rows: unknown = JSON.parse(Buffer.from(members.get(`p${i}`)!).toString('utf8'));
     if (!Array.isArray(rows)) return undefined;
     const ids = new Set<string>();
     for (const r of rows) {
@@ -111,6 +118,11 @@ function heldIds(asks: readonly FirstAsk[], members: Map<string, string>): (Set<
     out.push(ids);
   }
   return out;
+}
+
+/** The bytes of `span` in `body`, as a view. */
+function view(body: Uint8Array, [start, end]: Span): Uint8Array {
+  return body.subarray(start, end);
 }
 
 /** A source whose first page requests a batch answered already (see the module's header). */
@@ -157,7 +169,7 @@ export class FirstPages implements PageSource {
     this.kept.delete(key);
     const requests = this.uncounted.get(endpoint.url) ?? 0;
     this.uncounted.delete(endpoint.url);
-    return { ...hit, requests };
+    return { body: Buffer.concat([PAGE_HEAD, hit, PAGE_TAIL]), bytes: hit.byteLength, requests };
   }
 
   /** What a batch learnt of the presence of a dataset's window rows (see `PageSource.knownPresence`). */
@@ -221,15 +233,16 @@ export class FirstPages implements PageSource {
     bounds.budget.left--;
     const endpoint = asks[0]!.endpoint;
     const { query, vars } = batchQuery(asks, this.pageSize);
-    let members: Map<string, string> | undefined;
+    let members: Map<string, Uint8Array> | undefined;
     let failure: string;
     stats.requests++;
     this.uncounted.set(endpoint.url, (this.uncounted.get(endpoint.url) ?? 0) + 1);
     try {
       const { body } = await this.source.requestBody(endpoint, query, vars);
-      const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-      const top = topMembers(text);
-      members = top && !top.has('errors') ? dataMembers(text) : undefined;
+      const top = topMembers(body);
+      const data = top?.get('data');
+      const spans = top && !top.has('errors') && data ? objectMembers(body, data) : undefined;
+      if (spans) members = new Map([...spans].map(([k, span]) => [k, view(body, span)]));
       failure = top?.has('errors') ? 'the answer holds GraphQL errors' : 'the answer is not an object of data';
     } catch (e) {
       if (!(e instanceof UpstreamError) || !SPLIT_KINDS.has(e.kind)) {
@@ -240,8 +253,9 @@ export class FirstPages implements PageSource {
       }
       failure = e.message;
     }
+    const isList = (v: Uint8Array | undefined) => v?.[0] === 0x5b;
     const ok = (i: number, a: FirstAsk) =>
-      members!.get(`a${i}`)?.startsWith('[') && (!a.present?.length || members!.get(`p${i}`)?.startsWith('['));
+      isList(members!.get(`a${i}`)) && (!a.present?.length || isList(members!.get(`p${i}`)));
     const held = members && asks.every((a, i) => ok(i, a)) ? heldIds(asks, members) : undefined;
     if (members === undefined || held === undefined) {
       if (asks.length === 1) {
@@ -256,12 +270,11 @@ export class FirstPages implements PageSource {
     }
     asks.forEach((a, i) => {
       const rows = members.get(`a${i}`)!;
-      const body = Buffer.from(`{"data":{"rows":${rows}}}`);
       const key = askKey(endpoint, pageQuery(a.ds, a.root, a.request.shape), {
         first: this.pageSize,
         ...a.request.vars,
       });
-      this.kept.set(key, { body, bytes: Buffer.byteLength(rows) });
+      this.kept.set(key, rows);
       stats.answered++;
       const ids = held[i];
       if (a.present?.length && ids)

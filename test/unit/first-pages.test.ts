@@ -13,7 +13,7 @@ import { pageQuery, selection } from '../../src/export/queries.ts';
 import type { PageSource } from '../../src/export/seams.ts';
 import type { Cursor } from '../../src/export/task-run.ts';
 import type { Answer, Endpoint } from '../../src/upstream/client.ts';
-import { dataMembers } from '../../src/util/json-members.ts';
+import { objectMembers, topMembers } from '../../src/util/json-members.ts';
 import {
   expectedRows,
   type FakeRow,
@@ -34,6 +34,14 @@ function rowsOf(n: number): FakeRow[] {
     value: `v${i}`,
     changed: 1 + i,
   }));
+}
+
+/** The members of an answer's `data`, each as its text (undefined when it is no such answer). */
+function dataMembers(text: string): Map<string, string> | undefined {
+  const body = Buffer.from(text);
+  const data = topMembers(body)?.get('data');
+  const members = data && objectMembers(body, data);
+  return members && new Map([...members].map(([k, [a, b]]) => [k, body.subarray(a, b).toString('utf8')]));
 }
 
 /** A source that records every page request it passes on. */
@@ -264,16 +272,25 @@ describe('FirstPages', () => {
   });
 });
 
-describe('dataMembers', () => {
-  it('cuts each member of `data` out as the text that came, whatever its strings hold', () => {
-    const rows = '[{"id":"a\\"]}","v":1,"v":2},{"id":"b","n":[1,{"x":"}"}]}]';
-    const text = `{ "data" : { "a0" : ${rows} , "a1":[], "a2" : null } }`;
+describe('json-members', () => {
+  it('cuts each member of `data` out as the bytes that came, whatever its strings hold', () => {
+    const rows = '[{"id":"a\\"]}","v":1,"v":2},{"id":"b","n":[1,{"x":"}"}],"s":"名前🦄"}]';
+    const text = `{ "data" : { "a0" : ${rows} , "a1":[], "a2" : null } }\n`;
     const m = dataMembers(text)!;
     expect(m.get('a0')).toBe(rows);
+    expect(JSON.parse(m.get('a0')!)).toHaveLength(2);
     expect(m.get('a1')).toBe('[]');
     expect(m.get('a2')).toBe('null');
     expect(dataMembers('{"errors":[{"message":"x"}]}')).toBeUndefined();
     expect(dataMembers('{"data":[1]}')).toBeUndefined();
-    expect(dataMembers('{"data":{"a0":[1]')).toBeUndefined();
+    // Broken structure, anywhere the scan walks: no members.
+    for (const broken of [
+      '{"data":{"a0":[1]',
+      '{"data":{"a0":[1}}}',
+      '{"data":{"a0" [1]}}',
+      '{"data":{"a0":[1]}} x',
+      '{"data":{"a0":}}',
+    ])
+      expect(dataMembers(broken), broken).toBeUndefined();
   });
 });
