@@ -97,10 +97,10 @@ ops-tools: ## Install Debian's prometheus (server, promtool) and systemd (system
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
 
-bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 20 min, 15 of them the lake section): start-up, baselines, floor, ceiling, allowance, memory at 5M rows, targets and the bounds this machine sets them; table in bench/results/
+bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 27 min, 15 of them the lake section, 5 the lag of schedule --every): start-up, baselines, floor, ceiling, allowance, memory at 5M rows, targets and the bounds this machine sets them; table in bench/results/
 	npx tsx bench/bench.ts
 
-bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 4 min), as a smoke run
+bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 5 min), as a smoke run
 	npx tsx bench/bench.ts --quick
 
 bench-512: $(NODE_MODULES) $(BUNDLE) ## The memory matrix: one month of 2,000,000 swaps and an incremental run, local and bucket lake, on this machine and in the image under --memory=512m: exit, time, peak memory, exactness (about 60 min, 25 of them target 8; needs a Docker engine)
