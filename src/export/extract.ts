@@ -15,7 +15,7 @@ import type { EventLog } from '../util/logger.ts';
 import { runTask } from './by-kind.ts';
 import { type FirstAsk, FirstPages } from './first-pages.ts';
 import { type PageChecker, WorkerPageChecker } from './page-check-runner.ts';
-import { firstRequest, presenceFrom } from './paginate/first-request.ts';
+import { firstRequest, windowPresenceFrom } from './paginate/first-request.ts';
 import type { Probed } from './route-choice.ts';
 import { chooseRoutes, NoRouteError, probeRoutes, type TaskRoute } from './run-routes.ts';
 import { emptyStats, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
@@ -263,7 +263,7 @@ async function firstAsks(
     const request = firstRequest(task.ds, cursor, where);
     if (!request) continue;
     // A mutable dataset's question of which rows of its window are still upstream goes in the batch too, up to a page.
-    const from = presenceFrom(task.ds, cursor, where);
+    const from = windowPresenceFrom(task.ds, cursor, where);
     const ids =
       from === undefined ? [] : await checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: args.runId });
     const present = ids.length && ids.length <= args.config.pageSize ? { present: ids } : {};

@@ -230,6 +230,24 @@ describe('export core', () => {
     expect(await lakeBehindWarehouse(data)).toEqual([]);
   }, 180_000);
 
+  /**
+   * A run killed once the sandbox has served `n` of its requests (or ended before): it ended by the kill or well, and
+   * left a readable warehouse and lake. Whether it was killed.
+   */
+  async function runKilledAfter(
+    n: number,
+    at: { data: string; env: Record<string, string>; chains: string[] },
+  ): Promise<boolean> {
+    await sb.control('stats', {});
+    const r = await cli(['run', ...at.chains], at.env, { killWhen: waitForRequests(sb, n) });
+    expect(
+      r.signal === 'SIGKILL' || r.code === 0,
+      `killed after ${n} requests; exit ${r.code}: ${r.stderr.slice(0, 1500)}`,
+    ).toBe(true);
+    await expectReadable(at.data, `after the kill after ${n} requests`);
+    return r.signal === 'SIGKILL';
+  }
+
   it('ends exact after 10 SIGKILLs of batched incremental runs, each at another of their requests', async () => {
     const data = join(dir, 'kill-batched');
     const env = sandboxEnv(sb, data);
@@ -241,14 +259,7 @@ describe('export core', () => {
     // before, during and after the batches and the commits of what they brought.
     for (let n = 1; n <= 10; n++) {
       await sb.control('advance', { blocks: 20 });
-      await sb.control('stats', {});
-      const r = await cli(['run', ...chains], env, { killWhen: waitForRequests(sb, n) });
-      expect(
-        r.signal === 'SIGKILL' || r.code === 0,
-        `killed after ${n} requests; exit ${r.code}: ${r.stderr.slice(0, 1500)}`,
-      ).toBe(true);
-      if (r.signal === 'SIGKILL') killed++;
-      await expectReadable(data, `after the kill after ${n} requests`);
+      if (await runKilledAfter(n, { data, env, chains })) killed++;
     }
     expect(killed).toBeGreaterThanOrEqual(8);
     const final = await cli(['run', ...chains], env);
@@ -266,16 +277,7 @@ describe('export core', () => {
     // more than 80). Fixed, so that a failure is seen again on the next run.
     const points = Array.from({ length: 12 }, (_, i) => 3 + i * 6 + ((i * 5) % 6));
     let killed = 0;
-    for (const n of points) {
-      await sb.control('stats', {});
-      const r = await cli(['run', ...chains], env, { killWhen: waitForRequests(sb, n) });
-      expect(
-        r.signal === 'SIGKILL' || r.code === 0,
-        `killed after ${n} requests; exit ${r.code}: ${r.stderr.slice(0, 1500)}`,
-      ).toBe(true);
-      if (r.signal === 'SIGKILL') killed++;
-      await expectReadable(data, `after the kill after ${n} requests`);
-    }
+    for (const n of points) if (await runKilledAfter(n, { data, env, chains })) killed++;
     expect(killed, `kill points ${points.join(', ')}`).toBeGreaterThanOrEqual(10);
     const final = await cli(['run', ...chains], env);
     expect(final.code, final.stderr).toBe(0);

@@ -8,7 +8,7 @@ import type { CursorKind } from '../../src/catalog/catalog.ts';
 import { UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
 import { type FirstAsk, FirstPages } from '../../src/export/first-pages.ts';
-import { firstRequest, presenceFrom } from '../../src/export/paginate/first-request.ts';
+import { firstRequest, windowPresenceFrom } from '../../src/export/paginate/first-request.ts';
 import { pageQuery, selection } from '../../src/export/queries.ts';
 import type { PageSource } from '../../src/export/seams.ts';
 import type { Cursor } from '../../src/export/task-run.ts';
@@ -176,7 +176,7 @@ async function fourRoutes() {
   const at = { block: pin.block, changeBlock: true, windowSecs: 60 };
   const asks: FirstAsk[] = [];
   for (const r of read) {
-    const from = presenceFrom(r.ds, r.cursor, at);
+    const from = windowPresenceFrom(r.ds, r.cursor, at);
     const present = from === undefined ? [] : await r.wh.idsReadSince(56, r.ds, { from, exceptRun: 'this run' });
     const request = firstRequest(r.ds, r.cursor, at)!;
     asks.push({ endpoint: ENDPOINT, ds: r.ds, root: pin.root, request, ...(present.length ? { present } : {}) });

@@ -7,7 +7,7 @@
 import type { Dataset } from '../../catalog/catalog.ts';
 import type { PinnedBlock } from '../task.ts';
 import { type Cursor, keyValue } from '../task-run.ts';
-import { changedSince, windowStart } from './mutable.ts';
+import { changedSince, presenceFrom } from './mutable.ts';
 import type { PassRequest } from './pass.ts';
 
 /** Where the task reads: its pinned block, whether its route filters by `_change_block`, the re-read window. */
@@ -36,11 +36,10 @@ export function firstRequest(ds: Dataset, cursor: Cursor, at: FirstRequestAt): P
 
 /**
  * The block from which an incremental pass of a mutable dataset will ask which rows read by earlier runs are still
- * upstream (`removeGone` in `mutable.ts`), or undefined where it will not ask: another kind, no block in the cursor, or
- * no block since the last run.
+ * upstream (`presenceFrom` in `mutable.ts`), or undefined where it will not ask: another kind, or a pass that is not
+ * incremental.
  */
-export function presenceFrom(ds: Dataset, cursor: Cursor, at: FirstRequestAt): number | undefined {
-  if (ds.kind !== 'mutable' || cursor.mode !== 'incremental' || cursor.block === undefined) return undefined;
-  if (at.block.number <= cursor.block) return undefined;
-  return windowStart(cursor, at.block, at.windowSecs);
+export function windowPresenceFrom(ds: Dataset, cursor: Cursor, at: FirstRequestAt): number | undefined {
+  if (ds.kind !== 'mutable' || cursor.mode !== 'incremental') return undefined;
+  return presenceFrom(cursor, at.block, at.windowSecs);
 }

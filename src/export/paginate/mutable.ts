@@ -38,7 +38,7 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
   // null-updatedAt row. Last, the rows read within the re-read window are checked against the upstream: an entity of
   // a block a reorg reverted is gone there, and goes here too.
   const windowSecs = run.deps.config.reorgWindowSecs;
-  const from = windowStart(cursor, block, windowSecs);
+  const from = presenceFrom(cursor, block, windowSecs);
   const keep = () => cursor;
   const since = changedSince(cursor, block, { changeBlock: run.pin.changeBlock, windowSecs });
   run.watchIds();
@@ -55,31 +55,34 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
       progress: keep,
     });
   }
-  await removeGone(run, { from, lastBlock: cursor.block }, watermark);
+  await removeGone(run, from, watermark);
+}
+
+/**
+ * The block from which an incremental pass asks which rows read by earlier runs are still upstream (`removeGone`), or
+ * undefined where it does not ask: no block in the cursor (written by an older version), or no block since the last
+ * run (no block was reverted that the last run had not seen reverted already; a reorg replaces blocks at the head, and
+ * the head moves on within seconds). A run's batch asks the same ahead (`first-request.ts`).
+ */
+export function presenceFrom(cursor: Cursor, block: PinnedBlock, windowSecs: number): number | undefined {
+  if (cursor.block === undefined || block.number <= cursor.block) return undefined;
+  return windowStart(cursor, block, windowSecs);
 }
 
 /**
  * Asks the upstream which of the rows read at block `from` or later (by earlier runs) it still holds, and deletes the
  * others, committing the new watermark with the deletion. An entity created in a block that a reorg reverted is gone
- * upstream; rows read before `from` predate any reorg the window covers. Without a block in the cursor (written by an
- * older version), or when no block came since the last run, nothing is checked.
+ * upstream; rows read before `from` predate any reorg the window covers. Without `from` (see `presenceFrom`), nothing
+ * is checked.
  */
-async function removeGone(
-  run: TaskRun,
-  window: { readonly from: number | undefined; readonly lastBlock: number | undefined },
-  watermark: Cursor,
-): Promise<void> {
+async function removeGone(run: TaskRun, from: number | undefined, watermark: Cursor): Promise<void> {
   const { task, deps } = run;
-  const { from, lastBlock } = window;
-  // No block since the last run (a run with nothing new): no block was reverted that the last run had not seen
-  // reverted already; a reorg replaces blocks at the head, and the head moves on within seconds.
-  const moved = lastBlock !== undefined && run.block.number > lastBlock;
   // The run's batch may have asked already (see `first-pages.ts`), about the same rows: those earlier runs read since
   // `from` (this run's own, which it read, are left out below either way).
   const at = { endpoint: run.endpoint, dataset: task.ds.name, root: run.pin.root, block: run.block.number };
-  const known = from === undefined || !moved ? undefined : deps.source.knownPresence?.(at);
+  const known = from === undefined ? undefined : deps.source.knownPresence?.(at);
   const ids =
-    from === undefined || !moved
+    from === undefined
       ? []
       : (
           known?.asked ?? (await deps.checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: deps.runId }))
