@@ -18,6 +18,12 @@
  *   meet it with their retries and standby routes, and the batch adds one request, not a storm.
  * Each alias's rows are cut from the answer's bytes unparsed (`util/json-members.ts`), and the task's page checker
  * checks them as it checks any page.
+ *
+ * What the batches hold is bounded (`holdBytes`): every batch is asked before the first task starts, and a catch-up
+ * run's first pages are full (a batch of 32 full pages is tens of megabytes). An answer is held until the last of its
+ * pages is taken; a batch is not asked once the answers held reach the bound, and an answer that would pass it is let go
+ * at once. Either way its tasks ask their first pages themselves, as without a batch: the bound costs requests, never
+ * rows.
  */
 import pLimit from 'p-limit';
 import type { Dataset } from '../catalog/catalog.ts';
@@ -50,9 +56,27 @@ function presenceKey(at: PresenceAt): string {
 
 /**
  * A page answer kept from a batch: its rows, a view on the batch's answer (not a copy: the answer is freed once every
- * page of it is taken), written as a page answer of its own when a task takes it.
+ * page of it is taken), written as a page answer of its own when a task takes it; `answer` is what holds that answer.
  */
-type Kept = Uint8Array;
+interface Kept {
+  readonly rows: Uint8Array;
+  readonly answer: Held;
+}
+
+/** A batch's answer held for its pages: its size, and how many of its pages no task took yet. */
+interface Held {
+  readonly bytes: number;
+  pages: number;
+}
+
+/**
+ * The bytes of batch answers a run holds at most before their tasks take them (see the module's header): a few full
+ * batches, a small part of what a 512 MiB container leaves the process beside DuckDB.
+ */
+export const HOLD_BYTES = 32 * 1024 ** 2;
+
+/** Why a batch was not asked, or its answer let go. */
+const FULL = 'the first pages held reach their bound; the tasks ask their own';
 
 /** How a page answer begins and ends around its rows: compact, as graph-node writes it (see `page-check.ts`). */
 const PAGE_HEAD = Buffer.from('{"data":{"rows":');
@@ -132,15 +156,22 @@ export class FirstPages implements PageSource {
   private readonly presence = new Map<string, Presence>();
   /** Requests sent by batches of each route and not yet counted by a task. */
   private readonly uncounted = new Map<string, number>();
+  /** Bytes of the answers held (see `HOLD_BYTES`). */
+  private heldBytes = 0;
 
   /**
    * `pageSize`: the first page's size; `maxAliases`: datasets asked in one request at most (config `batchDatasets`; the
-   * dodoex deployment has 32, and graph-node sets no limit of its own).
+   * dodoex deployment has 32, and graph-node sets no limit of its own); `holdBytes`: the bytes of answers held at most
+   * (`HOLD_BYTES` unless given).
    */
   constructor(
     private readonly source: PageSource,
-    private readonly sizes: { readonly pageSize: number; readonly maxAliases: number },
+    private readonly sizes: { readonly pageSize: number; readonly maxAliases: number; readonly holdBytes?: number },
   ) {}
+
+  private get holdBytes(): number {
+    return this.sizes.holdBytes ?? HOLD_BYTES;
+  }
 
   private get pageSize(): number {
     return this.sizes.pageSize;
@@ -167,9 +198,10 @@ export class FirstPages implements PageSource {
     const hit = this.kept.get(key);
     if (!hit) return this.source.requestBody(endpoint, query, vars);
     this.kept.delete(key);
+    if (--hit.answer.pages === 0) this.heldBytes -= hit.answer.bytes;
     const requests = this.uncounted.get(endpoint.url) ?? 0;
     this.uncounted.delete(endpoint.url);
-    return { body: Buffer.concat([PAGE_HEAD, hit, PAGE_TAIL]), bytes: hit.byteLength, requests };
+    return { body: Buffer.concat([PAGE_HEAD, hit.rows, PAGE_TAIL]), bytes: hit.rows.byteLength, requests };
   }
 
   /** What a batch learnt of the presence of a dataset's window rows (see `PageSource.knownPresence`). */
@@ -180,6 +212,11 @@ export class FirstPages implements PageSource {
   /** Page answers kept and not taken yet. */
   get waiting(): number {
     return this.kept.size;
+  }
+
+  /** Bytes of the batch answers held for pages not taken yet. */
+  get held(): number {
+    return this.heldBytes;
   }
 
   /**
@@ -202,10 +239,14 @@ export class FirstPages implements PageSource {
       batches.map((b) =>
         limit(async () => {
           const stats = { requests: 0, answered: 0, left: 0, failure: undefined as string | undefined };
+          if (this.heldBytes >= this.holdBytes) {
+            stats.left = b.length;
+            stats.failure = FULL;
+          }
           // Enough requests to find one failing dataset by halving (two per level), not to search the whole tree: an
           // upstream whose every answer fails costs the batch 11 requests at most, not 63.
           const budget = { left: 1 + 2 * Math.ceil(Math.log2(b.length)) };
-          await this.readBatch(b, { signal: opts.signal, budget }, stats);
+          if (!stats.failure) await this.readBatch(b, { signal: opts.signal, budget }, stats);
           const endpoint = b[0]!.endpoint.label;
           opts.log('first-pages', {
             endpoint,
@@ -235,10 +276,12 @@ export class FirstPages implements PageSource {
     const { query, vars } = batchQuery(asks, this.pageSize);
     let members: Map<string, Uint8Array> | undefined;
     let failure: string;
+    let size = 0;
     stats.requests++;
     this.uncounted.set(endpoint.url, (this.uncounted.get(endpoint.url) ?? 0) + 1);
     try {
       const { body } = await this.source.requestBody(endpoint, query, vars);
+      size = body.byteLength;
       const top = topMembers(body);
       const data = top?.get('data');
       const spans = top && !top.has('errors') && data ? objectMembers(body, data) : undefined;
@@ -268,13 +311,23 @@ export class FirstPages implements PageSource {
       await this.readBatch(asks.slice(half), bounds, stats);
       return;
     }
+    if (this.heldBytes + size > this.holdBytes) {
+      // Held, it would pass the bound: let go, its tasks ask their pages themselves.
+      stats.left += asks.length;
+      stats.failure = FULL;
+      return;
+    }
+    const answer: Held = { bytes: size, pages: asks.length };
+    this.heldBytes += size;
     asks.forEach((a, i) => {
       const rows = members.get(`a${i}`)!;
       const key = askKey(endpoint, pageQuery(a.ds, a.root, a.request.shape), {
         first: this.pageSize,
         ...a.request.vars,
       });
-      this.kept.set(key, rows);
+      const old = this.kept.get(key);
+      if (old && --old.answer.pages === 0) this.heldBytes -= old.answer.bytes;
+      this.kept.set(key, { rows, answer });
       stats.answered++;
       const ids = held[i];
       if (a.present?.length && ids)

@@ -272,6 +272,58 @@ describe('FirstPages', () => {
   });
 });
 
+describe('FirstPages: what the batches hold is bounded', () => {
+  it('lets an answer over the bound go at once, and its tasks still export exactly on their own', async () => {
+    const { read, pin, asks, upstream } = await fourRoutes();
+    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32, holdBytes: 1000 });
+    const events: Record<string, unknown>[] = [];
+    await pages.read(asks, { ...quiet, log: (_e, f) => events.push(f) });
+    expect(upstream.requests).toBe(1);
+    expect(pages.waiting).toBe(0);
+    expect(pages.held).toBe(0);
+    expect(events).toEqual([expect.objectContaining({ datasets: 4, answered: 0, left: 4 })]);
+    for (const r of read) {
+      const before = r.src.requests;
+      const t = fakeTask(r.src, r.wh, { reorgWindowSecs: 60 });
+      await runTask(t.task, { ...t.deps, source: pages }, pin);
+      if (r.ds.kind === 'snapshot')
+        expect([...r.wh.snapshots.get(200)!.map((x) => x.id)].sort()).toEqual([
+          ...expectedRows(r.ds, r.src.rows).keys(),
+        ]);
+      else expect(r.wh.rowsById()).toEqual(expectedRows(r.ds, r.src.rows));
+      expect(r.src.requests - before).toBeGreaterThan(0);
+    }
+  });
+
+  it('asks no more batches once the answers held reach the bound, and frees an answer when its last page is taken', async () => {
+    const { asks, upstream } = await fourRoutes();
+    // Two routes of two datasets each; one batch at a time, the first route's first.
+    const other = { url: 'http://127.0.0.1:2/fake', label: 'other', host: '127.0.0.1:2' } as Endpoint;
+    const two = asks.map((a, i) => (i < 2 ? a : { ...a, endpoint: other }));
+    const alone = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
+    await alone.read(two.slice(0, 2), quiet);
+    const first = alone.held;
+    expect(first).toBeGreaterThan(0);
+    upstream.requests = 0;
+    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32, holdBytes: first });
+    const events: Record<string, unknown>[] = [];
+    await pages.read(two, { ...quiet, concurrency: 1, log: (_e, f) => events.push(f) });
+    expect(upstream.requests).toBe(1);
+    expect(pages.waiting).toBe(2);
+    expect(pages.held).toBe(first);
+    expect(events).toEqual([
+      expect.objectContaining({ endpoint: 'fake', datasets: 2, answered: 2, requests: 1 }),
+      expect.objectContaining({ endpoint: 'other', datasets: 2, answered: 0, requests: 0, left: 2 }),
+    ]);
+    for (const a of two.slice(0, 2)) {
+      expect(pages.held).toBe(first);
+      const query = pageQuery(a.ds, a.root, a.request.shape);
+      await pages.requestBody(a.endpoint, query, { first: 100, ...a.request.vars });
+    }
+    expect(pages.held).toBe(0);
+  });
+});
+
 describe('json-members', () => {
   it('cuts each member of `data` out as the bytes that came, whatever its strings hold', () => {
     const rows = '[{"id":"a\\"]}","v":1,"v":2},{"id":"b","n":[1,{"x":"}"}],"s":"名前🦄"}]';
