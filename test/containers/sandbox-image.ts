@@ -2,10 +2,9 @@
  * Builds the sandbox's container image from the project's own files, with no registry: a `FROM scratch` image
  * holding this machine's `node` binary, the shared libraries it links, and the sandbox bundled into one file.
  */
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { GenericContainer } from 'testcontainers';

@@ -44,7 +44,7 @@ const MODELS: Record<string, new (o: never) => { validate(): void }> = {
   'v1 ConfigMap': ConfigMap,
 };
 
-// biome-ignore lint/suspicious/noExplicitAny: manifests are read as plain YAML, then validated by the models.
+// Manifests are read as plain YAML, then validated by the models.
 type Doc = Record<string, any>;
 
 /** Every document of every manifest, validated by its Kubernetes model (which throws on any schema violation). */
