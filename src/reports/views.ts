@@ -5,12 +5,15 @@
  * sessions and notebooks.
  */
 
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { DATASETS } from '../catalog/catalog.ts';
 import { DEFAULT_TRACKED, type TrackedSettings } from '../config/tracked.ts';
 import { defineDatasetViews, viewsWithFiles } from '../lake/lake-db.ts';
 import { LAYOUT_VERSION } from '../lake/layout.ts';
+import { createTable } from '../store/ddl.ts';
 import { duckdb } from '../store/warehouse.ts';
 import { replaceFile } from '../util/atomic-file.ts';
 
@@ -93,9 +96,26 @@ async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: Tra
   await defineReportViews(conn, tracked);
 }
 
+let digest: string | undefined;
+
+/** A digest of what this version defines: the report and helper SQL and every dataset's columns. */
+function definitionsDigest(): string {
+  digest ??= createHash('sha256')
+    .update(
+      JSON.stringify({
+        reports: reportViews().map((v) => v.sql),
+        helpers: sqlFiles(HELPERS_DIR),
+        datasets: DATASETS.map((d) => createTable(d)),
+      }),
+    )
+    .digest('hex');
+  return digest;
+}
+
 /**
- * What a views file was built for: the data folder, the lake's layout, the tracked settings and the views that read
- * files. A views file whose key differs from the present one is not used (`openLakeDb`).
+ * What a views file was built for: the data folder, the lake's layout, the tracked settings, the views that read
+ * files and the definitions of this version. A views file whose key differs from the present one is not used
+ * (`openLakeDb`), and one whose key is the present one is not built again (`writeViewsFile`).
  */
 function viewsKey(dataDir: string, tracked: TrackedSettings): string {
   return JSON.stringify({
@@ -103,6 +123,7 @@ function viewsKey(dataDir: string, tracked: TrackedSettings): string {
     layout: LAYOUT_VERSION,
     tracked,
     files: viewsWithFiles(dataDir),
+    definitions: definitionsDigest(),
   });
 }
 
@@ -162,8 +183,17 @@ async function defineInMemory(dataDir: string, tracked: TrackedSettings): Promis
   };
 }
 
-/** Renews `<dataDir>/lake.duckdb`: built under a temporary name, then renamed over the old one. */
-export async function writeViewsFile(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<void> {
+/**
+ * Renews `<dataDir>/lake.duckdb`: built under a temporary name, then renamed over the old one; left as it is when it
+ * was built for the lake and settings as they are (its views read the files by their globs, so new files of a table
+ * need no new view). Returns whether it was built.
+ */
+export async function writeViewsFile(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<boolean> {
+  const current = await openViewsFile(dataDir, tracked);
+  if (current) {
+    current.close();
+    return false;
+  }
   const target = join(dataDir, VIEWS_FILE);
   const tmp = `${target}.tmp`;
   rmSync(tmp, { force: true });
@@ -180,6 +210,7 @@ export async function writeViewsFile(dataDir: string, tracked: TrackedSettings =
       instance.closeSync();
     }
     replaceFile(tmp, target);
+    return true;
   } catch (e) {
     // The old views file stays; no half-built one is left behind.
     rmSync(tmp, { force: true });

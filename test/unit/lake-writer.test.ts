@@ -425,6 +425,41 @@ describe('readers', () => {
     expect(await seen()).toEqual({ db: 'memory', swaps: '1', pairs: '1', trusted });
   });
 
+  it('build the views file again only when what it was built for changed', async () => {
+    await swaps([5]);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    await writeLake(w, dir);
+    const file = join(dir, 'lake.duckdb');
+    const inode = () => statSync(file).ino;
+    expect(await writeViewsFile(dir)).toBe(true);
+    const built = inode();
+    // New rows of a table that has files: its view reads them by its glob, and the file is left as it is.
+    await swaps([6], 'r2');
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r2'] });
+    await writeLake(w, dir);
+    expect(await writeViewsFile(dir)).toBe(false);
+    expect(inode()).toBe(built);
+    // Other tracked settings, then a table's first files: built again each time.
+    const fewer = { ...DEFAULT_TRACKED, tokens: DEFAULT_TRACKED.tokens.slice(1) };
+    expect(await writeViewsFile(dir, fewer)).toBe(true);
+    expect(await writeViewsFile(dir, fewer)).toBe(false);
+    await w.exec(`INSERT INTO dodoex.pairs (id, chain_id, _run_id, _taken_at) VALUES ('p', 56, 'r3', now())`);
+    await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r3'] });
+    await writeLake(w, dir);
+    expect(await writeViewsFile(dir, fewer)).toBe(true);
+    const db = await openLakeDb(dir, fewer);
+    try {
+      const [r] = (
+        await db.conn.runAndReadAll(
+          'SELECT current_database() AS db, (SELECT count(*) FROM dodoex.swaps) AS swaps, (SELECT count(*) FROM dodoex.pairs) AS pairs',
+        )
+      ).getRowObjectsJson();
+      expect(r).toEqual({ db: 'lake', swaps: '2', pairs: '1' });
+    } finally {
+      db.close();
+    }
+  });
+
   it('a stop before or during the write publishes no half entry: what it left stays listed, and the next write ends it', async () => {
     // Two chains' swaps over two months, enough rows that the write is under way when the stop comes.
     await w.exec(
