@@ -54,10 +54,20 @@ const ROW_GROUP_BYTES = '16MB';
 
 const BASE_OPTS = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
 
-/** The options of every COPY to the lake, for the settings of `w`'s database. */
-async function copyOpts(w: Sql): Promise<string> {
-  const [r] = await w.all("SELECT current_setting('preserve_insertion_order') AS keep");
-  return r?.keep === false ? `${BASE_OPTS}, ROW_GROUP_SIZE_BYTES '${ROW_GROUP_BYTES}'` : BASE_OPTS;
+/** The options of each connection's COPYs: its database's settings do not change while it is open. */
+const optsOf = new WeakMap<Sql, Promise<string>>();
+
+/** The options of every COPY to the lake, for the settings of `w`'s database (read once per connection). */
+function copyOpts(w: Sql): Promise<string> {
+  let opts = optsOf.get(w);
+  if (!opts) {
+    opts = w
+      .all("SELECT current_setting('preserve_insertion_order') AS keep")
+      .then(([r]) => (r?.keep === false ? `${BASE_OPTS}, ROW_GROUP_SIZE_BYTES '${ROW_GROUP_BYTES}'` : BASE_OPTS));
+    optsOf.set(w, opts);
+    opts.catch(() => optsOf.delete(w));
+  }
+  return opts;
 }
 
 /** The name of a month's `n`-th file. */

@@ -14,7 +14,7 @@ import { CounterReader, type DayRange } from './counters.ts';
 import { IDENTITIES, type Identity } from './identities.ts';
 import { lakeChecks } from './lake-match.ts';
 import { foundCounts, type Mismatch, reconcile } from './reconcile.ts';
-import { scopeOf } from './scope.ts';
+import { readScopes, type Scopes } from './scope.ts';
 
 /** What to verify. */
 export interface VerifyRequest {
@@ -74,7 +74,7 @@ type Planned =
     };
 
 /** Plans one identity on one chain from the warehouse: the block and days its rows may be checked at. */
-async function plan(req: VerifyRequest, at: { identity: Identity; chainId: number }): Promise<Planned> {
+function plan(req: VerifyRequest, scopes: Scopes, at: { identity: Identity; chainId: number }): Planned {
   const { identity, chainId } = at;
   const ds = findDataset(identity.dataset)!;
   const base = {
@@ -86,7 +86,7 @@ async function plan(req: VerifyRequest, at: { identity: Identity; chainId: numbe
     groups: 0,
     mismatches: [],
   };
-  const scope = await scopeOf(req.warehouse, chainId, ds);
+  const scope = scopes.of(chainId, ds);
   if ('skip' in scope) return { check: { ...base, skipped: scope.skip } };
   let days: DayRange | undefined;
   if (identity.counter.byDay) {
@@ -128,8 +128,9 @@ async function checkOne(
 export async function verify(req: VerifyRequest): Promise<VerifyReport> {
   const reader = new CounterReader(req.client, req.config);
   const limit = pLimit(Math.max(1, req.config.concurrency));
-  const planned = await Promise.all(
-    req.chains.flatMap((chainId) => identitiesFor(req.datasets).map((identity) => plan(req, { identity, chainId }))),
+  const scopes = await readScopes(req.warehouse, req.chains);
+  const planned = req.chains.flatMap((chainId) =>
+    identitiesFor(req.datasets).map((identity) => plan(req, scopes, { identity, chainId })),
   );
   // Each counter from the first route that has indexed its block; the first page of every counter a route serves in
   // one request per route.
