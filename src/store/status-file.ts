@@ -154,6 +154,8 @@ export class StatusKeeper {
   private writtenAt = 0;
   /** When an entry was last read again from the warehouse (epoch ms). */
   private readAt = 0;
+  /** The write that follows changes made within a second of the last one. */
+  private pending: NodeJS.Timeout | undefined;
 
   /** The clock, in epoch ms (a test sets its own). */
   now: () => number = Date.now;
@@ -210,12 +212,17 @@ export class StatusKeeper {
       lastError: t.status === 'ok' ? null : t.error,
       lastSuccess: t.status === 'ok' ? t.endedAt.toISOString() : (before?.lastSuccess ?? base.lastSuccess),
     });
-    // Hundreds of tasks that read nothing end within a second: the file is written once a second for them.
-    if (!t.unchanged || this.now() - this.writtenAt >= 1000) this.write();
+    // Hundreds of tasks end within a second: the file (written whole, and synced) is written at most once a second,
+    // and a change within that second is written when it ends.
+    const since = this.now() - this.writtenAt;
+    if (since >= 1000 || since < 0) this.write();
+    else this.pending ??= setTimeout(() => this.write(), 1000 - since).unref();
   }
 
   /** The run ended: the file is rebuilt from the warehouse, where the ledger now holds every task. */
   async end(): Promise<void> {
+    clearTimeout(this.pending);
+    this.pending = undefined;
     this.entries.clear();
     for (const e of await readEntries(this.w)) this.entries.set(`${e.dataset}/${e.chainId}`, e);
     this.state = 'ended';
@@ -227,6 +234,8 @@ export class StatusKeeper {
    * `status` then reads the last file written, or rebuilds one from the warehouse once the run has ended.
    */
   private write(): void {
+    clearTimeout(this.pending);
+    this.pending = undefined;
     this.writtenAt = this.now();
     try {
       this.writeNow();

@@ -210,11 +210,15 @@ describe('the status file', () => {
     await w.exec("INSERT INTO dodoex.swaps (chain_id, id) VALUES (56, 'b')");
     clock += 999;
     await ended('2026-01-03T00:00:01Z');
-    // Within the second: the outcome is written, the count is the one read before.
+    // Within the second: the file is written when the second ends, with the outcome and the count read before.
+    expect(readStatusFile(dir)!.entries[0]!.lastSuccess).toBe('2026-01-03T00:00:00.000Z');
+    await new Promise((r) => setTimeout(r, 50));
     expect(rows()).toBe(1);
     expect(readStatusFile(dir)!.entries[0]!.lastSuccess).toBe('2026-01-03T00:00:01.000Z');
     clock += 1;
     await ended('2026-01-03T00:00:02Z');
+    // Read again (a second since the last read), and written a second after the last write.
+    await new Promise((r) => setTimeout(r, 1100));
     expect(rows()).toBe(2);
     await w.exec("INSERT INTO dodoex.swaps (chain_id, id) VALUES (56, 'c')");
     await ended('2026-01-03T00:00:03Z');
@@ -226,6 +230,9 @@ describe('the status file', () => {
   it('a run keeps the file current: at its start, after each task, and rebuilt from the warehouse at its end', async () => {
     expect(readStatusFile(dir)).toBeUndefined();
     const keeper = await StatusKeeper.start(w, dir, 'run-1');
+    // A second between the tasks' ends: each is written at once (see the once-a-second test for what is within one).
+    let clock = Date.now();
+    keeper.now = () => (clock += 1000);
     let file = readStatusFile(dir)!;
     expect(file.run).toEqual({ id: 'run-1', pid: process.pid, startedAt: expect.any(String), state: 'running' });
     expect(file.entries).toEqual([]);
