@@ -212,7 +212,10 @@ export async function moveCheckpoints(tx: Tx, batches: readonly Batch[]): Promis
   }
 }
 
-/** The statements of one batch that does not only add rows, inside an open transaction; the lake is left to the caller. */
+/**
+ * The statements of one batch that does not only add rows, inside an open transaction; its checkpoint move (unless it
+ * keeps its checkpoint) and the lake are left to the caller.
+ */
 export async function writeOne(
   tx: Tx,
   { batch: b, source: src }: { readonly batch: Batch; readonly source: BatchSource },
@@ -293,15 +296,8 @@ export async function writeOne(
       [b.chainId, b.ds.name, b.checkpoint.prev],
     );
     if (Number(stands[0]?.n) !== 1) throw concurrentWriter(b);
-  } else {
-    const cp = checkpointStatement(checkpointKey(b), {
-      ...b.checkpoint,
-      block: { number: b.block, time: b.blockTime },
-      runId: b.runId,
-    });
-    // Compare-and-set: no row moved means another writer moved (or created) this checkpoint first.
-    if ((await tx.exec(cp.sql, cp.params)) !== 1) throw concurrentWriter(b);
   }
+  // Its checkpoint move is the caller's, with those of the other batches of its transaction (`moveCheckpoints`).
   if (b.mergeShards) {
     const drop = dropShardsStatement(b.chainId, b.ds.name);
     await tx.exec(drop.sql, drop.params);

@@ -171,12 +171,11 @@ export class DuckDBSink {
         files: run.flatMap((p) => p.source.files),
       });
       if (inserted !== rows) throw new Error(`inserted ${inserted} of ${rows} rows into ${first.batch.ds.table}`);
-      await moveCheckpoints(
-        tx,
-        run.map((p) => p.batch),
-      );
       run = [];
     };
+    // Every checkpoint move of the group, in its order, by compare-and-set in as few statements as they allow: one
+    // UPDATE for the group's existing checkpoints (a group of 64 short tasks moved 64 of them one by one).
+    const moves: Batch[] = [];
     for (const p of group) {
       const joins = joinsInsert(p.batch);
       if (!joins || (run.length && !sameInsert(run[0]!, p))) await insertRun();
@@ -191,17 +190,31 @@ export class DuckDBSink {
         written = { rows: p.batch.count, replacedIds: [] };
         mark = { chainId: p.batch.chainId, dataset: p.batch.ds.name, from, runs: new Set([p.batch.runId]) };
       } else ({ written, mark } = await writeOne(tx, p));
+      if (!p.batch.checkpoint.keep) moves.push(p.batch);
       counts.push(written);
       if (mark)
         lake.set(`${mark.chainId}/${mark.dataset}`, joinMarks(lake.get(`${mark.chainId}/${mark.dataset}`), mark));
     }
     await insertRun();
-    // What the lake must rewrite, once per dataset and chain of the group.
-    for (const m of lake.values())
+    await moveCheckpoints(tx, moves);
+    // What the lake must rewrite, once per dataset and chain of the group, in one statement (the marks travel as one
+    // JSON parameter).
+    if (lake.size)
       await tx.exec(
-        `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs) VALUES ($1, $2, $3, from_json($4, '["VARCHAR"]'))
+        `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs)
+         SELECT m.chain_id, m.dataset, m.from_seq, m.runs
+         FROM (SELECT unnest(from_json($1, '[{"chain_id":"INTEGER","dataset":"VARCHAR","from_seq":"BIGINT","runs":["VARCHAR"]}]')) AS m)
          ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs))`,
-        [m.chainId, m.dataset, m.from, JSON.stringify([...m.runs])],
+        [
+          JSON.stringify(
+            [...lake.values()].map((m) => ({
+              chain_id: m.chainId,
+              dataset: m.dataset,
+              from_seq: m.from,
+              runs: [...m.runs],
+            })),
+          ),
+        ],
       );
     return counts;
   }

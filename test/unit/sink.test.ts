@@ -435,6 +435,50 @@ describe('the DuckDB sink', () => {
     expect(await stored(EVENTS)).not.toContainEqual(expect.stringMatching(/^b8@/));
   });
 
+  it('a group of re-reads moves its existing checkpoints in one UPDATE and marks the lake in one INSERT; a stale one is refused alone', async () => {
+    // One re-read window of events on each of five chains, each continuing a checkpoint that exists.
+    const on = (chainId: number, prev: string, next: string, id: string) => ({
+      ...batch(EVENTS, [row(EVENTS, id, 50)], { prev, next, replace: { kind: 'from', column: 'timestamp', from: 40 } }),
+      chainId,
+    });
+    for (const c of [1, 2, 3, 4, 5])
+      await sink.write({
+        ...batch(EVENTS, [row(EVENTS, `old${c}`, 10)], { prev: null, next: `c${c}`, replace: { kind: 'none' } }),
+        chainId: c,
+      });
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    const txs = spyStatements();
+    const blocker = sink.write(on(1, 'c1', 'd1', 'n1'));
+    const group = [on(2, 'c2', 'd2', 'n2'), on(3, 'c3', 'd3', 'n3'), on(4, 'c4', 'd4', 'n4')].map((b) => sink.write(b));
+    await blocker;
+    expect((await Promise.all(group)).map((x) => x.rows)).toEqual([1, 1, 1]);
+    const count = (t: string[], re: RegExp) => t.filter((sql) => re.test(sql.trim())).length;
+    expect(txs.length).toBe(2);
+    expect(txs.map((t) => count(t, /^UPDATE _pool_export\.checkpoints/))).toEqual([1, 1]);
+    expect(txs.map((t) => count(t, /^INSERT INTO _pool_export\.lake_pending/))).toEqual([1, 1]);
+    const cursors = async () =>
+      (await w.all('SELECT chain_id, cursor FROM _pool_export.checkpoints ORDER BY chain_id')).map(
+        (r) => `${r.chain_id}:${r.cursor}`,
+      );
+    expect(await cursors()).toEqual(['1:d1', '2:d2', '3:d3', '4:d4', '5:c5']);
+    expect(
+      (await w.all('SELECT chain_id, from_seq, runs FROM _pool_export.lake_pending ORDER BY chain_id')).map(
+        (r) => `${r.chain_id}:${r.from_seq}:${JSON.stringify(r.runs)}`,
+      ),
+    ).toEqual(['1:50:["r1"]', '2:50:["r1"]', '3:50:["r1"]', '4:50:["r1"]']);
+    // One of a group whose checkpoint moved under it: refused alone, with none of its rows; the others land.
+    const next = sink.write(on(1, 'd1', 'e1', 'm1'));
+    const mixed = [on(2, 'd2', 'e2', 'm2'), on(5, 'stale', 'e5', 'm5'), on(3, 'd3', 'e3', 'm3')].map((b) =>
+      sink.write(b),
+    );
+    await next;
+    const outcomes = await Promise.allSettled(mixed);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrentWriterError);
+    expect(await cursors()).toEqual(['1:e1', '2:e2', '3:e3', '4:d4', '5:c5']);
+    expect(await stored(EVENTS)).not.toContainEqual(expect.stringMatching(/^m5@/));
+  });
+
   it('one group, one INSERT only per table, chain, block, run and time taken: each row keeps its own', async () => {
     const BUCKETS = fakeDataset('bucket');
     await w.exec(createTable(BUCKETS));
