@@ -266,7 +266,8 @@ async function firstAsks(
     const from = windowPresenceFrom(task.ds, cursor, where);
     const ids =
       from === undefined ? [] : await checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: args.runId });
-    const present = ids.length && ids.length <= args.config.pageSize ? { present: ids } : {};
+    // None at all is an answer too: the task then asks nothing of its window.
+    const present = ids.length <= args.config.pageSize ? { present: ids } : {};
     asks.push({ endpoint: at.endpoint, ds: task.ds, root, request, ...present });
   }
   return asks;

@@ -329,11 +329,11 @@ export class FirstPages implements PageSource {
       if (old && --old.answer.pages === 0) this.heldBytes -= old.answer.bytes;
       this.kept.set(key, { rows, answer });
       stats.answered++;
-      const ids = held[i];
-      if (a.present?.length && ids)
+      // An empty list of ids was not asked: none of them is held.
+      if (a.present)
         this.presence.set(
           presenceKey({ endpoint, dataset: a.ds.name, root: a.root, block: Number(a.request.vars.block) }),
-          { asked: a.present, held: ids },
+          { asked: a.present, held: held[i] ?? new Set() },
         );
     });
   }
