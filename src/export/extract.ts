@@ -6,18 +6,19 @@ import type { Config } from '../config/config.ts';
 import { errorClass, explainWriteError, TaskError, UpstreamError } from '../errors.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { type LedgerTask, RunLedger } from '../store/run-ledger.ts';
-import { DuckDBSink } from '../store/sink.ts';
+import { DuckDBSink, GROUP_LIMIT } from '../store/sink.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
 import { runTask } from './by-kind.ts';
-import { type FirstAsk, FirstPages } from './first-pages.ts';
+import { type FirstAsk, FirstPages, HostLimited } from './first-pages.ts';
 import { type PageChecker, WorkerPageChecker } from './page-check-runner.ts';
 import { firstRequest, windowPresenceFrom } from './paginate/first-request.ts';
 import type { Probed } from './route-choice.ts';
 import { chooseRoutes, NoRouteError, probeRoutes, type TaskRoute } from './run-routes.ts';
+import type { PageSource } from './seams.ts';
 import { emptyStats, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
 import type { Cursor } from './task-run.ts';
 
@@ -47,7 +48,7 @@ interface RunPlumbing {
   readonly args: RunArgs;
   readonly sink: DuckDBSink;
   /** The upstream, with the first pages a batch read already (see `first-pages.ts`). */
-  readonly source: FirstPages;
+  readonly source: PageSource;
   readonly checkpoints: CheckpointStore;
   readonly checker: PageChecker;
   /** The tasks whose last read ended well, as the run found them (see `CheckpointStore.complete`). */
@@ -248,9 +249,9 @@ async function firstAsks(
     readonly completed: RunPlumbing['complete'];
     readonly checkpoints: CheckpointStore;
   },
-): Promise<FirstAsk[]> {
+): Promise<Map<Task, FirstAsk>> {
   const { pinned, completed, checkpoints } = run;
-  const asks: FirstAsk[] = [];
+  const asks = new Map<Task, FirstAsk>();
   for (const task of args.tasks) {
     const at = pinned.get(task);
     const probe = at?.probe;
@@ -268,7 +269,7 @@ async function firstAsks(
       from === undefined ? [] : await checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: args.runId });
     // None at all is an answer too: the task then asks nothing of its window.
     const present = ids.length <= args.config.pageSize ? { present: ids } : {};
-    asks.push({ endpoint: at.endpoint, ds: task.ds, root, request, ...present });
+    asks.set(task, { endpoint: at.endpoint, ds: task.ds, root, request, ...present });
   }
   return asks;
 }
@@ -315,8 +316,11 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
     pageSize: args.config.pageSize,
     maxAliases: args.config.batchDatasets,
   });
-  const asks = args.config.batchDatasets > 0 ? await firstAsks(args, { pinned, completed: complete, checkpoints }) : [];
-  await source.read(asks, {
+  const asks =
+    args.config.batchDatasets > 0
+      ? await firstAsks(args, { pinned, completed: complete, checkpoints })
+      : new Map<Task, FirstAsk>();
+  await source.read([...asks.values()], {
     concurrency: args.config.concurrency,
     log: args.log,
     signal: args.signal,
@@ -325,28 +329,37 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   const limit = pLimit(args.config.concurrency);
   const hosts = new Map<string, ReturnType<typeof pLimit>>();
   const hostLimit = (h: string) => hosts.get(h) ?? hosts.set(h, pLimit(args.config.perEndpointConcurrency)).get(h)!;
+  // A task whose whole first page a batch holds asks the upstream nothing (what remains is its commit): such tasks run
+  // up to a commit group at a time, so that their commits share transactions, rather than `concurrency` at a time.
+  // Should one still ask something, its request waits for a place among its host's (`perEndpointConcurrency`).
+  const light = pLimit(GROUP_LIMIT);
+  const slot = (t: Task) => {
+    const ask = asks.get(t);
+    if (ask && source.holdsShort(ask))
+      return <T>(fn: (s: PageSource) => Promise<T>) =>
+        light(() => fn(new HostLimited(source, hostLimit(t.endpoint.host))));
+    return <T>(fn: (s: PageSource) => Promise<T>) => limit(() => hostLimit(t.endpoint.host)(() => fn(source)));
+  };
   args.progress?.start(args.tasks.length);
   let results: TaskResult[];
   try {
     const settled = await Promise.all(
       args.tasks.map((t) =>
-        limit(() =>
-          hostLimit(t.endpoint.host)(async () => {
-            // After a stop request, the tasks not started yet are left out: not run, not in the ledger.
-            if (args.signal.aborted) return undefined;
-            const r = await runOne({ args, sink, source, checkpoints, checker, complete }, t, pinned.get(t)!);
-            args.progress?.done(r);
-            await status.taskEnded({
-              dataset: t.ds.name,
-              chainId: t.chainId,
-              status: r.status,
-              error: r.error?.message ?? null,
-              endedAt: r.endedAt,
-              ...(r.unchanged ? { unchanged: true } : {}),
-            });
-            return r;
-          }),
-        ),
+        slot(t)(async (src) => {
+          // After a stop request, the tasks not started yet are left out: not run, not in the ledger.
+          if (args.signal.aborted) return undefined;
+          const r = await runOne({ args, sink, source: src, checkpoints, checker, complete }, t, pinned.get(t)!);
+          args.progress?.done(r);
+          await status.taskEnded({
+            dataset: t.ds.name,
+            chainId: t.chainId,
+            status: r.status,
+            error: r.error?.message ?? null,
+            endedAt: r.endedAt,
+            ...(r.unchanged ? { unchanged: true } : {}),
+          });
+          return r;
+        }),
       ),
     );
     results = settled.filter((r) => r !== undefined);

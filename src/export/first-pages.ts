@@ -29,7 +29,7 @@ import pLimit from 'p-limit';
 import type { Dataset } from '../catalog/catalog.ts';
 import { UpstreamError } from '../errors.ts';
 import type { Answer, Endpoint } from '../upstream/client.ts';
-import { objectMembers, type Span, topMembers } from '../util/json-members.ts';
+import { arrayLength, objectMembers, type Span, topMembers } from '../util/json-members.ts';
 import type { EventLog } from '../util/logger.ts';
 import type { PassRequest } from './paginate/pass.ts';
 import { pageField, pageQuery } from './queries.ts';
@@ -61,6 +61,8 @@ function presenceKey(at: PresenceAt): string {
 interface Kept {
   readonly rows: Uint8Array;
   readonly answer: Held;
+  /** Fewer rows than a page: the task that takes it reads no further page. */
+  readonly short: boolean;
 }
 
 /** A batch's answer held for its pages: its size, and how many of its pages no task took yet. */
@@ -214,6 +216,24 @@ export class FirstPages implements PageSource {
     return this.kept.size;
   }
 
+  /**
+   * Whether a batch holds the first page of `ask` and it is short: its task reads nothing further of its pass, so it
+   * costs the run no request (it may run beside more tasks than the upstream's concurrency allows).
+   */
+  holdsShort(ask: FirstAsk): boolean {
+    return this.kept.get(this.keyOf(ask))?.short === true;
+  }
+
+  /** Whether a batch holds the answer of this page request. */
+  holds(endpoint: Endpoint, query: string, vars: Record<string, unknown>): boolean {
+    return this.kept.has(askKey(endpoint, query, vars));
+  }
+
+  /** The key of the page request `ask` foresees. */
+  private keyOf(a: FirstAsk): string {
+    return askKey(a.endpoint, pageQuery(a.ds, a.root, a.request.shape), { first: this.pageSize, ...a.request.vars });
+  }
+
   /** Bytes of the batch answers held for pages not taken yet. */
   get held(): number {
     return this.heldBytes;
@@ -321,13 +341,11 @@ export class FirstPages implements PageSource {
     this.heldBytes += size;
     asks.forEach((a, i) => {
       const rows = members.get(`a${i}`)!;
-      const key = askKey(endpoint, pageQuery(a.ds, a.root, a.request.shape), {
-        first: this.pageSize,
-        ...a.request.vars,
-      });
+      const key = this.keyOf(a);
       const old = this.kept.get(key);
       if (old && --old.answer.pages === 0) this.heldBytes -= old.answer.bytes;
-      this.kept.set(key, { rows, answer });
+      const n = arrayLength(rows, this.pageSize);
+      this.kept.set(key, { rows, answer, short: n !== undefined && n < this.pageSize });
       stats.answered++;
       // An empty list of ids was not asked: none of them is held.
       if (a.present)
@@ -336,5 +354,38 @@ export class FirstPages implements PageSource {
           { asked: a.present, held: held[i] ?? new Set() },
         );
     });
+  }
+}
+
+/**
+ * A source whose every request waits for a place under `limit` (its host's), for a task that runs outside its host's
+ * task limit because a batch holds all it is expected to read (see `FirstPages.holdsShort`).
+ */
+export class HostLimited implements PageSource {
+  constructor(
+    private readonly source: FirstPages,
+    private readonly limit: <T>(fn: () => Promise<T>) => Promise<T>,
+  ) {}
+
+  request<T>(endpoint: Endpoint, query: string, vars: Record<string, unknown>): Promise<Answer<T>> {
+    return this.limit(() => this.source.request<T>(endpoint, query, vars));
+  }
+
+  requestBody(
+    endpoint: Endpoint,
+    query: string,
+    vars: Record<string, unknown>,
+  ): Promise<{ body: Uint8Array; bytes: number; requests?: number }> {
+    // A page the batch holds is no request: it takes no place.
+    if (this.source.holds(endpoint, query, vars)) return this.source.requestBody(endpoint, query, vars);
+    return this.limit(() => this.source.requestBody(endpoint, query, vars));
+  }
+
+  answerData<T>(endpoint: Endpoint, body: Uint8Array): T {
+    return this.source.answerData<T>(endpoint, body);
+  }
+
+  knownPresence(at: PresenceAt): Presence | undefined {
+    return this.source.knownPresence(at);
   }
 }

@@ -32,7 +32,7 @@ interface Pending {
 const SINK_FILE = /^(?:[0-9a-f-]{36}\.ndjson|page-[0-9a-f-]{36}\.json)$/;
 
 /** Most batches merged into one transaction by group commit. */
-const GROUP_LIMIT = 64;
+export const GROUP_LIMIT = 64;
 
 /**
  * The DuckDB sink: a batch's rows are in files (its pages as the page checker kept them, or its mapped rows written to

@@ -107,3 +107,25 @@ export function objectMembers(body: Uint8Array, span: Span): Map<string, Span> |
     return undefined;
   }
 }
+
+/**
+ * How many elements the JSON array `list` holds (the bytes of a page's rows), counting no further than `most`;
+ * undefined when it is not an array or its structure is broken.
+ */
+export function arrayLength(list: Uint8Array, most = Number.POSITIVE_INFINITY): number | undefined {
+  try {
+    let i = skipWs(list, 0);
+    if (list[i] !== OPEN_ARRAY) return undefined;
+    i = skipWs(list, i + 1);
+    if (list[i] === CLOSE_ARRAY) return skipWs(list, i + 1) === list.length ? 0 : undefined;
+    for (let n = 1; ; n++) {
+      if (n >= most) return n;
+      i = skipWs(list, skipValue(list, i));
+      if (list[i] === CLOSE_ARRAY) return skipWs(list, i + 1) === list.length ? n : undefined;
+      if (list[i] !== COMMA) return undefined;
+      i = skipWs(list, i + 1);
+    }
+  } catch {
+    return undefined;
+  }
+}

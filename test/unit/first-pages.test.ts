@@ -3,17 +3,18 @@
  * paginator sends; a batch's answer serves each task the page its own request would have got, byte for byte; a batch
  * whose answer fails for one dataset is split so the others are still answered; a route that fails ends the batch.
  */
+import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
 import type { CursorKind } from '../../src/catalog/catalog.ts';
 import { UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
-import { type FirstAsk, FirstPages } from '../../src/export/first-pages.ts';
+import { type FirstAsk, FirstPages, HostLimited } from '../../src/export/first-pages.ts';
 import { firstRequest, windowPresenceFrom } from '../../src/export/paginate/first-request.ts';
 import { pageQuery, selection } from '../../src/export/queries.ts';
 import type { PageSource } from '../../src/export/seams.ts';
 import type { Cursor } from '../../src/export/task-run.ts';
 import type { Answer, Endpoint } from '../../src/upstream/client.ts';
-import { objectMembers, topMembers } from '../../src/util/json-members.ts';
+import { arrayLength, objectMembers, topMembers } from '../../src/util/json-members.ts';
 import {
   expectedRows,
   type FakeRow,
@@ -272,6 +273,47 @@ describe('FirstPages', () => {
   });
 });
 
+describe('FirstPages: the tasks that ask nothing', () => {
+  it('knows which held first pages are short, and a task outside its host limit waits for a place only to ask', async () => {
+    const { read, pin, asks, upstream } = await fourRoutes();
+    // Pages of 60 rows: the event dataset's first page (its 30 new rows and the window) is full, the others short.
+    const full = new FirstPages(upstream, { pageSize: 60, maxAliases: 32 });
+    await full.read(asks, quiet);
+    const short = asks.map((a) => full.holdsShort(a));
+    const counts = await Promise.all(
+      asks.map(async (a) => {
+        const vars = { first: 60, ...a.request.vars };
+        const sub = read.find((r) => r.ds === a.ds)!.src;
+        const page = await sub.requestBody(ENDPOINT, pageQuery(a.ds, pin.root, a.request.shape), vars);
+        return (JSON.parse(Buffer.from(page.body).toString()) as { data: { rows: unknown[] } }).data.rows.length;
+      }),
+    );
+    expect(short).toEqual(counts.map((n) => n < 60));
+    expect(short).toContain(true);
+    expect(short).toContain(false);
+    // Not held at all: not short.
+    expect(new FirstPages(upstream, { pageSize: 60, maxAliases: 32 }).holdsShort(asks[0]!)).toBe(false);
+    // The host's one place is taken: a held page is still served, a request waits until the place is free.
+    const place = pLimit(1);
+    let free!: () => void;
+    void place(() => new Promise<void>((r) => (free = r)));
+    const limited = new HostLimited(full, place);
+    const a = asks[1]!;
+    const vars = { first: 60, ...a.request.vars };
+    const held = await limited.requestBody(ENDPOINT, pageQuery(a.ds, pin.root, a.request.shape), vars);
+    expect(held.requests).toBe(1);
+    let asked = false;
+    const other = limited
+      .requestBody(ENDPOINT, pageQuery(a.ds, pin.root, a.request.shape), { ...vars, first: 7 })
+      .then(() => (asked = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(asked).toBe(false);
+    free();
+    await other;
+    expect(asked).toBe(true);
+  });
+});
+
 describe('FirstPages: what the batches hold is bounded', () => {
   it('lets an answer over the bound go at once, and its tasks still export exactly on their own', async () => {
     const { read, pin, asks, upstream } = await fourRoutes();
@@ -344,5 +386,18 @@ describe('json-members', () => {
       '{"data":{"a0":}}',
     ])
       expect(dataMembers(broken), broken).toBeUndefined();
+  });
+
+  it('counts the rows of a page as JSON.parse does, up to a bound, and refuses what is no list', () => {
+    const rows = '[{"id":"a,\\"]}","n":[1,2,{"x":"]"}]} , {"id":"b"},\n{"id":"名前🦄"}]';
+    expect(JSON.parse(rows)).toHaveLength(3);
+    const bytes = (t: string) => Buffer.from(t);
+    expect(arrayLength(bytes(rows))).toBe(3);
+    expect(arrayLength(bytes(rows), 2)).toBe(2);
+    expect(arrayLength(bytes(rows), 100)).toBe(3);
+    expect(arrayLength(bytes(' [ ] '))).toBe(0);
+    expect(arrayLength(bytes('[1]'))).toBe(1);
+    for (const broken of ['{"a":1}', '[1,]', '[1 2]', '[1', '[1]x', 'null', ''])
+      expect(arrayLength(bytes(broken)), broken).toBeUndefined();
   });
 });
