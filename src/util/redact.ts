@@ -10,7 +10,7 @@ const SHORT = 8;
 /** Characters a key is made of: a short key next to one of them is part of another word. */
 const KEY_CHAR = '[A-Za-z0-9_\\-+/.~]';
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The text with every key (the main one and the routes' own) replaced by `***`. */
 export function redact(text: string, secrets: string | readonly string[]): string {
@@ -18,7 +18,7 @@ export function redact(text: string, secrets: string | readonly string[]): strin
   for (const s of typeof secrets === 'string' ? [secrets] : secrets) {
     if (!s) continue;
     if (s.length >= SHORT) out = out.split(s).join('***');
-    else out = out.replace(new RegExp(`(?<!${KEY_CHAR})${escape(s)}(?!${KEY_CHAR})`, 'g'), '***');
+    else out = out.replace(new RegExp(`(?<!${KEY_CHAR})${escapeRegExp(s)}(?!${KEY_CHAR})`, 'g'), '***');
   }
   return out;
 }
