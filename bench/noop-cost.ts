@@ -63,8 +63,10 @@ const RUNS_A_DAY: Readonly<Record<string, number>> = { liquidity: 96, events: 28
 try {
   const lines = ['| run | requests | wall time | lake files written (lake write) |', '|---|---|---|---|'];
   lines.push(row('backfill of every job', await run('backfill', batched)));
-  const noop = await run('no-op', batched);
-  lines.push(row('nothing new upstream', noop));
+  // Three no-op runs, the median reported: each is a few seconds, where the machine's noise is a large part.
+  const noops = [await run('no-op', batched), await run('no-op', batched), await run('no-op', batched)];
+  const noop = [...noops].sort((a, b) => a.secs - b.secs)[1]!;
+  lines.push(row('nothing new upstream (median of 3)', noop));
   await sb.control('advance', { blocks: 100 });
   cpSync(batched, alone, { recursive: true });
   const inc = await run('incremental', batched);
@@ -73,7 +75,7 @@ try {
   lines.push(row('after 100 new blocks, a first request per task (baseline)', base));
   lines.push('');
   lines.push(
-    `target 1 (no-op at most 2 requests per route): ${(noop.requests / ROUTES).toFixed(2)} per route: ${noop.requests <= 2 * ROUTES ? 'met' : 'not met'}`,
+    `target 1 (no-op at most 2 requests per route, and at most 1/8 of the wall time of a run that reads every task, as every run did before: the unbatched run after 100 blocks): ${(noop.requests / ROUTES).toFixed(2)} per route: ${noop.requests <= 2 * ROUTES ? 'met' : 'not met'}; ${noop.secs.toFixed(1)} s against ${base.secs.toFixed(1)} s, 1/${(base.secs / noop.secs).toFixed(1)}: ${noop.secs * 8 <= base.secs ? 'met' : 'not met'}`,
   );
   lines.push(
     `target 2 (after 100 blocks at most 3 requests per route, plus full pages): ${(inc.requests / ROUTES).toFixed(2)} per route against ${(base.requests / ROUTES).toFixed(2)} unbatched (${(base.requests / inc.requests).toFixed(1)} × fewer): ${inc.requests <= 3 * ROUTES ? 'met' : 'not met'}; wall time ${(inc.secs / noop.secs).toFixed(2)} × the no-op's (target at most 1.5 ×), ${(inc.secs / base.secs).toFixed(2)} × the unbatched run's`,

@@ -4,10 +4,14 @@
 // through tsx instead, so a stale bundle never runs. bin/main.ts hands the command line the jobs of jobs/.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 
-// Node.js 22 and 24 are the lines tested (`make test` on 24, `make test-node22` on 22); older ones have ended.
-if (Number(process.versions.node.split('.')[0]) < 22) {
+// Node.js 22 and 24 are the lines tested (`make test` on 24, `make test-node22` on 22); older ones have ended. On an
+// older one, the tool runs on the Node 24 that `npm install` put in node_modules/node24 (the optional dependency
+// `node24`), as its child: `node bin/pool-export.js …` works as written wherever the machine's own Node is older.
+const older = Number(process.versions.node.split('.')[0]) < 22;
+const own = new URL('../node_modules/node24/bin/node', import.meta.url);
+if (older && !existsSync(own)) {
   process.stderr.write(
-    `pool-export needs Node.js 22 or later, and this is ${process.version}: run it as \`npx pool-export …\` in the project's folder (\`make install\` puts Node 24 in node_modules/node24/bin), or install Node 22 or 24\n`,
+    `pool-export needs Node.js 22 or later, and this is ${process.version}: run \`npm install\` (or \`make install\`) in the project's folder, which puts Node 24 in node_modules/node24/bin, or install Node 22 or 24\n`,
   );
   process.exit(2);
 }
@@ -31,7 +35,25 @@ function newestSource() {
   return newest;
 }
 
-if (existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource()) {
+if (older) {
+  // The child runs in its own process group, so that a Ctrl-C reaches it once (passed on by this process), not twice
+  // (a second signal stops a run at once); should this process be killed outright, the tool notices that its parent
+  // is gone and stops as if signalled (src/cli/launcher.ts).
+  const { spawn } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const child = spawn(fileURLToPath(own), [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    detached: true,
+  });
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  const pass = (signal) => child.kill(signal);
+  for (const s of signals) process.on(s, pass);
+  child.on('exit', (code, signal) => {
+    for (const s of signals) process.off(s, pass);
+    if (signal) process.kill(process.pid, signal);
+    else process.exit(code ?? 1);
+  });
+} else if (existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource()) {
   await import(bundle.href);
 } else {
   const { register } = await import('tsx/esm/api');

@@ -161,8 +161,41 @@ describe('the README, as a new user follows it', () => {
   }, 300_000);
 });
 
+/**
+ * The machine's own Node where it is older than 22 (Debian's is 20), which runs `node bin/pool-export.js` as the tool
+ * on its own Node 24; undefined where there is none.
+ */
+const OLDER_NODE = (() => {
+  const r = spawnSync('/usr/bin/node', ['-p', 'process.versions.node'], { encoding: 'utf8' });
+  return r.status === 0 && Number(r.stdout.split('.')[0]) < 22 ? '/usr/bin/node' : undefined;
+})();
+
+/** The start form `node bin/pool-export.js` under the machine's older Node, where it has one. */
+const onOlderNode = OLDER_NODE
+  ? [
+      [
+        `node bin/pool-export.js on the machine's Node ${spawnSync(OLDER_NODE, ['-v'], { encoding: 'utf8' }).stdout.trim()}`,
+        (a: string[], env: NodeJS.ProcessEnv = keyed()) =>
+          spawn(OLDER_NODE, [join(ROOT, 'bin/pool-export.js'), ...a], {
+            cwd: ROOT,
+            env,
+            stdio: ['ignore', 'pipe', 'pipe'],
+          }),
+      ] as const,
+    ]
+  : [];
+
 describe('signals through the documented start forms', () => {
-  it.each([
+  it.skipIf(!OLDER_NODE)("node bin/pool-export.js on a Node older than 22 runs the tool on the project's own", () => {
+    const r = spawnSync(OLDER_NODE!, ['bin/pool-export.js', '--version'], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+    expect(r.stderr).toBe('');
+    const node = spawnSync(OLDER_NODE!, ['bin/pool-export.js', 'query', '--help'], { cwd: ROOT, encoding: 'utf8' });
+    expect(node.status, node.stderr).toBe(0);
+  });
+
+  it.each<readonly [string, (a: string[]) => ChildProcess]>([
     [
       'node bin/pool-export.js (systemd, cron, containers)',
       (a: string[]) =>
@@ -172,6 +205,7 @@ describe('signals through the documented start forms', () => {
           stdio: ['ignore', 'pipe', 'pipe'],
         }),
     ],
+    ...onOlderNode,
     [
       "npx pool-export (a SIGTERM to npx's own pid)",
       (a: string[]) =>
@@ -232,6 +266,7 @@ describe('stopping a run through the documented start forms', () => {
       (a: string[], env: NodeJS.ProcessEnv) =>
         spawn('npx', ['pool-export', ...a], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),
     ],
+    ...onOlderNode.map(([name, start]) => [name, 'SIGTERM', start] as const),
   ] as const)(
     '%s: %s stops the run, which ends by it and leaves the ledger closed',
     async (_name, sig, start) => {
