@@ -2,6 +2,7 @@
 import { chainName } from '../config/chains.ts';
 import type { TaskResult } from '../export/task.ts';
 import { inert } from '../util/inert.ts';
+import { cause } from '../util/logger.ts';
 import { wrap } from '../util/wrap.ts';
 
 /** A task a stop request ended before it was done (recorded as failed, with the error class `stopped`). */
@@ -125,14 +126,20 @@ function few(items: readonly string[], what: string): string {
  * one line that names them, or counts them, instead of one line each.
  */
 export function failureLines(failed: readonly TaskResult[]): string[] {
-  const groups = new Map<string, TaskResult[]>();
+  // Grouped by cause: the same failure of one host reads alike for every chain and subgraph behind it (`cause`), and
+  // a group of several routes is said with the host alone.
+  const groups = new Map<string, { rests: Set<string>; tasks: TaskResult[] }>();
   for (const f of failed) {
     const prefix = `${f.task.ds.name} on ${chainName(f.task.chainId)}: `;
     const message = f.error?.message ?? 'failed';
     const rest = message.startsWith(prefix) ? message.slice(prefix.length) : message;
-    groups.set(rest, [...(groups.get(rest) ?? []), f]);
+    const g = groups.get(cause(rest)) ?? { rests: new Set<string>(), tasks: [] };
+    g.rests.add(rest);
+    g.tasks.push(f);
+    groups.set(cause(rest), g);
   }
-  return [...groups].map(([rest, tasks]) => {
+  return [...groups].map(([key, { rests, tasks }]) => {
+    const rest = rests.size === 1 ? [...rests][0]! : key;
     if (tasks.length === 1) return `FAILED ${inert(tasks[0]!.error?.message ?? rest)}`;
     const datasets = [...new Set(tasks.map((t) => t.task.ds.name))].sort();
     const chains = [...new Set(tasks.map((t) => chainName(t.task.chainId)))].sort();

@@ -25,8 +25,18 @@ import type { StandbyRoute, Task } from './task.ts';
 /** What finding the routes needs of a run. */
 type RouteArgs = Pick<RunArgs, 'tasks' | 'config' | 'client' | 'log'>;
 
-/** Attempts a probe makes at a host that cannot be reached: it is the first request there, so a wrong address fails fast. */
-const PROBE_UNREACHABLE_ATTEMPTS = 3;
+/**
+ * Attempts a probe makes at a host that cannot be reached, or that takes connections and never answers: it is the first
+ * request there, so a wrong or stalled address fails the run in three time limits (about 95 s with `timeoutMs` 30 s)
+ * rather than eight, and its other routes are not asked at all.
+ */
+const PROBE_DOWN_ATTEMPTS = 3;
+
+/** How long the first probe of a host may go unanswered before the run says what it waits for (on the terminal). */
+const WAIT_FACE_MS = 5_000;
+
+/** Failures of a host's first probe that its other routes would meet too. */
+const HOST_DOWN = new Set(['unreachable', 'timeout']);
 
 /**
  * One probe per route (see `endpoint-probe.ts`): the block every page of its tasks is pinned to, and the root field
@@ -45,15 +55,35 @@ export async function probeRoutes(args: RouteArgs): Promise<Map<string, Probed>>
         schema: t.ds.kind === 'list' ? 'dodoex' : t.ds.schema,
         endpoint,
       });
+  const attempts = Math.min(args.config.maxAttempts, PROBE_DOWN_ATTEMPTS);
   const probe = async (t: { chainId: number; schema: string; endpoint: Endpoint }): Promise<Probed> => {
+    const host = t.endpoint.host;
+    const what = `the head block of ${t.schema} on ${chainName(t.chainId)}`;
+    // An attempt unanswered after a few seconds says what it waits for, at the level a terminal shows: the host, the
+    // attempt and the time limit.
+    let attempt = 1;
+    const asking = (n: number) => {
+      attempt = n;
+      const face = setTimeout(
+        () =>
+          args.log(
+            'waiting',
+            { host, for: what, attempt: n, of: attempts, seconds: WAIT_FACE_MS / 1000, limitMs: args.config.timeoutMs },
+            'warn',
+          ),
+        WAIT_FACE_MS,
+      );
+      face.unref();
+      return args.client.request<ProbeAnswer>(t.endpoint, PROBE_QUERY, {}).finally(() => clearTimeout(face));
+    };
     try {
-      const r = await withRetries(() => args.client.request<ProbeAnswer>(t.endpoint, PROBE_QUERY, {}), {
+      const r = await withRetries(asking, {
         maxAttempts: args.config.maxAttempts,
-        maxAttemptsFor: (e) => (e.kind === 'unreachable' ? PROBE_UNREACHABLE_ATTEMPTS : Infinity),
-        onRetry: (err, attempt, delayMs) =>
+        maxAttemptsFor: (e) => (HOST_DOWN.has(e.kind) ? PROBE_DOWN_ATTEMPTS : Infinity),
+        onRetry: (err, failed, delayMs) =>
           args.log('retry', {
             endpoint: t.endpoint.label,
-            attempt,
+            attempt: failed,
             delayMs,
             kind: err.kind,
             error: redact(err.message, args.config.secrets),
@@ -71,6 +101,11 @@ export async function probeRoutes(args: RouteArgs): Promise<Map<string, Probed>>
       // the mutable watermark, since incremental runs re-read reorgWindowSecs before it anyway.
       return { block: { number, timestamp: info.head.timestamp ?? now }, info };
     } catch (e) {
+      if (e instanceof UpstreamError && e.kind === 'timeout')
+        return new UpstreamError(
+          `the upstream host ${host} took the connection but sent no answer to ${what} within ${args.config.timeoutMs} ms, ${attempt === 1 ? 'once' : `${attempt} times`}: check that ${host} is the service's address and that the service is up (the time limit is timeoutMs)`,
+          { kind: 'timeout', retryable: false },
+        );
       return e as Error;
     }
   };
@@ -81,10 +116,10 @@ export async function probeRoutes(args: RouteArgs): Promise<Map<string, Probed>>
     [...byHost.values()].map(async ([first, ...rest]) => {
       const answer = await limit(() => probe(first!));
       probed.set(first!.endpoint.url, answer);
-      const down = answer instanceof UpstreamError && answer.kind === 'unreachable';
+      const down = answer instanceof UpstreamError && HOST_DOWN.has(answer.kind);
       if (down)
         args.log(
-          'host-unreachable',
+          answer.kind === 'timeout' ? 'host-stalled' : 'host-unreachable',
           {
             host: first!.endpoint.host,
             endpoints: rest.length + 1,

@@ -226,6 +226,17 @@ export class UpstreamClient {
 
   private classify(e: unknown, endpoint: Endpoint): UpstreamError {
     const clean = (s: string) => redact(s, this.opts.secrets);
+    // A refused key is the service's answer to every route: it names the host, not one route's URL (which, with its
+    // `apikey=***`, read as where a key comes from).
+    if (e instanceof UpstreamError && e.kind === 'auth')
+      return new UpstreamError(
+        clean(e.message).replace('the service refused', `the service at ${endpoint.host} refused`),
+        {
+          kind: e.kind,
+          retryable: e.retryable,
+          ...e.extra,
+        },
+      );
     if (e instanceof UpstreamError)
       return new UpstreamError(`${clean(e.message)} from ${endpoint.label}`, {
         kind: e.kind,

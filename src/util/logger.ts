@@ -45,6 +45,14 @@ const PLACED = new Set(['dataset', 'chain', 'chainId', 'error']);
 /** An identical error within this many milliseconds is named as "the same as for …" instead of in full. */
 const SAME_WITHIN_MS = 10_000;
 
+/**
+ * What an error says without the route it names: the same failure of one host (a refused key, no answer) reads alike
+ * for every chain and subgraph behind it, whose URLs differ in their query.
+ */
+export function cause(message: string): string {
+  return message.replace(/(https?:\/\/[^/\s?#]+)[^\s)]*/g, '$1');
+}
+
 /** One field as `key=value`: strings bare when they hold no space, quote or `=`, other values as JSON. */
 function pair(key: string, v: unknown): string {
   const text = typeof v === 'string' && v !== '' && !/[\s"=]/.test(v) ? v : JSON.stringify(v);
@@ -56,7 +64,7 @@ function pair(key: string, v: unknown): string {
  * (which removes the key and makes the line inert). When many tasks fail alike (an unreachable host fails each of them), the
  * error is written once in full, and the lines after it within a few seconds name the task it was first written for.
  */
-function prettyLog(write: (line: string) => void) {
+function prettyLog(write: (line: string) => void, opts: { readonly collapse: boolean }) {
   const seen = new Map<string, { subject: string; at: number }>();
   return (level: string, event: string, fields: Record<string, unknown>) => {
     const now = new Date();
@@ -70,11 +78,14 @@ function prettyLog(write: (line: string) => void) {
       const text = String(error);
       const prefix = typeof dataset === 'string' && typeof chain === 'string' ? `${dataset} on ${chain}: ` : '';
       const rest = prefix && text.startsWith(prefix) ? text.slice(prefix.length) : text;
-      const key = `${level}\u0000${event}\u0000${rest}`;
+      const key = `${level}\u0000${event}\u0000${cause(rest)}`;
       const before = seen.get(key);
-      if (before?.subject && subject && before.subject !== subject && now.getTime() - before.at < SAME_WITHIN_MS)
+      if (before?.subject && subject && before.subject !== subject && now.getTime() - before.at < SAME_WITHIN_MS) {
+        // One cause, one line: where only warnings and errors are shown (a terminal's default), the tasks that failed
+        // alike after the first are left to the run's summary, which counts them; at info level each has its line.
+        if (opts.collapse) return;
         line += `: the same error as ${before.subject}`;
-      else {
+      } else {
         line += `: ${rest}`;
         seen.set(key, { subject, at: now.getTime() });
       }
@@ -98,10 +109,13 @@ export function createEventLog(o: EventLogOptions): EventLog {
     const write = destination
       ? (line: string) => void destination.write(line)
       : (line: string) => void writeSync(2, line);
-    const print = prettyLog((line) => {
-      const safe = inert(redact(line, secrets));
-      write(`${o.width ? wrap(safe, { width: o.width, indent: 4 }) : safe}\n`);
-    });
+    const print = prettyLog(
+      (line) => {
+        const safe = inert(redact(line, secrets));
+        write(`${o.width ? wrap(safe, { width: o.width, indent: 4 }) : safe}\n`);
+      },
+      { collapse: threshold > LEVELS.info! },
+    );
     return (event, fields, lvl = 'info') => {
       if (LEVELS[lvl]! >= threshold) print(lvl, event, fields);
     };

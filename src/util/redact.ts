@@ -7,8 +7,11 @@
  */
 const SHORT = 8;
 
-/** Characters a key is made of: a short key next to one of them is part of another word. */
-const KEY_CHAR = '[A-Za-z0-9_\\-+/.~]';
+/**
+ * Letters, digits, `_` and `-`: a short key next to one of them is part of another word. Anything else bounds it, a
+ * URL's `/`, `=`, `&` and `.` included, so that a short key in a URL's path or query is masked.
+ */
+const KEY_CHAR = '[A-Za-z0-9_\\-]';
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

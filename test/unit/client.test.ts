@@ -86,7 +86,7 @@ describe('the upstream client', () => {
       const e = await failure();
       expect([e.kind, e.retryable, e.extra.status]).toEqual(['auth', false, status]);
       expect(e.message).toBe(
-        `the service refused the API key (HTTP ${status}: bad key ***); set POOL_EXPORT_API_KEY to a valid key from ${base}/subgraph`,
+        `the service at ${new URL(base).host} refused the API key (HTTP ${status}: bad key ***); set POOL_EXPORT_API_KEY to a valid key`,
       );
     }
   });

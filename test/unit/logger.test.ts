@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createEventLog, type EventLogOptions } from '../../src/util/logger.ts';
+import { cause, createEventLog, type EventLogOptions } from '../../src/util/logger.ts';
 
 /** An event log writing into memory, and the lines written so far. */
 function capture(o: Omit<EventLogOptions, 'destination'>) {
@@ -101,6 +101,33 @@ describe('the pretty event log', () => {
       /ERROR: task-failed list\.liquidity@polygon errorClass=x: the same error as list\.liquidity@bsc$/,
     );
     expect(c).toMatch(/ERROR: task-failed list\.liquidity@avax errorClass=x: other$/);
+  });
+
+  it('at warn level, one cause one line: failures alike are left to the summary, whatever route their URL names', async () => {
+    const { log, lines, raw } = capture({ level: 'warn', secrets: [], format: 'pretty' });
+    const fail = (chain: string, id: number, why = 'no answer from') =>
+      log(
+        'task-failed',
+        {
+          dataset: 'dodoex.swaps',
+          chain,
+          error: `dodoex.swaps on ${chain}: ${why} http://h:1/subgraph/graphql?chainId=${id}&apikey=*** (gave up)`,
+        },
+        'error',
+      );
+    fail('bsc', 56);
+    fail('polygon', 137);
+    fail('avax', 43114);
+    fail('eth', 1, 'refused by');
+    log('run-done', { failed: 4 }, 'warn');
+    const out = await lines(3);
+    expect(out[0]).toMatch(/task-failed dodoex\.swaps@bsc: no answer from http:\/\/h:1\/subgraph\/graphql\?chainId=56/);
+    expect(out[1]).toMatch(/task-failed dodoex\.swaps@eth: refused by/);
+    expect(out[2]).toMatch(/WARN: run-done failed=4$/);
+    expect(raw().split('\n')).toHaveLength(4);
+    expect(cause('no answer from http://h:1/subgraph/graphql?chainId=56&apikey=*** (gave up)')).toBe(
+      'no answer from http://h:1 (gave up)',
+    );
   });
 
   it('wraps lines to the width it is given, every word kept, the following lines indented', async () => {

@@ -16,6 +16,7 @@ describe('redact', () => {
     );
     expect(redact('secret x+y=1 and (x+y) but not x+yz', 'x+y')).toBe('secret ***=1 and (***) but not x+yz');
     expect(redact('key abc123, abc1234 and zabc123', 'abc123')).toBe('key ***, abc1234 and zabc123');
+    expect(redact('https://x/abc123/q?k=abc123.', 'abc123')).toBe('https://x/***/q?k=***.');
   });
 
   it('ignores an empty key (no key configured) instead of starring between every character', () => {
