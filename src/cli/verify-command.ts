@@ -5,11 +5,13 @@ import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { EXIT_GAPS, UsageError } from '../errors.ts';
 import { updateLakeFor } from '../pipeline/lake-step.ts';
+import { terminalWidth } from '../reports/output.ts';
 import { readStatusFile, refreshStatusFile } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { cells, fit, pad } from '../util/display.ts';
 import { inert, jsonSafe } from '../util/inert.ts';
+import { wrap } from '../util/wrap.ts';
 import { VERIFIED_DATASETS } from '../verify/identities.ts';
 import { LAKE_IDENTITY } from '../verify/lake-match.ts';
 import type { Mismatch } from '../verify/reconcile.ts';
@@ -47,8 +49,12 @@ function table(head: readonly string[], rows: readonly (readonly string[])[], ri
   return [line(head), ...rows.map(line)];
 }
 
-/** The checks, one line each (the lake's, one line per chain): what was compared, at which block, how many differ. */
-function checkLines(checks: readonly Check[]): string[] {
+/**
+ * The checks, one line each (the lake's, one line per chain): what was compared, at which block, how many differ. Where
+ * the table is wider than `width`, the identity column goes (each dataset has one identity, which the README lists and
+ * `--format json` gives), and a line below says so.
+ */
+function checkLines(checks: readonly Check[], width = Number.POSITIVE_INFINITY): string[] {
   const done = checks.filter((c) => !c.skipped && !c.error && c.identity !== LAKE_IDENTITY);
   const rows = done.map((c) => [
     chainName(c.chainId),
@@ -59,17 +65,16 @@ function checkLines(checks: readonly Check[]): string[] {
     String(c.groups),
     String(c.mismatches.length),
   ]);
-  const out = rows.length
-    ? table(['chain', 'dataset', 'identity', 'block', 'days', 'groups', 'differ'], rows, [
-        false,
-        false,
-        false,
-        true,
-        false,
-        true,
-        true,
-      ])
-    : [];
+  const head = ['chain', 'dataset', 'identity', 'block', 'days', 'groups', 'differ'];
+  const right = [false, false, false, true, false, true, true];
+  let out = rows.length ? table(head, rows, right) : [];
+  if (out.some((l) => cells(l) > width)) {
+    const without = <T>(xs: readonly T[]) => xs.filter((_, i) => i !== 2);
+    out = [
+      ...table(without(head), rows.map(without), without(right)),
+      `(each dataset's identity: \`verify --format json\`, or a terminal of ${Math.max(...out.map(cells))} columns)`,
+    ];
+  }
   for (const chainId of new Set(checks.filter((c) => c.identity === LAKE_IDENTITY).map((c) => c.chainId))) {
     const lake = checks.filter((c) => c.identity === LAKE_IDENTITY && c.chainId === chainId && !c.skipped);
     const groups = lake.reduce((n, c) => n + c.groups, 0);
@@ -129,11 +134,12 @@ function json(r: VerifyReport): object {
 
 /** The report as text: the checks, then every mismatch. */
 function text(r: VerifyReport): string {
-  const width = process.stdout.columns ?? 80;
-  const out = [...checkLines(r.checks), `${r.requests} requests to the upstream`];
+  const width = terminalWidth().width;
+  const prose = (line: string) => (width && !line.includes('  ') ? wrap(line, { width, indent: 2 }) : line);
+  const out = [...checkLines(r.checks, width).map(prose), `${r.requests} requests to the upstream`];
   out.push(
     r.mismatches.length
-      ? `\n${r.mismatches.length} groups differ from the upstream's counters:\n${mismatchLines(r.mismatches, width).join('\n')}`
+      ? `\n${r.mismatches.length} groups differ from the upstream's counters:\n${mismatchLines(r.mismatches, width ?? 80).join('\n')}`
       : r.checks.some((c) => c.error)
         ? 'some identities could not be checked (above)'
         : 'every identity checked holds',

@@ -537,6 +537,7 @@ describe('bad input', () => {
       ['report', 'top_pools'],
       ['query', 'SELECT * FROM reports.apy'],
       ['status', '--offline', '--stale-after', '10000d'],
+      ['verify', '--chains', 'bsc'],
     ]) {
       const r = await cli(args, narrow);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
@@ -544,6 +545,14 @@ describe('bad input', () => {
       expect(wide, args.join(' ')).toEqual([]);
       expect(r.stdout, args.join(' ')).not.toMatch(/\d\.\d{9,}|e-\d{2,}\d/);
     }
+    // verify's table leaves its identity column out at 80 columns, and says where it is.
+    const verified = await cli(['verify', '--chains', 'bsc'], narrow);
+    expect(verified.stdout).toMatch(/^chain +dataset +block +days +groups +differ$/m);
+    expect(verified.stdout).toMatch(
+      /^\(each dataset's identity: `verify --format json`, or a terminal of \d+ columns\)$/m,
+    );
+    const wideVerify = await cli(['verify', '--chains', 'bsc'], { ...env, COLUMNS: '200' });
+    expect(wideVerify.stdout).toMatch(/^chain +dataset +identity +block +days +groups +differ$/m);
     // A report shows its own most important columns first, then says which it left out and how to see them.
     const top = await cli(['report', 'top_pools', '--limit', '5'], narrow);
     expect(top.stdout.split('\n')[0]).toMatch(/^chain_id +rank +base_token_symbol +quote_token_symbol +tvl_usd\b/);
