@@ -1,7 +1,7 @@
 /**
  * `make demo`: starts the sandbox, exports every job for every chain into ./data/demo, runs again (only new data is
- * fetched), prints a summary of rows per dataset, then a few reports from the Parquet lake, and writes the dashboard
- * (data/demo/dashboard.html).
+ * fetched), prints a summary of rows per dataset, verifies bsc's rows against the sandbox's counters, then a few
+ * reports from the Parquet lake, and writes the dashboard (data/demo/dashboard.html).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -49,7 +49,10 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
   return new Promise((resolve, reject) => {
     // A run's summary is captured, then shown on the demo's terminal: the run is told that terminal's width, so that
     // its prose wraps at words. (The reports' tables are shown whole, as a file would hold them.)
-    const columns = process.stdout.isTTY && args[0] === 'run' ? { COLUMNS: String(process.stdout.columns) } : {};
+    const columns =
+      process.stdout.isTTY && (args[0] === 'run' || args[0] === 'verify')
+        ? { COLUMNS: String(process.stdout.columns) }
+        : {};
     const child = spawn(process.execPath, [BIN, ...args], {
       env: { ...env, ...columns },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -86,6 +89,15 @@ try {
     // The second run's table has only the datasets with new rows, under its header.
     console.log(r.stdout.trimEnd());
     if (r.code !== 0) status = r.code ?? 1;
+  }
+  // verify needs the upstream, which is the demo's sandbox: it runs here, while the sandbox serves (one chain, to keep
+  // the output short; `npx pool-export verify` checks every chain of the config).
+  {
+    const v = await run(['verify', '--chains', 'bsc'], env);
+    console.log(
+      `\n== verify: bsc's stored rows against the upstream's own counters, then its lake against the warehouse\n${v.stdout.trimEnd()}`,
+    );
+    if (v.code !== 0) status = v.code ?? 1;
   }
   // Reports, read from the Parquet lake through DuckDB views.
   const reports: [string, string[]][] = [

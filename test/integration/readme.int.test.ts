@@ -115,6 +115,10 @@ describe('the README, as a new user follows it', () => {
     const demo = await run('make', ['demo']);
     expect(demo.code, demo.stdout.slice(-3000) + demo.stderr.slice(-3000)).toBe(0);
     expect(demo.stdout).toMatch(/warehouse: .*data\/demo\/warehouse\.duckdb/);
+    // verify, while the demo's sandbox serves: bsc's identities compared, none differs.
+    expect(demo.stdout).toMatch(/^== verify: /m);
+    expect(demo.stdout).toMatch(/^bsc +dodoex\.swaps +(swaps per pool and day +)?\d+ +to \d{4}-\d\d-\d\d +\d+ +0$/m);
+    expect(demo.stdout).toMatch(/^every identity checked holds$/m);
     // The demo prints where its dashboard is, and the page holds the charts' data.
     expect(demo.stdout).toMatch(/dashboard: \S*data\/demo\/dashboard\.html \(\d+ KiB; open it in a browser/);
     expect(readFileSync(join(ROOT, 'data', 'demo', 'dashboard.html'), 'utf8')).toContain('id="dashboard-data"');
