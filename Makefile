@@ -127,7 +127,12 @@ bench-sandbox: $(NODE_MODULES) ## Measure the sandbox at 10 million swaps: memor
 sandbox: $(NODE_MODULES) ## Serve the sandbox on port 8545 until stopped
 	node --max-semi-space-size=64 ./bin/pool-export.js sandbox --port 8545
 
+s3rver: $(NODE_MODULES) ## A local S3-compatible server to try a bucket lake: http://127.0.0.1:4568, bucket lake, key S3RVER and secret S3RVER, objects in data/s3rver, until stopped
+	@mkdir -p data/s3rver
+	@echo "s3rver: endpoint http://127.0.0.1:4568, bucket lake, AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER"
+	node --openssl-legacy-provider node_modules/s3rver/bin/s3rver.js -d data/s3rver -a 127.0.0.1 -p 4568 --configure-bucket lake
+
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-verify bench-bucket bench-sandbox sandbox clean
+.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-verify bench-bucket bench-sandbox sandbox s3rver clean

@@ -5,7 +5,7 @@
  * direct `node bin/pool-export.js` (systemd, cron, containers) and `npx`, whose own pid is what a user kills.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -161,6 +161,43 @@ describe('the README, as a new user follows it', () => {
       child.kill('SIGTERM');
       for (const pid of sandbox)
         expect(await gone(pid), `sandbox process ${pid} still running after npx was stopped`).toBe(true);
+    }
+  }, 300_000);
+
+  it('a bucket lake on one machine: make s3rver, then the client block exports to it, its DDL names the store, a query reads it', async () => {
+    const [serve] = examples('sandbox-serve');
+    const [store] = examples('bucket-serve');
+    const [client] = examples('bucket-client');
+    expect(store!.trim()).toBe('make s3rver');
+    const [program, ...args] = serve!.trim().split(/\s+/);
+    for (const d of ['data/bucket-try', 'data/s3rver']) rmSync(join(ROOT, d), { recursive: true, force: true });
+    const sandbox = spawn(program!, args, { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    // make and s3rver in a process group of their own, stopped together.
+    const s3 = spawn('make', ['s3rver'], {
+      cwd: ROOT,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    try {
+      await waitFor(sandbox, /^ready http:\/\/127\.0\.0\.1:8545$/m);
+      const said = await waitFor(s3, /listening on 127\.0\.0\.1:4568/);
+      expect(said).toContain('AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER');
+      const r = await runBlock(client!);
+      const failed = r.outputs.find((o) => o.output.includes('::: failed'));
+      expect(r.code, `${failed?.command}: ${failed?.output}\n${r.stderr.slice(-2000)}`).toBe(0);
+      const ddl = r.outputs.find((o) => o.command.includes('lake ddl'))!.output;
+      expect(ddl).toContain("ENDPOINT '127.0.0.1:4568'");
+      expect(ddl).toContain("URL_STYLE 'path'");
+      expect(r.outputs.at(-1)!.output).toMatch(/swaps\n-+\n *[1-9]\d*\n\(1 rows\)/);
+      // The objects are in the store's folder, under the lake's prefix.
+      expect(readdirSync(join(ROOT, 'data/s3rver/lake'), { recursive: true }).join('\n')).toMatch(
+        /pool-export\/dodoex\/swaps\/_manifest\.json/,
+      );
+    } finally {
+      sandbox.kill('SIGTERM');
+      if (s3.pid) process.kill(-s3.pid, 'SIGTERM');
+      for (const d of ['data/bucket-try', 'data/s3rver']) rmSync(join(ROOT, d), { recursive: true, force: true });
     }
   }, 300_000);
 });
