@@ -14,7 +14,7 @@ NODE22 := $(NODE22_DIR)/node
 .DEFAULT_GOAL := help
 
 help: ## List the targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 # `npm ci` installs exactly what the lock file names. The lock file lists the optional packages of every platform: one
 # written without them (npm/cli#8805) is refused by `npm ci`, which test/unit/lock-file.test.ts guards against. npm's
