@@ -115,6 +115,19 @@ async function openAndRun(
       log: args.log,
       ...(args.progress ? { progress: args.progress } : {}),
     });
+    // What the run touched, against the upstream's counters; a failure of the verification is no failure of the run.
+    // Before the lake step, so that a bucket lake's published state holds this run's verifications too.
+    let verification: RunVerification | undefined;
+    // A run whose tasks all failed touched nothing to verify, and says so rather than "no gaps".
+    const anyOk = results.some((r) => r.status === 'ok');
+    if (args.verify !== false && !signal.aborted && anyOk)
+      try {
+        verification = await verifyRun({ config: args.config, warehouse, client, runId, results, log: args.log });
+        // The status file shows the verification (derived data: a failure to write it is no failure).
+        await refreshStatusFile(warehouse, args.config.dataDir).catch(() => undefined);
+      } catch (e) {
+        if (!signal.aborted) args.log('verify-failed', { runId, error: (e as Error).message }, 'warn');
+      }
     // The new data goes to the Parquet lake (this run's, and any an interrupted run left), and the views file is renewed.
     // A failure here keeps the warehouse as committed: what the lake lacks stays listed for the next run. So does a
     // stop: a run stopped during its tasks leaves the lake to the next run, and one stopped during the lake write
@@ -143,18 +156,6 @@ async function openAndRun(
         else
           lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config, e)}`;
         if (lakeError) args.log('lake-failed', { runId, error: lakeError }, 'error');
-      }
-    // What the run touched, against the upstream's counters; a failure of the verification is no failure of the run.
-    let verification: RunVerification | undefined;
-    // A run whose tasks all failed touched nothing to verify, and says so rather than "no gaps".
-    const anyOk = results.some((r) => r.status === 'ok');
-    if (args.verify !== false && !signal.aborted && anyOk)
-      try {
-        verification = await verifyRun({ config: args.config, warehouse, client, runId, results, log: args.log });
-        // The status file shows the verification (derived data: a failure to write it is no failure).
-        await refreshStatusFile(warehouse, args.config.dataDir).catch(() => undefined);
-      } catch (e) {
-        if (!signal.aborted) args.log('verify-failed', { runId, error: (e as Error).message }, 'warn');
       }
     const upstream = [...client.governors].map(
       ([host, g]): UpstreamPace => ({ host, limited: g.limited, requestsPerSecond: g.limited ? g.rate : null }),

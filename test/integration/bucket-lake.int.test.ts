@@ -51,13 +51,19 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A run of the two chains, to the local lake of `name` or, with `bucket`, to the bucket lake. */
-async function run(name: string, opts: { bucket?: boolean; endpoint?: string } = {}) {
+/**
+ * A run of the two chains, to the local lake of `name` or, with `bucket`, to the bucket lake; without its own
+ * verification unless `verify`.
+ */
+async function run(name: string, opts: { bucket?: boolean; endpoint?: string; verify?: boolean } = {}) {
   const env = {
     ...sandboxEnv(sb, data(name)),
     ...(opts.bucket ? bucketEnv(opts.endpoint ?? s3.endpoint, `s3://${s3.bucket}/${PREFIX}`) : {}),
   };
-  const r = await cli(['run', '--chains', CHAINS, '--no-verify', '--log-format', 'json'], env);
+  const r = await cli(
+    ['run', '--chains', CHAINS, ...(opts.verify ? [] : ['--no-verify']), '--log-format', 'json'],
+    env,
+  );
   if (r.code !== 0) throw new Error(`run of ${name} ended ${r.code}: ${r.stderr.slice(-2000)}`);
   const events = r.stderr
     .split('\n')
@@ -156,7 +162,8 @@ describe('a bucket lake', () => {
     const before = await listing();
     const heads = await advance(900);
     const local = await run('local');
-    const fresh = await run('fresh', { bucket: true });
+    // Verified, so that the state it publishes holds its verifications (the restore test compares them).
+    const fresh = await run('fresh', { bucket: true, verify: true });
     const restored = fresh.events.find((e) => e.event === 'restored');
     expect(restored, fresh.stderr.slice(-1000)).toBeDefined();
     // An incremental run's requests, not a backfill's (which is several times more).
@@ -207,7 +214,8 @@ describe('a bucket lake', () => {
           const [d] = await w.all(`SELECT count(*) AS n, sum(hash(t)) AS h FROM (SELECT * FROM ${qt(ds.table)}) t`);
           out[ds.table] = { n: Number(d!.n), h: String(d!.h) };
         }
-        for (const t of ['checkpoints', 'runs', 'run_tasks'])
+        // The verifications too: a run verifies before its lake step publishes the state, so its own are in it.
+        for (const t of ['checkpoints', 'runs', 'run_tasks', 'verifications'])
           out[t] = (await w.all(`SELECT count(*) AS n, sum(hash(t)) AS h FROM _pool_export.${t} t`)).map(
             (x) => `${x.n}:${x.h}`,
           );
@@ -218,6 +226,7 @@ describe('a bucket lake', () => {
     };
     const [mine, theirs] = [await tables('restored'), await tables('fresh')];
     expect(Object.keys(theirs).length).toBeGreaterThan(30);
+    expect(theirs.verifications).toEqual([expect.stringMatching(/^[1-9]\d*:/)]);
     // Every table of the publisher, equal; the restore also makes the tables of datasets no run has filled (empty).
     expect(Object.fromEntries(Object.keys(theirs).map((t) => [t, mine[t]]))).toEqual(theirs);
     for (const t of Object.keys(mine)) if (!(t in theirs)) expect(mine[t], t).toEqual({ n: 0, h: 'null' });
