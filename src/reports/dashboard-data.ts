@@ -43,6 +43,11 @@ export interface TopPool {
   readonly serviceApy: number | null;
   /** Tracked fees over tracked TVL, annualised, of the pool's latest day with activity; a fraction. */
   readonly feeApy: number | null;
+  /**
+   * Which of the two APYs the rule of `sql/helpers/02-plausible-apy.sql` flags (above 1,000% a year, or below 0): kept
+   * in the table, marked, and left out of the chart so that they do not set its scale.
+   */
+  readonly implausible: { readonly service: boolean; readonly fee: boolean };
   /** Tracked TVL on each of `spark.days`. */
   readonly spark: { days: string[]; values: (number | null)[] };
 }
@@ -156,7 +161,8 @@ async function volumeByChain(conn: DuckDBConnection, f: DashboardFilter): Promis
 async function topPools(conn: DuckDBConnection, f: DashboardFilter): Promise<TopPool[]> {
   const top = await rows(
     conn,
-    `SELECT chain_id, pool, pool_type, base_token_symbol, quote_token_symbol, tvl_usd, tvl_service_usd, transaction_base_apy
+    `SELECT chain_id, pool, pool_type, base_token_symbol, quote_token_symbol, tvl_usd, tvl_service_usd, transaction_base_apy,
+            coalesce(reports.implausible_apy(transaction_base_apy), false) AS service_implausible
      FROM reports.top_pools ${where(chainCond(f))}
      ORDER BY tvl_usd DESC NULLS LAST, chain_id, pool LIMIT ${TOP_POOLS}`,
   );
@@ -174,11 +180,12 @@ async function topPools(conn: DuckDBConnection, f: DashboardFilter): Promise<Top
     (
       await rows(
         conn,
-        `SELECT chain_id, pool, arg_max(fee_apy, day) AS fee_apy FROM reports.apy
-         WHERE (chain_id, pool) IN (${keys})${and(dayConds(f))}
-         GROUP BY ALL`,
+        `SELECT chain_id, pool, fee_apy, coalesce(reports.implausible_apy(fee_apy), false) AS fee_implausible
+         FROM (SELECT chain_id, pool, arg_max(fee_apy, day) AS fee_apy FROM reports.apy
+               WHERE (chain_id, pool) IN (${keys})${and(dayConds(f))}
+               GROUP BY ALL)`,
       )
-    ).map((r) => [`${r.chain_id}/${r.pool}`, num(r.fee_apy)]),
+    ).map((r) => [`${r.chain_id}/${r.pool}`, { apy: num(r.fee_apy), implausible: r.fee_implausible === true }]),
   );
   const daily = await rows(
     conn,
@@ -199,7 +206,8 @@ async function topPools(conn: DuckDBConnection, f: DashboardFilter): Promise<Top
       tvlUsd: num(r.tvl_usd),
       tvlServiceUsd: num(r.tvl_service_usd),
       serviceApy: num(r.transaction_base_apy),
-      feeApy: fee.get(key) ?? null,
+      feeApy: fee.get(key)?.apy ?? null,
+      implausible: { service: r.service_implausible === true, fee: fee.get(key)?.implausible === true },
       spark: { days: mine.map((d) => String(d.day)), values: mine.map((d) => num(d.tvl_usd)) },
     };
   });

@@ -145,8 +145,8 @@ const SCRIPT = `
     xAxis: { type: 'category', data: D.topPools.map(label), axisLabel: { rotate: 30, interval: 0 }, name: 'pool', nameLocation: 'end' },
     yAxis: { type: 'value', name: 'APY (% a year)', axisLabel: { formatter: function (v) { return pct(v); } } },
     series: [
-      { name: 'service APY (transactions)', type: 'bar', data: D.topPools.map(function (p) { return p.serviceApy; }) },
-      { name: 'fee APY (tracked fees / tracked TVL × 365)', type: 'bar', data: D.topPools.map(function (p) { return p.feeApy; }) }
+      { name: 'service APY (transactions)', type: 'bar', data: D.topPools.map(function (p) { return p.implausible.service ? null : p.serviceApy; }) },
+      { name: 'fee APY (tracked fees / tracked TVL × 365)', type: 'bar', data: D.topPools.map(function (p) { return p.implausible.fee ? null : p.feeApy; }) }
     ]
   });
   make('chart-tokens', {
@@ -177,12 +177,19 @@ function topPoolsTable(pools: readonly TopPool[]): string {
       <td class="n" data-value="${p.tvlUsd ?? ''}">${usd(p.tvlUsd)}</td>
       <td class="n" data-value="${p.tvlServiceUsd ?? ''}">${usd(p.tvlServiceUsd)}</td>
       <td><div class="spark" id="spark-${i}"></div></td>
-      <td class="n" data-value="${p.serviceApy ?? ''}">${pct(p.serviceApy)}</td>
-      <td class="n" data-value="${p.feeApy ?? ''}">${pct(p.feeApy)}</td></tr>`;
+      <td class="n" data-value="${p.serviceApy ?? ''}">${apyCell(p.serviceApy, p.implausible.service)}</td>
+      <td class="n" data-value="${p.feeApy ?? ''}">${apyCell(p.feeApy, p.implausible.fee)}</td></tr>`;
   });
   return `<table class="top-pools"><thead><tr><th class="n">#</th><th>chain</th><th>pool</th><th>pair</th><th>type</th>
     <th class="n">TVL, tracked</th><th class="n">TVL, service</th><th>tracked TVL over the days</th>
     <th class="n">service APY</th><th class="n">fee APY</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+/** An APY as a percentage; one the plausibility rule flags is marked, and titled with the rule. */
+function apyCell(apy: number | null, implausible: boolean): string {
+  return implausible
+    ? `<span class="implausible" title="implausible: above 1,000% a year or below 0; left out of the chart">${pct(apy)} ⚠</span>`
+    : pct(apy);
 }
 
 /** A long id shortened for reading (`0x1234…cdef`); the full id is in the cell's title. */
@@ -259,7 +266,7 @@ export function dashboardHtml(d: DashboardData, dataDir: string): string {
 ${section('tvl', { title: 'TVL per chain', note: 'Sum of the pools\u2019 tracked TVL (report tvl_daily); a pool without activity on a day counts with its last known TVL.' }, '<div class="chart" id="chart-tvl"></div>')}
 ${section('volume', { title: 'Daily volume per chain', note: 'Tracked USD volume summed over the pools (report volume_daily).' }, '<div class="chart" id="chart-volume"></div>')}
 ${section('top-pools', { title: 'Top pools by tracked TVL', note: 'Latest liquidity-list snapshot (report top_pools); the line is the pool\u2019s tracked TVL per day (tvl_daily).', wide: true }, topPoolsTable(d.topPools))}
-${section('apy', { title: 'APY', note: 'The service\u2019s transaction APY (top_pools) beside the fee APY of the pool\u2019s latest day (report apy).' }, '<div class="chart" id="chart-apy"></div>')}
+${section('apy', { title: 'APY', note: 'The service\u2019s transaction APY (top_pools) beside the fee APY of the pool\u2019s latest day (report apy). An APY above 1,000% a year or below 0 is implausible: marked \u26a0 in the table and left out of the chart, so that it does not set the scale.' }, '<div class="chart" id="chart-apy"></div>')}
 ${section('tokens', { title: 'Volume by token', note: 'Tracked USD volume per token over the days shown (report volume_by_token).' }, '<div class="chart" id="chart-tokens"></div>')}
 ${section('freshness', { title: 'Freshness', note: 'How old the committed data of each dataset are per chain (hover for the last success and the last verification), from the data folder\u2019s status file: \u2713 marks data verified complete against the upstream\u2019s counters; gaps, groups that differ from them (pool-export verify names them).', wide: true }, freshnessTable(d.freshness))}
 </div>

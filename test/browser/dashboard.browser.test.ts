@@ -116,6 +116,27 @@ describe.skipIf(!CHROMIUM)('the dashboard in Chromium', () => {
       const cells = await row.locator('td').allInnerTexts();
       expect(cells[5]).toBe(usd(top.tvl_usd === null ? null : Number(top.tvl_usd)));
       expect(cells[6]).toBe(usd(top.tvl_service_usd === null ? null : Number(top.tvl_service_usd)));
+      // APYs above 10 (1,000% a year) or below 0 are marked in the table and left out of the chart's bars, so that
+      // they set no scale: every bar is within the rule, and the service APYs the report flags are marked.
+      const bars = (await page.evaluate(
+        'window.poolExportCharts["chart-apy"].getOption().series.map((s) => s.data)',
+      )) as (number | null)[][];
+      for (const v of bars.flat()) if (v !== null) expect(v >= 0 && v <= 10, String(v)).toBe(true);
+      const shown = await page
+        .locator('table.top-pools tbody tr')
+        .evaluateAll((trs) =>
+          trs.map((tr) => [
+            tr.getAttribute('data-pool'),
+            tr.querySelectorAll('td')[8]!.querySelector('.implausible') !== null,
+          ]),
+        );
+      const pools = await report(['report', 'top_pools', '--chain', 'bsc']);
+      for (const [pool, marked] of shown) {
+        const apy = pools.find((r) => r.pool === pool)?.transaction_base_apy;
+        expect(marked, `${pool} ${apy}`).toBe(
+          apy !== null && apy !== undefined && (Number(apy) > 10 || Number(apy) < 0),
+        );
+      }
       // The last day of the volume chart: its tooltip shows the sum of that day's volume_daily rows.
       const days = (await page.evaluate(
         'window.poolExportCharts["chart-volume"].getOption().xAxis[0].data',

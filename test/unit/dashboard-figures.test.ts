@@ -4,7 +4,7 @@
  * carried-forward TVL, sums per chain and day, the top pools with their latest fee APY and TVL line, token volume,
  * filters, and freshness from a status file.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
@@ -24,6 +24,7 @@ beforeAll(async () => {
   conn = await inst.connect();
   await conn.run(`
     CREATE SCHEMA reports;
+    ${readFileSync(new URL('../../sql/helpers/02-plausible-apy.sql', import.meta.url), 'utf8')}
     CREATE TABLE reports.tvl_daily (chain_id INTEGER, pool VARCHAR, day DATE, tvl_usd DOUBLE);
     INSERT INTO reports.tvl_daily VALUES
       (56, 'A', '${D1}', 100), (56, 'A', '${D3}', 150), (56, 'B', '${D2}', 50), (1, 'C', '${D1}', 7);
@@ -35,9 +36,10 @@ beforeAll(async () => {
     INSERT INTO reports.top_pools VALUES
       (56, 'A', 'DVM', 'WBNB', 'USDT', 150, 160, 0.05),
       (56, 'B', NULL, NULL, NULL, NULL, NULL, NULL),
-      (1, 'C', 'DSP', 'ETH', '<b>', 7, 8, 0.5);
+      (1, 'C', 'DSP', 'ETH', '<b>', 7, 8, 52.0);
     CREATE TABLE reports.apy (chain_id INTEGER, pool VARCHAR, day DATE, fee_apy DOUBLE);
-    INSERT INTO reports.apy VALUES (56, 'A', '${D1}', 0.1), (56, 'A', '${D3}', 0.3), (56, 'B', '${D2}', NULL);
+    INSERT INTO reports.apy VALUES (56, 'A', '${D1}', 0.1), (56, 'A', '${D3}', 0.3), (56, 'B', '${D2}', NULL),
+      (1, 'C', '${D3}', -0.2);
     CREATE TABLE reports.volume_by_token (chain_id INTEGER, token VARCHAR, symbol VARCHAR, day DATE, volume_usd DOUBLE);
     INSERT INTO reports.volume_by_token VALUES
       (56, 'T1', 'AAA', '${D1}', 5), (56, 'T1', 'AAA', '${D2}', 6), (56, 'T2', NULL, '${D1}', 20),
@@ -109,6 +111,7 @@ describe('the dashboard figures from report tables', () => {
         tvlServiceUsd: 160,
         serviceApy: 0.05,
         feeApy: 0.3,
+        implausible: { service: false, fee: false },
         spark: { days: [D1, D3], values: [100, 150] },
       },
       {
@@ -120,8 +123,10 @@ describe('the dashboard figures from report tables', () => {
         quote: '<b>',
         tvlUsd: 7,
         tvlServiceUsd: 8,
-        serviceApy: 0.5,
-        feeApy: null,
+        // 5,200% a year from the service, a negative fee APY: both flagged, both kept.
+        serviceApy: 52,
+        feeApy: -0.2,
+        implausible: { service: true, fee: true },
         spark: { days: [D1], values: [7] },
       },
       {
@@ -135,6 +140,7 @@ describe('the dashboard figures from report tables', () => {
         tvlServiceUsd: null,
         serviceApy: null,
         feeApy: null,
+        implausible: { service: false, fee: false },
         spark: { days: [D2], values: [50] },
       },
     ]);

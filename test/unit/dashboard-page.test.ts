@@ -17,6 +17,7 @@ const pool = (over: Partial<TopPool>): TopPool => ({
   tvlServiceUsd: 2500,
   serviceApy: 0.051234,
   feeApy: 0.25,
+  implausible: { service: false, fee: false },
   spark: { days: ['2026-01-01'], values: [1] },
   ...over,
 });
@@ -55,6 +56,17 @@ function table(html: string, cls: string): string {
 }
 
 describe('the top-pools table', () => {
+  it('marks an implausible APY, keeps its figure, and names the rule in its title', () => {
+    const html = page(
+      figures({ topPools: [pool({ serviceApy: 52, feeApy: 0.25, implausible: { service: true, fee: false } })] }),
+    );
+    const cells = table(html, 'top-pools').split('<tr').slice(2)[0]!.split('<td').slice(1);
+    expect(cells[8]).toBe(
+      ' class="n" data-value="52"><span class="implausible" title="implausible: above 1,000% a year or below 0; left out of the chart">5,200% ⚠</span></td>',
+    );
+    expect(cells[9]).toBe(' class="n" data-value="0.25">25%</td></tr></tbody>');
+  });
+
   it('shows rank, chain, short id, pair, type, amounts and APYs, with the exact values as data', () => {
     const html = page(
       figures({
