@@ -1,7 +1,7 @@
 // Compiles the command line into ES modules under dist/bin: pool-export.js (what every command needs: the command
 // table and yargs), one chunk per command and the code they share, loaded when a command is named, and the page
 // worker it starts, page-worker.js (esbuild).
-// `npm ci` runs it (the `prepare` step), and so does `make` when a source is newer than the bundle. The bundle sits two
+// `make` runs it when a source is newer than the bundle, and `npm pack` (the `prepack` step) before it packs. The bundle sits two
 // folders below the root, like the sources, so that the paths they read relative to themselves (sql/, src/schemas/,
 // package.json) resolve the same from either.
 //
