@@ -236,6 +236,21 @@ describe('signals through the documented start forms', () => {
     expect(node.status, node.stderr).toBe(0);
   });
 
+  it.skipIf(!OLDER_NODE)(
+    "npx pool-export with the older Node first on the PATH prints the tool's output and nothing of npm",
+    () => {
+      const r = spawnSync('npx', ['pool-export', '--version'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...cleanEnv(), PATH: `/usr/bin:${process.env.PATH}` },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+      expect(r.stderr).not.toMatch(/EBADENGINE|npm warn/i);
+      expect(r.stderr).toBe('');
+    },
+  );
+
   it.each<readonly [string, (a: string[]) => ChildProcess]>([
     [
       'node bin/pool-export.js (systemd, cron, containers)',
