@@ -22,6 +22,9 @@ import type { Failover, PinnedBlock, StandbyRoute, Task, TaskPin, TaskStats } fr
 export const MIN_PAGE_SIZE = 50;
 
 /** Failures after which a task moves to a standby route: the route, not the request, is at fault. */
+/** Retries that wait on a host that does not answer: logged at warn level, which a terminal shows. */
+const WAITS: ReadonlySet<string> = new Set(['timeout', 'unreachable']);
+
 const FAILOVER_KINDS: ReadonlySet<string> = new Set([
   'unreachable',
   'network',
@@ -100,7 +103,8 @@ export class RoutedSource implements PageSource {
    */
   request<T>(endpoint: Endpoint, query: string, vars: Record<string, unknown>): Promise<Answer<T>> {
     const { source } = this.deps;
-    if (!this.taken.has(endpoint.label)) return this.withRetries(() => source.request<T>(endpoint, query, vars));
+    if (!this.taken.has(endpoint.label))
+      return this.withRetries(endpoint.host, () => source.request<T>(endpoint, query, vars));
     return this.withRoutes(query, vars, (q, v) => source.request<T>(this.endpoint, q, v));
   }
 
@@ -111,7 +115,8 @@ export class RoutedSource implements PageSource {
     vars: Record<string, unknown>,
   ): Promise<{ body: Uint8Array; bytes: number; requests?: number }> {
     const { source } = this.deps;
-    if (!this.taken.has(endpoint.label)) return this.withRetries(() => source.requestBody(endpoint, query, vars));
+    if (!this.taken.has(endpoint.label))
+      return this.withRetries(endpoint.host, () => source.requestBody(endpoint, query, vars));
     return this.withRoutes(query, vars, (q, v) => source.requestBody(this.endpoint, q, v));
   }
 
@@ -135,7 +140,7 @@ export class RoutedSource implements PageSource {
     for (const root of this.roots) text = text.replace(`rows: ${root}(`, `rows: ${this.pin.root}(`);
     for (;;) {
       try {
-        return await this.withRetries(() => send(text, { first: this.pageSize, ...vars }));
+        return await this.withRetries(this.endpoint.host, () => send(text, { first: this.pageSize, ...vars }));
       } catch (e) {
         if (this.deps.signal.aborted) throw new StopRequested();
         const root = this.pin.root;
@@ -210,12 +215,21 @@ export class RoutedSource implements PageSource {
   }
 
   /**
-   * Runs one request with retries, counting it and its bytes (an answer a batch read counts what it says it cost:
-   * `PageSource.requestBody`); halves the page size after a time-out.
+   * Runs one request to `host` with retries, counting it and its bytes (an answer a batch read counts what it says it
+   * cost: `PageSource.requestBody`); halves the page size after a time-out. A host the run gave up on fails it at once,
+   * and a host failure that ends its retries gives the host up (`host-health.ts`). A retry after a time-out or an
+   * unreachable host is a wait, logged where a terminal shows it.
    */
-  private async withRetries<R extends { bytes: number; requests?: number }>(send: () => Promise<R>): Promise<R> {
+  private async withRetries<R extends { bytes: number; requests?: number }>(
+    host: string,
+    send: () => Promise<R>,
+  ): Promise<R> {
+    const hosts = this.deps.hosts;
     return withRetries(
       async () => {
+        // Given up by another request of the run while this one waited: no attempt more.
+        const down = hosts?.down(host);
+        if (down) throw down;
         this.stats.requests++;
         try {
           const r = await send();
@@ -234,18 +248,26 @@ export class RoutedSource implements PageSource {
         onRetry: (err, attempt, delayMs) => {
           this.stats.retries++;
           const { name: dataset } = this.ds;
-          this.deps.log('retry', {
-            dataset,
-            chain: chainName(this.task.chainId),
-            chainId: this.task.chainId,
-            attempt,
-            delayMs,
-            kind: err.kind,
-            error: err.message,
-          });
+          this.deps.log(
+            'retry',
+            {
+              dataset,
+              chain: chainName(this.task.chainId),
+              chainId: this.task.chainId,
+              attempt,
+              of: this.deps.config.maxAttempts,
+              delayMs,
+              kind: err.kind,
+              error: err.message,
+            },
+            WAITS.has(err.kind) ? 'warn' : 'info',
+          );
         },
       },
-    );
+    ).catch((e: unknown) => {
+      hosts?.gaveUp(host, e);
+      throw e;
+    });
   }
 
   /** The page size asked for now; a shorter page is the last. */

@@ -2,12 +2,14 @@
  * The seams of a task: where its pages come from, where its batches go, and where it reads its checkpoints. The
  * exporter passes the real ones (the upstream client, the DuckDB sink, the checkpoint store); tests pass fakes.
  */
+
 import type { Dataset } from '../catalog/catalog.ts';
 import type { Config } from '../config/config.ts';
 import type { Batch, KeptPage, Written } from '../store/batch.ts';
 import type { Checkpoint, ShardCheckpoint } from '../store/checkpoint-store.ts';
 import type { Answer, Endpoint } from '../upstream/client.ts';
 import type { EventLog } from '../util/logger.ts';
+import type { HostHealth } from './host-health.ts';
 import type { PageChecker } from './page-check-runner.ts';
 import type { Task, TaskStats } from './task.ts';
 
@@ -88,4 +90,6 @@ export interface TaskDeps {
   readonly log: EventLog;
   /** Called after each page with the task's counters and, where known, the fraction done (0..1). */
   readonly onPage?: (task: Task, stats: TaskStats, fraction: number | undefined) => void;
+  /** The hosts the run gave up on (see `host-health.ts`); none are given up without it. */
+  readonly hosts?: HostHealth;
 }

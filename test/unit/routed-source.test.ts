@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
+import { HostHealth } from '../../src/export/host-health.ts';
 import { pageQuery } from '../../src/export/queries.ts';
 import { MIN_PAGE_SIZE, RoutedSource } from '../../src/export/routed-source.ts';
 import { emptyStats } from '../../src/export/task.ts';
@@ -29,10 +30,13 @@ const ROWS: FakeRow[] = Array.from({ length: 30 }, (_, i) => ({
 const QUERY = pageQuery(ds, 'fakes', 'seq-next');
 const VARS = { from: '500', seq: '499', id: '', until: '10000' };
 
-function routed(opts: { pageSize?: number; maxAttempts?: number } = {}) {
+function routed(opts: { pageSize?: number; maxAttempts?: number; hosts?: HostHealth } = {}) {
   const sub = new FakeSubgraph(ds);
   sub.rows = ROWS;
-  const { task, deps, events } = fakeTask(sub, new FakeWarehouse(ds), { pageSize: 10, maxAttempts: 3, ...opts });
+  const { hosts, ...sizes } = opts;
+  const made = fakeTask(sub, new FakeWarehouse(ds), { pageSize: 10, maxAttempts: 3, ...sizes });
+  const { task, events } = made;
+  const deps = hosts ? { ...made.deps, hosts } : made.deps;
   const stats = emptyStats();
   const source = new RoutedSource({ task, deps, pin: pinAt(100, 10_000), failovers: [], stats });
   return { sub, source, stats, events, endpoint: task.endpoint };
@@ -72,6 +76,40 @@ describe('the routed source as a PageSource', () => {
     sub.failures.push(new UpstreamError('HTTP 502', { kind: 'http', retryable: true }));
     await source.request(endpoint, QUERY, VARS);
     expect(sub.firsts.at(-1)).toBe(MIN_PAGE_SIZE);
+  });
+
+  it('a host whose request ended its retries on time-outs is given up: the run’s other requests there fail at once', async () => {
+    const hosts = new HostHealth();
+    const first = routed({ maxAttempts: 2, hosts });
+    first.sub.failures.push(timeout(), timeout());
+    const message = 'no answer within 10 ms from fake (gave up after 2 attempts)';
+    await expect(first.source.request(first.endpoint, QUERY, VARS)).rejects.toThrow(message);
+    // Each wait was on the terminal's level, with its attempt.
+    expect(first.events.filter((e) => e.event === 'retry').map((e) => [e.fields.attempt, e.fields.of])).toEqual([
+      [1, 2],
+    ]);
+    // Another task on the same host: the same error, and no request sent.
+    const other = routed({ maxAttempts: 8, hosts });
+    const e = await other.source.requestBody(other.endpoint, QUERY, VARS).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(UpstreamError);
+    expect([(e as UpstreamError).message, (e as UpstreamError).kind, (e as UpstreamError).retryable]).toEqual([
+      message,
+      'timeout',
+      false,
+    ]);
+    expect(other.sub.requests).toBe(0);
+    expect(other.stats.requests).toBe(0);
+    // Errors of the request, not of the host, give nothing up.
+    const kept = new HostHealth();
+    const third = routed({ maxAttempts: 2, hosts: kept });
+    third.sub.failures.push(
+      new UpstreamError('HTTP 502', { kind: 'http', retryable: true }),
+      new UpstreamError('HTTP 502', { kind: 'http', retryable: true }),
+    );
+    await expect(third.source.request(third.endpoint, QUERY, VARS)).rejects.toThrow('HTTP 502');
+    const fourth = routed({ hosts: kept });
+    await fourth.source.request(fourth.endpoint, QUERY, VARS);
+    expect(fourth.sub.requests).toBe(1);
   });
 
   it('gives up after its attempts with the route’s error, and does not retry an error that is not retryable', async () => {
