@@ -14,10 +14,10 @@ import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
 import { runTask } from './by-kind.ts';
 import { type FirstAsk, FirstPages, HostLimited } from './first-pages.ts';
-import { HostHealth } from './host-health.ts';
 import { type PageChecker, WorkerPageChecker } from './page-check-runner.ts';
 import { firstRequest, windowPresenceFrom } from './paginate/first-request.ts';
 import type { Probed } from './route-choice.ts';
+import { RouteHealth } from './route-health.ts';
 import { chooseRoutes, NoRouteError, probeRoutes, type TaskRoute } from './run-routes.ts';
 import type { PageSource } from './seams.ts';
 import { emptyStats, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
@@ -54,8 +54,8 @@ interface RunPlumbing {
   readonly checker: PageChecker;
   /** The tasks whose last read ended well, as the run found them (see `CheckpointStore.complete`). */
   readonly complete: ReadonlyMap<string, { readonly cursor: string; readonly head: string }>;
-  /** The hosts the run gave up on. */
-  readonly hosts: HostHealth;
+  /** The routes the run gave up on. */
+  readonly health: RouteHealth;
 }
 
 /** Runs one task and turns any failure into a failed result naming the task. */
@@ -82,7 +82,7 @@ async function runOne(run: RunPlumbing, planned: Task, at: TaskRoute): Promise<T
 
 /** Runs one task on its route and turns any failure into a failed result naming the task. */
 async function runRouted(
-  { args, sink, source, checkpoints, checker, complete: completed, hosts }: RunPlumbing,
+  { args, sink, source, checkpoints, checker, complete: completed, health }: RunPlumbing,
   task: Task,
   at: TaskRoute,
 ): Promise<TaskResult> {
@@ -174,7 +174,7 @@ async function runRouted(
     runId: args.runId,
     signal: args.signal,
     log: args.log,
-    hosts,
+    routes: health,
     ...(args.progress ? { onPage: args.progress.page.bind(args.progress) } : {}),
   };
   let result: TaskResult;
@@ -330,7 +330,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
     signal: args.signal,
   });
   const checker = new WorkerPageChecker();
-  const given = new HostHealth();
+  const given = new RouteHealth();
   const limit = pLimit(args.config.concurrency);
   const hosts = new Map<string, ReturnType<typeof pLimit>>();
   const hostLimit = (h: string) => hosts.get(h) ?? hosts.set(h, pLimit(args.config.perEndpointConcurrency)).get(h)!;
@@ -353,7 +353,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
         slot(t)(async (src) => {
           // After a stop request, the tasks not started yet are left out: not run, not in the ledger.
           if (args.signal.aborted) return undefined;
-          const plumbing = { args, sink, source: src, checkpoints, checker, complete, hosts: given };
+          const plumbing = { args, sink, source: src, checkpoints, checker, complete, health: given };
           const r = await runOne(plumbing, t, pinned.get(t)!);
           args.progress?.done(r);
           await status.taskEnded({

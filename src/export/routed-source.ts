@@ -22,7 +22,7 @@ import type { Failover, PinnedBlock, StandbyRoute, Task, TaskPin, TaskStats } fr
 export const MIN_PAGE_SIZE = 50;
 
 /** Failures after which a task moves to a standby route: the route, not the request, is at fault. */
-/** Retries that wait on a host that does not answer: logged at warn level, which a terminal shows. */
+/** Retries that wait on a route that does not answer: logged at warn level, which a terminal shows. */
 const WAITS: ReadonlySet<string> = new Set(['timeout', 'unreachable']);
 
 const FAILOVER_KINDS: ReadonlySet<string> = new Set([
@@ -104,7 +104,7 @@ export class RoutedSource implements PageSource {
   request<T>(endpoint: Endpoint, query: string, vars: Record<string, unknown>): Promise<Answer<T>> {
     const { source } = this.deps;
     if (!this.taken.has(endpoint.label))
-      return this.withRetries(endpoint.host, () => source.request<T>(endpoint, query, vars));
+      return this.withRetries(endpoint.url, () => source.request<T>(endpoint, query, vars));
     return this.withRoutes(query, vars, (q, v) => source.request<T>(this.endpoint, q, v));
   }
 
@@ -116,7 +116,7 @@ export class RoutedSource implements PageSource {
   ): Promise<{ body: Uint8Array; bytes: number; requests?: number }> {
     const { source } = this.deps;
     if (!this.taken.has(endpoint.label))
-      return this.withRetries(endpoint.host, () => source.requestBody(endpoint, query, vars));
+      return this.withRetries(endpoint.url, () => source.requestBody(endpoint, query, vars));
     return this.withRoutes(query, vars, (q, v) => source.requestBody(this.endpoint, q, v));
   }
 
@@ -140,7 +140,7 @@ export class RoutedSource implements PageSource {
     for (const root of this.roots) text = text.replace(`rows: ${root}(`, `rows: ${this.pin.root}(`);
     for (;;) {
       try {
-        return await this.withRetries(this.endpoint.host, () => send(text, { first: this.pageSize, ...vars }));
+        return await this.withRetries(this.endpoint.url, () => send(text, { first: this.pageSize, ...vars }));
       } catch (e) {
         if (this.deps.signal.aborted) throw new StopRequested();
         const root = this.pin.root;
@@ -215,20 +215,20 @@ export class RoutedSource implements PageSource {
   }
 
   /**
-   * Runs one request to `host` with retries, counting it and its bytes (an answer a batch read counts what it says it
-   * cost: `PageSource.requestBody`); halves the page size after a time-out. A host the run gave up on fails it at once,
-   * and a host failure that ends its retries gives the host up (`host-health.ts`). A retry after a time-out or an
-   * unreachable host is a wait, logged where a terminal shows it.
+   * Runs one request to the route `url` with retries, counting it and its bytes (an answer a batch read counts what it
+   * says it cost: `PageSource.requestBody`); halves the page size after a time-out. A route the run gave up on fails it
+   * at once, and a failure of the route that ends its retries gives the route up (`route-health.ts`). A retry after a
+   * time-out or an unreachable host is a wait, logged where a terminal shows it.
    */
   private async withRetries<R extends { bytes: number; requests?: number }>(
-    host: string,
+    url: string,
     send: () => Promise<R>,
   ): Promise<R> {
-    const hosts = this.deps.hosts;
+    const routes = this.deps.routes;
     return withRetries(
       async () => {
         // Given up by another request of the run while this one waited: no attempt more.
-        const down = hosts?.down(host);
+        const down = routes?.down(url);
         if (down) throw down;
         this.stats.requests++;
         try {
@@ -265,7 +265,7 @@ export class RoutedSource implements PageSource {
         },
       },
     ).catch((e: unknown) => {
-      hosts?.gaveUp(host, e);
+      routes?.gaveUp(url, e);
       throw e;
     });
   }

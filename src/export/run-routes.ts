@@ -101,7 +101,8 @@ export async function probeRoutes(args: RouteArgs): Promise<Map<string, Probed>>
       // the mutable watermark, since incremental runs re-read reorgWindowSecs before it anyway.
       return { block: { number, timestamp: info.head.timestamp ?? now }, info };
     } catch (e) {
-      if (e instanceof UpstreamError && e.kind === 'timeout')
+      // No answer at all (not one whose body trickled, whose own message says more): the host is named, with the fix.
+      if (e instanceof UpstreamError && e.kind === 'timeout' && e.message.startsWith('no answer within'))
         return new UpstreamError(
           `the upstream host ${host} took the connection but sent no answer to ${what} within ${args.config.timeoutMs} ms, ${attempt === 1 ? 'once' : `${attempt} times`}: check that ${host} is the service's address and that the service is up (the time limit is timeoutMs)`,
           { kind: 'timeout', retryable: false },

@@ -9,8 +9,8 @@ import type { Batch, KeptPage, Written } from '../store/batch.ts';
 import type { Checkpoint, ShardCheckpoint } from '../store/checkpoint-store.ts';
 import type { Answer, Endpoint } from '../upstream/client.ts';
 import type { EventLog } from '../util/logger.ts';
-import type { HostHealth } from './host-health.ts';
 import type { PageChecker } from './page-check-runner.ts';
+import type { RouteHealth } from './route-health.ts';
 import type { Task, TaskStats } from './task.ts';
 
 /** A source of pages: one GraphQL request to an endpoint, answered with its data and its size. */
@@ -90,6 +90,6 @@ export interface TaskDeps {
   readonly log: EventLog;
   /** Called after each page with the task's counters and, where known, the fraction done (0..1). */
   readonly onPage?: (task: Task, stats: TaskStats, fraction: number | undefined) => void;
-  /** The hosts the run gave up on (see `host-health.ts`); none are given up without it. */
-  readonly hosts?: HostHealth;
+  /** The routes the run gave up on (see `route-health.ts`); none are given up without it. */
+  readonly routes?: RouteHealth;
 }

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
-import { HostHealth } from '../../src/export/host-health.ts';
 import { pageQuery } from '../../src/export/queries.ts';
+import { RouteHealth } from '../../src/export/route-health.ts';
 import { MIN_PAGE_SIZE, RoutedSource } from '../../src/export/routed-source.ts';
 import { emptyStats } from '../../src/export/task.ts';
 import type { Endpoint } from '../../src/upstream/client.ts';
@@ -30,13 +30,13 @@ const ROWS: FakeRow[] = Array.from({ length: 30 }, (_, i) => ({
 const QUERY = pageQuery(ds, 'fakes', 'seq-next');
 const VARS = { from: '500', seq: '499', id: '', until: '10000' };
 
-function routed(opts: { pageSize?: number; maxAttempts?: number; hosts?: HostHealth } = {}) {
+function routed(opts: { pageSize?: number; maxAttempts?: number; routes?: RouteHealth } = {}) {
   const sub = new FakeSubgraph(ds);
   sub.rows = ROWS;
-  const { hosts, ...sizes } = opts;
+  const { routes, ...sizes } = opts;
   const made = fakeTask(sub, new FakeWarehouse(ds), { pageSize: 10, maxAttempts: 3, ...sizes });
   const { task, events } = made;
-  const deps = hosts ? { ...made.deps, hosts } : made.deps;
+  const deps = routes ? { ...made.deps, routes } : made.deps;
   const stats = emptyStats();
   const source = new RoutedSource({ task, deps, pin: pinAt(100, 10_000), failovers: [], stats });
   return { sub, source, stats, events, endpoint: task.endpoint };
@@ -78,9 +78,9 @@ describe('the routed source as a PageSource', () => {
     expect(sub.firsts.at(-1)).toBe(MIN_PAGE_SIZE);
   });
 
-  it('a host whose request ended its retries on time-outs is given up: the run’s other requests there fail at once', async () => {
-    const hosts = new HostHealth();
-    const first = routed({ maxAttempts: 2, hosts });
+  it('a route whose request ended its retries on time-outs is given up: the run’s other requests there fail at once', async () => {
+    const health = new RouteHealth();
+    const first = routed({ maxAttempts: 2, routes: health });
     first.sub.failures.push(timeout(), timeout());
     const message = 'no answer within 10 ms from fake (gave up after 2 attempts)';
     await expect(first.source.request(first.endpoint, QUERY, VARS)).rejects.toThrow(message);
@@ -88,8 +88,8 @@ describe('the routed source as a PageSource', () => {
     expect(first.events.filter((e) => e.event === 'retry').map((e) => [e.fields.attempt, e.fields.of])).toEqual([
       [1, 2],
     ]);
-    // Another task on the same host: the same error, and no request sent.
-    const other = routed({ maxAttempts: 8, hosts });
+    // Another task on the same route: the same error, and no request sent.
+    const other = routed({ maxAttempts: 8, routes: health });
     const e = await other.source.requestBody(other.endpoint, QUERY, VARS).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(UpstreamError);
     expect([(e as UpstreamError).message, (e as UpstreamError).kind, (e as UpstreamError).retryable]).toEqual([
@@ -99,15 +99,15 @@ describe('the routed source as a PageSource', () => {
     ]);
     expect(other.sub.requests).toBe(0);
     expect(other.stats.requests).toBe(0);
-    // Errors of the request, not of the host, give nothing up.
-    const kept = new HostHealth();
-    const third = routed({ maxAttempts: 2, hosts: kept });
+    // Errors of the request, not of the route, give nothing up.
+    const kept = new RouteHealth();
+    const third = routed({ maxAttempts: 2, routes: kept });
     third.sub.failures.push(
       new UpstreamError('HTTP 502', { kind: 'http', retryable: true }),
       new UpstreamError('HTTP 502', { kind: 'http', retryable: true }),
     );
     await expect(third.source.request(third.endpoint, QUERY, VARS)).rejects.toThrow('HTTP 502');
-    const fourth = routed({ hosts: kept });
+    const fourth = routed({ routes: kept });
     await fourth.source.request(fourth.endpoint, QUERY, VARS);
     expect(fourth.sub.requests).toBe(1);
   });

@@ -1,0 +1,27 @@
+/**
+ * Routes a run gave up on: a request to a route that ended its retries on a time-out or an unreachable host makes the
+ * run's later requests to that route fail at once with the same error, rather than each spending its own attempts
+ * (eight of `timeoutMs` each) on a route that has stopped answering. A task with a standby route moves there as after
+ * its own retries; the others fail with the one message the summary groups. Keyed by route, not host: routes of one
+ * host (a gateway's deployments) can fail apart, and a route's standby may share its host. The next run asks again.
+ * (A host that does not answer from the start is found by the run's probes: `run-routes.ts`.)
+ */
+import { UpstreamError } from '../errors.ts';
+
+/** Failures that say the route, not the request, is the trouble. */
+const ROUTE_KINDS: ReadonlySet<string> = new Set(['timeout', 'unreachable']);
+
+export class RouteHealth {
+  private readonly given = new Map<string, UpstreamError>();
+
+  /** The error the run gave the route `url` up with, as a failure not retried; undefined while it is not given up. */
+  down(url: string): UpstreamError | undefined {
+    const e = this.given.get(url);
+    return e && new UpstreamError(e.message, { kind: e.kind, retryable: false, ...e.extra });
+  }
+
+  /** A request to the route `url` ended its retries with `e`: a failure of the route gives it up for this run. */
+  gaveUp(url: string, e: unknown): void {
+    if (e instanceof UpstreamError && ROUTE_KINDS.has(e.kind) && !this.given.has(url)) this.given.set(url, e);
+  }
+}
