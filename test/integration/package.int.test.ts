@@ -3,12 +3,13 @@
  * installed `pool-export` then runs from an empty folder, on the machine's own Node (20 here: the package brings its
  * Node 24), with nothing of the repository: `--version`, `sandbox`, and a run against that sandbox.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForOutput } from '../support/child-output.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -52,22 +53,6 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Waits for a line of a process's output. */
-function waitFor(child: ChildProcess, re: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no ${re} within ${timeoutMs} ms: ${out}`)), timeoutMs);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      const m = re.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    });
-  });
-}
-
 describe('the packed tool, installed without the repository', () => {
   it('holds the bundle, the SQL and the schemas, and none of the sources or tests', () => {
     const pkg = join(prefix, 'lib', 'node_modules', 'pool-export');
@@ -88,7 +73,8 @@ describe('the packed tool, installed without the repository', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
-      const [, url] = await waitFor(sandbox, /^ready (http:\/\/127\.0\.0\.1:\d+)$/m);
+      const printed = await waitForOutput(sandbox, /^ready http:\/\/127\.0\.0\.1:\d+$/m);
+      const url = /^ready (\S+)$/m.exec(printed)![1]!;
       const run = spawnSync('pool-export', ['run', '--chains', 'bsc', '--jobs', 'events'], {
         cwd: empty,
         encoding: 'utf8',

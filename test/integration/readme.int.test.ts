@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { processAlive } from '../../src/util/processes.ts';
+import { waitForOutput } from '../support/child-output.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 import { inTerminal, screen } from '../support/terminal.ts';
 
@@ -62,21 +63,6 @@ function run(program: string, args: string[]): Promise<{ code: number | null; st
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** Waits for a line on a child's stdout. */
-function waitFor(child: ChildProcess, re: RegExp, timeoutMs = 60_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no ${re} within ${timeoutMs} ms: ${out}`)), timeoutMs);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (re.test(out)) {
-        clearTimeout(timer);
-        resolve(out);
-      }
-    });
   });
 }
 
@@ -143,7 +129,7 @@ describe('the README, as a new user follows it', () => {
     rmSync(join(ROOT, 'data/sandbox'), { recursive: true, force: true });
     const child = spawn(program!, args, { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      const printed = await waitFor(child, /^ready http:\/\/127\.0\.0\.1:8545$/m);
+      const printed = await waitForOutput(child, /^ready http:\/\/127\.0\.0\.1:8545$/m);
       // The export lines the README shows are the ones the sandbox prints.
       for (const line of client!.split('\n').filter((l) => l.startsWith('export ')))
         expect(printed).toContain(`  ${line}\n`);
@@ -180,8 +166,8 @@ describe('the README, as a new user follows it', () => {
       detached: true,
     });
     try {
-      await waitFor(sandbox, /^ready http:\/\/127\.0\.0\.1:8545$/m);
-      const said = await waitFor(s3, /listening on 127\.0\.0\.1:4568/);
+      await waitForOutput(sandbox, /^ready http:\/\/127\.0\.0\.1:8545$/m);
+      const said = await waitForOutput(s3, /listening on 127\.0\.0\.1:4568/);
       expect(said).toContain('AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER');
       const r = await runBlock(client!);
       const failed = r.outputs.find((o) => o.output.includes('::: failed'));
@@ -273,7 +259,7 @@ describe('signals through the documented start forms', () => {
       const data = join(ROOT, 'data', `signal-${Date.now()}`);
       try {
         const child = start(['schedule', '--data-dir', data, '--jobs', 'events', '--schedule', 'events=0 0 1 1 *']);
-        await waitFor(child, /^scheduler started:/m);
+        await waitForOutput(child, /^scheduler started:/m);
         // Every process of it: npm, its shell and node under npx; node alone when started directly.
         const tool = spawnSync('pgrep', ['-f', `schedule --data-dir ${data}`], { encoding: 'utf8' })
           .stdout.split('\n')

@@ -380,6 +380,21 @@ describe('state, history and snapshots', () => {
   });
 });
 
+/** What the lake's DuckDB shows: which database answered (the views file, or memory), and a few counts. */
+async function seen(tracked = DEFAULT_TRACKED) {
+  const db = await openLakeDb(dir, tracked);
+  try {
+    const [r] = (
+      await db.conn.runAndReadAll(
+        'SELECT current_database() AS db, (SELECT count(*) FROM dodoex.swaps) AS swaps, (SELECT count(*) FROM dodoex.pairs) AS pairs, (SELECT count(*) FROM reports.trusted_tokens) AS trusted',
+      )
+    ).getRowObjectsJson();
+    return r;
+  } finally {
+    db.close();
+  }
+}
+
 describe('readers', () => {
   it('refuse a lake of the earlier layout with the command that migrates it', async () => {
     mkdirSync(join(lake, 'dodoex/swaps/chain=bsc/day=2026-01-01'), { recursive: true });
@@ -396,19 +411,6 @@ describe('readers', () => {
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
     await writeLake(w, dir);
     await writeViewsFile(dir);
-    const seen = async (tracked = DEFAULT_TRACKED) => {
-      const db = await openLakeDb(dir, tracked);
-      try {
-        const [r] = (
-          await db.conn.runAndReadAll(
-            'SELECT current_database() AS db, (SELECT count(*) FROM dodoex.swaps) AS swaps, (SELECT count(*) FROM dodoex.pairs) AS pairs, (SELECT count(*) FROM reports.trusted_tokens) AS trusted',
-          )
-        ).getRowObjectsJson();
-        return r;
-      } finally {
-        db.close();
-      }
-    };
     const trusted = String(DEFAULT_TRACKED.tokens.length);
     expect(await seen()).toEqual({ db: 'lake', swaps: '1', pairs: '0', trusted });
     // Other tracked settings: the file's trusted tokens would be wrong.
@@ -447,17 +449,12 @@ describe('readers', () => {
     await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r3'] });
     await writeLake(w, dir);
     expect(await writeViewsFile(dir, fewer)).toBe(true);
-    const db = await openLakeDb(dir, fewer);
-    try {
-      const [r] = (
-        await db.conn.runAndReadAll(
-          'SELECT current_database() AS db, (SELECT count(*) FROM dodoex.swaps) AS swaps, (SELECT count(*) FROM dodoex.pairs) AS pairs',
-        )
-      ).getRowObjectsJson();
-      expect(r).toEqual({ db: 'lake', swaps: '2', pairs: '1' });
-    } finally {
-      db.close();
-    }
+    expect(await seen(fewer)).toEqual({
+      db: 'lake',
+      swaps: '2',
+      pairs: '1',
+      trusted: String(fewer.tokens.length),
+    });
   });
 
   it('a stop before or during the write publishes no half entry: what it left stays listed, and the next write ends it', async () => {
