@@ -11,6 +11,12 @@ import { UpstreamError } from '../errors.ts';
 /** Failures that say the route, not the request, is the trouble. */
 const ROUTE_KINDS: ReadonlySet<string> = new Set(['timeout', 'unreachable']);
 
+/** What a person can do about a route given up: it answered the run's probe, so its address is right. */
+const givenUpHint = (kind: string) =>
+  `; the route stopped answering during the run and is given up until the next run: check the service's status${
+    kind === 'timeout' ? ', or raise timeoutMs (config) if its answers are only slow' : ''
+  }`;
+
 export class RouteHealth {
   private readonly given = new Map<string, UpstreamError>();
 
@@ -20,8 +26,18 @@ export class RouteHealth {
     return e && new UpstreamError(e.message, { kind: e.kind, retryable: false, ...e.extra });
   }
 
-  /** A request to the route `url` ended its retries with `e`: a failure of the route gives it up for this run. */
-  gaveUp(url: string, e: unknown): void {
-    if (e instanceof UpstreamError && ROUTE_KINDS.has(e.kind) && !this.given.has(url)) this.given.set(url, e);
+  /**
+   * A request to the route `url` ended its retries with `e`; returns the error to throw. A failure of the route gives
+   * it up for this run, and it and every later failure of the route's requests read the same, with what to do, so a
+   * summary shows them as one cause.
+   */
+  gaveUp(url: string, e: unknown): unknown {
+    if (!(e instanceof UpstreamError && ROUTE_KINDS.has(e.kind))) return e;
+    if (!this.given.has(url)) {
+      e.message += givenUpHint(e.kind);
+      this.given.set(url, e);
+      return e;
+    }
+    return this.down(url);
   }
 }

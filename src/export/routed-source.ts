@@ -265,8 +265,7 @@ export class RoutedSource implements PageSource {
         },
       },
     ).catch((e: unknown) => {
-      routes?.gaveUp(url, e);
-      throw e;
+      throw routes ? routes.gaveUp(url, e) : e;
     });
   }
 

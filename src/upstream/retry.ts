@@ -38,7 +38,8 @@ export async function withRetries<T>(fn: (attempt: number) => Promise<T>, opts: 
           ? Math.min(opts.maxAttempts, opts.maxAttemptsFor?.(e) ?? Infinity)
           : opts.maxAttempts;
       if (!(e instanceof UpstreamError) || !e.retryable || attempt >= budget) {
-        if (e instanceof UpstreamError && e.retryable) e.message = `${e.message} (gave up after ${attempt} attempts)`;
+        if (e instanceof UpstreamError && e.retryable)
+          e.message = `${e.message} (gave up after ${attempt} attempt${attempt === 1 ? '' : 's'})`;
         throw e;
       }
       const delay = backoffMs(e, attempt, random);

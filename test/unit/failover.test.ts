@@ -126,7 +126,7 @@ function standbyOf(routes: Routes, label: string, over: Partial<EndpointInfo> = 
 
 const down = () => new UpstreamError('connection reset by the route', { kind: 'network', retryable: true });
 /** The message of `down()` once the retries (one attempt) are spent. */
-const GAVE_UP = 'connection reset by the route (gave up after 1 attempts)';
+const GAVE_UP = 'connection reset by the route (gave up after 1 attempt)';
 
 /**
  * Runs a task on route `fake` (the first), which serves `pagesFirst` pages and then fails for good, with the standby

@@ -82,8 +82,10 @@ describe('the routed source as a PageSource', () => {
     const health = new RouteHealth();
     const first = routed({ maxAttempts: 2, routes: health });
     first.sub.failures.push(timeout(), timeout());
-    const message = 'no answer within 10 ms from fake (gave up after 2 attempts)';
-    await expect(first.source.request(first.endpoint, QUERY, VARS)).rejects.toThrow(message);
+    const message =
+      "no answer within 10 ms from fake (gave up after 2 attempts); the route stopped answering during the run and is given up until the next run: check the service's status, or raise timeoutMs (config) if its answers are only slow";
+    const failed = await first.source.request(first.endpoint, QUERY, VARS).catch((x: unknown) => x);
+    expect((failed as Error).message).toBe(message);
     // Each wait was on the terminal's level, with its attempt.
     expect(first.events.filter((e) => e.event === 'retry').map((e) => [e.fields.attempt, e.fields.of])).toEqual([
       [1, 2],
@@ -110,6 +112,30 @@ describe('the routed source as a PageSource', () => {
     const fourth = routed({ routes: kept });
     await fourth.source.request(fourth.endpoint, QUERY, VARS);
     expect(fourth.sub.requests).toBe(1);
+  });
+
+  it('requests of one route that end their retries together fail with one message, the same as later ones', async () => {
+    const health = new RouteHealth();
+    // One attempt each, both sent before either fails: they end their retries together.
+    const a = routed({ maxAttempts: 1, routes: health });
+    const b = routed({ maxAttempts: 1, routes: health });
+    a.sub.failures.push(timeout());
+    b.sub.failures.push(timeout());
+    const errors = await Promise.all(
+      [a, b].map((t) => t.source.request(t.endpoint, QUERY, VARS).catch((x: unknown) => (x as Error).message)),
+    );
+    const later = routed({ routes: health });
+    errors.push(await later.source.request(later.endpoint, QUERY, VARS).catch((x: unknown) => (x as Error).message));
+    expect(new Set(errors).size, errors.join('\n')).toBe(1);
+    expect(errors[0]).toMatch(/gave up after 1 attempt\); the route stopped answering during the run/);
+    // An unreachable route's message names no time limit.
+    const refused = new RouteHealth();
+    const c = routed({ maxAttempts: 1, routes: refused });
+    c.sub.failures.push(new UpstreamError('connection refused by fake', { kind: 'unreachable', retryable: true }));
+    const m = await c.source.request(c.endpoint, QUERY, VARS).catch((x: unknown) => (x as Error).message);
+    expect(m).toBe(
+      "connection refused by fake (gave up after 1 attempt); the route stopped answering during the run and is given up until the next run: check the service's status",
+    );
   });
 
   it('gives up after its attempts with the route’s error, and does not retry an error that is not retryable', async () => {
