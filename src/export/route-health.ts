@@ -19,6 +19,19 @@ const givenUpHint = (kind: string) =>
 
 export class RouteHealth {
   private readonly given = new Map<string, UpstreamError>();
+  /** When each route last said on the terminal that a request of it waits. */
+  private readonly faced = new Map<string, number>();
+
+  /**
+   * Whether a request of the route `url` unanswered for a while should say so now: once per `everyMs` per route, so a
+   * route the run's tasks wait on four at a time gives one line, not four.
+   */
+  faceDue(url: string, now: number, everyMs: number): boolean {
+    const last = this.faced.get(url);
+    if (last !== undefined && now - last < everyMs) return false;
+    this.faced.set(url, now);
+    return true;
+  }
 
   /** The error the run gave the route `url` up with, as a failure not retried; undefined while it is not given up. */
   down(url: string): UpstreamError | undefined {

@@ -21,10 +21,12 @@ import type { Failover, PinnedBlock, StandbyRoute, Task, TaskPin, TaskStats } fr
 /** Smallest page size reached by halving after time-outs. */
 export const MIN_PAGE_SIZE = 50;
 
-/** Failures after which a task moves to a standby route: the route, not the request, is at fault. */
 /** Retries that wait on a route that does not answer: logged at warn level, which a terminal shows. */
 const WAITS: ReadonlySet<string> = new Set(['timeout', 'unreachable']);
+/** How long an attempt may go unanswered before the run says what it waits for (on the terminal), as at the probe. */
+const WAIT_FACE_MS = 5_000;
 
+/** Failures after which a task moves to a standby route: the route, not the request, is at fault. */
 const FAILOVER_KINDS: ReadonlySet<string> = new Set([
   'unreachable',
   'network',
@@ -226,11 +228,12 @@ export class RoutedSource implements PageSource {
   ): Promise<R> {
     const routes = this.deps.routes;
     return withRetries(
-      async () => {
+      async (attempt) => {
         // Given up by another request of the run while this one waited: no attempt more.
         const down = routes?.down(url);
         if (down) throw down;
         this.stats.requests++;
+        const face = this.waitFace(url, attempt);
         try {
           const r = await send();
           if (r.requests !== undefined) this.stats.requests += r.requests - 1;
@@ -241,6 +244,8 @@ export class RoutedSource implements PageSource {
             this.pageSize = Math.max(MIN_PAGE_SIZE, Math.floor(this.pageSize / 2));
           }
           throw e;
+        } finally {
+          clearTimeout(face);
         }
       },
       {
@@ -267,6 +272,33 @@ export class RoutedSource implements PageSource {
     ).catch((e: unknown) => {
       throw routes ? routes.gaveUp(url, e) : e;
     });
+  }
+
+  /**
+   * A timer that says, at the level a terminal shows, that attempt `attempt` of a request to the route `url` is still
+   * unanswered after WAIT_FACE_MS: the host, what for, the attempt of how many and the time limit (once per time
+   * limit per route: `RouteHealth.faceDue`). Cleared when the attempt ends.
+   */
+  private waitFace(url: string, attempt: number): NodeJS.Timeout | undefined {
+    const { config, routes } = this.deps;
+    if (!routes || config.timeoutMs <= WAIT_FACE_MS) return undefined;
+    const face = setTimeout(() => {
+      if (!routes.faceDue(url, Date.now(), config.timeoutMs)) return;
+      this.deps.log(
+        'waiting',
+        {
+          host: new URL(url).host,
+          for: `${this.ds.name} on ${chainName(this.task.chainId)}`,
+          attempt,
+          of: config.maxAttempts,
+          seconds: WAIT_FACE_MS / 1000,
+          limitMs: config.timeoutMs,
+        },
+        'warn',
+      );
+    }, WAIT_FACE_MS);
+    face.unref();
+    return face;
   }
 
   /** The page size asked for now; a shorter page is the last. */

@@ -78,7 +78,7 @@ export interface CheckpointReader {
 export interface TaskDeps {
   readonly config: Pick<
     Config,
-    'pageSize' | 'batchRows' | 'shards' | 'maxAttempts' | 'reorgWindowSecs' | 'listPoolTypes'
+    'pageSize' | 'batchRows' | 'shards' | 'maxAttempts' | 'reorgWindowSecs' | 'listPoolTypes' | 'timeoutMs'
   >;
   readonly source: PageSource;
   /** Where page answers are checked and kept (the page worker, in an export). */

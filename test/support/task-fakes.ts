@@ -92,10 +92,13 @@ export class FakeSubgraph implements PageSource {
   readonly asked: Record<string, unknown>[] = [];
   /** Whether page answers are written compactly, as graph-node writes them (else with white space). */
   compact = true;
+  /** While set, requests wait for it before they are answered (an upstream slow to answer). */
+  gate: Promise<void> | undefined;
 
   constructor(readonly ds: Dataset) {}
 
   async request<T>(_endpoint: Endpoint, query: string, v: Record<string, unknown>): Promise<Answer<T>> {
+    await this.gate;
     const data = this.answer(query, v);
     return { data: data as T, bytes: Buffer.byteLength(JSON.stringify({ data })) };
   }
@@ -105,6 +108,7 @@ export class FakeSubgraph implements PageSource {
     query: string,
     v: Record<string, unknown>,
   ): Promise<{ body: Uint8Array; bytes: number }> {
+    await this.gate;
     const data = this.answer(query, v);
     const body = Buffer.from(this.compact ? JSON.stringify({ data }) : JSON.stringify({ data }, null, 1));
     return { body, bytes: body.byteLength };
@@ -311,6 +315,7 @@ export interface FakeTaskOptions {
   readonly shards?: number;
   readonly reorgWindowSecs?: number;
   readonly maxAttempts?: number;
+  readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
   readonly onPage?: TaskDeps['onPage'];
 }
@@ -332,6 +337,7 @@ export function fakeTask(
       batchRows: opts.batchRows ?? 250,
       shards: opts.shards ?? 1,
       maxAttempts: opts.maxAttempts ?? 3,
+      timeoutMs: opts.timeoutMs ?? 30_000,
       reorgWindowSecs: opts.reorgWindowSecs ?? 0,
       listPoolTypes: ['CLASSICAL'],
     },

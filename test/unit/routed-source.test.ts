@@ -3,7 +3,7 @@
  * answered as the fake answers, its requests retried and counted, the page size halved after time-outs, and requests
  * to another route sent there without failover. (Failover through it: failover.test.ts.)
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
 import { pageQuery } from '../../src/export/queries.ts';
 import { RouteHealth } from '../../src/export/route-health.ts';
@@ -30,7 +30,7 @@ const ROWS: FakeRow[] = Array.from({ length: 30 }, (_, i) => ({
 const QUERY = pageQuery(ds, 'fakes', 'seq-next');
 const VARS = { from: '500', seq: '499', id: '', until: '10000' };
 
-function routed(opts: { pageSize?: number; maxAttempts?: number; routes?: RouteHealth } = {}) {
+function routed(opts: { pageSize?: number; maxAttempts?: number; timeoutMs?: number; routes?: RouteHealth } = {}) {
   const sub = new FakeSubgraph(ds);
   sub.rows = ROWS;
   const { routes, ...sizes } = opts;
@@ -41,6 +41,10 @@ function routed(opts: { pageSize?: number; maxAttempts?: number; routes?: RouteH
   const source = new RoutedSource({ task, deps, pin: pinAt(100, 10_000), failovers: [], stats });
   return { sub, source, stats, events, endpoint: task.endpoint };
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('the routed source as a PageSource', () => {
   it('answers a page as the source it routes does, with the page size as `first`', async () => {
@@ -112,6 +116,33 @@ describe('the routed source as a PageSource', () => {
     const fourth = routed({ routes: kept });
     await fourth.source.request(fourth.endpoint, QUERY, VARS);
     expect(fourth.sub.requests).toBe(1);
+  });
+
+  it('an attempt unanswered for 5 s says what it waits for, once per time limit for the route', async () => {
+    vi.useFakeTimers();
+    const health = new RouteHealth();
+    const a = routed({ routes: health, timeoutMs: 30_000 });
+    const b = routed({ routes: health, timeoutMs: 30_000 });
+    let answer = () => {};
+    const gate = new Promise<void>((r) => (answer = r));
+    a.sub.gate = gate;
+    b.sub.gate = gate;
+    const waits = () => [...a.events, ...b.events].filter((e) => e.event === 'waiting');
+    const asked = [a, b].map((t) => t.source.request(t.endpoint, QUERY, VARS));
+    await vi.advanceTimersByTimeAsync(4_900);
+    expect(waits()).toEqual([]);
+    await vi.advanceTimersByTimeAsync(200);
+    // Two requests wait on the route: one line, with the host, the task, the attempt and the time limit.
+    expect(waits().map((e) => e.fields)).toEqual([
+      { host: '127.0.0.1:1', for: `${ds.name} on bsc`, attempt: 1, of: 3, seconds: 5, limitMs: 30_000 },
+    ]);
+    answer();
+    await Promise.all(asked);
+    // Answered: nothing more is said, and a request answered within 5 s says nothing.
+    a.sub.gate = undefined;
+    await a.source.request(a.endpoint, QUERY, VARS);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(waits()).toHaveLength(1);
   });
 
   it('requests of one route that end their retries together fail with one message, the same as later ones', async () => {
