@@ -13,8 +13,9 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DATASETS } from '../src/catalog/catalog.ts';
 import { CHAINS } from '../src/config/chains.ts';
+import { dataFolder } from '../src/config/data-folder.ts';
 import { writeLayoutFile } from '../src/lake/lake-writer.ts';
-import { byMonth, LAKE_DIR, tableDir } from '../src/lake/layout.ts';
+import { byMonth, tableDir } from '../src/lake/layout.ts';
 import { openLakeDb, reportViews, writeViewsFile } from '../src/reports/views.ts';
 import { type SandboxProcess, startSandbox } from '../src/sandbox/spawn.ts';
 import { lit, qt } from '../src/util/sql.ts';
@@ -79,7 +80,7 @@ export async function reportTimes(dataDir: string, runs = 3): Promise<Map<string
  */
 export async function compactedCopy(dataDir: string, copyDir: string): Promise<void> {
   const db = await openLakeDb(dataDir);
-  const lake = join(copyDir, LAKE_DIR);
+  const lake = dataFolder(copyDir).lake;
   try {
     for (const ds of DATASETS)
       for (const part of ds.kind === 'mutable' ? (['data', 'history'] as const) : (['data'] as const)) {

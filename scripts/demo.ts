@@ -144,7 +144,7 @@ try {
   console.log(`\n== dashboard: TVL, volume, APY and freshness as charts\n${dash.stdout.trimEnd()}`);
   if (dash.code !== 0) status = dash.code ?? 1;
   console.log(
-    `\nwarehouse: ${dataDir}/warehouse.duckdb; Parquet lake: ${dataDir}/lake; views for DuckDB sessions: ${dataDir}/lake.duckdb; dashboard: ${dataDir}/dashboard.html`,
+    `\nwarehouse: ${dataDir}/warehouse.duckdb; Parquet lake: ${dataDir}/lake; views for DuckDB sessions: ${dataDir}/views.duckdb; dashboard: ${dataDir}/dashboard.html`,
   );
   console.log(
     'more: npx pool-export report --list, then e.g. POOL_EXPORT_DATA_DIR=data/demo npx pool-export report volume_daily --chain bsc',

@@ -11,9 +11,10 @@ import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
-import { LAKE_DIR, LAYOUT_VERSION, tableDir, tableGlob } from '../lake/layout.ts';
+import { dataFolder } from '../config/data-folder.ts';
+import { LAYOUT_VERSION, tableDir, tableGlob } from '../lake/layout.ts';
 import { hasText } from '../store/ddl.ts';
-import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
+import { Warehouse } from '../store/warehouse.ts';
 import { movePath } from '../util/atomic-file.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import type { Bucket } from './bucket.ts';
@@ -33,7 +34,7 @@ export interface FetchStats {
 
 /** Makes the data folder's `lake/` a copy of the bucket's lake objects (see the header). */
 export async function fetchLake(bucket: Bucket, dataDir: string): Promise<FetchStats> {
-  const lake = join(dataDir, LAKE_DIR);
+  const lake = dataFolder(dataDir).lake;
   const state = readSyncState(dataDir, bucket);
   const objects = (await bucket.list()).filter((o) => !o.rel.startsWith(`${STATE_DIR}/`) && !isManifest(o.rel));
   const local = localFiles(lake);
@@ -93,7 +94,7 @@ export interface RestoreStats extends FetchStats {
  * last publish left, and loads both into a new warehouse, written beside and moved into place when whole.
  */
 export async function restore(bucket: Bucket, dataDir: string): Promise<RestoreStats> {
-  const target = join(dataDir, WAREHOUSE_FILE);
+  const target = dataFolder(dataDir).warehouse;
   if (existsSync(target))
     throw new Error(
       `${target} exists: restore rebuilds a warehouse only where there is none (move it away to rebuild it from ${bucket.show()})`,
@@ -109,7 +110,7 @@ export async function restore(bucket: Bucket, dataDir: string): Promise<RestoreS
       `${bucket.show()} was written with lake layout ${head.layout}; this pool-export reads layout ${LAYOUT_VERSION}`,
     );
   const fetched = await fetchLake(bucket, dataDir);
-  const work = join(dataDir, '.restore');
+  const work = dataFolder(dataDir).restore;
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   let rows = 0;
@@ -120,7 +121,7 @@ export async function restore(bucket: Bucket, dataDir: string): Promise<RestoreS
     }
     const w = await Warehouse.open(work);
     try {
-      const lake = join(dataDir, LAKE_DIR);
+      const lake = dataFolder(dataDir).lake;
       const present = DATASETS.filter((ds) => localFiles(tableDir(lake, ds)).size > 0);
       // Every dataset's table, as a run makes those of its plan: an empty one is a dataset with no rows yet.
       await w.ensureTables(DATASETS);
@@ -141,7 +142,7 @@ export async function restore(bucket: Bucket, dataDir: string): Promise<RestoreS
     } finally {
       await w.close({ checkpoint: true });
     }
-    movePath(join(work, WAREHOUSE_FILE), target);
+    movePath(dataFolder(work).warehouse, target);
     saveSyncState(dataDir, { ...readSyncState(dataDir, bucket), head: head.runId });
   } finally {
     rmSync(work, { recursive: true, force: true });

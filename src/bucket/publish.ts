@@ -19,7 +19,8 @@
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { LAKE_DIR, LAYOUT_VERSION } from '../lake/layout.ts';
+import { dataFolder } from '../config/data-folder.ts';
+import { LAYOUT_VERSION } from '../lake/layout.ts';
 import type { Sql } from '../store/warehouse.ts';
 import { lit } from '../util/sql.ts';
 import type { Bucket } from './bucket.ts';
@@ -94,7 +95,7 @@ export async function publishLake(
   dataDir: string,
   opts: { readonly sql: Sql; readonly runId: string; readonly reorgWindowSecs: number; readonly now?: number },
 ): Promise<PublishStats> {
-  const lake = join(dataDir, LAKE_DIR);
+  const lake = dataFolder(dataDir).lake;
   const now = opts.now ?? Date.now() / 1000;
   const state = readSyncState(dataDir, bucket);
   const local = localFiles(lake);
@@ -188,7 +189,7 @@ async function publishState(
   dataDir: string,
   opts: { readonly sql: Sql; readonly runId: string; readonly now?: number },
 ): Promise<void> {
-  const tmp = join(dataDir, '.bucket-tmp');
+  const tmp = dataFolder(dataDir).bucketTmp;
   mkdirSync(tmp, { recursive: true });
   try {
     const tables: Record<string, { key: string; rows: number }> = {};

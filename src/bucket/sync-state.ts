@@ -6,11 +6,10 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { dataFolder } from '../config/data-folder.ts';
 import { showLakeUrl } from '../config/lake-url.ts';
 import { writeFileAtomic } from '../util/atomic-file.ts';
 import type { Bucket } from './bucket.ts';
-
-export const SYNC_FILE = 'lake-bucket.json';
 
 /** One object as last published or fetched. */
 export interface Synced {
@@ -31,7 +30,7 @@ export interface SyncState {
 
 export function readSyncState(dataDir: string, bucket: Bucket): SyncState {
   const url = showLakeUrl(bucket.url);
-  const file = join(dataDir, SYNC_FILE);
+  const file = dataFolder(dataDir).bucketSync;
   if (existsSync(file)) {
     const s = JSON.parse(readFileSync(file, 'utf8')) as SyncState;
     if (s.url === url)
@@ -41,7 +40,7 @@ export function readSyncState(dataDir: string, bucket: Bucket): SyncState {
 }
 
 export function saveSyncState(dataDir: string, s: SyncState): void {
-  writeFileAtomic(join(dataDir, SYNC_FILE), JSON.stringify(s));
+  writeFileAtomic(dataFolder(dataDir).bucketSync, JSON.stringify(s));
 }
 
 /** A file of the local lake: its key below the lake (`/` separated), path, size and modification time. */

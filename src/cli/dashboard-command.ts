@@ -7,8 +7,17 @@ import { fetchForReading } from '../pipeline/lake-step.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import type { DashboardFilter } from '../reports/dashboard-data.ts';
 import type { CommandBody } from './commands.ts';
-import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, parseChains } from './options.ts';
-import { day } from './report-command.ts';
+import {
+  CHAINS_FILTER,
+  chainsOption,
+  checkReadableDataDir,
+  configFor,
+  dayRangeOptions,
+  type FolderArgs,
+  folderOptions,
+  parseChains,
+  parseDayRange,
+} from './options.ts';
 
 interface DashboardArgs extends FolderArgs {
   chains?: string;
@@ -24,9 +33,7 @@ export function dashboardFilter(a: {
   to?: string | undefined;
 }): DashboardFilter {
   const chains = parseChains(a.chains);
-  const from = day('from', a.from);
-  const to = day('to', a.to);
-  if (from && to && from > to) throw new UsageError(`--from ${from} is after --to ${to}; the range would be empty`);
+  const { from, to } = parseDayRange(a);
   return { ...(chains?.length ? { chains } : {}), ...(from ? { from } : {}), ...(to ? { to } : {}) };
 }
 
@@ -46,19 +53,16 @@ export function checkDashboardOut(out: string, flag = '--out'): string {
 /** The yargs module of the `dashboard` command. */
 export const dashboardCommand: CommandBody<DashboardArgs> = {
   builder: (y) =>
-    folderOptions(y)
-      .option('out', {
-        type: 'string',
-        demandOption: true,
-        describe: 'the HTML file to write (temporary name, then renamed)',
-      })
-      .option('chains', {
-        type: 'string',
-        alias: 'chain',
-        describe: 'only these chains: names or ids, comma-separated (--chain works too)',
-      })
-      .option('from', { type: 'string', describe: 'first UTC day, YYYY-MM-DD' })
-      .option('to', { type: 'string', describe: 'last UTC day, YYYY-MM-DD (inclusive)' }),
+    dayRangeOptions(
+      chainsOption(
+        folderOptions(y).option('out', {
+          type: 'string',
+          demandOption: true,
+          describe: 'the HTML file to write (temporary name, then renamed)',
+        }),
+        CHAINS_FILTER,
+      ),
+    ),
   handler: async (a) => {
     const filter = dashboardFilter(a);
     const out = checkDashboardOut(a.out);

@@ -8,11 +8,11 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { type LakeUrl, parseLakeUrl, showLakeUrl } from '../config/lake-url.ts';
 import { UsageError } from '../errors.ts';
 import { viewsWithFiles } from '../lake/lake-db.ts';
 import { ENGINES, type Engine, lakeDdl, lakeTables } from '../lake/lake-ddl.ts';
-import { LAKE_DIR } from '../lake/layout.ts';
 import { withBucket } from '../pipeline/lake-step.ts';
 import type { CommandBody } from './commands.ts';
 import { configFor, type FolderArgs, folderOptions } from './options.ts';
@@ -109,7 +109,7 @@ export const lakeCommand: CommandBody<Args> = {
     const config = configFor(a);
     const bucket = a.url !== undefined ? parseLakeUrl(a.url, '--url') : config.lake.bucket;
     const store = bucket ? storeOf(process.env) : {};
-    const local = resolve(config.dataDir, LAKE_DIR);
+    const local = dataFolder(resolve(config.dataDir)).lake;
     let root: string;
     if (bucket) {
       const url = showLakeUrl(bucket);

@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import type { Config } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { ExportMetrics } from '../metrics/metrics.ts';
-import { parseDuration } from './status-command.ts';
+import { parseDuration } from './options.ts';
 import { VERSION } from './version.ts';
 
 /** The default of `--stale-after`, as `status` has it. */

@@ -54,3 +54,47 @@ export function chainsOption<T>(y: Argv<T>, describe: string) {
 
 /** The chains of `--chains`, each checked (a name or an id); undefined when the flag is absent. */
 export const parseChains = (s: string | undefined): number[] | undefined => list(s)?.map(parseChain);
+
+/** The same `--chains` everywhere a command filters its output by chain. */
+export const CHAINS_FILTER = 'only these chains: names or ids, comma-separated';
+
+/** `--from` and `--to` of the commands that filter by UTC day. */
+export function dayRangeOptions<T>(y: Argv<T>) {
+  return y
+    .option('from', { type: 'string', describe: 'first UTC day, YYYY-MM-DD' })
+    .option('to', { type: 'string', describe: 'last UTC day, YYYY-MM-DD (inclusive)' });
+}
+
+const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * A `--from`/`--to` day, checked: YYYY-MM-DD and a day of the calendar (JavaScript's parser takes 2026-11-31 for
+ * December 1st, so the day must come back as written).
+ */
+export function day(flag: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (!DAY_RE.test(v)) throw new UsageError(`--${flag} takes a UTC day as YYYY-MM-DD, not "${v}"`);
+  const t = Date.parse(`${v}T00:00:00Z`);
+  if (Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== v)
+    throw new UsageError(`--${flag} ${v} is not a day of the calendar; give a real UTC day as YYYY-MM-DD`);
+  return v;
+}
+
+/** `--from` and `--to`, each checked, and the range not empty. */
+export function parseDayRange(a: { from?: string | undefined; to?: string | undefined }): {
+  from: string | undefined;
+  to: string | undefined;
+} {
+  const from = day('from', a.from);
+  const to = day('to', a.to);
+  if (from && to && from > to) throw new UsageError(`--from ${from} is after --to ${to}; the range would be empty`);
+  return { from, to };
+}
+
+/** Parses `90s`, `15m`, `2h`, `1d` into seconds; `flag` names the option in the error. */
+export function parseDuration(text: string, flag = '--stale-after'): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(s|m|h|d)$/.exec(text.trim());
+  if (!m || Number(m[1]) <= 0)
+    throw new UsageError(`${flag} takes a duration such as 90s, 15m, 2h or 1d, not "${text}"`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as 's' | 'm' | 'h' | 'd'];
+}

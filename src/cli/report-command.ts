@@ -1,13 +1,13 @@
 /** `pool-export report` and `pool-export query`: read the Parquet lake through DuckDB views, never locking the warehouse. */
 
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Argv } from 'yargs';
 import { chainName } from '../config/chains.ts';
 import { trackedSettings } from '../config/config.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { UsageError } from '../errors.ts';
-import { LAKE_DIR } from '../lake/layout.ts';
 import { fetchForReading } from '../pipeline/lake-step.ts';
 import { checkOutput, FORMATS, type Format, type TableOptions, terminalWidth, writeResult } from '../reports/output.ts';
 import { openLakeDb, reportViews } from '../reports/views.ts';
@@ -15,7 +15,18 @@ import { inert } from '../util/inert.ts';
 import { closest } from '../util/suggest.ts';
 import { wrap } from '../util/wrap.ts';
 import type { CommandBody } from './commands.ts';
-import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list, parseChains } from './options.ts';
+import {
+  CHAINS_FILTER,
+  chainsOption,
+  checkReadableDataDir,
+  configFor,
+  dayRangeOptions,
+  type FolderArgs,
+  folderOptions,
+  list,
+  parseChains,
+  parseDayRange,
+} from './options.ts';
 
 interface OutputArgs extends FolderArgs {
   format: Format;
@@ -31,21 +42,6 @@ interface ReportArgs extends OutputArgs {
   chains?: string;
   from?: string;
   to?: string;
-}
-
-const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
-
-/**
- * A `--from`/`--to` day, checked: YYYY-MM-DD and a day of the calendar (JavaScript's parser takes 2026-11-31 for
- * December 1st, so the day must come back as written).
- */
-export function day(flag: string, v: string | undefined): string | undefined {
-  if (v === undefined) return undefined;
-  if (!DAY_RE.test(v)) throw new UsageError(`--${flag} takes a UTC day as YYYY-MM-DD, not "${v}"`);
-  const t = Date.parse(`${v}T00:00:00Z`);
-  if (Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== v)
-    throw new UsageError(`--${flag} ${v} is not a day of the calendar; give a real UTC day as YYYY-MM-DD`);
-  return v;
 }
 
 /** The options of `report`, `query` and `shell` that shape the output. */
@@ -100,7 +96,7 @@ export async function openLake(
   const dir = config.dataDir;
   checkReadableDataDir(dir);
   await fetchForReading(config, (line) => process.stderr.write(`${line}\n`));
-  if (!existsSync(join(dir, LAKE_DIR))) {
+  if (!existsSync(dataFolder(dir).lake)) {
     throw new UsageError(
       `nothing has been exported to ${dir} yet (it has no lake); run \`pool-export run\` there, or point --data-dir (or POOL_EXPORT_DATA_DIR) at a data folder, such as data/demo after \`make demo\``,
     );
@@ -133,20 +129,16 @@ export async function checkSelect(conn: DuckDBConnection, sql: string): Promise<
 /** The yargs module of the `report` command. */
 export const reportCommand: CommandBody<ReportArgs> = {
   builder: (y) =>
-    outputOptions(y)
-      .positional('name', { type: 'string', describe: 'report name (see --list)' })
-      .option('list', {
-        type: 'boolean',
-        default: false,
-        describe: 'list the reports with what each answers and its grain',
-      })
-      .option('chains', {
-        type: 'string',
-        alias: 'chain',
-        describe: 'only these chains: names or ids, comma-separated (--chain works too)',
-      })
-      .option('from', { type: 'string', describe: 'first UTC day, YYYY-MM-DD' })
-      .option('to', { type: 'string', describe: 'last UTC day, YYYY-MM-DD (inclusive)' }),
+    dayRangeOptions(
+      chainsOption(
+        outputOptions(y).positional('name', { type: 'string', describe: 'report name (see --list)' }).option('list', {
+          type: 'boolean',
+          default: false,
+          describe: 'list the reports with what each answers and its grain',
+        }),
+        CHAINS_FILTER,
+      ),
+    ),
   handler: async (a) => {
     const views = reportViews();
     if (a.list || !a.name) {
@@ -170,9 +162,7 @@ export const reportCommand: CommandBody<ReportArgs> = {
     }
     const where: string[] = [];
     const chains = parseChains(a.chains);
-    const from = day('from', a.from);
-    const to = day('to', a.to);
-    if (from && to && from > to) throw new UsageError(`--from ${from} is after --to ${to}; the range would be empty`);
+    const { from, to } = parseDayRange(a);
     if (chains?.length) where.push(`chain_id IN (${chains.join(', ')})`);
     if (from) where.push(`day >= DATE '${from}'`);
     if (to) where.push(`day <= DATE '${to}'`);

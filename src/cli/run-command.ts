@@ -1,9 +1,9 @@
 /** `pool-export run`: exports the selected jobs, chains and datasets once, then prints a summary. */
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Job } from '../catalog/job.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { DataLockedError, StopRequested, UsageError } from '../errors.ts';
 import type { Task } from '../export/task.ts';
 import type { RunRecord } from '../metrics/metrics.ts';
@@ -11,7 +11,7 @@ import { checkMetricsFile, writeMetricsFile } from '../metrics/textfile.ts';
 import { type RunOutcome, runOnce } from '../pipeline/run.ts';
 import { terminalWidth } from '../reports/output.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
-import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
+import { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { inert } from '../util/inert.ts';
 import { wrap } from '../util/wrap.ts';
@@ -37,7 +37,7 @@ async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
   const dir = config.dataDir;
   if (existsSync(dir) && !statSync(dir).isDirectory())
     throw new UsageError(`the data folder ${dir} is a file; choose another with --data-dir or POOL_EXPORT_DATA_DIR`);
-  const exists = existsSync(join(dir, WAREHOUSE_FILE));
+  const exists = existsSync(dataFolder(dir).warehouse);
   const warehouse = exists ? await Warehouse.open(dir, { readOnly: true }) : undefined;
   try {
     const cps = warehouse && new CheckpointStore(warehouse);

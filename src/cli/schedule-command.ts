@@ -18,7 +18,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import type { CommandBody } from './commands.ts';
 import { checkDashboardOut } from './dashboard-command.ts';
 import { metricsFor, parsePort, staleAfterOption } from './metrics-options.ts';
-import { parseDuration } from './status-command.ts';
+import { parseDuration } from './options.ts';
 import { summary } from './summary.ts';
 import { type CommonArgs, commonOptions, logFor, resolveRequest } from './write-options.ts';
 

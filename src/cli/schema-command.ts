@@ -1,7 +1,7 @@
 /** `pool-export schema check`: compares the catalog with each upstream's introspected schema and prints the drift. */
 
 import { DATASETS } from '../catalog/catalog.ts';
-import { chainName, parseChain } from '../config/chains.ts';
+import { chainName } from '../config/chains.ts';
 import { loadConfig } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { endpointFor } from '../export/plan.ts';
@@ -14,7 +14,7 @@ import { type Drift, INTROSPECTION_QUERY, type Introspected, schemaDrift } from 
 import { inert, jsonSafe } from '../util/inert.ts';
 import { wrap } from '../util/wrap.ts';
 import type { CommandBody } from './commands.ts';
-import { chainsOption, list } from './options.ts';
+import { chainsOption, list, parseChains } from './options.ts';
 
 interface Args {
   action?: string | undefined;
@@ -57,7 +57,7 @@ export const schemaCommand: CommandBody<Args> = {
   handler: async (a) => {
     const config = loadConfig(a.config ? { configFile: a.config } : {});
     if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
-    const chains = list(a.chains)?.map(parseChain) ?? config.chains;
+    const chains = parseChains(a.chains) ?? config.chains;
     const schemas = (list(a.schemas) ?? SUBGRAPH_SCHEMAS).map((s) => canonicalSchema(s) ?? s);
     for (const s of schemas)
       if (!SUBGRAPH_SCHEMAS.includes(s))

@@ -1,22 +1,31 @@
 /** `pool-export status`: per dataset and chain, the last success, rows, lag behind the upstream, the last error. */
 
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { findDataset } from '../catalog/catalog.ts';
-import { chainName, parseChain } from '../config/chains.ts';
+import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { EXIT_GAPS, EXIT_STALE, UsageError } from '../errors.ts';
 import { headRoutesFor } from '../export/plan.ts';
 import { freshnessOf, readHeads } from '../pipeline/upstream-heads.ts';
 import { terminalWidth } from '../reports/output.ts';
 import { readEntries, readStatusFile, type StatusEntry, type StatusFile } from '../store/status-file.ts';
-import { WAREHOUSE_FILE, Warehouse } from '../store/warehouse.ts';
-import { cells, fit, humanDuration, humanNumber, humanTime, pad } from '../util/display.ts';
+import { Warehouse } from '../store/warehouse.ts';
+import { fit, humanDuration, humanNumber, humanTime, tableLines } from '../util/display.ts';
 import { jsonSafe } from '../util/inert.ts';
 import { processAlive } from '../util/processes.ts';
 import { wrap } from '../util/wrap.ts';
 import type { CommandBody } from './commands.ts';
-import { checkReadableDataDir, configFor, type FolderArgs, folderOptions, list } from './options.ts';
+import {
+  chainsOption,
+  checkReadableDataDir,
+  configFor,
+  type FolderArgs,
+  folderOptions,
+  list,
+  parseChains,
+  parseDuration,
+} from './options.ts';
 
 interface Args extends FolderArgs {
   json: boolean;
@@ -48,14 +57,6 @@ export interface StatusRow {
   verification: { at: string; gaps: number; error: string | null } | null;
 }
 
-/** Parses `90s`, `15m`, `2h`, `1d` into seconds; `flag` names the option in the error. */
-export function parseDuration(text: string, flag = '--stale-after'): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(s|m|h|d)$/.exec(text.trim());
-  if (!m || Number(m[1]) <= 0)
-    throw new UsageError(`${flag} takes a duration such as 90s, 15m, 2h or 1d, not "${text}"`);
-  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as 's' | 'm' | 'h' | 'd'];
-}
-
 /**
  * Where the datasets stand: from the status file a run keeps (it needs no lock, so status answers during a run), or,
  * for a warehouse no run of this version has written yet, from the warehouse itself.
@@ -63,7 +64,7 @@ export function parseDuration(text: string, flag = '--stale-after'): number {
 async function entries(dataDir: string): Promise<{ entries: readonly StatusEntry[]; file?: StatusFile }> {
   const file = readStatusFile(dataDir);
   if (file) return { entries: file.entries, file };
-  if (!existsSync(join(dataDir, WAREHOUSE_FILE))) return { entries: [] };
+  if (!existsSync(dataFolder(dataDir).warehouse)) return { entries: [] };
   let w: Warehouse;
   try {
     w = await Warehouse.open(dataDir, { readOnly: true });
@@ -98,16 +99,10 @@ function table(rows: readonly StatusRow[], width: number): string {
     r.unavailable ? 'unavailable' : [r.stale ? 'STALE' : '', gaps(r) ? 'GAPS' : ''].filter(Boolean).join('+') || 'ok',
   ]);
   const head = ['dataset', 'chain', 'rows', 'lag', 'last success', 'state'];
-  const right = [false, false, true, true, false, false];
-  const widths = head.map((h, i) => Math.max(h.length, ...cellsOf.map((c) => cells(c[i]!))));
-  const line = (c: readonly string[]) =>
-    c
-      .map((x, i) => pad(x, widths[i]!, right[i]))
-      .join('  ')
-      .trimEnd();
-  const out = [line(head)];
+  const [headLine, ...rowLines] = tableLines(head, cellsOf, { right: [false, false, true, true, false, false] });
+  const out = [headLine!];
   rows.forEach((r, i) => {
-    out.push(line(cellsOf[i]!));
+    out.push(rowLines[i]!);
     if (r.route) out.push(`  route: ${fit(r.route, width - 9)}`);
     if (r.lastError) out.push(`  last error: ${fit(r.lastError, width - 14)}`);
     if (gaps(r))
@@ -179,24 +174,25 @@ function routeLines(routes: readonly RouteLag[], width: number): string {
 /** The yargs module of the `status` command. */
 export const statusCommand: CommandBody<Args> = {
   builder: (y) =>
-    folderOptions(y)
-      .option('json', { type: 'boolean', default: false, describe: 'print JSON instead of a table' })
-      .option('stale-after', {
-        type: 'string',
-        default: '2h',
-        describe: 'a dataset lagging more than this (or never exported) is stale',
-      })
-      .option('offline', {
-        type: 'boolean',
-        default: false,
-        describe: 'do not ask the upstream for its head; lag is measured against the clock',
-      })
-      .option('chains', { type: 'string', alias: 'chain', describe: 'comma list of chains (--chain works too)' })
-      .option('datasets', { type: 'string', describe: 'comma list of datasets' }),
+    chainsOption(
+      folderOptions(y)
+        .option('json', { type: 'boolean', default: false, describe: 'print JSON instead of a table' })
+        .option('stale-after', {
+          type: 'string',
+          default: '2h',
+          describe: 'a dataset lagging more than this (or never exported) is stale',
+        })
+        .option('offline', {
+          type: 'boolean',
+          default: false,
+          describe: 'do not ask the upstream for its head; lag is measured against the clock',
+        }),
+      'comma list of chains',
+    ).option('datasets', { type: 'string', describe: 'comma list of datasets' }),
   handler: async (a) => {
     const config = configFor(a);
     const staleAfter = parseDuration(a['stale-after']);
-    const chains = list(a.chains)?.map(parseChain);
+    const chains = parseChains(a.chains);
     const wanted = list(a.datasets)?.map(
       (n) =>
         findDataset(n)?.name ??

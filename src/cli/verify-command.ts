@@ -9,7 +9,7 @@ import { terminalWidth } from '../reports/output.ts';
 import { readStatusFile, refreshStatusFile } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
-import { cells, fit, pad } from '../util/display.ts';
+import { cells, fit, tableLines } from '../util/display.ts';
 import { inert, jsonSafe } from '../util/inert.ts';
 import { wrap } from '../util/wrap.ts';
 import { VERIFIED_DATASETS } from '../verify/identities.ts';
@@ -19,8 +19,7 @@ import { recordChecks } from '../verify/record.ts';
 import { type Repaired, repair, repairTargets } from '../verify/repair.ts';
 import { type Check, type VerifyReport, type VerifyRequest, verify } from '../verify/verify.ts';
 import type { CommandBody } from './commands.ts';
-import { chainsOption, checkReadableDataDir, configFor, list, parseChains } from './options.ts';
-import { day } from './report-command.ts';
+import { chainsOption, checkReadableDataDir, configFor, day, list, parseChains } from './options.ts';
 import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
 
 interface Args extends MaintenanceArgs {
@@ -37,17 +36,6 @@ const dayText = (t: number | null) => (t === null ? '-' : new Date(t * 1000).toI
 const daysText = (first: number, last: number) =>
   first === last ? dayText(first) : `${dayText(first)}…${dayText(last)}`;
 const dayStart = (d: string | undefined) => (d === undefined ? undefined : Date.parse(`${d}T00:00:00Z`) / 1000);
-
-/** A table with a header, columns as wide as their cells (right-aligned where asked). */
-function table(head: readonly string[], rows: readonly (readonly string[])[], right: readonly boolean[]): string[] {
-  const widths = head.map((h, i) => Math.max(cells(h), ...rows.map((r) => cells(r[i]!))));
-  const line = (r: readonly string[]) =>
-    r
-      .map((c, i) => pad(c, widths[i]!, right[i]))
-      .join('  ')
-      .trimEnd();
-  return [line(head), ...rows.map(line)];
-}
 
 /**
  * The checks, one line each (the lake's, one line per chain): what was compared, at which block, how many differ. Where
@@ -67,11 +55,11 @@ function checkLines(checks: readonly Check[], width = Number.POSITIVE_INFINITY):
   ]);
   const head = ['chain', 'dataset', 'identity', 'block', 'days', 'groups', 'differ'];
   const right = [false, false, false, true, false, true, true];
-  let out = rows.length ? table(head, rows, right) : [];
+  let out = rows.length ? tableLines(head, rows, { right }) : [];
   if (out.some((l) => cells(l) > width)) {
     const without = <T>(xs: readonly T[]) => xs.filter((_, i) => i !== 2);
     out = [
-      ...table(without(head), rows.map(without), without(right)),
+      ...tableLines(without(head), rows.map(without), { right: without(right) }),
       `(each dataset's identity: \`verify --format json\`, or a terminal of ${Math.max(...out.map(cells))} columns)`,
     ];
   }
@@ -101,15 +89,9 @@ function mismatchLines(ms: readonly Mismatch[], width: number): string[] {
     String(m.found),
     m.identity === LAKE_IDENTITY ? 'lake rows (expected: the warehouse’s)' : m.identity,
   ]);
-  return table(['chain', 'dataset', 'day', 'pool / token', 'expected', 'found', 'identity'], rows, [
-    false,
-    false,
-    false,
-    false,
-    true,
-    true,
-    false,
-  ]);
+  return tableLines(['chain', 'dataset', 'day', 'pool / token', 'expected', 'found', 'identity'], rows, {
+    right: [false, false, false, false, true, true, false],
+  });
 }
 
 /** The report as JSON: every check and every mismatch, days as YYYY-MM-DD. */
@@ -179,7 +161,7 @@ function lastVerified(a: Args, config: Config, chains: readonly number[]): void 
       String(e.verification!.gaps),
     ]);
     process.stdout.write(
-      `${note}\n${table(['chain', 'dataset', 'verified', 'gaps'], rows, [false, false, false, true]).join('\n')}\n`,
+      `${note}\n${tableLines(['chain', 'dataset', 'verified', 'gaps'], rows, { right: [false, false, false, true] }).join('\n')}\n`,
     );
   }
   if (entries.some((e) => e.verification!.gaps > 0)) process.exitCode = EXIT_GAPS;

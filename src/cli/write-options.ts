@@ -1,14 +1,13 @@
 /** Command-line options of the commands that write a data folder, and how they become a config, jobs and a plan. */
 import type { Argv } from 'yargs';
 import { type Job, selectJobs } from '../catalog/job.ts';
-import { parseChain } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { buildPlan } from '../export/plan.ts';
 import type { Task } from '../export/task.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { createEventLog, type EventLog, LOG_FORMATS, LOG_LEVELS } from '../util/logger.ts';
-import { chainsOption, configFor, type FolderArgs, folderOptions, list } from './options.ts';
+import { chainsOption, configFor, type FolderArgs, folderOptions, list, parseChains } from './options.ts';
 
 /** The arguments of a maintenance command that holds the data folder's lock (`compact`, `migrate`). */
 export interface MaintenanceArgs extends FolderArgs {
@@ -91,7 +90,7 @@ export function resolveRequest(
 ): { config: Config; jobs: Job[]; tasks: readonly Task[]; chains?: number[]; datasets?: string[] } {
   const config = configFor(a);
   const jobs = selectJobs(all, list(a.jobs));
-  const chains = list(a.chains)?.map(parseChain);
+  const chains = parseChains(a.chains);
   const datasets = list(a.datasets);
   const tasks = buildPlan(config, {
     jobs: a.datasets && !a.jobs ? [] : jobs,

@@ -7,6 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS } from '../catalog/catalog.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { LakeLayoutError } from '../errors.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { lit } from '../util/sql.ts';
@@ -16,7 +17,6 @@ import {
   chainDir,
   chainOfFolder,
   FILE_ROWS,
-  LAKE_DIR,
   LAYOUT_VERSION,
   lakeLayout,
   type TablePart,
@@ -29,7 +29,7 @@ export async function compactLake(
   dataDir: string,
   fileRows = FILE_ROWS,
 ): Promise<{ partitions: number; files: number }> {
-  const lake = join(dataDir, LAKE_DIR);
+  const lake = dataFolder(dataDir).lake;
   const layout = lakeLayout(lake);
   if (layout === null) return { partitions: 0, files: 0 };
   if (layout !== LAYOUT_VERSION) throw new LakeLayoutError(lake, { found: layout, needed: LAYOUT_VERSION });

@@ -12,19 +12,11 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DATASETS, type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { LakeLayoutError } from '../errors.ts';
 import { createTable } from '../store/ddl.ts';
 import { lit, q, qt } from '../util/sql.ts';
-import {
-  byMonth,
-  LAKE_DIR,
-  LAYOUT_VERSION,
-  lakeLayout,
-  lakeSelect,
-  type TablePart,
-  tableDir,
-  tableGlob,
-} from './layout.ts';
+import { byMonth, LAYOUT_VERSION, lakeLayout, lakeSelect, type TablePart, tableDir, tableGlob } from './layout.ts';
 
 /** Whether a table path holds a Parquet file in one of its chain (and month) folders. */
 function hasFiles(dir: string, depth: number): boolean {
@@ -62,7 +54,7 @@ async function defineView(
 
 /** The views of a lake that read files (the others are empty tables until the lake has a file of theirs). */
 export function viewsWithFiles(dataDir: string): string[] {
-  const lake = join(dataDir, LAKE_DIR);
+  const lake = dataFolder(dataDir).lake;
   return DATASETS.flatMap((ds) =>
     (ds.kind === 'mutable' ? (['data', 'history'] as const) : (['data'] as const))
       .filter((part) => hasFiles(tableDir(lake, ds, part), byMonth(ds, part) ? 2 : 1))
@@ -75,7 +67,7 @@ export function viewsWithFiles(dataDir: string): string[] {
  * history. A lake of another layout is refused with the command that migrates it.
  */
 export async function defineDatasetViews(conn: DuckDBConnection, dataDir: string): Promise<void> {
-  const lake = join(dataDir, LAKE_DIR);
+  const lake = dataFolder(dataDir).lake;
   const layout = lakeLayout(lake);
   if (layout !== null && layout !== LAYOUT_VERSION)
     throw new LakeLayoutError(lake, { found: layout, needed: LAYOUT_VERSION });

@@ -17,6 +17,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { dirname, join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { LakeLayoutError, LakeWriteError, StopRequested } from '../errors.ts';
 import type { Sql, Warehouse } from '../store/warehouse.ts';
 import { replaceFiles, writeFileAtomic } from '../util/atomic-file.ts';
@@ -24,11 +25,11 @@ import { lit, q, qt } from '../util/sql.ts';
 import {
   chainDir,
   FILE_ROWS,
-  LAKE_DIR,
   LAYOUT_FILE,
   LAYOUT_VERSION,
   lakeLayout,
   lakeSelect,
+  lakeTmp,
   monthExpr,
   orderKey,
   seqColumn,
@@ -80,7 +81,7 @@ interface Publish {
   readonly removes: string[];
 }
 
-const journalFile = (lake: string) => join(lake, '.tmp', 'publish.json');
+const journalFile = (lake: string) => join(lakeTmp(lake), 'publish.json');
 
 function replay(p: Publish): void {
   replaceFiles(p.renames.filter(([from]) => existsSync(from)));
@@ -107,7 +108,7 @@ export function recoverPublish(lake: string): void {
     replay(JSON.parse(readFileSync(file, 'utf8')) as Publish);
     rmSync(file);
   }
-  rmSync(join(lake, '.tmp'), { recursive: true, force: true });
+  rmSync(lakeTmp(lake), { recursive: true, force: true });
 }
 
 /** The `part-` files of a month folder, in order. */
@@ -161,7 +162,7 @@ export async function writeMonths(
   write: { readonly source: string; readonly plans: readonly MonthPlan[] },
 ): Promise<number> {
   if (write.plans.length === 0) return 0;
-  const tmp = join(t.lake, '.tmp', `w${process.pid}-${++tmpSeq}`);
+  const tmp = join(lakeTmp(t.lake), `w${process.pid}-${++tmpSeq}`);
   mkdirSync(tmp, { recursive: true });
   try {
     return await stageAndPublish(w, { ...t, tmp }, write);
@@ -361,7 +362,7 @@ export async function writeRuns(
 export async function writeState(w: Sql, t: Target): Promise<number> {
   const { ds, chainId } = t;
   const file = join(chainDir(t.root, t, 'data'), 'data.parquet');
-  const tmp = join(t.lake, '.tmp', `s${process.pid}-${++tmpSeq}.parquet`);
+  const tmp = join(lakeTmp(t.lake), `s${process.pid}-${++tmpSeq}.parquet`);
   const options = await copyOpts(w);
   mkdirSync(dirname(tmp), { recursive: true });
   await w.exec(
@@ -446,7 +447,7 @@ export async function writeLake(
   opts: { readonly fileRows?: number; readonly signal?: AbortSignal | undefined; readonly lanes?: number } = {},
 ): Promise<number> {
   const { fileRows = FILE_ROWS, signal, lanes: laneCount = LANES } = opts;
-  const lake = join(dataDir, LAKE_DIR);
+  const lake = dataFolder(dataDir).lake;
   let files = 0;
   const layout = lakeLayout(lake);
   if (layout !== null && layout !== LAYOUT_VERSION)
@@ -506,7 +507,7 @@ export async function writeLake(
       [JSON.stringify(done)],
     );
   }
-  rmSync(join(lake, '.tmp'), { recursive: true, force: true });
+  rmSync(lakeTmp(lake), { recursive: true, force: true });
   if (failed.length > 0) throw new LakeWriteError(failed, files);
   return files;
 }

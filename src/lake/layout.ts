@@ -24,8 +24,8 @@ import { CHAINS, chainName } from '../config/chains.ts';
 import { hasText, sqlType } from '../store/ddl.ts';
 import { q } from '../util/sql.ts';
 
-/** The lake folder inside the data folder. */
-export const LAKE_DIR = 'lake';
+/** Files being written into a lake, and its publish journal: inside the lake's root, on its file system. */
+export const lakeTmp = (lake: string): string => join(lake, '.tmp');
 
 /** The layout this version writes and reads. */
 export const LAYOUT_VERSION = 2;

@@ -11,6 +11,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS } from '../catalog/catalog.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { presentTables } from '../store/migrations.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { movePath } from '../util/atomic-file.ts';
@@ -19,40 +20,25 @@ import {
   type MonthPlan,
   recoverPublish,
   type Target,
-  writeLake,
   writeLayoutFile,
   writeMonths,
   writeRuns,
   writeSeq,
   writeState,
 } from './lake-writer.ts';
-import {
-  chainOfFolder,
-  FILE_ROWS,
-  LAKE_DIR,
-  LAYOUT_FILE,
-  LAYOUT_VERSION,
-  lakeLayout,
-  lakeSelect,
-  monthExpr,
-} from './layout.ts';
-
-const NEW = 'lake.new';
-const OLD = 'lake.old';
+import { chainOfFolder, FILE_ROWS, LAYOUT_FILE, LAYOUT_VERSION, lakeLayout, lakeSelect, monthExpr } from './layout.ts';
 
 /** Finishes a swap of lake folders that a dead process left halfway. */
 function recoverSwap(dataDir: string): void {
-  const lake = join(dataDir, LAKE_DIR);
-  const fresh = join(dataDir, NEW);
+  const { lake, lakeNew: fresh, lakeOld } = dataFolder(dataDir);
   if (!existsSync(lake) && existsSync(join(fresh, LAYOUT_FILE))) movePath(fresh, lake);
   rmSync(fresh, { recursive: true, force: true });
-  rmSync(join(dataDir, OLD), { recursive: true, force: true });
+  rmSync(lakeOld, { recursive: true, force: true });
 }
 
 /** Rewrites a lake of layout 1 into this layout (see the header). Returns the files written. */
 export async function migrateLake(w: Warehouse, dataDir: string): Promise<number> {
-  const lake = join(dataDir, LAKE_DIR);
-  const root = join(dataDir, NEW);
+  const { lake, lakeNew: root, lakeOld } = dataFolder(dataDir);
   rmSync(root, { recursive: true, force: true });
   recoverPublish(lake);
   const tables = await presentTables(w);
@@ -90,23 +76,18 @@ export async function migrateLake(w: Warehouse, dataDir: string): Promise<number
     }
   }
   writeLayoutFile(root);
-  movePath(lake, join(dataDir, OLD));
+  movePath(lake, lakeOld);
   movePath(root, lake);
-  rmSync(join(dataDir, OLD), { recursive: true, force: true });
+  rmSync(lakeOld, { recursive: true, force: true });
   return files;
 }
 
 /**
- * Brings the lake of a data folder up to the warehouse (`writeLake`), migrating a lake of an earlier layout first.
- * Returns the files written.
+ * Migrates the data folder's lake when it is of an earlier layout (and finishes a migration a process left between
+ * its two renames); returns the files written, 0 when the lake is of this layout. `update-lake.ts` calls it first.
  */
-export async function updateLake(
-  w: Warehouse,
-  dataDir: string,
-  opts: Parameters<typeof writeLake>[2] = {},
-): Promise<number> {
+export async function migrateEarlierLake(w: Warehouse, dataDir: string): Promise<number> {
   recoverSwap(dataDir);
-  const layout = lakeLayout(join(dataDir, LAKE_DIR));
-  const migrated = layout !== null && layout < LAYOUT_VERSION ? await migrateLake(w, dataDir) : 0;
-  return migrated + (await writeLake(w, dataDir, opts));
+  const layout = lakeLayout(dataFolder(dataDir).lake);
+  return layout !== null && layout < LAYOUT_VERSION ? await migrateLake(w, dataDir) : 0;
 }

@@ -4,18 +4,18 @@
  * a data folder without a warehouse restored from the bucket.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Bucket } from '../bucket/bucket.ts';
 import type { PublishStats } from '../bucket/publish.ts';
 import type { Config } from '../config/config.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { sizeBytes } from '../config/memory-limit.ts';
 import { BucketError, LakeWriteError } from '../errors.ts';
 import { compactLake } from '../lake/compact.ts';
 import { LANES } from '../lake/lake-writer.ts';
-import { BUCKET_FILE_ROWS, FILE_ROWS, LAKE_DIR } from '../lake/layout.ts';
-import { updateLake } from '../lake/migrate-lake.ts';
+import { BUCKET_FILE_ROWS, FILE_ROWS } from '../lake/layout.ts';
 import { applyRetention } from '../lake/retention.ts';
-import { WAREHOUSE_FILE, type Warehouse } from '../store/warehouse.ts';
+import { updateLake } from '../lake/update-lake.ts';
+import type { Warehouse } from '../store/warehouse.ts';
 import type { EventLog } from '../util/logger.ts';
 import { lit } from '../util/sql.ts';
 
@@ -61,7 +61,7 @@ export async function prepareBucket(bucket: Bucket, dataDir: string, log: EventL
   const text = await bucket.text(STATE_HEAD);
   if (text === null) return;
   const published = (JSON.parse(text) as { runId?: string }).runId;
-  if (existsSync(join(dataDir, WAREHOUSE_FILE))) {
+  if (existsSync(dataFolder(dataDir).warehouse)) {
     // One writer per bucket lake: a head this data folder did not leave is another's, whose objects a run here would
     // overwrite with older ones.
     const mine = readSyncState(dataDir, bucket).head;
@@ -121,10 +121,10 @@ export async function writeLakeStep(
   },
 ): Promise<{ files: number; published?: PublishStats }> {
   const threads = lakeThreads(config.duckdbMemoryLimit);
-  if (threads === undefined) return writeLake(w, config, opts);
+  if (threads === undefined) return writeAndPublish(w, config, opts);
   await w.exec(`SET threads = ${threads}`);
   try {
-    return await writeLake(w, config, opts);
+    return await writeAndPublish(w, config, opts);
   } finally {
     await w.exec('RESET threads');
   }
@@ -150,7 +150,8 @@ async function updateLakeFiles(w: Warehouse, config: Config, opts: Parameters<ty
   }
 }
 
-async function writeLake(
+/** The lake's update (`update-lake.ts`) and, for a bucket lake, its publish. */
+async function writeAndPublish(
   w: Warehouse,
   config: Config,
   opts: Parameters<typeof writeLakeStep>[2],
@@ -202,7 +203,7 @@ async function writeLake(
 async function retain(w: Warehouse, config: Config, opts: { readonly runId: string; readonly log: EventLog }) {
   const keep = config.lake.keepSnapshotMonths;
   if (keep === null) return;
-  const r = await applyRetention(w, join(config.dataDir, LAKE_DIR), { keep });
+  const r = await applyRetention(w, dataFolder(config.dataDir).lake, { keep });
   if (r.rows > 0 || r.months > 0) opts.log('retention', { runId: opts.runId, ...r });
 }
 
@@ -234,14 +235,14 @@ export async function updateLakeFor(
  * says on stderr what it downloaded. Where a warehouse is, the runs write the lake there: it is read as it is.
  */
 export async function fetchForReading(config: Config, say: (line: string) => void): Promise<void> {
-  if (!config.lake.bucket || existsSync(join(config.dataDir, WAREHOUSE_FILE))) return;
+  if (!config.lake.bucket || existsSync(dataFolder(config.dataDir).warehouse)) return;
   await withBucket(config, async (bucket) => {
     const { fetchLake } = await import('../bucket/fetch.ts');
     const r = await fetchLake(bucket, config.dataDir);
     const mb = (r.bytes / 1e6).toFixed(1);
     if (r.objects > 0 || r.removed > 0)
       say(
-        `fetched ${r.objects} objects (${mb} MB) of ${bucket.show()} into ${join(config.dataDir, 'lake')}; ${r.kept} unchanged objects read from there${r.removed ? `, ${r.removed} removed` : ''}`,
+        `fetched ${r.objects} objects (${mb} MB) of ${bucket.show()} into ${dataFolder(config.dataDir).lake}; ${r.kept} unchanged objects read from there${r.removed ? `, ${r.removed} removed` : ''}`,
       );
   });
 }

@@ -1,8 +1,7 @@
 /** `pool-export dashboard`: the lake's figures as one self-contained HTML file, written to a temporary name and renamed. */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dataFolder } from '../config/data-folder.ts';
 import type { TrackedSettings } from '../config/tracked.ts';
-import { LAKE_DIR } from '../lake/layout.ts';
 import { writeFileAtomic } from '../util/atomic-file.ts';
 import { type DashboardFilter, dashboardData, hasData } from './dashboard-data.ts';
 import { dashboardHtml, emptyDashboardHtml } from './dashboard-page.ts';
@@ -24,7 +23,7 @@ export async function writeDashboard(
   const now = opts.now ?? new Date();
   let html: string | undefined;
   let empty = true;
-  if (existsSync(join(dataDir, LAKE_DIR))) {
+  if (existsSync(dataFolder(dataDir).lake)) {
     const db = await openLakeDb(dataDir, opts.tracked);
     try {
       const data = await dashboardData(db.conn, dataDir, { filter: opts.filter ?? {}, now });

@@ -5,7 +5,7 @@ import { dirname, resolve } from 'node:path';
 import type { DuckDBConnection, Json } from '@duckdb/node-api';
 import { UsageError } from '../errors.ts';
 import { replaceFile, writeFileAtomic } from '../util/atomic-file.ts';
-import { cells, fit, humanNumber, humanTime, pad } from '../util/display.ts';
+import { cells, fit, humanNumber, humanTime, tableLines } from '../util/display.ts';
 import { jsonSafe } from '../util/inert.ts';
 import { lit } from '../util/sql.ts';
 import { wrap } from '../util/wrap.ts';
@@ -59,18 +59,14 @@ export function renderTable(
   const numeric = columns.map(
     (c) => shown.some((r) => typeof r[c] === 'number') && shown.every((r) => r[c] === null || typeof r[c] === 'number'),
   );
-  const widths = columns.map((c, i) => Math.max(cells(fit(c, MAX_CELL)), ...text.map((t) => cells(t[i]!))));
+  const head = columns.map((c) => fit(c, MAX_CELL));
+  const widths = head.map((h, i) => Math.max(cells(h), ...text.map((t) => cells(t[i]!))));
   const limit = opts.width ?? Infinity;
   let keep = 0;
   for (let used = 0; keep < columns.length && used + widths[keep]! <= limit; keep++) used += widths[keep]! + 2;
   keep = Math.max(1, keep);
-  const line = (cellsOfRow: string[]) =>
-    cellsOfRow
-      .slice(0, keep)
-      .map((c, i) => pad(c, widths[i]!, numeric[i]))
-      .join('  ')
-      .trimEnd();
-  const out = [line(columns.map((c) => fit(c, MAX_CELL))), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)];
+  const kept = <T>(xs: readonly T[]) => xs.slice(0, keep);
+  const out = tableLines(kept(head), text.map(kept), { right: kept(numeric), rule: true });
   const more = shown.length < rows.length ? `, ${shown.length} shown` : '';
   out.push(`(${rows.length} rows${more})`);
   if (keep < columns.length)

@@ -1,24 +1,22 @@
 /**
  * The report views of `sql/views/` and the helpers they build on (tracked value: the trusted tokens and the backing
  * threshold, `sql/helpers/`), over the lake's dataset views. `query` and `report` use an in-memory database, so they
- * never meet the warehouse's write lock; `<dataDir>/lake.duckdb` holds the same views for people's own DuckDB
+ * never meet the warehouse's write lock; `<dataDir>/views.duckdb` holds the same views for people's own DuckDB
  * sessions and notebooks.
  */
 
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DATASETS } from '../catalog/catalog.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { DEFAULT_TRACKED, type TrackedSettings } from '../config/tracked.ts';
 import { defineDatasetViews, viewsWithFiles } from '../lake/lake-db.ts';
 import { LAYOUT_VERSION } from '../lake/layout.ts';
 import { createTable } from '../store/ddl.ts';
 import { duckdb } from '../store/warehouse.ts';
 import { replaceFile } from '../util/atomic-file.ts';
-
-/** The views file inside the data folder. */
-export const VIEWS_FILE = 'lake.duckdb';
 
 const VIEWS_DIR = new URL('../../sql/views/', import.meta.url);
 /** Views the reports build on (tracked value), defined before them and not listed as reports. */
@@ -134,7 +132,7 @@ type LakeDb = { conn: DuckDBConnection; close: () => void };
 
 /** The views file of a data folder, opened read-only, if it was built for the lake and settings as they are now. */
 async function openViewsFile(dataDir: string, tracked: TrackedSettings): Promise<LakeDb | undefined> {
-  const file = join(dataDir, VIEWS_FILE);
+  const file = dataFolder(dataDir).views;
   if (!existsSync(file)) return undefined;
   const { DuckDBInstance } = await duckdb();
   const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' }).catch(() => undefined);
@@ -154,7 +152,7 @@ async function openViewsFile(dataDir: string, tracked: TrackedSettings): Promise
 }
 
 /**
- * A DuckDB with the lake's views; close it when done. The views file (`lake.duckdb`) when it was built for the lake
+ * A DuckDB with the lake's views; close it when done. The views file (`views.duckdb`) when it was built for the lake
  * and settings as they are: its views are bound when a query names them, so opening costs no Parquet footer;
  * otherwise an in-memory DuckDB where every view is defined (and bound) now.
  */
@@ -184,17 +182,22 @@ async function defineInMemory(dataDir: string, tracked: TrackedSettings): Promis
 }
 
 /**
- * Renews `<dataDir>/lake.duckdb`: built under a temporary name, then renamed over the old one; left as it is when it
+ * Renews `<dataDir>/views.duckdb`: built under a temporary name, then renamed over the old one; left as it is when it
  * was built for the lake and settings as they are (its views read the files by their globs, so new files of a table
  * need no new view). Returns whether it was built.
  */
 export async function writeViewsFile(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<boolean> {
+  // The views file of an earlier version, beside the lake folder under the lake's name: its views are built again
+  // under the new name, so the old file goes (with its write-ahead log, if it has one).
+  const before = dataFolder(dataDir).viewsBefore;
+  rmSync(before, { force: true });
+  rmSync(`${before}.wal`, { force: true });
   const current = await openViewsFile(dataDir, tracked);
   if (current) {
     current.close();
     return false;
   }
-  const target = join(dataDir, VIEWS_FILE);
+  const target = dataFolder(dataDir).views;
   const tmp = `${target}.tmp`;
   rmSync(tmp, { force: true });
   rmSync(`${tmp}.wal`, { force: true });

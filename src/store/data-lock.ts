@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, sta
 import { hostname } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import lockfile from 'proper-lockfile';
+import { dataFolder } from '../config/data-folder.ts';
 import { DataLockedError } from '../errors.ts';
 import { processAlive } from '../util/processes.ts';
 
@@ -72,8 +73,7 @@ export async function lockDataDir(dataDir: string, holder: LockHolder): Promise<
       { cause: e },
     );
   }
-  const ownerFile = join(dataDir, '.lock-owner.json');
-  const lockPath = join(dataDir, '.lock');
+  const { lockOwner: ownerFile, lock: lockPath } = dataFolder(dataDir);
   // A lock left by a process that died (SIGKILL, power loss) is taken over at once instead of after STALE_MS. A
   // zombie (killed, not yet reaped: under a container's bare PID 1 it never is) counts as dead.
   const owner = readOwner(ownerFile);

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dataFolder } from '../config/data-folder.ts';
 import { StopRequested } from '../errors.ts';
 import type { Batch, KeptPage, Written } from './batch.ts';
 import {
@@ -59,7 +60,7 @@ export class DuckDBSink {
      */
     private readonly signal?: AbortSignal,
   ) {
-    this.tmpDir = join(dataDir, '.tmp');
+    this.tmpDir = dataFolder(dataDir).pageFiles;
     mkdirSync(this.tmpDir, { recursive: true });
     for (const name of readdirSync(this.tmpDir))
       if (SINK_FILE.test(name)) rmSync(join(this.tmpDir, name), { force: true });

@@ -6,14 +6,13 @@
  * start and end.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DATASETS } from '../catalog/catalog.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { writeFileAtomic } from '../util/atomic-file.ts';
 import { qt } from '../util/sql.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /** The file's name in the data folder. */
-export const STATUS_FILE = 'status.json';
 
 /** Where one dataset stands on one chain. */
 export interface StatusEntry {
@@ -135,13 +134,13 @@ export async function refreshStatusFile(w: Warehouse, dataDir: string): Promise<
 
 /** Writes the file (temporary name, then rename): readers see the old file or the new one, never half of one. */
 export function writeStatusFile(dataDir: string, file: StatusFile): void {
-  const target = join(dataDir, STATUS_FILE);
+  const target = dataFolder(dataDir).status;
   writeFileAtomic(target, `${JSON.stringify(file, null, 1)}\n`);
 }
 
 /** Reads the file, or undefined when no run of this version has written one yet. */
 export function readStatusFile(dataDir: string): StatusFile | undefined {
-  const path = join(dataDir, STATUS_FILE);
+  const path = dataFolder(dataDir).status;
   if (!existsSync(path)) return undefined;
   return JSON.parse(readFileSync(path, 'utf8')) as StatusFile;
 }

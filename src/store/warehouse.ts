@@ -1,17 +1,14 @@
 /** The DuckDB warehouse file: opening, schema creation, transactions. */
 
 import { mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue, Json } from '@duckdb/node-api';
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
 import { MigrationNeededError } from '../errors.ts';
 import { q, qt } from '../util/sql.ts';
 import { createTable, tableColumns } from './ddl.ts';
 import { migrate, migrateLedger, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
-
-/** File name of the warehouse inside the data folder. */
-export const WAREHOUSE_FILE = 'warehouse.duckdb';
 
 const INTERNAL_SQL = readFileSync(new URL('../../sql/internal.sql', import.meta.url), 'utf8');
 
@@ -75,7 +72,7 @@ export class Warehouse {
   /** Opens (creating if needed) the warehouse of a data folder, with the exporter's tables and macros. */
   static async open(dataDir: string, opts: { readOnly?: boolean; memoryLimit?: string } = {}): Promise<Warehouse> {
     mkdirSync(dataDir, { recursive: true });
-    const path = join(dataDir, WAREHOUSE_FILE);
+    const path = dataFolder(dataDir).warehouse;
     let instance: DuckDBInstance;
     try {
       instance = await (await duckdb()).DuckDBInstance.create(path, {

@@ -48,6 +48,26 @@ export function pad(text: string, width: number, right = false): string {
   return right ? gap + text : text + gap;
 }
 
+/**
+ * The lines of a table, as every table of the command line draws it: the header, then a line per row; each column as
+ * wide as its widest cell (terminal cells), two spaces apart, right-aligned where `opts.right` says; with `rule`, a line of
+ * dashes under the header. Cells are shown as given: escaping and cutting them is the caller's.
+ */
+export function tableLines(
+  head: readonly string[],
+  rows: readonly (readonly string[])[],
+  opts: { readonly right: readonly boolean[]; readonly rule?: boolean },
+): string[] {
+  const { right } = opts;
+  const widths = head.map((h, i) => Math.max(cells(h), ...rows.map((r) => cells(r[i]!))));
+  const line = (r: readonly string[]) =>
+    r
+      .map((c, i) => pad(c, widths[i]!, right[i]))
+      .join('  ')
+      .trimEnd();
+  return [line(head), ...(opts.rule ? [line(widths.map((w) => '-'.repeat(w)))] : []), ...rows.map(line)];
+}
+
 const grouped = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 6 });
 const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumSignificantDigits: 4 });
 const small = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 4 });

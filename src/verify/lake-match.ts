@@ -6,7 +6,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
-import { chainDir, LAKE_DIR, seqColumn } from '../lake/layout.ts';
+import { dataFolder } from '../config/data-folder.ts';
+import { chainDir, seqColumn } from '../lake/layout.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import type { Mismatch } from './reconcile.ts';
@@ -83,7 +84,7 @@ export async function lakeChecks(
       continue;
     }
     const before = p && events ? Number(p.from_seq) : null;
-    const dir = chainDir(join(at.dataDir, LAKE_DIR), { ds, chainId: at.chainId }, 'data');
+    const dir = chainDir(dataFolder(at.dataDir).lake, { ds, chainId: at.chainId }, 'data');
     const rows = await counts(w, { ds, chainId: at.chainId, dir, before });
     if (!rows.some((r) => r.warehouse > 0 || r.lake > 0)) continue;
     const mismatches = rows

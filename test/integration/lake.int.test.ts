@@ -10,9 +10,10 @@ import { compressors } from 'hyparquet-compressors';
 import pl from 'nodejs-polars';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS } from '../../src/catalog/catalog.ts';
+import { dataFolder } from '../../src/config/data-folder.ts';
 import { lakeDdl, lakeTables } from '../../src/lake/lake-ddl.ts';
 import { tableDir } from '../../src/lake/layout.ts';
-import { openLakeDb, reportViews, VIEWS_FILE } from '../../src/reports/views.ts';
+import { openLakeDb, reportViews } from '../../src/reports/views.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { qt } from '../../src/util/sql.ts';
@@ -186,7 +187,7 @@ describe('the Parquet lake', () => {
   });
 
   it('leaves a views file that any DuckDB session opens read-only and queries: every dataset and report view in it', async () => {
-    const instance = await DuckDBInstance.create(join(data, VIEWS_FILE), { access_mode: 'READ_ONLY' });
+    const instance = await DuckDBInstance.create(dataFolder(data).views, { access_mode: 'READ_ONLY' });
     const conn = await instance.connect();
     try {
       const views = (

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
+import { dataFolder } from '../../src/config/data-folder.ts';
 import { DEFAULT_TRACKED } from '../../src/config/tracked.ts';
 import { compactLake } from '../../src/lake/compact.ts';
 import { defineDatasetViews } from '../../src/lake/lake-db.ts';
@@ -412,7 +413,7 @@ describe('readers', () => {
     await writeLake(w, dir);
     await writeViewsFile(dir);
     const trusted = String(DEFAULT_TRACKED.tokens.length);
-    expect(await seen()).toEqual({ db: 'lake', swaps: '1', pairs: '0', trusted });
+    expect(await seen()).toEqual({ db: 'views', swaps: '1', pairs: '0', trusted });
     // Other tracked settings: the file's trusted tokens would be wrong.
     expect(await seen({ ...DEFAULT_TRACKED, tokens: DEFAULT_TRACKED.tokens.slice(1) })).toEqual({
       db: 'memory',
@@ -431,9 +432,14 @@ describe('readers', () => {
     await swaps([5]);
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
     await writeLake(w, dir);
-    const file = join(dir, 'lake.duckdb');
+    const file = dataFolder(dir).views;
     const inode = () => statSync(file).ino;
+    // A folder of an earlier version: its views file, under the lake's name, goes when the views are written.
+    writeFileSync(dataFolder(dir).viewsBefore, 'the views file of an earlier version');
+    writeFileSync(`${dataFolder(dir).viewsBefore}.wal`, '');
     expect(await writeViewsFile(dir)).toBe(true);
+    const old = dataFolder(dir).viewsBefore;
+    expect([existsSync(file), existsSync(old), existsSync(`${old}.wal`)]).toEqual([true, false, false]);
     const built = inode();
     // New rows of a table that has files: its view reads them by its glob, and the file is left as it is.
     await swaps([6], 'r2');
@@ -450,7 +456,7 @@ describe('readers', () => {
     await writeLake(w, dir);
     expect(await writeViewsFile(dir, fewer)).toBe(true);
     expect(await seen(fewer)).toEqual({
-      db: 'lake',
+      db: 'views',
       swaps: '2',
       pairs: '1',
       trusted: String(fewer.tokens.length),

@@ -14,11 +14,12 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { JOBS } from '../../jobs/index.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
+import { DATA_FOLDER_NAMES, dataFolder } from '../../src/config/data-folder.ts';
 import { autoMemoryLimit } from '../../src/config/memory-limit.ts';
 import { buildPlan } from '../../src/export/plan.ts';
 import { compactLake } from '../../src/lake/compact.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
-import { openLakeDb, reportViews, VIEWS_FILE } from '../../src/reports/views.ts';
+import { openLakeDb, reportViews } from '../../src/reports/views.ts';
 import { callControl, type SandboxEndpoint, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { lockDataDir } from '../../src/store/data-lock.ts';
 import { readStatusFile } from '../../src/store/status-file.ts';
@@ -200,7 +201,7 @@ describe('one run in-process', () => {
     expect(outcome.verification).toMatchObject({ gaps: 0, errors: 0 });
     expect(outcome.verification!.groups).toBeGreaterThan(10);
     // The views file opens by itself in DuckDB, and every report view in it answers.
-    const inst = await DuckDBInstance.create(join(data, VIEWS_FILE), { access_mode: 'READ_ONLY' });
+    const inst = await DuckDBInstance.create(dataFolder(data).views, { access_mode: 'READ_ONLY' });
     const conn = await inst.connect();
     try {
       for (const v of reportViews()) {
@@ -214,7 +215,7 @@ describe('one run in-process', () => {
       conn.closeSync();
       inst.closeSync();
     }
-    expect(readdirSync(data)).not.toContain(`${VIEWS_FILE}.tmp`);
+    expect(readdirSync(data)).not.toContain(`${DATA_FOLDER_NAMES.views}.tmp`);
   });
 
   it('a second run after new blocks and a reorganisation rewrites the stored rows it changed, and stays exact', async () => {

@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
+import { dataFolder } from '../../src/config/data-folder.ts';
 import { createTable } from '../../src/store/ddl.ts';
 import { type LedgerTask, RunLedger } from '../../src/store/run-ledger.ts';
-import { readEntries, readStatusFile, STATUS_FILE, StatusKeeper } from '../../src/store/status-file.ts';
+import { readEntries, readStatusFile, StatusKeeper } from '../../src/store/status-file.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 
 let dir: string;
@@ -282,7 +283,7 @@ describe('the status file', () => {
     file = readStatusFile(dir)!;
     expect(file.run.state).toBe('ended');
     expect(file.entries).toEqual([]);
-    expect(existsSync(join(dir, `${STATUS_FILE}.tmp`))).toBe(false);
-    expect(readFileSync(join(dir, STATUS_FILE), 'utf8').endsWith('\n')).toBe(true);
+    expect(existsSync(`${dataFolder(dir).status}.tmp`)).toBe(false);
+    expect(readFileSync(dataFolder(dir).status, 'utf8').endsWith('\n')).toBe(true);
   });
 });

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VIEWS_FILE, writeViewsFile } from '../../src/reports/views.ts';
+import { dataFolder } from '../../src/config/data-folder.ts';
+import { writeViewsFile } from '../../src/reports/views.ts';
 
 const USDC = '0xusdc';
 const WETH = '0xweth';
@@ -92,7 +93,7 @@ beforeAll(async () => {
     ],
     minLiquidityUsd: 50_000,
   });
-  instance = await DuckDBInstance.create(join(dir, VIEWS_FILE));
+  instance = await DuckDBInstance.create(dataFolder(dir).views);
   conn = await instance.connect();
   await insert(
     'dodoex.pair_day_datas',

@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
+import { dataFolder } from '../../src/config/data-folder.ts';
 import { tableColumns } from '../../src/store/ddl.ts';
 import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
-import { ALLOCATOR_CONF, ALLOCATOR_ENV, WAREHOUSE_FILE, Warehouse } from '../../src/store/warehouse.ts';
+import { ALLOCATOR_CONF, ALLOCATOR_ENV, Warehouse } from '../../src/store/warehouse.ts';
 
 const FIXTURES = new URL('../fixtures/hosts/', import.meta.url).pathname;
 
@@ -82,8 +83,8 @@ describe('the warehouse', () => {
   });
 
   it('names the file when it cannot be opened', async () => {
-    writeFileSync(join(dir, WAREHOUSE_FILE), 'not a database');
-    await expect(Warehouse.open(dir)).rejects.toThrow(`cannot open the warehouse ${join(dir, WAREHOUSE_FILE)}: `);
+    writeFileSync(dataFolder(dir).warehouse, 'not a database');
+    await expect(Warehouse.open(dir)).rejects.toThrow(`cannot open the warehouse ${dataFolder(dir).warehouse}: `);
   });
 });
 
@@ -106,7 +107,7 @@ describe('the warehouse and other processes', () => {
         '--input-type=module',
         '-e',
         `const { DuckDBInstance } = await import('@duckdb/node-api');
-         const i = await DuckDBInstance.create(${JSON.stringify(join(dir, WAREHOUSE_FILE))});
+         const i = await DuckDBInstance.create(${JSON.stringify(dataFolder(dir).warehouse)});
          await i.connect();
          process.stdout.write('open\\n');
          process.stdin.on('data', () => process.exit(0));`,
@@ -117,7 +118,7 @@ describe('the warehouse and other processes', () => {
       await new Promise<void>((r) => holder.stdout!.once('data', () => r()));
       await expect(Warehouse.open(dir)).rejects.toThrow(
         new RegExp(
-          `^the warehouse ${join(dir, WAREHOUSE_FILE).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is in use by another process \\(.*lock.*\\); wait for it to finish or stop it$`,
+          `^the warehouse ${dataFolder(dir).warehouse.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is in use by another process \\(.*lock.*\\); wait for it to finish or stop it$`,
           'i',
         ),
       );
