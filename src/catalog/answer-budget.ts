@@ -11,7 +11,7 @@
  *
  * The largest such page is the liquidity list's (32.5 MiB: 100 items of 94 fields and their positions); of the
  * subgraph entities, Transaction's (22.4 MiB, with its list of tokens). The budget is that, rounded up to a multiple of
- * 16 MiB: 48 MiB. Real pages are far smaller (see the README's "Hostile data"), so the budget is reached only by an
+ * 16 MiB: 48 MiB. Real pages are far smaller (see docs/running.md, "Hostile data"), so the budget is reached only by an
  * answer that is broken or hostile, and four requests in flight hold at most 192 MiB of answer.
  */
 import type { Column, ColumnClass, Dataset, StructType } from './catalog.ts';

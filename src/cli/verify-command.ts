@@ -256,7 +256,7 @@ export const verifyCommand: CommandBody<Args> = {
       if (!ds) throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\``);
       if (!VERIFIED_DATASETS.has(ds.name))
         throw new UsageError(
-          `no identity checks ${ds.name}; verify checks ${[...VERIFIED_DATASETS].join(', ')} (see the README, Verify)`,
+          `no identity checks ${ds.name}; verify checks ${[...VERIFIED_DATASETS].join(', ')} (see docs/verifying.md)`,
         );
       return ds.name;
     });

@@ -2,7 +2,7 @@
  * Where page answers are checked and kept (see `page-check.ts`): on the calling thread, or in the page worker, a thread
  * of its own. An export sends one request after another from the main thread, and drives DuckDB from it; parsing and
  * checking a page costs several milliseconds there, and with the main thread busy, every DuckDB statement waited for
- * it (bench/README: most of a backfill's time).
+ * it (docs/benchmarks.md: most of a backfill's time).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

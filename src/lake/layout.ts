@@ -10,7 +10,7 @@
  *
  * Inside a month the files are in key order (events and buckets: their time, then `id`; the others: `_taken_at`, then
  * `id`), `part-00001` first, each of at most `FILE_ROWS` rows; the last one is the partition's open file, the one later
- * runs add to. Month partitions follow Dune's; the file size, DuckDB's advice on Parquet files (README, The lake).
+ * runs add to. Month partitions follow Dune's; the file size, DuckDB's advice on Parquet files (docs/lake.md).
  *
  * Columns: the warehouse's, in its order, with three changes for analysts: events and buckets carry `time`
  * (TIMESTAMP WITH TIME ZONE) beside their integer seconds; the exact upstream texts of numbers (`<column>_text` in the

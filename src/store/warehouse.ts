@@ -23,7 +23,7 @@ export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
  * its own jemalloc, which reads `DUCKDB_JE_MALLOC_CONF` when the library loads; DuckDB's own setting keeps freed pages
  * for a second (`dirty_decay_ms:1000,muzzy_decay_ms:1000`), so a run that inserts and checkpoints rows holds, on top of
  * what it uses, the pages its last second freed. Returning them at once lowered first backfills' peaks by 12-18%
- * (README, Benchmarks), which decides whether a run fits under a control group's memory limit at all, but every page
+ * (docs/benchmarks.md), which decides whether a run fits under a control group's memory limit at all, but every page
  * taken again is a page fault: on a virtual machine whose pages the host takes back (free page reporting), DuckDB's
  * work took 2.2 times as long that way. So the pages go back at once only under a control group's memory limit, where
  * the peak is what kills; elsewhere DuckDB keeps its own setting.
@@ -80,7 +80,7 @@ export class Warehouse {
         // A cap on DuckDB's buffer pool keeps an export's memory flat whatever the data size (it spills to disk).
         ...(opts.memoryLimit ? { memory_limit: opts.memoryLimit, preserve_insertion_order: 'false' } : {}),
         // The write-ahead log is folded into the file once it holds 64 MB, not DuckDB's 16 MB: an export commits a
-        // batch every few thousand rows, and at 16 MB a third of its commit time went to checkpoints (bench/README).
+        // batch every few thousand rows, and at 16 MB a third of its commit time went to checkpoints (docs/benchmarks.md).
         ...(opts.readOnly ? {} : { checkpoint_threshold: CHECKPOINT_THRESHOLD }),
       });
     } catch (e) {

@@ -1,6 +1,6 @@
 /**
- * The README's examples, run as a new user would: `make demo`, then every block marked `<!-- example: after-demo -->`
- * in order, in one shell, from the project's folder; then the sandbox session of "The sandbox by hand" (the serve
+ * The README's examples and its guide's (`docs/`), run as a new user would: `make demo`, then every block marked
+ * `<!-- example: after-demo -->` in order, in one shell, from the project's folder; then the sandbox session of "The sandbox by hand" (the serve
  * block in the background, the client block in a second shell). And signals through the documented start forms: a
  * direct `node bin/pool-export.js` (systemd, cron, containers) and `npx`, whose own pid is what a user kills.
  */
@@ -17,7 +17,15 @@ import { waitForRequests } from '../support/sandbox-client.ts';
 import { inTerminal, screen } from '../support/terminal.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+/**
+ * The README and the guide's pages it links (`docs/`), in the order it lists them: their examples run in that order, as
+ * a reader who follows the guide would run them.
+ */
+const README = (() => {
+  const front = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const pages = [...new Set([...front.matchAll(/\]\((docs\/[\w-]+\.md)\)/g)].map((m) => m[1]!))];
+  return [front, ...pages.map((p) => readFileSync(join(ROOT, p), 'utf8'))].join('\n');
+})();
 
 /** The sh blocks that follow a `<!-- example: KIND -->` marker, in order. */
 function examples(kind: string): string[] {

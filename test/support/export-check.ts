@@ -88,7 +88,7 @@ function exportSelect(ds: Dataset): string {
 
 /**
  * The typed value a numeric column must hold for an upstream text, computed independently of the exporter with
- * decimal.js and the documented rule (README, The warehouse): a BigDecimal or raw amount is the DOUBLE nearest to the
+ * decimal.js and the documented rule (docs/exporting.md, The warehouse): a BigDecimal or raw amount is the DOUBLE nearest to the
  * exact decimal value; a count, time or block is that integer. As text, the way DuckDB's JSON rows carry it.
  */
 function typedOracle(c: Dataset['columns'][number], text: unknown): string {

@@ -1,5 +1,5 @@
 /**
- * The layering of `src/`, as the README's Layout section states it: a folder imports only from the folders after it
+ * The layering of `src/`, as the Layout section of docs/development.md states it: a folder imports only from the folders after it
  * in LAYERS, `src/errors.ts` imports nothing of the project, and nothing under `src/` imports `jobs/` (the entry point
  * hands the jobs in). The imports are read from the sources as text.
  */
