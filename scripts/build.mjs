@@ -21,7 +21,7 @@ const common = JSON.parse(readFileSync(new URL('./bundle-options.json', import.m
 rmSync('dist/bin', { recursive: true, force: true });
 await build({
   ...common,
-  entryPoints: { 'pool-export': 'bin/main.ts', 'page-worker': 'src/export/page-worker.ts' },
+  entryPoints: { 'pool-export': 'bin/main.ts', 'page-worker': 'src/export/check/page-worker.ts' },
   splitting: true,
   external: ['@duckdb/node-api', 'apache-arrow', 'echarts'],
   outdir: 'dist/bin',

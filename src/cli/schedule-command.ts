@@ -6,7 +6,7 @@
 import type { Job } from '../catalog/job.ts';
 import { trackedSettings } from '../config/config.ts';
 import { DataLockedError, UsageError } from '../errors.ts';
-import { buildPlan } from '../export/plan.ts';
+import { buildPlan } from '../export/routing/plan.ts';
 import { HeadWatch } from '../metrics/head-watch.ts';
 import { serveMetrics } from '../metrics/metrics-server.ts';
 import { type RunOutcome, runOnce } from '../pipeline/run.ts';

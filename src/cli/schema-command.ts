@@ -4,7 +4,7 @@ import { DATASETS } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
 import { loadConfig } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
-import { endpointFor } from '../export/plan.ts';
+import { endpointFor } from '../export/routing/plan.ts';
 import { terminalWidth } from '../reports/output.ts';
 import { canonicalSchema, loadSchemaModel } from '../schemas/entity-model.ts';
 import { UpstreamClient } from '../upstream/client.ts';

@@ -6,7 +6,7 @@ import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { EXIT_GAPS, EXIT_STALE, UsageError } from '../errors.ts';
-import { headRoutesFor } from '../export/plan.ts';
+import { headRoutesFor } from '../export/routing/plan.ts';
 import { freshnessOf, readHeads } from '../pipeline/upstream-heads.ts';
 import { terminalWidth } from '../reports/output.ts';
 import { readEntries, readStatusFile, type StatusEntry, type StatusFile } from '../store/status-file.ts';

@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import { type Job, selectJobs } from '../catalog/job.ts';
 import type { Config } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
-import { buildPlan } from '../export/plan.ts';
+import { buildPlan } from '../export/routing/plan.ts';
 import type { Task } from '../export/task.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { createEventLog, type EventLog, LOG_FORMATS, LOG_LEVELS } from '../util/logger.ts';

@@ -6,7 +6,7 @@
 import type { Dataset } from '../catalog/catalog.ts';
 import type { KeptPage } from '../store/batch.ts';
 import { mapPage } from './mapper.ts';
-import type { FetchedPage } from './routed-source.ts';
+import type { FetchedPage } from './routing/routed-source.ts';
 import type { BatchSink } from './seams.ts';
 
 /** What a commit takes from the buffer. */

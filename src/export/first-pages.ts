@@ -80,7 +80,7 @@ export const HOLD_BYTES = 32 * 1024 ** 2;
 /** Why a batch was not asked, or its answer let go. */
 const FULL = 'the first pages held reach their bound; the tasks ask their own';
 
-/** How a page answer begins and ends around its rows: compact, as graph-node writes it (see `page-check.ts`). */
+/** How a page answer begins and ends around its rows: compact, as graph-node writes it (see `check/page-check.ts`). */
 const PAGE_HEAD = Buffer.from('{"data":{"rows":');
 const PAGE_TAIL = Buffer.from('}}');
 

@@ -9,8 +9,8 @@ import type { Batch, KeptPage, Written } from '../store/batch.ts';
 import type { Checkpoint, ShardCheckpoint } from '../store/checkpoint-store.ts';
 import type { Answer, Endpoint } from '../upstream/client.ts';
 import type { EventLog } from '../util/logger.ts';
-import type { PageChecker } from './page-check-runner.ts';
-import type { RouteHealth } from './route-health.ts';
+import type { PageChecker } from './check/page-check-runner.ts';
+import type { RouteHealth } from './routing/route-health.ts';
 import type { Task, TaskStats } from './task.ts';
 
 /** A source of pages: one GraphQL request to an endpoint, answered with its data and its size. */

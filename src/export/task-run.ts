@@ -1,6 +1,6 @@
 /**
  * One task's run, as the paginators in `paginate/` drive it: a facade over its three parts, the routed source
- * (`routed-source.ts`: retries, page halving, failover), the batch buffer (`batch-buffer.ts`: one row per id) and the
+ * (`routing/routed-source.ts`: retries, page halving, failover), the batch buffer (`batch-buffer.ts`: one row per id) and the
  * commit pipeline (`commit-pipeline.ts`: commits in order, several in flight). It keeps the task's counters and
  * reports its progress.
  */
@@ -10,12 +10,12 @@ import type { Endpoint } from '../upstream/client.ts';
 import { BatchBuffer } from './batch-buffer.ts';
 import { CommitPipeline, type Flush } from './commit-pipeline.ts';
 import type { PageShape } from './queries.ts';
-import { type FetchedPage, RoutedSource, type Row } from './routed-source.ts';
+import { type FetchedPage, RoutedSource, type Row } from './routing/routed-source.ts';
 import type { TaskDeps } from './seams.ts';
 import { emptyStats, type Failover, type PinnedBlock, type Task, type TaskPin, type TaskStats } from './task.ts';
 
 export type { Flush } from './commit-pipeline.ts';
-export { type FetchedPage, MIN_PAGE_SIZE, type Row } from './routed-source.ts';
+export { type FetchedPage, MIN_PAGE_SIZE, type Row } from './routing/routed-source.ts';
 
 /** Ids of repeated rows named in one log line at most (the count is always whole). */
 const DUPLICATES_LOGGED = 5;

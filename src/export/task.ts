@@ -2,7 +2,7 @@
 import type { Dataset } from '../catalog/catalog.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
-import type { RouteView } from './route-choice.ts';
+import type { RouteView } from './routing/route-choice.ts';
 
 /** One unit of work of a plan. */
 export interface Task {
@@ -29,7 +29,7 @@ export interface TaskPin {
   readonly changeBlock: boolean;
   /** The head the route reported at the run's start (the block pinned, or `confirmations` above it). */
   readonly head?: { readonly number: number; readonly hash: string | null };
-  /** Routes that can take the task over when this one fails past its retries, in order (see `route-choice.ts`). */
+  /** Routes that can take the task over when this one fails past its retries, in order (see `routing/route-choice.ts`). */
   readonly standby?: readonly StandbyRoute[];
 }
 

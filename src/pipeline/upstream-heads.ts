@@ -5,7 +5,7 @@
  */
 import { findDataset } from '../catalog/catalog.ts';
 import type { Config } from '../config/config.ts';
-import { headRoutesFor } from '../export/plan.ts';
+import { headRoutesFor } from '../export/routing/plan.ts';
 import { isStale, lagSeconds } from '../store/freshness.ts';
 import type { StatusEntry } from '../store/status-file.ts';
 import { UpstreamClient } from '../upstream/client.ts';

@@ -6,7 +6,7 @@
 import pLimit from 'p-limit';
 import { findDataset } from '../catalog/catalog.ts';
 import type { Config } from '../config/config.ts';
-import { headRoutesFor } from '../export/plan.ts';
+import { headRoutesFor } from '../export/routing/plan.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
 import { redact } from '../util/redact.ts';

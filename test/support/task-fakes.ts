@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Column, CursorKind, Dataset } from '../../src/catalog/catalog.ts';
 import { ConcurrentWriterError, UpstreamError } from '../../src/errors.ts';
-import { InlinePageChecker } from '../../src/export/page-check-runner.ts';
+import { InlinePageChecker } from '../../src/export/check/page-check-runner.ts';
 import type { BatchSink, CheckpointReader, PageSource, TaskDeps } from '../../src/export/seams.ts';
 import type { Task, TaskPin } from '../../src/export/task.ts';
 import type { Batch, KeptPage, Written } from '../../src/store/batch.ts';

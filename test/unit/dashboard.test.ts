@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { JOBS } from '../../jobs/index.ts';
 import { loadConfig } from '../../src/config/config.ts';
-import { buildPlan } from '../../src/export/plan.ts';
+import { buildPlan } from '../../src/export/routing/plan.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
 import { writeDashboard } from '../../src/reports/dashboard.ts';
 import { type DashboardData, type DashboardFilter, dashboardData } from '../../src/reports/dashboard-data.ts';

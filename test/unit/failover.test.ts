@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { type TaskError, UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
 import { pageQuery } from '../../src/export/queries.ts';
-import { RoutedSource } from '../../src/export/routed-source.ts';
+import { RoutedSource } from '../../src/export/routing/routed-source.ts';
 import type { PageSource } from '../../src/export/seams.ts';
 import { emptyStats, type Failover, type StandbyRoute, type TaskPin } from '../../src/export/task.ts';
 import type { Answer, Endpoint } from '../../src/upstream/client.ts';

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { UpstreamError } from '../../src/errors.ts';
-import { headRoutesFor } from '../../src/export/plan.ts';
+import { headRoutesFor } from '../../src/export/routing/plan.ts';
 import type { TaskResult } from '../../src/export/task.ts';
 import { emptyStats } from '../../src/export/task.ts';
 import { ExportMetrics } from '../../src/metrics/metrics.ts';

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
 import { GarbageError } from '../../src/errors.ts';
+import { checkPageAnswer } from '../../src/export/check/page-check.ts';
+import { type Checked, InlinePageChecker, WorkerPageChecker } from '../../src/export/check/page-check-runner.ts';
 import { mapPage } from '../../src/export/mapper.ts';
-import { checkPageAnswer } from '../../src/export/page-check.ts';
-import { type Checked, InlinePageChecker, WorkerPageChecker } from '../../src/export/page-check-runner.ts';
 import { PROBE_ROWS, probeDataset } from '../support/probes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'page-check-'));

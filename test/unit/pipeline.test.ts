@@ -16,7 +16,7 @@ import { JOBS } from '../../jobs/index.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { DATA_FOLDER_NAMES, dataFolder } from '../../src/config/data-folder.ts';
 import { autoMemoryLimit } from '../../src/config/memory-limit.ts';
-import { buildPlan } from '../../src/export/plan.ts';
+import { buildPlan } from '../../src/export/routing/plan.ts';
 import { compactLake } from '../../src/lake/compact.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
 import { openLakeDb, reportViews } from '../../src/reports/views.ts';

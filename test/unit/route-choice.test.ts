@@ -10,7 +10,7 @@ import {
   hasBlock,
   noRouteMessage,
   type RouteProbe,
-} from '../../src/export/route-choice.ts';
+} from '../../src/export/routing/route-choice.ts';
 import type { PageSource } from '../../src/export/seams.ts';
 import type { Endpoint } from '../../src/upstream/client.ts';
 

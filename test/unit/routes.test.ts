@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOBS } from '../../jobs/index.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { ProgressSink } from '../../src/export/extract.ts';
-import { buildPlan } from '../../src/export/plan.ts';
+import { buildPlan } from '../../src/export/routing/plan.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';

@@ -3,9 +3,10 @@
  * hour, id). The first backfill may be sharded; later runs re-read a window before the checkpoint so that reorganized
  * rows are replaced (buckets: the open bucket too).
  */
-import { backfillSharded } from '../sharded-backfill.ts';
+
 import type { Cursor, TaskRun } from '../task-run.ts';
 import { pageKeyset } from './keyset.ts';
+import { backfillSharded } from './sharded-backfill.ts';
 
 /** Pages an event or bucket dataset from its checkpoint to the pinned block. */
 export async function pageEvents(run: TaskRun, cursor: Cursor): Promise<void> {

@@ -1,11 +1,11 @@
 /** Resolves jobs, chains and datasets against the config into a frozen plan of tasks with their endpoints. */
 import { createHash } from 'node:crypto';
-import { DATASETS, type Dataset, findDataset } from '../catalog/catalog.ts';
-import type { Job } from '../catalog/job.ts';
-import type { Config, Route } from '../config/config.ts';
-import { UsageError } from '../errors.ts';
-import type { Endpoint } from '../upstream/client.ts';
-import type { Task } from './task.ts';
+import { DATASETS, type Dataset, findDataset } from '../../catalog/catalog.ts';
+import type { Job } from '../../catalog/job.ts';
+import type { Config, Route } from '../../config/config.ts';
+import { UsageError } from '../../errors.ts';
+import type { Endpoint } from '../../upstream/client.ts';
+import type { Task } from '../task.ts';
 
 /**
  * One route's endpoint. A rate limit is its key's: a route with its own key keeps its own request pace, named by the

@@ -3,13 +3,14 @@
  * route each task reads from, with the routes it may fail over to (see `route-choice.ts` for the rule).
  */
 import pLimit from 'p-limit';
-import { chainName } from '../config/chains.ts';
-import { UpstreamError } from '../errors.ts';
-import type { Endpoint } from '../upstream/client.ts';
-import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
-import { withRetries } from '../upstream/retry.ts';
-import { redact } from '../upstream/upstream-error.ts';
-import type { RunArgs } from './extract.ts';
+import { chainName } from '../../config/chains.ts';
+import { UpstreamError } from '../../errors.ts';
+import type { Endpoint } from '../../upstream/client.ts';
+import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../../upstream/endpoint-probe.ts';
+import { withRetries } from '../../upstream/retry.ts';
+import { redact } from '../../upstream/upstream-error.ts';
+import type { RunArgs } from '../extract.ts';
+import type { StandbyRoute, Task } from '../task.ts';
 import { headRoutesFor } from './plan.ts';
 import {
   chooseRoute,
@@ -20,7 +21,6 @@ import {
   type RouteChoice,
   type RouteView,
 } from './route-choice.ts';
-import type { StandbyRoute, Task } from './task.ts';
 
 /** What finding the routes needs of a run. */
 type RouteArgs = Pick<RunArgs, 'tasks' | 'config' | 'client' | 'log'>;

@@ -4,8 +4,8 @@
  * `WorkerPageChecker`; answers each message with its id.
  */
 import { parentPort } from 'node:worker_threads';
-import type { Dataset } from '../catalog/catalog.ts';
-import { GarbageError } from '../errors.ts';
+import type { Dataset } from '../../catalog/catalog.ts';
+import { GarbageError } from '../../errors.ts';
 import { checkPageAnswer } from './page-check.ts';
 import type { CheckReply, CheckRequest } from './page-check-runner.ts';
 

@@ -8,8 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Dataset } from '../catalog/catalog.ts';
-import { type GarbageAt, GarbageError } from '../errors.ts';
+import type { Dataset } from '../../catalog/catalog.ts';
+import { type GarbageAt, GarbageError } from '../../errors.ts';
 import { type CheckedPage, checkPageAnswer, type PageToCheck } from './page-check.ts';
 
 /** What checking an answer gave: the page, its rows kept; or, for an answer that is not a page of rows alone, its body. */

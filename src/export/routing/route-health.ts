@@ -6,7 +6,7 @@
  * host (a gateway's deployments) can fail apart, and a route's standby may share its host. The next run asks again.
  * (A host that does not answer from the start is found by the run's probes: `run-routes.ts`.)
  */
-import { UpstreamError } from '../errors.ts';
+import { UpstreamError } from '../../errors.ts';
 
 /** Failures that say the route, not the request, is the trouble. */
 const ROUTE_KINDS: ReadonlySet<string> = new Set(['timeout', 'unreachable']);

@@ -11,11 +11,11 @@
  *
  * A task with no route left fails before reading a page, naming why each route was passed over.
  */
-import { UpstreamError } from '../errors.ts';
-import type { Endpoint } from '../upstream/client.ts';
-import { BLOCK_BY_HASH_QUERY, type EndpointInfo } from '../upstream/endpoint-probe.ts';
-import type { PageSource } from './seams.ts';
-import type { PinnedBlock } from './task.ts';
+import { UpstreamError } from '../../errors.ts';
+import type { Endpoint } from '../../upstream/client.ts';
+import { BLOCK_BY_HASH_QUERY, type EndpointInfo } from '../../upstream/endpoint-probe.ts';
+import type { PageSource } from '../seams.ts';
+import type { PinnedBlock } from '../task.ts';
 
 /** What a route's probe gave this run: its pinned block and what it serves, or why it cannot be used. */
 export type Probed = { readonly block: PinnedBlock; readonly info: EndpointInfo } | Error;

@@ -4,8 +4,8 @@
  * (see `store/ddl.ts`, `insertParts`). Pure but for that one file; the page worker runs it off the main thread.
  */
 import { writeFileSync } from 'node:fs';
-import type { Dataset } from '../catalog/catalog.ts';
-import { checkPage } from './mapper.ts';
+import type { Dataset } from '../../catalog/catalog.ts';
+import { checkPage } from '../mapper.ts';
 
 /** How a compact answer that holds a page's rows and nothing else begins and ends (graph-node writes answers so). */
 const PAGE_HEAD = '{"data":{"rows":[';

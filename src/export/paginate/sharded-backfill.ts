@@ -4,10 +4,10 @@
  * checkpoint, in the transaction that drops theirs.
  */
 
-import type { ShardCheckpoint } from '../store/checkpoint-store.ts';
-import { runPass } from './paginate/pass.ts';
-import type { TaskStats } from './task.ts';
-import { type FetchedPage, keyValue, TaskRun } from './task-run.ts';
+import type { ShardCheckpoint } from '../../store/checkpoint-store.ts';
+import type { TaskStats } from '../task.ts';
+import { type FetchedPage, keyValue, TaskRun } from '../task-run.ts';
+import { runPass } from './pass.ts';
 
 /** Where one shard of a backfill stands: its key range [lo, hi), the last committed row, and whether it is done. */
 interface ShardCursor {

@@ -4,19 +4,19 @@
  * `PageSource` over the source it routes (a decorator): whatever takes a source can take the task's routed one, and
  * the fakes of `PageSource` test it (test/unit/routed-source.test.ts).
  */
-import type { Dataset } from '../catalog/catalog.ts';
-import { chainName } from '../config/chains.ts';
-import { StopRequested, UpstreamError } from '../errors.ts';
-import type { KeptPage } from '../store/batch.ts';
-import type { Answer, Endpoint } from '../upstream/client.ts';
-import { HEAD_QUERY, type HeadAnswer } from '../upstream/endpoint-probe.ts';
-import { withRetries } from '../upstream/retry.ts';
-import { garbage } from './mapper.ts';
-import type { CheckedPage, PageRow } from './page-check.ts';
-import { type PageShape, pageQuery } from './queries.ts';
+import type { Dataset } from '../../catalog/catalog.ts';
+import { chainName } from '../../config/chains.ts';
+import { StopRequested, UpstreamError } from '../../errors.ts';
+import type { KeptPage } from '../../store/batch.ts';
+import type { Answer, Endpoint } from '../../upstream/client.ts';
+import { HEAD_QUERY, type HeadAnswer } from '../../upstream/endpoint-probe.ts';
+import { withRetries } from '../../upstream/retry.ts';
+import type { CheckedPage, PageRow } from '../check/page-check.ts';
+import { garbage } from '../mapper.ts';
+import { type PageShape, pageQuery } from '../queries.ts';
+import type { PageSource, TaskDeps } from '../seams.ts';
+import type { Failover, PinnedBlock, StandbyRoute, Task, TaskPin, TaskStats } from '../task.ts';
 import { hasBlock } from './route-choice.ts';
-import type { PageSource, TaskDeps } from './seams.ts';
-import type { Failover, PinnedBlock, StandbyRoute, Task, TaskPin, TaskStats } from './task.ts';
 
 /** Smallest page size reached by halving after time-outs. */
 export const MIN_PAGE_SIZE = 50;
