@@ -3,7 +3,7 @@
  * them, and `/readyz` answers 200 once one probe passed (one head read). One head query per route and minute.
  */
 import type { Config } from '../config/config.ts';
-import { type DatasetKey, readHeads } from '../pipeline/upstream-heads.ts';
+import { type DatasetKey, readHeads } from '../store/freshness.ts';
 import type { ExportMetrics } from './metrics.ts';
 import type { Readiness } from './metrics-server.ts';
 

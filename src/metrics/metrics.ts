@@ -13,7 +13,7 @@ import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { errorClass } from '../errors.ts';
 import type { RunOutcome } from '../pipeline/run.ts';
-import { freshnessOf, type Heads } from '../pipeline/upstream-heads.ts';
+import { freshnessOf, type Heads } from '../store/freshness.ts';
 import { readStatusFile, type StatusEntry } from '../store/status-file.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 

@@ -6,9 +6,9 @@
 import pLimit from 'p-limit';
 import { findDataset } from '../catalog/catalog.ts';
 import type { Config } from '../config/config.ts';
-import { headRoutesFor } from '../export/routing/plan.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
+import { headRoutesFor } from '../upstream/routes.ts';
 import { redact } from '../util/redact.ts';
 import { CounterReader, type DayRange } from './counters.ts';
 import { IDENTITIES, type Identity } from './identities.ts';

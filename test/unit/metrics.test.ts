@@ -10,7 +10,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { UpstreamError } from '../../src/errors.ts';
-import { headRoutesFor } from '../../src/export/routing/plan.ts';
 import type { TaskResult } from '../../src/export/task.ts';
 import { emptyStats } from '../../src/export/task.ts';
 import { ExportMetrics } from '../../src/metrics/metrics.ts';
@@ -18,6 +17,7 @@ import { countersFileOf, writeMetricsFile } from '../../src/metrics/textfile.ts'
 import type { RunOutcome } from '../../src/pipeline/run.ts';
 import { writeStatusFile } from '../../src/store/status-file.ts';
 import type { UpstreamClient } from '../../src/upstream/client.ts';
+import { headRoutesFor } from '../../src/upstream/routes.ts';
 import { samples } from '../support/prometheus-text.ts';
 
 const endpoint = { url: 'u', label: 'A', host: 'h' };

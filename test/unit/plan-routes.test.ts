@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
-import { headRoutesFor, routesFor } from '../../src/export/routing/plan.ts';
+import { headRoutesFor, routesFor } from '../../src/upstream/routes.ts';
 
 const K1 = 'a'.repeat(32);
 const K2 = 'b'.repeat(32);

@@ -8,10 +8,10 @@ import { UpstreamError } from '../../errors.ts';
 import type { Endpoint } from '../../upstream/client.ts';
 import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../../upstream/endpoint-probe.ts';
 import { withRetries } from '../../upstream/retry.ts';
+import { headRoutesFor } from '../../upstream/routes.ts';
 import { redact } from '../../upstream/upstream-error.ts';
 import type { RunArgs } from '../extract.ts';
 import type { StandbyRoute, Task } from '../task.ts';
-import { headRoutesFor } from './plan.ts';
 import {
   chooseRoute,
   type HashLookup,
