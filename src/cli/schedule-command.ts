@@ -1,20 +1,13 @@
 /**
  * `pool-export schedule`: runs each job on its cron schedule, or every few seconds with `--every`, until SIGINT or
- * SIGTERM.
+ * SIGTERM. It parses its flags and calls the service (`service/schedule-service.ts`), which wires the rest.
  */
 
 import type { Job } from '../catalog/job.ts';
-import { trackedSettings } from '../config/config.ts';
-import { DataLockedError, UsageError } from '../errors.ts';
+import { UsageError } from '../errors.ts';
 import { buildPlan } from '../export/routing/plan.ts';
-import { HeadWatch } from '../metrics/head-watch.ts';
-import { serveMetrics } from '../metrics/metrics-server.ts';
-import { type RunOutcome, runOnce } from '../pipeline/run.ts';
-import { writeDashboard } from '../reports/dashboard.ts';
 import { parseScheduleOverrides } from '../scheduler/cron.ts';
-import { type JobTiming, Scheduler } from '../scheduler/scheduler.ts';
-import { readHeads } from '../store/freshness.ts';
-import type { UpstreamClient } from '../upstream/client.ts';
+import { serveSchedule } from '../service/schedule-service.ts';
 import type { CommandBody } from './commands.ts';
 import { checkDashboardOut } from './dashboard-command.ts';
 import { metricsFor, parsePort, staleAfterOption } from './metrics-options.ts';
@@ -80,132 +73,32 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
         );
     const dashboard = a.dashboard === undefined ? undefined : checkDashboardOut(a.dashboard, '--dashboard');
     const port = a['metrics-port'] === undefined ? undefined : parsePort(a['metrics-port'], '--metrics-port');
-    const metrics = port === undefined ? undefined : metricsFor(config, a['stale-after'], { processMetrics: true });
     const headEveryMs = parseDuration(a['metrics-head-every'], '--metrics-head-every') * 1000;
-    const log = logFor(a, config);
-    /** Renews the dashboard after a run that ended well; a failure to is logged, and the next run tries again. */
-    const renewDashboard = async (outcome: RunOutcome) => {
-      if (!dashboard || outcome.stopped || outcome.lakeError || outcome.results.some((r) => r.status === 'failed'))
-        return;
-      try {
-        const r = await writeDashboard(config.dataDir, dashboard, {
-          tracked: trackedSettings(config),
-          ...(chains ? { filter: { chains } } : {}),
-        });
-        log('dashboard-written', { file: r.file, bytes: r.bytes });
-      } catch (e) {
-        log('dashboard-failed', { file: dashboard, error: (e as Error).message }, 'error');
-      }
-    };
     const everySecs = a.every === undefined ? undefined : parseDuration(a.every, '--every');
     if (everySecs !== undefined && everySecs < 1)
       throw new UsageError(`--every must be at least 1s (a run every second at most), not "${a.every}"`);
-    const timing = (job: Job): JobTiming => {
-      const cron = overrides[job.name];
-      if (cron !== undefined || everySecs === undefined) return { job, schedule: cron ?? job.schedule };
-      return { job, everyMs: Math.round(everySecs * 1000) };
-    };
-    /** Per job run every few seconds: the heads of its routes at its last run that ended well (numbers by route). */
-    const lastHeads = new Map<string, string>();
-    const scheduler = new Scheduler(
-      jobs.map(timing),
-      async (job, signal) => {
-        const tasks = buildPlan(config, {
-          jobs: [job],
-          ...(chains ? { chains } : {}),
-          ...(datasets ? { datasets } : {}),
-        });
-        // Run every few seconds, a job whose routes' heads have not moved since its last run that ended well has
-        // nothing new: one head query per route, and no run (no ledger row, no lake write). The list has no block.
-        let heads: string | undefined;
-        if ('everyMs' in timing(job) && tasks.some((t) => t.ds.kind !== 'list')) {
-          const keys = tasks.map((t) => ({ dataset: t.ds.name, chainId: t.chainId }));
-          const read = await readHeads(config, keys, { signal });
-          metrics?.setHeads(read.heads);
-          if (read.heads.size > 0) {
-            heads = JSON.stringify([...read.heads].map(([url, h]) => [url, h.number]).sort());
-            if (lastHeads.get(job.name) === heads) {
-              log('idle', { job: job.name, reason: "no route's head moved since the job's last run" }, 'debug');
-              return;
-            }
-          }
-        }
-        const started = performance.now();
-        const seconds = () => (performance.now() - started) / 1000;
-        try {
-          const outcome = await runOnce({
-            config,
-            tasks,
-            jobs: [job.name],
-            waitLockSecs: Math.max(30, a['wait-lock']),
-            verify: a.verify,
-            signal,
-            log,
-            ...(metrics ? { onClient: (c: UpstreamClient) => metrics.watch(c) } : {}),
-          });
-          metrics?.recordRun(job.name, { outcome }, seconds());
-          const whole = !outcome.stopped && outcome.results.every((r) => r.status !== 'failed');
-          if (heads !== undefined && whole) lastHeads.set(job.name, heads);
-          log('job-summary', { job: job.name, summary: summary(outcome.results).split('\n').slice(-2).join(' ') });
-          await renewDashboard(outcome);
-        } catch (e) {
-          if (e instanceof DataLockedError) {
-            metrics?.recordRun(job.name, { skipped: true }, seconds());
-            log('skipped', { job: job.name, reason: e.message }, 'warn');
-          } else {
-            metrics?.recordRun(job.name, { error: e }, seconds());
-            throw e;
-          }
-        }
-      },
-      log,
-    );
-    // The endpoint is up before the first run, so that probes and scrapes see the process at once.
-    const heads =
-      metrics &&
-      new HeadWatch({
-        config,
-        keys: buildPlan(config, { jobs, ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) }).map(
-          (t) => ({ dataset: t.ds.name, chainId: t.chainId }),
-        ),
-        metrics,
-        everyMs: headEveryMs,
-      });
-    const server =
-      metrics && port !== undefined
-        ? await serveMetrics({ host: a['metrics-host'], port, metrics, readiness: () => heads!.readiness() }).catch(
-            (e: NodeJS.ErrnoException) => {
-              throw new UsageError(
-                `--metrics-port ${port} on ${a['metrics-host']}: ${e.code === 'EADDRINUSE' ? 'the port is in use; choose another' : e.code === 'EADDRNOTAVAIL' ? 'no such address here; choose another --metrics-host' : e.message}`,
-              );
+    await serveSchedule({
+      config,
+      jobs,
+      plan: (js) => buildPlan(config, { jobs: js, ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) }),
+      overrides,
+      everySecs,
+      runNow: a['run-now'],
+      waitLockSecs: Math.max(30, a['wait-lock']),
+      verify: a.verify,
+      ...(dashboard ? { dashboard: { file: dashboard, ...(chains ? { chains } : {}) } } : {}),
+      ...(port === undefined
+        ? {}
+        : {
+            metrics: {
+              metrics: metricsFor(config, a['stale-after'], { processMetrics: true }),
+              host: a['metrics-host'],
+              port,
+              headEveryMs,
             },
-          )
-        : undefined;
-    heads?.start();
-    if (server) {
-      process.stdout.write(
-        `metrics: ${server.url}/metrics (health ${server.url}/healthz, readiness ${server.url}/readyz)\n`,
-      );
-      log('metrics-serving', { url: server.url });
-    }
-    scheduler.start(a['run-now']);
-    const when = (j: Job) => {
-      const t = timing(j);
-      return 'everyMs' in t ? `every ${t.everyMs / 1000}s` : t.schedule;
-    };
-    process.stdout.write(`scheduler started: ${jobs.map((j) => `${j.name} (${when(j)})`).join(', ')}\n`);
-    await new Promise<void>((resolve) => {
-      const stop = (sig: string) => {
-        log('stopping', { signal: sig });
-        void scheduler
-          .stop()
-          .then(() => heads?.stop())
-          .then(() => server?.close())
-          .then(resolve);
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
+          }),
+      log: logFor(a, config),
+      summarize: (outcome) => summary(outcome.results).split('\n').slice(-2).join(' '),
     });
-    process.stdout.write('scheduler stopped\n');
   },
 });

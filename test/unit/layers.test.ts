@@ -12,6 +12,8 @@ const SRC = join(ROOT, 'src');
 /** From the top down. */
 const LAYERS = [
   'cli',
+  // The scheduled service wired in one place: scheduler, head watch, metrics endpoint, dashboard renewal, signals.
+  'service',
   // Prometheus metrics of runs, the status file and the upstream's heads; the endpoint and the textfile.
   'metrics',
   // The recipe of a run: lock, warehouse, extract, lake, views. The stages below it know nothing of each other's
