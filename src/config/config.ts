@@ -7,24 +7,13 @@ import { DATASETS } from '../catalog/catalog.ts';
 import { UsageError } from '../errors.ts';
 import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 import { CHAINS, parseChain } from './chains.ts';
-import { type LakeUrl, parseLakeUrl } from './lake-url.ts';
+import { checkLake, LAKE_URL_ENV, type LakeSettings } from './lake-url.ts';
 import { autoMemoryLimit, hostReader } from './memory-limit.ts';
+import { checkRoutes, checkUrl, ROUTE_CHOICES, type Route } from './route-config.ts';
 import { MIN_TRACKED_LIQUIDITY_USD, type TrackedSettings, trustedTokens } from './tracked.ts';
 
-/**
- * One way to reach a chain's subgraph: the service's own subgraph route (`self`, at `baseUrl` unless the route names
- * another deployment of the service), or the indexing gateway (`gateway`, a subgraph id). Each may carry its own key.
- */
-export type Route =
-  | { readonly kind: 'self'; readonly baseUrl?: string; readonly apiKey?: string }
-  | { readonly kind: 'gateway'; readonly subgraphId: string; readonly gatewayUrl?: string; readonly apiKey?: string };
-
-/**
- * How a task picks one of several routes: the first in the configured order that is healthy and no more than
- * `maxLagBlocks` behind the freshest (`first-healthy`), or the freshest of those (`freshest`, graph-client's
- * `highestValue`).
- */
-export const ROUTE_CHOICES = ['first-healthy', 'freshest'] as const;
+export type { LakeSettings } from './lake-url.ts';
+export { ROUTE_CHOICES, type Route } from './route-config.ts';
 
 /** The validated, frozen configuration. */
 export interface Config {
@@ -97,16 +86,7 @@ export interface Config {
    * Where the Parquet lake goes: `url` empty for the data folder's `lake/`, or `s3://bucket/prefix`; `bucket` is that
    * URL read (null for the local lake). Endpoint, region and credentials come from the AWS chain (`bucket/bucket.ts`).
    */
-  readonly lake: {
-    readonly url: string;
-    readonly bucket: LakeUrl | null;
-    readonly partBytes: number;
-    /**
-     * Calendar months of snapshots (the liquidity list, the snapshot entities) and of mutable entities' history kept,
-     * the current one included, in the warehouse and the lake; null keeps them all (`lake/retention.ts`).
-     */
-    readonly keepSnapshotMonths: number | null;
-  };
+  readonly lake: LakeSettings;
 }
 
 /**
@@ -208,47 +188,6 @@ function readKeyFile(path: string, inEnv: string | undefined): string {
   return key;
 }
 
-/** The lake's URL from the environment (`lake.url` of the config file otherwise). */
-const LAKE_URL_ENV = 'POOL_EXPORT_LAKE_URL';
-
-/**
- * Bounds of `lake.partMiB`, the part size of multipart uploads: S3 takes parts of 5 MiB to 5 GiB, and at most 10,000
- * of them (so 16 MiB parts, the default, carry objects up to 156 GiB).
- */
-const PART_MIB = { min: 5, max: 5120, default: 16 } as const;
-
-/** The `lake` object of the config file (`{"url": "s3://bucket/prefix", "partMiB": 16}`), checked field by field. */
-function checkLake(raw: unknown, envUrl: string | undefined): Config['lake'] {
-  const example = '{"url": "s3://my-bucket/pool-export"}';
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw new UsageError(`config "lake" must be an object like ${example}`);
-  const extra = Object.keys(raw).find((k) => !['url', 'partMiB', 'keepSnapshotMonths'].includes(k));
-  if (extra !== undefined)
-    throw new UsageError(
-      `config lake."${extra}" is not a field of it; lake is like ${example} (and "partMiB", "keepSnapshotMonths")`,
-    );
-  const fromFile = (raw as { url?: unknown }).url ?? '';
-  if (typeof fromFile !== 'string') throw new UsageError(`config lake.url must be a text like ${example}`);
-  const part = (raw as { partMiB?: unknown }).partMiB ?? PART_MIB.default;
-  if (typeof part !== 'number' || !Number.isInteger(part) || part < PART_MIB.min || part > PART_MIB.max)
-    throw new UsageError(
-      `config lake.partMiB must be a whole number of MiB from ${PART_MIB.min} to ${PART_MIB.max} (S3's part sizes), not ${JSON.stringify(part)}; the default is ${PART_MIB.default}`,
-    );
-  const keep = (raw as { keepSnapshotMonths?: unknown }).keepSnapshotMonths ?? null;
-  if (keep !== null && (typeof keep !== 'number' || !Number.isInteger(keep) || keep < 1 || keep > 1200))
-    throw new UsageError(
-      `config lake.keepSnapshotMonths must be a whole number of months from 1 (the current month only) to 1200, or null to keep every snapshot, not ${JSON.stringify(keep)}`,
-    );
-  const url = envUrl !== undefined && envUrl !== '' ? envUrl : fromFile;
-  const where = envUrl !== undefined && envUrl !== '' ? LAKE_URL_ENV : 'config lake.url';
-  return Object.freeze({
-    url,
-    bucket: parseLakeUrl(url, where),
-    partBytes: part * 1024 ** 2,
-    keepSnapshotMonths: keep as number | null,
-  });
-}
-
 const INT_KEYS = [
   'concurrency',
   'perEndpointConcurrency',
@@ -271,71 +210,6 @@ const STRING_KEYS = [
   'userAgentPrefix',
   'duckdbMemoryLimit',
 ] as const;
-
-function checkUrl(key: string, v: string): string {
-  try {
-    const u = new URL(v);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
-    return v.replace(/\/+$/, '');
-  } catch {
-    throw new UsageError(`${key} must be an http(s) URL such as https://api.dodoex.io, not "${v}"`);
-  }
-}
-
-const ROUTE_EXAMPLE = '{"56/dodoex": [{"kind": "self"}, {"kind": "gateway", "subgraphId": "…", "apiKey": "…"}]}';
-
-/** A route's own key: printable, like the main one. */
-function checkRouteKey(where: string, v: unknown): string | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !/^[\x21-\x7e]+$/.test(v))
-    throw new UsageError(`config ${where}.apiKey must be a key without spaces or control characters`);
-  return v;
-}
-
-/** One route of a list, checked field by field. */
-function checkRoute(where: string, r: unknown): Route {
-  const shape =
-    'must be {"kind": "self"} (optionally with "baseUrl" and "apiKey") or {"kind": "gateway", "subgraphId": "<id>"} (optionally with "gatewayUrl" and "apiKey")';
-  if (typeof r !== 'object' || r === null || Array.isArray(r)) throw new UsageError(`config ${where} ${shape}`);
-  const o = r as Record<string, unknown>;
-  const allowed = o.kind === 'self' ? ['kind', 'baseUrl', 'apiKey'] : ['kind', 'subgraphId', 'gatewayUrl', 'apiKey'];
-  const extra = Object.keys(o).find((k) => !allowed.includes(k));
-  if ((o.kind !== 'self' && o.kind !== 'gateway') || extra !== undefined)
-    throw new UsageError(`config ${where} ${shape}${extra ? `; "${extra}" is not a field of it` : ''}`);
-  const apiKey = checkRouteKey(where, o.apiKey);
-  const key = apiKey === undefined ? {} : { apiKey };
-  if (o.kind === 'self') {
-    if (o.baseUrl === undefined) return { kind: 'self', ...key };
-    return { kind: 'self', baseUrl: checkUrl(`${where}.baseUrl`, String(o.baseUrl)), ...key };
-  }
-  if (typeof o.subgraphId !== 'string' || !o.subgraphId) throw new UsageError(`config ${where} ${shape}`);
-  const gateway =
-    o.gatewayUrl === undefined ? {} : { gatewayUrl: checkUrl(`${where}.gatewayUrl`, String(o.gatewayUrl)) };
-  return { kind: 'gateway', subgraphId: o.subgraphId, ...gateway, ...key };
-}
-
-/** The routes per chain and schema: one route, or a list of them in order of preference. */
-function checkRoutes(raw: unknown): Record<string, Route[]> {
-  if (raw === undefined) return {};
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw new UsageError(`config "routes" must be an object like ${ROUTE_EXAMPLE}`);
-  const out: Record<string, Route[]> = {};
-  for (const [key, r] of Object.entries(raw as Record<string, unknown>)) {
-    const m = /^(\d+)\/([a-z0-9-]+)$/.exec(key);
-    const schema = m ? canonicalSchema(m[2]!) : undefined;
-    if (!m || !schema)
-      throw new UsageError(
-        `config route key "${key}" must be <chainId>/<schema> with schema ${SUBGRAPH_SCHEMAS.join(', ')}`,
-      );
-    const list = Array.isArray(r) ? r : [r];
-    if (!list.length)
-      throw new UsageError(`config route "${key}" is an empty list: name at least one route, as in ${ROUTE_EXAMPLE}`);
-    out[`${m[1]}/${schema}`] = list.map((x, i) =>
-      checkRoute(Array.isArray(r) ? `route "${key}"[${i}]` : `route "${key}"`, x),
-    );
-  }
-  return out;
-}
 
 function checkSchemaNames(raw: unknown): Record<string, string> {
   const example = '{"mine": "mine-v3"}';

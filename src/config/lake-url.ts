@@ -50,3 +50,56 @@ export function parseLakeUrl(raw: string, where = 'lake.url (POOL_EXPORT_LAKE_UR
     );
   return { bucket, prefix };
 }
+
+/** The lake's settings, checked. */
+export interface LakeSettings {
+  readonly url: string;
+  readonly bucket: LakeUrl | null;
+  readonly partBytes: number;
+  /**
+   * Calendar months of snapshots (the liquidity list, the snapshot entities) and of mutable entities' history kept,
+   * the current one included, in the warehouse and the lake; null keeps them all (`lake/retention.ts`).
+   */
+  readonly keepSnapshotMonths: number | null;
+}
+
+/** The lake's URL from the environment (`lake.url` of the config file otherwise). */
+export const LAKE_URL_ENV = 'POOL_EXPORT_LAKE_URL';
+
+/**
+ * Bounds of `lake.partMiB`, the part size of multipart uploads: S3 takes parts of 5 MiB to 5 GiB, and at most 10,000
+ * of them (so 16 MiB parts, the default, carry objects up to 156 GiB).
+ */
+const PART_MIB = { min: 5, max: 5120, default: 16 } as const;
+
+/** The `lake` object of the config file (`{"url": "s3://bucket/prefix", "partMiB": 16}`), checked field by field. */
+export function checkLake(raw: unknown, envUrl: string | undefined): LakeSettings {
+  const example = '{"url": "s3://my-bucket/pool-export"}';
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new UsageError(`config "lake" must be an object like ${example}`);
+  const extra = Object.keys(raw).find((k) => !['url', 'partMiB', 'keepSnapshotMonths'].includes(k));
+  if (extra !== undefined)
+    throw new UsageError(
+      `config lake."${extra}" is not a field of it; lake is like ${example} (and "partMiB", "keepSnapshotMonths")`,
+    );
+  const fromFile = (raw as { url?: unknown }).url ?? '';
+  if (typeof fromFile !== 'string') throw new UsageError(`config lake.url must be a text like ${example}`);
+  const part = (raw as { partMiB?: unknown }).partMiB ?? PART_MIB.default;
+  if (typeof part !== 'number' || !Number.isInteger(part) || part < PART_MIB.min || part > PART_MIB.max)
+    throw new UsageError(
+      `config lake.partMiB must be a whole number of MiB from ${PART_MIB.min} to ${PART_MIB.max} (S3's part sizes), not ${JSON.stringify(part)}; the default is ${PART_MIB.default}`,
+    );
+  const keep = (raw as { keepSnapshotMonths?: unknown }).keepSnapshotMonths ?? null;
+  if (keep !== null && (typeof keep !== 'number' || !Number.isInteger(keep) || keep < 1 || keep > 1200))
+    throw new UsageError(
+      `config lake.keepSnapshotMonths must be a whole number of months from 1 (the current month only) to 1200, or null to keep every snapshot, not ${JSON.stringify(keep)}`,
+    );
+  const url = envUrl !== undefined && envUrl !== '' ? envUrl : fromFile;
+  const where = envUrl !== undefined && envUrl !== '' ? LAKE_URL_ENV : 'config lake.url';
+  return Object.freeze({
+    url,
+    bucket: parseLakeUrl(url, where),
+    partBytes: part * 1024 ** 2,
+    keepSnapshotMonths: keep as number | null,
+  });
+}

@@ -11,7 +11,8 @@ import { dataFolder } from '../config/data-folder.ts';
 import { LakeLayoutError } from '../errors.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { lit } from '../util/sql.ts';
-import { monthFiles, monthsIn, recoverPublish, writeMonths } from './lake-writer.ts';
+import { monthFiles, monthsIn, recoverPublish } from './lake-files.ts';
+import { writeMonths } from './lake-writer.ts';
 import {
   byMonth,
   chainDir,

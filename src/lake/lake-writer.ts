@@ -7,128 +7,32 @@
  * - the state of mutable entities: one file per chain, replaced.
  * A month's rows are written in key order, `FILE_ROWS` per file: a run rewrites its open file until it is full, then
  * starts the next, so the file count grows with the data, not with the runs, and nothing has to compact the lake.
- *
- * Every file is written under `.tmp/` first. A write is then published by renames over the files it replaces (a reader
- * that lists the folder sees the old file or the new one, never both), then the files it no longer needs are removed;
- * the list of those steps is saved first (`.tmp/publish.json`) and finished by the next write if the process dies
- * halfway, so no file is ever left half-published.
+ * Every file is written under `.tmp/` first, then published by the journal of `lake-files.ts`.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { LakeLayoutError, LakeWriteError, StopRequested } from '../errors.ts';
-import type { Sql, Warehouse } from '../store/warehouse.ts';
-import { replaceFiles, writeFileAtomic } from '../util/atomic-file.ts';
+import { type Sql, stoppable, type Warehouse } from '../store/warehouse.ts';
 import { lit, q, qt } from '../util/sql.ts';
+import { copyOpts, monthFiles, monthsIn, type Publish, partName, publish, recoverPublish } from './lake-files.ts';
 import {
   chainDir,
   FILE_ROWS,
-  LAYOUT_FILE,
   LAYOUT_VERSION,
   lakeLayout,
   lakeSelect,
   lakeTmp,
   monthExpr,
+  monthOf,
+  monthStart,
   orderKey,
   seqColumn,
   type TablePart,
+  writeLayoutFile,
 } from './layout.ts';
-
-/** Rows per Parquet row group: large enough for good compression, small enough for readers to skip groups. */
-const ROW_GROUP_SIZE = 122_880;
-
-/**
- * zstd at level 1 rather than DuckDB's 3: on 102,101 swaps (61 day files) the COPY took 454–467 ms against 589–655 ms,
- * and the files came out at 22.2 MB against 22.5 MB (three runs each, alternated).
- */
-const ZSTD_LEVEL = 1;
-
-/**
- * A row group also ends at 16 MB of data, so that a writer holding one (per thread) stays small with wide rows: at
- * 122,880 rows a row group of swaps alone took more than DuckDB's 204 MiB in a 512 MiB container. DuckDB takes this
- * only where it need not preserve insertion order, as under a memory limit (`Warehouse.open`); elsewhere (no limit)
- * row groups end at their row count alone.
- */
-const ROW_GROUP_BYTES = '16MB';
-
-const BASE_OPTS = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
-
-/** The options of each connection's COPYs: its database's settings do not change while it is open. */
-const optsOf = new WeakMap<Sql, Promise<string>>();
-
-/** The options of every COPY to the lake, for the settings of `w`'s database (read once per connection). */
-function copyOpts(w: Sql): Promise<string> {
-  let opts = optsOf.get(w);
-  if (!opts) {
-    opts = w
-      .all("SELECT current_setting('preserve_insertion_order') AS keep")
-      .then(([r]) => (r?.keep === false ? `${BASE_OPTS}, ROW_GROUP_SIZE_BYTES '${ROW_GROUP_BYTES}'` : BASE_OPTS));
-    optsOf.set(w, opts);
-    opts.catch(() => optsOf.delete(w));
-  }
-  return opts;
-}
-
-/** The name of a month's `n`-th file. */
-const partName = (n: number) => `part-${String(n).padStart(5, '0')}.parquet`;
-const PART = /^part-(\d{5})\.parquet$/;
-
-/** The steps that publish a write: renames of finished files into place, then removals. */
-interface Publish {
-  readonly renames: [from: string, to: string][];
-  readonly removes: string[];
-}
-
-const journalFile = (lake: string) => join(lakeTmp(lake), 'publish.json');
-
-function replay(p: Publish): void {
-  replaceFiles(p.renames.filter(([from]) => existsSync(from)));
-  for (const f of p.removes) rmSync(f, { force: true });
-  // A month left without files goes too, so that no empty partition folder stays behind.
-  for (const f of p.removes) {
-    const dir = dirname(f);
-    if (existsSync(dir) && readdirSync(dir).length === 0) rmSync(dir, { recursive: true });
-  }
-}
-
-/** Publishes a write: the journal first, so that a crash in the middle is finished by `recoverPublish`. */
-function publish(lake: string, p: Publish): void {
-  const file = journalFile(lake);
-  writeFileAtomic(file, JSON.stringify(p));
-  replay(p);
-  rmSync(file);
-}
-
-/** Finishes a publish that a dead process left halfway, then clears the temporary folder. */
-export function recoverPublish(lake: string): void {
-  const file = journalFile(lake);
-  if (existsSync(file)) {
-    replay(JSON.parse(readFileSync(file, 'utf8')) as Publish);
-    rmSync(file);
-  }
-  rmSync(lakeTmp(lake), { recursive: true, force: true });
-}
-
-/** The `part-` files of a month folder, in order. */
-export function monthFiles(dir: string): { n: number; path: string }[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .map((name) => PART.exec(name))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ n: Number(m[1]), path: join(dir, m[0]) }))
-    .sort((a, b) => a.n - b.n);
-}
-
-/** The month folders of a chain folder, by month. */
-export function monthsIn(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((n) => /^month=\d{4}-\d{2}$/.test(n))
-    .map((n) => n.slice(6))
-    .sort();
-}
 
 /** Where one write goes: a dataset's table path of one chain, under a lake root (the lake, or a staging copy). */
 export interface Target {
@@ -244,12 +148,6 @@ function publishMonths(
   publish(lake, steps);
   return months.reduce((n, m) => n + m.files.length, 0);
 }
-
-/** The month (`YYYY-MM`, UTC) of a time in seconds. */
-const monthOf = (secs: number) => new Date(secs * 1000).toISOString().slice(0, 7);
-
-/** The first second of a month. */
-const monthStart = (month: string) => Date.parse(`${month}-01T00:00:00Z`) / 1000;
 
 /**
  * Events and buckets of one chain from `from` (seconds; null: every row) on: each month from `from`'s is rewritten
@@ -412,26 +310,11 @@ export async function writePending(
   return writeRuns(w, t('data'), runs);
 }
 
-/** Writes the layout file of a lake root. */
-export function writeLayoutFile(root: string): void {
-  mkdirSync(root, { recursive: true });
-  writeFileAtomic(join(root, LAYOUT_FILE), `${JSON.stringify({ layout: LAYOUT_VERSION })}\n`);
-}
-
 /**
  * Lanes of a lake write where memory allows: on 2 cores, the lake write of 328 entries took 4.1 s in two lanes and
  * 3.6 s in three; four did no better.
  */
 export const LANES = 3;
-
-/** `sql`, refusing every statement once `signal` is aborted: an entry under way stops at its next statement. */
-function stoppable(sql: Sql, signal: AbortSignal): Sql {
-  const refuse = () => Promise.reject(new StopRequested());
-  return {
-    exec: (q, params) => (signal.aborted ? refuse() : sql.exec(q, params)),
-    all: (q, params) => (signal.aborted ? refuse() : sql.all(q, params)),
-  };
-}
 
 /**
  * Brings the lake up to the warehouse: writes what `_pool_export.lake_pending` lists (this run's commits, and those of

@@ -17,11 +17,12 @@
  * warehouse) are one struct at the end, `_exact`, so that `SELECT *` shows one column for them rather than one per
  * number; the partition folders give `chain` and `month`.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { CHAINS, chainName } from '../config/chains.ts';
 import { hasText, sqlType } from '../store/ddl.ts';
+import { writeFileAtomic } from '../util/atomic-file.ts';
 import { q } from '../util/sql.ts';
 
 /** Files being written into a lake, and its publish journal: inside the lake's root, on its file system. */
@@ -147,3 +148,15 @@ export function lakeSelect(ds: Dataset, has: (column: string) => boolean = () =>
   }
   return cols.join(', ');
 }
+
+/** Writes the layout file of a lake root. */
+export function writeLayoutFile(root: string): void {
+  mkdirSync(root, { recursive: true });
+  writeFileAtomic(join(root, LAYOUT_FILE), `${JSON.stringify({ layout: LAYOUT_VERSION })}\n`);
+}
+
+/** The month (`YYYY-MM`, UTC) of a time in seconds. */
+export const monthOf = (secs: number) => new Date(secs * 1000).toISOString().slice(0, 7);
+
+/** The first second of a month. */
+export const monthStart = (month: string) => Date.parse(`${month}-01T00:00:00Z`) / 1000;

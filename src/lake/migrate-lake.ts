@@ -16,17 +16,18 @@ import { presentTables } from '../store/migrations.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { movePath } from '../util/atomic-file.ts';
 import { lit, qt } from '../util/sql.ts';
+import { recoverPublish } from './lake-files.ts';
+import { type MonthPlan, type Target, writeMonths, writeRuns, writeSeq, writeState } from './lake-writer.ts';
 import {
-  type MonthPlan,
-  recoverPublish,
-  type Target,
+  chainOfFolder,
+  FILE_ROWS,
+  LAYOUT_FILE,
+  LAYOUT_VERSION,
+  lakeLayout,
+  lakeSelect,
+  monthExpr,
   writeLayoutFile,
-  writeMonths,
-  writeRuns,
-  writeSeq,
-  writeState,
-} from './lake-writer.ts';
-import { chainOfFolder, FILE_ROWS, LAYOUT_FILE, LAYOUT_VERSION, lakeLayout, lakeSelect, monthExpr } from './layout.ts';
+} from './layout.ts';
 
 /** Finishes a swap of lake folders that a dead process left halfway. */
 function recoverSwap(dataDir: string): void {

@@ -5,7 +5,7 @@ import type { DuckDBConnection, DuckDBInstance, DuckDBValue, Json } from '@duckd
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
-import { MigrationNeededError } from '../errors.ts';
+import { MigrationNeededError, StopRequested } from '../errors.ts';
 import { q, qt } from '../util/sql.ts';
 import { createTable, tableColumns } from './ddl.ts';
 import { migrate, migrateLedger, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
@@ -50,6 +50,15 @@ export const duckdb = () => {
 export interface Sql {
   exec(sql: string, params?: Params): Promise<number>;
   all(sql: string, params?: Params): Promise<Record<string, Json>[]>;
+}
+
+/** `sql`, refusing every statement once `signal` is aborted: an entry under way stops at its next statement. */
+export function stoppable(sql: Sql, signal: AbortSignal): Sql {
+  const refuse = () => Promise.reject(new StopRequested());
+  return {
+    exec: (q, params) => (signal.aborted ? refuse() : sql.exec(q, params)),
+    all: (q, params) => (signal.aborted ? refuse() : sql.all(q, params)),
+  };
 }
 
 /** A second connection to a warehouse (`Warehouse.lane`). */

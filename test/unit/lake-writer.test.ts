@@ -23,7 +23,8 @@ import { dataFolder } from '../../src/config/data-folder.ts';
 import { DEFAULT_TRACKED } from '../../src/config/tracked.ts';
 import { compactLake } from '../../src/lake/compact.ts';
 import { defineDatasetViews } from '../../src/lake/lake-db.ts';
-import { recoverPublish, writeLake } from '../../src/lake/lake-writer.ts';
+import { recoverPublish } from '../../src/lake/lake-files.ts';
+import { writeLake } from '../../src/lake/lake-writer.ts';
 import { openLakeDb, writeViewsFile } from '../../src/reports/views.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 
