@@ -3,7 +3,7 @@
  * not by every task's. The first requests on the route spend their attempts (`maxAttempts` of `timeoutMs` each), each
  * retry logged at warn level with its attempt; then the route is given up for the run and its other tasks fail at once
  * with the same message, which the summary prints once with what to do. The run's other routes finish, and the next run
- * completes the export exactly.
+ * completes the export exactly. A first SIGTERM stops a run that waits on such a route at once.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,5 +81,25 @@ describe('a route that stops answering during the run', () => {
     const check = await compareWithSandbox(sb, join(dir, 'data'), [56]);
     expect(check.mismatches).toEqual([]);
     expect(check.rows).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('a first SIGTERM stops a run waiting on it, by the signal, not after its time limits; the next run is exact', async () => {
+    // The defaults: a held request would be retried 8 times, 30 s each. The signal comes once one is held.
+    let answered = 0;
+    proxy.rule = (r) => (!r.url.includes(ROUTE) || answered++ === 0 ? 'pass' : 'hold');
+    const data = join(dir, 'stopped');
+    const env = { ...sandboxEnv({ ...sb, url: proxy.endpoint }, data) };
+    const r = await cli(['run', '--chains', 'bsc', '--no-verify', '--log-format', 'json'], env, {
+      termOn: proxy.held(),
+    });
+    proxy.rule = () => 'pass';
+    proxy.drop();
+    // Ended by the signal (a shell reports 143), not by a failure after the time limits, nor by a second signal.
+    expect([r.code, r.signal], r.stderr.slice(-2000)).toEqual([null, 'SIGTERM']);
+    expect(r.stderr).toMatch(/"event":"stop-requested"/);
+    expect(r.stderr).not.toMatch(/"event":"retry"/);
+    const next = await cli(['run', '--chains', 'bsc', '--no-verify'], env);
+    expect(next.code, next.stderr.slice(-2000)).toBe(0);
+    expect((await compareWithSandbox(sb, data, [56])).mismatches).toEqual([]);
   }, 120_000);
 });
