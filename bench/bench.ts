@@ -371,6 +371,8 @@ async function exportRun(
   taskSecs: number;
   /** The lake write and views file (`ms` of the run's `lake-written` log line). */
   lakeMs: number;
+  /** The lake files that write wrote (`files` of the same line). */
+  lakeFiles: number;
 }> {
   const cfg = join(work, `config-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(cfg, JSON.stringify(config));
@@ -393,9 +395,14 @@ async function exportRun(
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   let lakeMs = 0;
+  let lakeFiles = 0;
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     const lines = d.split('\n');
-    for (const l of lines) if (l.includes('"lake-written"')) lakeMs = Number(/"ms":(\d+)/.exec(l)?.[1] ?? 0);
+    for (const l of lines)
+      if (l.includes('"lake-written"')) {
+        lakeMs = Number(/"ms":(\d+)/.exec(l)?.[1] ?? 0);
+        lakeFiles = Number(/"files":(\d+)/.exec(l)?.[1] ?? 0);
+      }
     out += lines.filter((l) => !l.startsWith('{')).join('\n');
   });
   let peakKb = 0;
@@ -409,7 +416,7 @@ async function exportRun(
   const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
   clearInterval(poll);
   const secs = (performance.now() - t) / 1000;
-  if (code !== 0) return { secs, peakMb: peakKb / 1024, code, out, taskRows: 0, taskSecs: 0, lakeMs };
+  if (code !== 0) return { secs, peakMb: peakKb / 1024, code, out, taskRows: 0, taskSecs: 0, lakeMs, lakeFiles };
   const w = await Warehouse.open(dataDir, { readOnly: true });
   try {
     const r = (
@@ -424,6 +431,7 @@ async function exportRun(
       taskRows: Number(r.n ?? 0),
       taskSecs: Number(r.ms ?? 0) / 1000,
       lakeMs,
+      lakeFiles,
     };
   } finally {
     await w.close();
@@ -979,7 +987,7 @@ async function noop(): Promise<void> {
         secs: r.secs.toFixed(1),
         rate: `${r.requests} requests`,
         ratio: `${(r.requests / routes).toFixed(2)} per route`,
-        note: `lake write ${(r.lakeMs / 1000).toFixed(1)} s`,
+        note: `lake write ${(r.lakeMs / 1000).toFixed(1)} s, ${r.lakeFiles} files`,
       });
     row('nothing new upstream', idle);
     row('after 100 new blocks, one batch per route', batched);
@@ -999,6 +1007,13 @@ async function noop(): Promise<void> {
       want: '≤ 3 per route; ≤ 1.5 ×',
       got: `${(batched.requests / routes).toFixed(2)} (unbatched ${(unbatched.requests / routes).toFixed(2)}); ${(batched.secs / idle.secs).toFixed(2)} × (unbatched ${(unbatched.secs / idle.secs).toFixed(2)} ×)`,
       met: batched.requests <= 3 * routes && batched.secs <= 1.5 * idle.secs,
+    });
+    target({
+      n: 14,
+      what: 'no-op run: lake files written (an unchanged liquidity list stores no new snapshot)',
+      want: '0',
+      got: `${idle.lakeFiles} (after 100 new blocks: ${batched.lakeFiles})`,
+      met: idle.lakeFiles === 0,
     });
     if (QUICK) return;
     log('no-op: schedule --every 10s against a block a second, 5 minutes');

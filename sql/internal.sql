@@ -14,6 +14,19 @@ CREATE TABLE IF NOT EXISTS _pool_export.checkpoints (
   PRIMARY KEY (chain_id, dataset)
 );
 
+-- The digest of each chain's last stored snapshot of a dataset (SHA-256 of its mapped rows, sorted), with the run,
+-- block and time that stored it: a snapshot read again equal to it is not stored again, found without reading a row.
+CREATE TABLE IF NOT EXISTS _pool_export.snapshot_digests (
+  chain_id INTEGER NOT NULL,
+  dataset  VARCHAR NOT NULL,
+  run_id   VARCHAR NOT NULL,
+  block    BIGINT,
+  taken_at TIMESTAMPTZ,
+  rows     BIGINT NOT NULL,
+  digest   VARCHAR NOT NULL,
+  PRIMARY KEY (chain_id, dataset)
+);
+
 CREATE TABLE IF NOT EXISTS _pool_export.runs (
   run_id     VARCHAR PRIMARY KEY,
   jobs       VARCHAR,

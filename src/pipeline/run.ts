@@ -123,8 +123,9 @@ async function openAndRun(
     if (args.verify !== false && !signal.aborted && anyOk)
       try {
         verification = await verifyRun({ config: args.config, warehouse, client, runId, results, log: args.log });
-        // The status file shows the verification (derived data: a failure to write it is no failure).
-        await refreshStatusFile(warehouse, args.config.dataDir).catch(() => undefined);
+        // The status file shows the verification (derived data: a failure to write it is no failure); a run that
+        // verified nothing leaves it as its tasks wrote it.
+        if (verification.chains > 0) await refreshStatusFile(warehouse, args.config.dataDir).catch(() => undefined);
       } catch (e) {
         if (!signal.aborted) args.log('verify-failed', { runId, error: (e as Error).message }, 'warn');
       }

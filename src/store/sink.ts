@@ -16,6 +16,7 @@ import {
   joinMarks,
   type LakeMark,
   moveCheckpoints,
+  snapshotDigest,
   type Tx,
   writeOne,
 } from './batch-statements.ts';
@@ -103,13 +104,19 @@ export class DuckDBSink {
     const file = join(this.tmpDir, `${randomUUID()}.ndjson`);
     let longest = 0;
     let text = '';
+    const lines: string[] = [];
     for (const r of b.rows) {
       const line = JSON.stringify(r);
       longest = Math.max(longest, line.length);
       text += `${line}\n`;
+      if (b.replace.kind === 'snapshot') lines.push(line);
     }
     writeFileSync(file, text);
-    return { format: 'rows', files: [{ file, longest }] };
+    return {
+      format: 'rows',
+      files: [{ file, longest }],
+      ...(b.replace.kind === 'snapshot' ? { digest: snapshotDigest(lines) } : {}),
+    };
   }
 
   private async drain(): Promise<void> {

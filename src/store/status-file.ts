@@ -97,14 +97,19 @@ export async function readEntries(w: Warehouse, only?: { dataset: string; chainI
     (await w.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables()")).map((r) => String(r.t)),
   );
   const counts = new Map<string, number>();
-  for (const ds of DATASETS.filter((d) => tables.has(d.table) && (!only || d.name === only.dataset))) {
+  // The rows of every table per chain in one statement: one query per table cost the run 5 ms each, twice a run.
+  const counted = DATASETS.filter((d) => tables.has(d.table) && (!only || d.name === only.dataset));
+  if (counted.length)
     for (const x of await w.all(
-      `SELECT chain_id, count(*) AS n FROM ${qt(ds.table)} ${only ? 'WHERE chain_id = $1' : ''} GROUP BY chain_id`,
+      counted
+        .map(
+          (ds, i) =>
+            `SELECT ${i} AS ds, chain_id, count(*) AS n FROM ${qt(ds.table)} ${only ? 'WHERE chain_id = $1' : ''} GROUP BY chain_id`,
+        )
+        .join(' UNION ALL '),
       only ? [only.chainId] : [],
-    )) {
-      counts.set(`${ds.name}/${x.chain_id}`, Number(x.n));
-    }
-  }
+    ))
+      counts.set(`${counted[Number(x.ds)]!.name}/${x.chain_id}`, Number(x.n));
   return rows.map((r) => ({
     dataset: String(r.dataset),
     chainId: Number(r.chain_id),

@@ -18,6 +18,8 @@ const DAY = 86_400;
 
 /** What a run's verification found. */
 export interface RunVerification {
+  /** Chains verified: none when every task the run verifies read nothing new. */
+  readonly chains: number;
   readonly groups: number;
   readonly gaps: number;
   readonly errors: number;
@@ -81,5 +83,5 @@ export async function verifyRun(args: {
       );
   }
   args.log('verified', { runId: args.runId, chains: byChain.size, ...total });
-  return total;
+  return { chains: byChain.size, ...total };
 }

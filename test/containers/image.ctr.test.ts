@@ -201,11 +201,11 @@ describe("pool-export's image", () => {
     }
   }, 900_000);
 
-  // 1,000,000 swaps: a lake write that spills several times over under 204 MiB, at a size the tier can afford on a
-  // slow machine. The 5,000,000-row backfill under a memory limit is measured by `make bench` (memory at 5M rows) and
+  // 600,000 swaps over several months: a lake write that spills several times over under 204 MiB, at a size the tier
+  // can afford on a slow machine (1,000,000 took 243-269 s of the tier's 480-500 s on this 2-core machine). The 5,000,000-row backfill under a memory limit is measured by `make bench` (memory at 5M rows) and
   // one month of 2,000,000 swaps in this image under --memory=512m by `make bench-512`, each checked exact there.
-  it('backfills 1,000,000 swaps and writes their lake exactly under --memory=512m', async () => {
-    const sb = await startSandbox(['--scale', '1000000', '--chains', '56']);
+  it('backfills 600,000 swaps and writes their lake exactly under --memory=512m', async () => {
+    const sb = await startSandbox(['--scale', '600000', '--chains', '56']);
     try {
       const data = dataFolder('512m');
       const c = await image(sb, data, ['run', '--chains', 'bsc', '--datasets', 'dodoex.swaps', '--no-verify'])
@@ -224,7 +224,7 @@ describe("pool-export's image", () => {
       // Exact: the same set of ids as the sandbox's (count and order-free digest, streamed: the content of each
       // column is compared in full by the first test here), none twice; the lake holds the warehouse's rows.
       const theirs = await streamDigest(sb, 56, 'dodoex.swaps', { idsOnly: true });
-      expect(theirs.count).toBeGreaterThan(1_000_000);
+      expect(theirs.count).toBeGreaterThan(600_000);
       expect(await warehouseDigest(data, 56, 'dodoex.swaps', { idsOnly: true })).toEqual(theirs);
       const w = await Warehouse.open(data, { readOnly: true });
       const [lake, stored] = await Promise.all([

@@ -22,12 +22,13 @@ let w: Warehouse;
 let sink: DuckDBSink;
 const EVENTS = fakeDataset('event');
 const STATE = fakeDataset('mutable');
+const LIST = fakeDataset('list');
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pe-sink-'));
   w = await Warehouse.open(dir);
   await w.exec('CREATE SCHEMA IF NOT EXISTS fake');
-  for (const ds of [EVENTS, STATE]) await w.exec(createTable(ds));
+  for (const ds of [EVENTS, STATE, LIST]) await w.exec(createTable(ds));
   sink = new DuckDBSink(w, dir);
 });
 afterEach(async () => {
@@ -147,6 +148,91 @@ describe('the DuckDB sink', () => {
     expect(await pending()).toEqual([]);
     expect(await checkpoint(EVENTS)).toBe('2');
   });
+
+  /** A liquidity-list snapshot of `rows` by run `runId` at `block`, taken at `takenAt`. */
+  const listSnapshot = (rows: [string, string | null][], runId: string, block: number, takenAt: string): Batch => ({
+    ...batch(
+      LIST,
+      rows.map(([id, value]) => ({ id, value })),
+      { prev: null, next: String(block), replace: { kind: 'snapshot' } },
+    ),
+    runId,
+    block,
+    takenAt,
+  });
+  /** The stored snapshots: each row with its block, run and time taken (ISO minutes). */
+  const snapshots = async () =>
+    (
+      await w.all(
+        `SELECT id, value, _block, _run_id, strftime(_taken_at AT TIME ZONE 'UTC', '%d %H:%M') AS t FROM ${qt(LIST.table)} ORDER BY _block, id`,
+      )
+    ).map((r) => `${r.id}=${r.value ?? 'null'} @${r._block} ${r._run_id} ${r.t}`);
+  const moveList = (b: Batch, prev: string): Batch => ({ ...b, checkpoint: { prev, next: String(b.block) } });
+
+  for (const how of ['by its digest', 'row by row (no digest recorded: a warehouse of an earlier version)'])
+    it(`a list snapshot equal to the day's last one (nulls alike) stores nothing and marks no lake, found ${how}; a changed one, or one of the next day, is stored`, async () => {
+      const forget = how.startsWith('row') ? () => w.exec('DELETE FROM _pool_export.snapshot_digests') : async () => 0;
+      const txs = spyStatements();
+      const pools: [string, string | null][] = [
+        ['p1', 'a'],
+        ['p2', null],
+        ['p3', '<b>x</b>\u001b[31m'],
+      ];
+      await sink.write(listSnapshot(pools, 'r1', 100, '2026-01-01T10:00:00Z'));
+      await w.exec('DELETE FROM _pool_export.lake_pending');
+      await forget();
+      // Same rows, in another order, at a later block of the same day: nothing written, the checkpoint still moves.
+      const same = await sink.write(
+        moveList(listSnapshot([...pools].reverse(), 'r2', 110, '2026-01-01T10:15:00Z'), '100'),
+      );
+      expect(same).toEqual({ rows: 0, replacedIds: [] });
+      expect(await pending()).toEqual([]);
+      expect(await checkpoint(LIST)).toBe('110');
+      await forget();
+      // The same read again at the block already stored (a run that saw the same head): nothing either.
+      expect(await sink.write(moveList(listSnapshot(pools, 'r3', 100, '2026-01-01T10:00:00Z'), '110'))).toEqual({
+        rows: 0,
+        replacedIds: [],
+      });
+      const first = ['p1=a @100 r1 01 10:00', 'p2=null @100 r1 01 10:00', 'p3=<b>x</b>\u001b[31m @100 r1 01 10:00'];
+      expect(await snapshots()).toEqual(first);
+      await forget();
+      // One value changed (a null that became a value counts): a new snapshot, all of its rows, and a lake mark.
+      const changed: [string, string | null][] = [pools[0]!, ['p2', ''], pools[2]!];
+      expect(await sink.write(moveList(listSnapshot(changed, 'r4', 120, '2026-01-01T10:30:00Z'), '100'))).toEqual({
+        rows: 3,
+        replacedIds: [],
+      });
+      expect(await pending()).toEqual([{ dataset: LIST.name, from_seq: null }]);
+      // A pool fewer, or one more, is a change too.
+      await w.exec('DELETE FROM _pool_export.lake_pending');
+      await forget();
+      expect(
+        (await sink.write(moveList(listSnapshot(changed.slice(0, 2), 'r5', 130, '2026-01-01T10:45:00Z'), '120'))).rows,
+      ).toBe(2);
+      expect((await sink.write(moveList(listSnapshot(changed, 'r6', 140, '2026-01-01T11:00:00Z'), '130'))).rows).toBe(
+        3,
+      );
+      await forget();
+      // The first snapshot of a new UTC day is stored even when equal to the last one: each day keeps its own.
+      expect((await sink.write(moveList(listSnapshot(changed, 'r7', 150, '2026-01-02T00:00:00Z'), '140'))).rows).toBe(
+        3,
+      );
+      const rows = await snapshots();
+      expect(rows.slice(0, 3)).toEqual(first);
+      expect(rows.filter((r) => r.includes(' r4 ')).length).toBe(3);
+      expect(rows.filter((r) => r.includes(' r5 ')).length).toBe(2);
+      expect(rows.filter((r) => r.includes(' r6 ')).length).toBe(3);
+      expect(rows.filter((r) => r.includes(' r7 02 00:00')).length).toBe(3);
+      expect(rows.length).toBe(14);
+      // The digest spares reading the rows: no statement compared them.
+      expect(txs.flat().some((q) => q.includes('_pe_incoming'))).toBe(how.startsWith('row'));
+      // A snapshot no longer stored whole (retention, a repair) is never taken as the one read again.
+      await w.exec(`DELETE FROM ${qt(LIST.table)} WHERE _run_id = 'r7' AND id = 'p3'`);
+      expect((await sink.write(moveList(listSnapshot(changed, 'r8', 160, '2026-01-02T00:15:00Z'), '150'))).rows).toBe(
+        3,
+      );
+    });
 
   it("a 'from' window with one row changed, one gone and one new rewrites those alone, and marks the lake from the earliest", async () => {
     const four = [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'c', 30), row(EVENTS, 'd', 40)];
