@@ -187,16 +187,17 @@ async function defineInMemory(dataDir: string, tracked: TrackedSettings): Promis
  * need no new view). Returns whether it was built.
  */
 export async function writeViewsFile(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<boolean> {
-  // The views file of an earlier version, beside the lake folder under the lake's name: its views are built again
-  // under the new name, so the old file goes (with its write-ahead log, if it has one).
-  const before = dataFolder(dataDir).viewsBefore;
-  rmSync(before, { force: true });
-  rmSync(`${before}.wal`, { force: true });
   const current = await openViewsFile(dataDir, tracked);
   if (current) {
     current.close();
     return false;
   }
+  // The views file of an earlier version, beside the lake folder under the lake's name: its views are built here under
+  // the new name (the first write after an upgrade builds them, there being no current file), so the old file goes,
+  // with its write-ahead log if it has one.
+  const before = dataFolder(dataDir).viewsBefore;
+  rmSync(before, { force: true });
+  rmSync(`${before}.wal`, { force: true });
   const target = dataFolder(dataDir).views;
   const tmp = `${target}.tmp`;
   rmSync(tmp, { force: true });

@@ -47,9 +47,14 @@ export class RouteHealth {
   gaveUp(url: string, e: unknown): unknown {
     if (!(e instanceof UpstreamError && ROUTE_KINDS.has(e.kind))) return e;
     if (!this.given.has(url)) {
-      e.message += givenUpHint(e.kind);
-      this.given.set(url, e);
-      return e;
+      // A new error with the hint: `e` may be held elsewhere (a retry's log line, a caller's own error), unchanged.
+      const given = new UpstreamError(`${e.message}${givenUpHint(e.kind)}`, {
+        kind: e.kind,
+        retryable: e.retryable,
+        ...e.extra,
+      });
+      this.given.set(url, given);
+      return given;
     }
     return this.down(url);
   }
