@@ -180,7 +180,7 @@ describe('export core', () => {
     }
   }, 60_000);
 
-  it('when nothing is new, makes one request per route and one per liquidity list, reads no task, verifies nothing and rewrites no file but the lists; after new blocks, one batched request per route reads them, exact', async () => {
+  it('when nothing is new, makes one request per route and one per liquidity list, reads no task, verifies nothing, stores no new list snapshot and writes no lake file; after new blocks, one batched request per route reads them, exact', async () => {
     const data = join(dir, 'noop');
     const env = sandboxEnv(sb, data);
     expect((await cli(['run', '--chains', 'ethereum,bsc'], env)).code).toBe(0);
@@ -201,8 +201,19 @@ describe('export core', () => {
     expect(stats.userAgents['dodoex-dev42']).toBe(stats.requests);
     expect(event('task-unchanged')).toHaveLength(41 * 2 - lists);
     expect(event('verified')[0].requests).toBe(0);
-    // The lake: the month file of each chain's list, to which each run's snapshot is added, and nothing else.
-    expect(event('lake-written')[0].files).toBe(lists);
+    // The lists came back as stored: no new snapshot, so no lake file is written (the list's rows keep the first
+    // run's id). Each chain still has its one snapshot, of the first run.
+    expect(event('lake-written')[0].files).toBe(0);
+    const w = await Warehouse.open(data, { readOnly: true });
+    const snapshots = await w
+      .all(
+        'SELECT chain_id, count(DISTINCT _run_id) AS runs, count(*) > 0 AS rows FROM list.liquidity GROUP BY ALL ORDER BY 1',
+      )
+      .finally(() => w.close());
+    expect(snapshots.map((r) => [Number(r.chain_id), Number(r.runs), r.rows])).toEqual([
+      [1, 1, true],
+      [56, 1, true],
+    ]);
     // New blocks: the tasks read again, and the export is exact.
     await sb.control('advance', { blocks: 100 });
     await sb.control('stats', {});
