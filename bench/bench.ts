@@ -953,17 +953,24 @@ async function startup(): Promise<void> {
 }
 
 /**
- * What a run costs by what is new, on two chains (bsc, polygon: 8 routes, the dodoex, token and mine deployments and the
- * list of each): a no-op run, then a run after 100 new blocks made twice on copies of one data folder, batched (one
+ * What a run costs by what is new, on the demo's 8 chains at its scale (32 routes: the dodoex, token and mine
+ * deployments and the list of each; the quick suite: bsc and polygon, 8 routes): a no-op run, then a run after 100 new blocks made twice on copies of one data folder, batched (one
  * request per route for what is new) and with `batchDatasets: 0` (a first request per task, as every run read before),
  * the baseline of the same run. Then, in the full suite, `bench/follow-lag.ts` for 5 minutes: the lag `schedule
- * --every 10s` keeps against a block a second. `make bench-noop` measures the same on the demo's 8 chains.
+ * --every 10s` keeps against a block a second. `make bench-noop` measures the same, with the requests a day.
  */
 async function noop(): Promise<void> {
-  log('no-op: every job on two chains; then 100 new blocks, batched and not');
-  const sb = await startSandbox(['--scale', '2000', '--chains', '56,137']);
-  const routes = 2 * 4;
-  const args = ['--chains', 'bsc,polygon'];
+  // The issue's scale in the full suite: every job on the demo's 8 chains and scale (32 routes), as `make bench-noop`;
+  // two chains at a smaller scale in the quick one.
+  const chains = QUICK
+    ? ['bsc', 'polygon']
+    : ['ethereum', 'bsc', 'polygon', 'arbitrum', 'moonriver', 'aurora', 'avax', 'optimism'];
+  log(`no-op: every job on ${chains.length} chains; then 100 new blocks, batched and not`);
+  const sb = await startSandbox(
+    QUICK ? ['--scale', '2000', '--chains', '56,137'] : ['--scale', '5000', '--now', '2026-11-20T00:00:00Z'],
+  );
+  const routes = chains.length * 4;
+  const args = ['--chains', chains.join(',')];
   try {
     const dir = join(work, 'noop');
     must(await exportRun(sb.url, sb.apiKey, dir, args), 'first run');
@@ -981,7 +988,7 @@ async function noop(): Promise<void> {
     const unbatched = await counted(alone, { batchDatasets: 0 });
     const row = (what: string, r: typeof idle) =>
       lines.push({
-        section: 'runs priced by what is new: every job on 2 chains (8 routes)',
+        section: `runs priced by what is new: every job on ${chains.length} chains (${routes} routes)`,
         what,
         rows: r.taskRows,
         secs: r.secs.toFixed(1),
