@@ -338,9 +338,12 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   // up to a commit group at a time, so that their commits share transactions, rather than `concurrency` at a time.
   // Should one still ask something, its request waits for a place among its host's (`perEndpointConcurrency`).
   const light = pLimit(GROUP_LIMIT);
-  const slot = (t: Task) => {
+  const short = (t: Task) => {
     const ask = asks.get(t);
-    if (ask && source.holdsShort(ask))
+    return ask !== undefined && source.holdsShort(ask);
+  };
+  const slot = (t: Task) => {
+    if (short(t))
       return <T>(fn: (s: PageSource) => Promise<T>) =>
         light(() => fn(new HostLimited(source, hostLimit(t.endpoint.host))));
     return <T>(fn: (s: PageSource) => Promise<T>) => limit(() => hostLimit(t.endpoint.host)(() => fn(source)));
@@ -348,26 +351,27 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   args.progress?.start(args.tasks.length);
   let results: TaskResult[];
   try {
-    const settled = await Promise.all(
-      args.tasks.map((t) =>
-        slot(t)(async (src) => {
-          // After a stop request, the tasks not started yet are left out: not run, not in the ledger.
-          if (args.signal.aborted) return undefined;
-          const plumbing = { args, sink, source: src, checkpoints, checker, complete, health: given };
-          const r = await runOne(plumbing, t, pinned.get(t)!);
-          args.progress?.done(r);
-          await status.taskEnded({
-            dataset: t.ds.name,
-            chainId: t.chainId,
-            status: r.status,
-            error: r.error?.message ?? null,
-            endedAt: r.endedAt,
-            ...(r.unchanged ? { unchanged: true } : {}),
-          });
-          return r;
-        }),
-      ),
-    );
+    // Tasks queue in commit order (see `commitOrder`); their results keep the plan's order.
+    const started: Promise<TaskResult | undefined>[] = [];
+    for (const i of commitOrder(args.tasks, short))
+      started[i] = slot(args.tasks[i]!)(async (src) => {
+        const t = args.tasks[i]!;
+        // After a stop request, the tasks not started yet are left out: not run, not in the ledger.
+        if (args.signal.aborted) return undefined;
+        const plumbing = { args, sink, source: src, checkpoints, checker, complete, health: given };
+        const r = await runOne(plumbing, t, pinned.get(t)!);
+        args.progress?.done(r);
+        await status.taskEnded({
+          dataset: t.ds.name,
+          chainId: t.chainId,
+          status: r.status,
+          error: r.error?.message ?? null,
+          endedAt: r.endedAt,
+          ...(r.unchanged ? { unchanged: true } : {}),
+        });
+        return r;
+      });
+    const settled = await Promise.all(started);
     results = settled.filter((r) => r !== undefined);
   } finally {
     await checker.close();
@@ -379,4 +383,19 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   await ledger.finish(args.runId, records, args.signal.aborted);
   await status.end();
   return results;
+}
+
+/**
+ * The order in which tasks queue (their indexes in `tasks`): the plan's, but for the tasks that only commit a first page
+ * a batch holds whole (`short`), which queue dataset by dataset across chains. Those run a commit group at a time, so a
+ * group then holds one dataset's batches of several chains, which the sink compares with the stored rows and writes in
+ * one set of statements (`store/compared-batches.ts`) rather than one set per chain.
+ */
+export function commitOrder(tasks: readonly Task[], short: (t: Task) => boolean): number[] {
+  const key = (i: number) => {
+    const t = tasks[i]!;
+    return short(t) ? `0 ${t.ds.name} ${String(t.chainId).padStart(12, '0')}` : '1';
+  };
+  const keys = tasks.map((_, i) => key(i));
+  return tasks.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
 }

@@ -20,6 +20,7 @@ import {
   type Tx,
   writeOne,
 } from './batch-statements.ts';
+import { comparedSets, writeCompared } from './compared-batches.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /** A batch waiting for its commit, with its rows already in files. */
@@ -184,7 +185,11 @@ export class DuckDBSink {
     // Every checkpoint move of the group, in its order, by compare-and-set in as few statements as they allow: one
     // UPDATE for the group's existing checkpoints (a group of 64 short tasks moved 64 of them one by one).
     const moves: Batch[] = [];
-    for (const p of group) {
+    // Re-reads of one table on several chains are compared and written together, when the first of them comes.
+    const together = new Map<number, readonly number[]>();
+    for (const set of comparedSets(group)) for (const i of set) together.set(i, set);
+    const done = new Map<number, { written: Written; mark?: LakeMark }>();
+    for (const [i, p] of group.entries()) {
       const joins = joinsInsert(p.batch);
       if (!joins || (run.length && !sameInsert(run[0]!, p))) await insertRun();
       let written: Written;
@@ -197,6 +202,16 @@ export class DuckDBSink {
         run.push(p);
         written = { rows: p.batch.count, replacedIds: [] };
         mark = { chainId: p.batch.chainId, dataset: p.batch.ds.name, from, runs: new Set([p.batch.runId]) };
+      } else if (together.has(i)) {
+        const set = together.get(i)!;
+        if (!done.has(i)) {
+          const results = await writeCompared(
+            tx,
+            set.map((k) => group[k]!),
+          );
+          for (const [n, k] of set.entries()) done.set(k, results[n]!);
+        }
+        ({ written, mark } = done.get(i)!);
       } else ({ written, mark } = await writeOne(tx, p));
       if (!p.batch.checkpoint.keep) moves.push(p.batch);
       counts.push(written);

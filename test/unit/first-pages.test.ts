@@ -8,10 +8,12 @@ import { describe, expect, it } from 'vitest';
 import type { CursorKind } from '../../src/catalog/catalog.ts';
 import { UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
+import { commitOrder } from '../../src/export/extract.ts';
 import { type FirstAsk, FirstPages, HostLimited } from '../../src/export/first-pages.ts';
 import { firstRequest, windowPresenceFrom } from '../../src/export/paginate/first-request.ts';
 import { pageQuery, selection } from '../../src/export/queries.ts';
 import type { PageSource } from '../../src/export/seams.ts';
+import type { Task } from '../../src/export/task.ts';
 import type { Cursor } from '../../src/export/task-run.ts';
 import type { Answer, Endpoint } from '../../src/upstream/client.ts';
 import { arrayLength, objectMembers, topMembers } from '../../src/util/json-members.ts';
@@ -399,5 +401,35 @@ describe('json-members', () => {
     expect(arrayLength(bytes('[1]'))).toBe(1);
     for (const broken of ['{"a":1}', '[1,]', '[1 2]', '[1', '[1]x', 'null', ''])
       expect(arrayLength(bytes(broken)), broken).toBeUndefined();
+  });
+});
+
+describe('commitOrder', () => {
+  it('queues the tasks that only commit a held first page dataset by dataset across chains, the others in plan order', () => {
+    const ds = (name: string) => ({ name }) as Task['ds'];
+    const [a, b] = [ds('dodoex.swaps'), ds('dodoex.pairs')];
+    // The plan's order: chain by chain. `short` marks the tasks whose first page a batch holds whole.
+    const plan = [
+      { ds: a, chainId: 56, short: true },
+      { ds: b, chainId: 56, short: true },
+      { ds: a, chainId: 1, short: false },
+      { ds: b, chainId: 1, short: true },
+      { ds: a, chainId: 137, short: true },
+      { ds: b, chainId: 137, short: false },
+      { ds: a, chainId: 10, short: true },
+    ];
+    const tasks = plan.map((p) => ({ ds: p.ds, chainId: p.chainId }) as Task);
+    const order = commitOrder(tasks, (t) => plan[tasks.indexOf(t)]!.short);
+    expect(order.map((i) => `${plan[i]!.ds.name}@${plan[i]!.chainId}`)).toEqual([
+      'dodoex.pairs@1',
+      'dodoex.pairs@56',
+      'dodoex.swaps@10',
+      'dodoex.swaps@56',
+      'dodoex.swaps@137',
+      'dodoex.swaps@1',
+      'dodoex.pairs@137',
+    ]);
+    // Every task once.
+    expect([...order].sort((x, y) => x - y)).toEqual(plan.map((_, i) => i));
   });
 });

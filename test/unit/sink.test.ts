@@ -36,7 +36,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const row = (ds: Dataset, id: string, seq: number | null, value = `v-${id}`) => ({
+const row = (ds: Dataset, id: string, seq: number | null, value: string | null = `v-${id}`) => ({
   id,
   [ds.seq!]: seq === null ? null : String(seq),
   value,
@@ -127,7 +127,8 @@ describe('the DuckDB sink', () => {
   const again = (b: Batch, runId: string): Batch => ({ ...b, runId, block: 200 });
 
   it("a 'from' window read again unchanged writes nothing: the rows keep their run, the lake is not marked, the checkpoint moves", async () => {
-    const three = [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'c', 30)];
+    // A null compares equal to a null: a row with one is unchanged too.
+    const three = [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20, null), row(EVENTS, 'c', 30)];
     await sink.write(
       batch(EVENTS, three, { prev: null, next: '1', replace: { kind: 'from', column: 'timestamp', from: 0 } }),
     );
@@ -143,7 +144,7 @@ describe('the DuckDB sink', () => {
       ),
     );
     expect(w2).toEqual({ rows: 0, replacedIds: [] });
-    expect(await stored(EVENTS)).toEqual(['a@10=v-a', 'b@20=v-b', 'c@30=v-c']);
+    expect(await stored(EVENTS)).toEqual(['a@10=v-a', 'b@20=null', 'c@30=v-c']);
     expect(await runs(EVENTS)).toEqual(['a:r1', 'b:r1', 'c:r1']);
     expect(await pending()).toEqual([]);
     expect(await checkpoint(EVENTS)).toBe('2');
@@ -519,6 +520,114 @@ describe('the DuckDB sink', () => {
       (await w.all('SELECT shard, cursor FROM _pool_export.shard_checkpoints ORDER BY shard')).map((r) => r.cursor),
     ).toEqual(['a4', 'b4', 'c4']);
     expect(await stored(EVENTS)).not.toContainEqual(expect.stringMatching(/^b8@/));
+  });
+
+  /** Each stored row of a dataset as chain:id@key=value/run, in chain and id order. */
+  const byChain = async (ds: Dataset) =>
+    (
+      await w.all(
+        `SELECT chain_id, id, CAST("${ds.seq}" AS VARCHAR) AS s, value, _run_id FROM ${qt(ds.table)} ORDER BY chain_id, id`,
+      )
+    ).map((r) => `${r.chain_id}:${r.id}@${r.s ?? 'null'}=${r.value}/${r._run_id}`);
+  /** Stores `rows` of a dataset on a chain, its checkpoint going from nothing to `c<chain>`, by run r1. */
+  const seed = (ds: Dataset, chainId: number, rows: Record<string, unknown>[]) =>
+    sink.write({ ...batch(ds, rows, { prev: null, next: `c${chainId}`, replace: { kind: 'none' } }), chainId });
+  /** Commits `batches` as one group: a batch on chain 99 holds the transaction while they queue behind it. */
+  const asGroup = async (batches: Batch[]) => {
+    const blocker = sink.write({
+      ...batch(LIST, [{ id: 'p', value: '1' }], { prev: null, next: 'b', replace: { kind: 'none' } }),
+      chainId: 99,
+    });
+    const written = batches.map((b) => sink.write(b));
+    await blocker;
+    return Promise.all(written);
+  };
+  /** Where the lake must rewrite each chain from (chain 99 holds the group's blocker). */
+  const pendingByChain = async () =>
+    (await w.all('SELECT chain_id, from_seq FROM _pool_export.lake_pending WHERE chain_id < 99 ORDER BY chain_id')).map(
+      (r) => `${r.chain_id}:${r.from_seq}`,
+    );
+  const staging = (t: string[]) => t.filter((sql) => /^CREATE OR REPLACE TEMP TABLE/.test(sql.trim()));
+
+  it('re-read windows of one table on several chains in one group are compared together, each with its own chain', async () => {
+    await seed(EVENTS, 1, [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'c', 30)]);
+    await seed(EVENTS, 2, [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'e', 25)]);
+    await seed(EVENTS, 3, [row(EVENTS, 'q', 5, 'old')]);
+    await seed(EVENTS, 4, [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20, null)]);
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    const window = (chainId: number, rows: Record<string, unknown>[]): Batch => ({
+      ...again(
+        batch(EVENTS, rows, {
+          prev: `c${chainId}`,
+          next: `d${chainId}`,
+          replace: { kind: 'from', column: 'timestamp', from: 20 },
+        }),
+        'r2',
+      ),
+      chainId,
+    });
+    const txs = spyStatements();
+    const written = await asGroup([
+      // b unchanged, c changed: the lake from c.
+      window(1, [row(EVENTS, 'b', 20), row(EVENTS, 'c', 30, 'changed')]),
+      // b unchanged, e gone, d new: the lake from e.
+      window(2, [row(EVENTS, 'b', 20), row(EVENTS, 'd', 40)]),
+      // b is new here, though chains 1 and 2 hold the same row; q moved out of its stored place: the lake from q's.
+      window(3, [row(EVENTS, 'b', 20), row(EVENTS, 'q', 35, 'new')]),
+      // Nothing changed (a null alike): no row written, no lake mark.
+      window(4, [row(EVENTS, 'b', 20, null)]),
+    ]);
+    expect(written).toEqual([
+      { rows: 1, replacedIds: [] },
+      { rows: 1, replacedIds: [] },
+      { rows: 2, replacedIds: ['q'] },
+      { rows: 0, replacedIds: [] },
+    ]);
+    expect(await byChain(EVENTS)).toEqual([
+      '1:a@10=v-a/r1',
+      '1:b@20=v-b/r1',
+      '1:c@30=changed/r2',
+      '2:a@10=v-a/r1',
+      '2:b@20=v-b/r1',
+      '2:d@40=v-d/r2',
+      '3:b@20=v-b/r2',
+      '3:q@35=new/r2',
+      '4:a@10=v-a/r1',
+      '4:b@20=null/r1',
+    ]);
+    expect(await pendingByChain()).toEqual(['1:30', '2:25', '3:5']);
+    expect(
+      await w.all('SELECT chain_id, cursor FROM _pool_export.checkpoints WHERE chain_id < 99 ORDER BY chain_id'),
+    ).toEqual([1, 2, 3, 4].map((c) => ({ chain_id: c, cursor: `d${c}` })));
+    // One transaction for the four, which staged their rows once.
+    expect(txs.map((t) => staging(t).length)).toEqual([0, 1]);
+  });
+
+  it('upserts by id of one table on several chains in one group are compared together, each with its own chain', async () => {
+    await seed(STATE, 1, [row(STATE, 'x', 5), row(STATE, 'y', 6)]);
+    await seed(STATE, 2, [row(STATE, 'x', 5)]);
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    const upsert = (chainId: number, prev: string | null, rows: Record<string, unknown>[]): Batch => ({
+      ...again(batch(STATE, rows, { prev, next: `d${chainId}`, replace: { kind: 'ids' } }), 'r2'),
+      chainId,
+    });
+    const txs = spyStatements();
+    const written = await asGroup([
+      upsert(1, 'c1', [row(STATE, 'x', 5), row(STATE, 'y', 6, 'set')]),
+      upsert(2, 'c2', [row(STATE, 'x', 5), row(STATE, 'w', 7)]),
+      // x is new on chain 3, though chains 1 and 2 hold the same row.
+      upsert(3, null, [row(STATE, 'x', 5)]),
+    ]);
+    expect(written.map((x) => x.rows)).toEqual([1, 1, 1]);
+    expect(await byChain(STATE)).toEqual([
+      '1:x@5=v-x/r1',
+      '1:y@6=set/r2',
+      '2:w@7=v-w/r2',
+      '2:x@5=v-x/r1',
+      '3:x@5=v-x/r2',
+    ]);
+    expect(await pendingByChain()).toEqual(['1:null', '2:null', '3:null']);
+    expect(txs.map((t) => staging(t).length)).toEqual([0, 1]);
   });
 
   it('a group of re-reads moves its existing checkpoints in one UPDATE and marks the lake in one INSERT; a stale one is refused alone', async () => {
