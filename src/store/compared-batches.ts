@@ -84,7 +84,7 @@ export async function writeCompared(
   };
   const staged = set.map(
     ({ batch: b, source }, k) =>
-      `SELECT ${int(k)} AS _b, ${int(b.chainId)} AS _chain, CAST(${param(b.block)} AS BIGINT) AS _block,
+      `SELECT ${int(k)} AS _b, CAST(${int(b.chainId)} AS INTEGER) AS _chain, CAST(${param(b.block)} AS BIGINT) AS _block,
          CAST(${param(b.runId)} AS VARCHAR) AS _run, CAST(${param(b.takenAt ?? null)} AS TIMESTAMPTZ) AS _taken,
          ${values.map((v, i) => `${v} AS ${columns[i]}`).join(', ')} FROM ${readFiles(ds, source)}`,
   );
