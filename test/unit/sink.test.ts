@@ -22,13 +22,14 @@ let w: Warehouse;
 let sink: DuckDBSink;
 const EVENTS = fakeDataset('event');
 const STATE = fakeDataset('mutable');
+const BUCKETS = fakeDataset('bucket');
 const LIST = fakeDataset('list');
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pe-sink-'));
   w = await Warehouse.open(dir);
   await w.exec('CREATE SCHEMA IF NOT EXISTS fake');
-  for (const ds of [EVENTS, STATE, LIST]) await w.exec(createTable(ds));
+  for (const ds of [EVENTS, STATE, LIST, BUCKETS]) await w.exec(createTable(ds));
   sink = new DuckDBSink(w, dir);
 });
 afterEach(async () => {
@@ -547,6 +548,20 @@ describe('the DuckDB sink', () => {
     (await w.all('SELECT chain_id, from_seq FROM _pool_export.lake_pending WHERE chain_id < 99 ORDER BY chain_id')).map(
       (r) => `${r.chain_id}:${r.from_seq}`,
     );
+  /** A re-read of `ds` from 20 on a chain by run r2, continuing the checkpoint `seed` made. */
+  const windowOf =
+    (ds: Dataset) =>
+    (chainId: number, rows: Record<string, unknown>[]): Batch => ({
+      ...again(
+        batch(ds, rows, {
+          prev: `c${chainId}`,
+          next: `d${chainId}`,
+          replace: { kind: 'from', column: ds.seq!, from: 20 },
+        }),
+        'r2',
+      ),
+      chainId,
+    });
   const staging = (t: string[]) => t.filter((sql) => /^CREATE OR REPLACE TEMP TABLE/.test(sql.trim()));
 
   it('re-read windows of one table on several chains in one group are compared together, each with its own chain', async () => {
@@ -555,17 +570,7 @@ describe('the DuckDB sink', () => {
     await seed(EVENTS, 3, [row(EVENTS, 'q', 5, 'old')]);
     await seed(EVENTS, 4, [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20, null)]);
     await w.exec('DELETE FROM _pool_export.lake_pending');
-    const window = (chainId: number, rows: Record<string, unknown>[]): Batch => ({
-      ...again(
-        batch(EVENTS, rows, {
-          prev: `c${chainId}`,
-          next: `d${chainId}`,
-          replace: { kind: 'from', column: 'timestamp', from: 20 },
-        }),
-        'r2',
-      ),
-      chainId,
-    });
+    const window = windowOf(EVENTS);
     const txs = spyStatements();
     const written = await asGroup([
       // b unchanged, c changed: the lake from c.
@@ -601,6 +606,48 @@ describe('the DuckDB sink', () => {
     ).toEqual([1, 2, 3, 4].map((c) => ({ chain_id: c, cursor: `d${c}` })));
     // One transaction for the four, which staged their rows once.
     expect(txs.map((t) => staging(t).length)).toEqual([0, 1]);
+  });
+
+  it('bucket windows on several chains in one group mark the lake from the earliest row each inserted', async () => {
+    for (const c of [1, 2]) await seed(BUCKETS, c, [row(BUCKETS, 'a', 10), row(BUCKETS, 'b', 20)]);
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    const window = windowOf(BUCKETS);
+    const txs = spyStatements();
+    const written = await asGroup([
+      window(1, [row(BUCKETS, 'b', 20), row(BUCKETS, 'n', 30)]),
+      window(2, [row(BUCKETS, 'b', 20), row(BUCKETS, 'm', 40)]),
+    ]);
+    expect(written).toEqual([
+      { rows: 1, replacedIds: [] },
+      { rows: 1, replacedIds: [] },
+    ]);
+    expect(await byChain(BUCKETS)).toEqual([
+      '1:a@10=v-a/r1',
+      '1:b@20=v-b/r1',
+      '1:n@30=v-n/r2',
+      '2:a@10=v-a/r1',
+      '2:b@20=v-b/r1',
+      '2:m@40=v-m/r2',
+    ]);
+    expect(await pendingByChain()).toEqual(['1:30', '2:40']);
+    expect(txs.map((t) => staging(t).length)).toEqual([0, 1]);
+  });
+
+  it('batches that only add events are not compared: a row equal to a stored one still replaces it', async () => {
+    for (const c of [1, 2]) await seed(EVENTS, c, [row(EVENTS, 'a', 10)]);
+    const add = (chainId: number): Batch => ({
+      ...again(
+        batch(EVENTS, [row(EVENTS, 'a', 10)], { prev: `c${chainId}`, next: `d${chainId}`, replace: { kind: 'none' } }),
+        'r2',
+      ),
+      chainId,
+    });
+    const written = await asGroup([add(1), add(2)]);
+    expect(written).toEqual([
+      { rows: 1, replacedIds: ['a'] },
+      { rows: 1, replacedIds: ['a'] },
+    ]);
+    expect(await byChain(EVENTS)).toEqual(['1:a@10=v-a/r2', '2:a@10=v-a/r2']);
   });
 
   it('upserts by id of one table on several chains in one group are compared together, each with its own chain', async () => {
