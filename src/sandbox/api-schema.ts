@@ -58,12 +58,13 @@ function collectionArgs(entity: string): string {
   return `skip: Int = 0, first: Int = 100, orderBy: ${entity}_orderBy, orderDirection: OrderDirection, where: ${entity}_filter`;
 }
 
-function objectType(e: EntityModel): string {
+function objectType(e: EntityModel, keyword = 'type'): string {
   const lines = e.fields.map((f) => {
     const args = f.ref && f.list ? `(${collectionArgs(f.type)})` : '';
     return `  ${f.name}${args}: ${typeRef(f)}`;
   });
-  return `type ${e.name} {\n${lines.join('\n')}\n}`;
+  const impl = e.interfaces?.length ? ` implements ${e.interfaces.join(' & ')}` : '';
+  return `${keyword} ${e.name}${impl} {\n${lines.join('\n')}\n}`;
 }
 
 function filterFields(f: FieldModel, model: SchemaModel): string[] {
@@ -82,7 +83,8 @@ function filterFields(f: FieldModel, model: SchemaModel): string[] {
     out.push(`${f.name}_: ${f.type}_filter`);
     return out;
   }
-  const sfx = SUFFIXES[f.type] ?? EQ;
+  // Enums: "", `_not`, `_in`, `_not_in` (graph-node `api.rs` `field_enum_filter_input_values`).
+  const sfx = f.enum ? [...EQ, '_in', '_not_in'] : (SUFFIXES[f.type] ?? EQ);
   for (const s of sfx) out.push(`${f.name}${s}: ${s.endsWith('_in') ? `[${f.type}!]` : f.type}`);
   return out;
 }
@@ -127,6 +129,10 @@ export interface ApiOptions {
 /** The SDL of the graph-node API schema for an entity schema, with root fields named as `naming` says. */
 export function apiSdl(model: SchemaModel, opts: ApiOptions = { naming: 'current', changeBlock: true }): string {
   const parts = [PRELUDE, ...(opts.changeBlock ? ['input BlockChangedFilter { number_gte: Int! }'] : [])];
+  for (const [name, values] of model.enums ?? []) parts.push(`enum ${name} { ${values.join(' ')} }`);
+  // Interface types, so that introspection shows what each entity implements (their root fields are not served).
+  for (const i of model.interfaces?.values() ?? [])
+    parts.push(objectType({ name: i.name, fields: i.fields, field: new Map() }, 'interface'));
   for (const e of model.entities) {
     parts.push(
       objectType(e),

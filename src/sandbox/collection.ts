@@ -55,7 +55,9 @@ export function rowComparator(
   ctx: FilterContext,
 ): (a: Row, b: Row) => number {
   const sign = dir === 'desc' ? -1 : 1;
-  const byId = (a: Row, b: Row) => sign * compareBytes(a.id, b.id);
+  // Ids in the order of their type: byte-wise for String and Bytes ids, numerically for Int8 ids (a timeseries').
+  const idCmp = entity.field.get('id')?.type === 'Int8' ? scalarOps('Int8').cmp : compareBytes;
+  const byId = (a: Row, b: Row) => sign * idCmp(a.id, b.id);
   if (!orderBy || orderBy === 'id') return byId;
   const { key, type } = sortKey(entity, orderBy, ctx);
   const cmp =

@@ -1,8 +1,12 @@
 /** `pool-export sandbox`: serves the local stand-in for the upstream service until stopped. */
+
+import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { UsageError } from '../errors.ts';
+import { parseSchemaModel, type SchemaModel, SchemaModelError } from '../schemas/entity-model.ts';
 import { portHolder } from '../util/processes.ts';
 import { parseFaults } from './faults.ts';
+import { unservable } from './generic-data.ts';
 import { PROFILES } from './naming.ts';
 import { SandboxService } from './sandbox-service.ts';
 import { SandboxServer } from './server.ts';
@@ -32,6 +36,7 @@ interface Args {
   now?: string;
   profile: string;
   'gateway-profile': string;
+  subgraph: string[];
 }
 
 /** Parses `--now`: an ISO time or Unix seconds; the wall clock when absent. */
@@ -42,6 +47,44 @@ export function parseNow(text: string | undefined): number {
   if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(ms))
     throw new UsageError(`--now takes an ISO time such as 2026-01-01T00:00:00Z or Unix seconds, not "${text}"`);
   return Math.floor(ms / 1000);
+}
+
+/** A name a served subgraph may have: it becomes a path segment here and a schema name in an export. */
+const SUBGRAPH_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
+
+/** Parses `--subgraph NAME=FILE` (repeatable): each name with the model of its schema file. */
+export function parseSubgraphs(specs: readonly string[]): Map<string, SchemaModel> {
+  const out = new Map<string, SchemaModel>();
+  for (const spec of specs) {
+    const at = spec.indexOf('=');
+    const name = at > 0 ? spec.slice(0, at) : '';
+    const file = spec.slice(at + 1);
+    if (at <= 0 || !file)
+      throw new UsageError(`--subgraph takes NAME=FILE, such as uniswap-v2=schema.graphql, not "${spec}"`);
+    if (!SUBGRAPH_NAME.test(name))
+      throw new UsageError(
+        `--subgraph name "${name}" must start with a lowercase letter and hold only a-z, 0-9, - and _ (at most 63)`,
+      );
+    if (out.has(name) || ['dodoex', 'token', 'mine', 'list'].includes(name))
+      throw new UsageError(`--subgraph name "${name}" is taken (DODO's schemas, or given twice): choose another`);
+    let sdl: string;
+    try {
+      sdl = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new UsageError(`--subgraph ${name}: cannot read the schema file ${file}: ${(e as Error).message}`);
+    }
+    let model: SchemaModel;
+    try {
+      model = parseSchemaModel(name, sdl);
+    } catch (e) {
+      if (e instanceof SchemaModelError) throw new UsageError(`--subgraph ${name} (${file}): ${e.message}`);
+      throw e;
+    }
+    const why = unservable(model);
+    if (why) throw new UsageError(`--subgraph ${name} (${file}) cannot be served: ${why}`);
+    out.set(name, model);
+  }
+  return out;
 }
 
 function parseChains(text: string): number[] {
@@ -121,6 +164,13 @@ export const sandboxCommand: Pick<CommandModule<object, Args>, 'builder' | 'hand
         describe:
           "the indexing gateway's deployment (default: as the real gateway, legacy names and three entities fewer)",
       })
+      .option('subgraph', {
+        type: 'string',
+        array: true,
+        default: [] as string[],
+        describe:
+          'also serve a subgraph of any schema, NAME=FILE (repeatable): a generated world for that schema at <url>/subgraphs/name/NAME/<chain>',
+      })
       .check((a) => {
         if (!['127.0.0.1', 'localhost', '::1'].includes(a.host))
           throw new UsageError(`--host must be a loopback address (127.0.0.1, ::1), not ${a.host}`);
@@ -128,6 +178,7 @@ export const sandboxCommand: Pick<CommandModule<object, Args>, 'builder' | 'hand
           throw new UsageError('--scale must be a whole number of at least 10');
         if (!a['api-key']) throw new UsageError('--api-key must not be empty');
         parseChains(a.chains);
+        parseSubgraphs(a.subgraph);
         parseFaults(a.faults);
         parseNow(a.now);
         if (!Number.isInteger(a['lag-blocks']) || a['lag-blocks'] < 0)
@@ -143,10 +194,12 @@ export const sandboxCommand: Pick<CommandModule<object, Args>, 'builder' | 'hand
       pumpedPrices: a['pumped-prices'],
       now: parseNow(a.now),
     };
-    const service = new SandboxService(world, parseChains(a.chains), {
-      subgraph: a.profile,
-      gateway: a['gateway-profile'],
-    });
+    const service = new SandboxService(
+      world,
+      parseChains(a.chains),
+      { subgraph: a.profile, gateway: a['gateway-profile'] },
+      parseSubgraphs(a.subgraph),
+    );
     service.lag.blocks = a['lag-blocks'];
     const server = new SandboxServer(service, {
       apiKey: a['api-key'],
@@ -174,6 +227,10 @@ export const sandboxCommand: Pick<CommandModule<object, Args>, 'builder' | 'hand
     process.stdout.write(`pool-export sandbox listening on ${url}\n`);
     for (const s of service.subgraphs())
       process.stdout.write(`  gateway subgraph ${s.chain} (${s.chainId}) ${s.schema}: ${s.subgraphId}\n`);
+    // One line per served chain: `subgraph NAME: <url>`, a graph-node endpoint of that schema.
+    for (const name of service.named.keys())
+      for (const chainId of service.chainIds)
+        process.stdout.write(`subgraph ${name}: ${url}${service.namedPath(name, chainId)}\n`);
     process.stdout.write(
       [
         'To export from it, in another shell:',

@@ -3,7 +3,8 @@ import type { GraphQLSchema } from 'graphql';
 import { loadSchemaModel, type SchemaModel, withoutEntities } from '../schemas/entity-model.ts';
 import { buildApiSchema } from './api-schema.ts';
 import { dodoexTables } from './dodoex-data.ts';
-import { mix } from './hash.ts';
+import { genericTables } from './generic-data.ts';
+import { hashString, mix } from './hash.ts';
 import type { ChainSource } from './liquidity-list.ts';
 import { type DeploymentProfile, PROFILES, rootFields } from './naming.ts';
 import type { Deployment } from './subgraph-executor.ts';
@@ -41,13 +42,21 @@ export class SandboxService {
   /** Blocks every deployment's index stays behind the chain's head (`--lag-blocks`; changed at run time by control). */
   readonly lag = { blocks: 0 };
 
+  /** Subgraphs of any schema served besides DODO's (`--subgraph NAME=FILE`), by name. */
+  readonly named: ReadonlyMap<string, SchemaModel>;
+
   constructor(
     readonly opts: WorldOptions,
     readonly chainIds: readonly number[],
     readonly profiles: RouteProfiles = DEFAULT_ROUTE_PROFILES,
+    named: ReadonlyMap<string, SchemaModel> = new Map(),
   ) {
     this.worlds = new Worlds(opts);
     for (const schema of Object.keys(BUILDERS)) this.models.set(schema, loadSchemaModel(schema));
+    for (const name of named.keys())
+      if (BUILDERS[name]) throw new Error(`subgraph name ${name} is DODO's own schema: choose another name`);
+    this.named = named;
+    for (const [name, model] of named) this.models.set(name, model);
     for (const p of [profiles.subgraph, profiles.gateway])
       if (!PROFILES[p]) throw new Error(`unknown deployment profile ${p}`);
   }
@@ -64,14 +73,20 @@ export class SandboxService {
 
   /** The IPFS-style deployment id (`Qm…`). */
   deploymentId(chainId: number, schema: string): string {
-    return `Qm${base58([this.opts.seed, chainId, schema.length, schema.charCodeAt(0), 7], 44)}`;
+    const named = this.named.has(schema) ? [hashString(schema)] : [];
+    return `Qm${base58([this.opts.seed, chainId, schema.length, schema.charCodeAt(0), 7, ...named], 44)}`;
   }
 
   /** The generated tables of a chain and schema, shared by every profile that serves them. */
   private tablesOf(chainId: number, schema: string): Map<string, Table> {
     const key = `${chainId}/${schema}`;
     let t = this.tables.get(key);
-    if (!t) this.tables.set(key, (t = BUILDERS[schema]!(this.models.get(schema)!, this.worlds.get(chainId))));
+    if (!t) {
+      const model = this.models.get(schema)!;
+      const world = this.worlds.get(chainId);
+      t = BUILDERS[schema] ? BUILDERS[schema](model, world) : genericTables(model, world, schema);
+      this.tables.set(key, t);
+    }
     return t;
   }
 
@@ -85,7 +100,8 @@ export class SandboxService {
 
   /** The deployment of a chain and canonical schema as one route serves it (`subgraph` by default). */
   deployment(chainId: number, schema: string, route: keyof RouteProfiles = 'subgraph'): Deployment {
-    const profileName = this.profiles[route];
+    // A named subgraph is served as a current graph-node serves it, on every route.
+    const profileName = this.named.has(schema) ? 'current' : this.profiles[route];
     const key = `${chainId}/${schema}/${profileName}`;
     let d = this.deployments.get(key);
     if (!d) {
@@ -114,6 +130,18 @@ export class SandboxService {
         if (this.subgraphId(chainId, schema) === id) return this.deployment(chainId, schema, 'gateway');
     }
     return undefined;
+  }
+
+  /** The chain a named subgraph's URL names (`…/subgraphs/name/NAME/ethereum`, or its id), or undefined. */
+  chainOfSegment(segment: string): number | undefined {
+    for (const id of this.chainIds)
+      if (segment === String(id) || segment === this.worlds.get(id).tl.spec.name) return id;
+    return undefined;
+  }
+
+  /** The URL path of a named subgraph on one chain, as graph-node names a subgraph's route. */
+  namedPath(name: string, chainId: number): string {
+    return `/subgraphs/name/${name}/${this.worlds.get(chainId).tl.spec.name}`;
   }
 
   /** The chains the liquidity list serves, with their `dodoex` tables. */

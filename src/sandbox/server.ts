@@ -161,8 +161,15 @@ export class SandboxServer {
   }
 
   private async data(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const route =
-      url.pathname === '/graphql'
+    // A subgraph of any schema (`--subgraph NAME=FILE`) on one chain, at graph-node's own path, with no API key (a
+    // graph-node of one's own has none); its answers follow the same rules, faults and limits as DODO's routes.
+    const named = /^\/subgraphs\/name\/(.+)\/([^/]+)$/.exec(url.pathname);
+    const namedChain = named ? this.service.chainOfSegment(named[2]!) : undefined;
+    if (named && (!this.service.named.has(named[1]!) || namedChain === undefined))
+      return send(res, 200, { errors: [{ message: `subgraph \`${named[1]}/${named[2]}\` not found` }] });
+    const route = named
+      ? 'named'
+      : url.pathname === '/graphql'
         ? 'list'
         : url.pathname === '/subgraph/graphql'
           ? 'subgraph'
@@ -170,11 +177,11 @@ export class SandboxServer {
             ? 'gateway'
             : undefined;
     if (!route) return send(res, 200, { message: 'Not found' });
-    bump(this.stats.byRoute, route);
+    bump(this.stats.byRoute, named ? `subgraph:${named[1]}` : route);
     bump(this.stats.userAgents, req.headers['user-agent'] ?? '');
     if (req.method !== 'POST') return send(res, 405, { message: 'Method Not Allowed' });
     const body = await readBody(req);
-    if (route !== 'gateway') {
+    if (route === 'list' || route === 'subgraph') {
       const key = url.searchParams.get('apikey');
       if (!key) return send(res, 401, { message: 'Missing API key in request' });
       if (key !== this.opts.apiKey) return send(res, 401, { message: 'Invalid API key in request' });
@@ -218,6 +225,7 @@ export class SandboxServer {
         garbleList(executeLiquidityList(parsed, this.service.listChains()), this.garbage),
         fault,
       );
+    if (named) return this.subgraph(this.service.deployment(namedChain!, named[1]!), parsed, res, fault);
     const chainId = Number(url.searchParams.get('chainId'));
     const schema = canonicalSchema(url.searchParams.get('schemaName') ?? '');
     if (!Number.isInteger(chainId) || chainId <= 0 || !schema) {
@@ -437,8 +445,12 @@ export class SandboxServer {
    * of rows stream in bounded memory.
    */
   private async rows(url: URL, res: ServerResponse): Promise<void> {
-    const schema = canonicalSchema(url.searchParams.get('schema') ?? 'dodoex');
-    const dep = this.service.deployment(Number(url.searchParams.get('chainId')), schema ?? 'dodoex');
+    const subgraph = url.searchParams.get('subgraph');
+    if (subgraph !== null && !this.service.named.has(subgraph)) return send(res, 404, { error: 'unknown subgraph' });
+    const schema = subgraph ?? canonicalSchema(url.searchParams.get('schema') ?? 'dodoex') ?? 'dodoex';
+    const chain = url.searchParams.get('chainId');
+    const chainId = chain === null ? this.service.chainIds[0]! : (this.service.chainOfSegment(chain) ?? Number(chain));
+    const dep = this.service.deployment(chainId, schema);
     const table = dep.tables.get(url.searchParams.get('entity') ?? '');
     if (!table) return send(res, 404, { error: 'unknown entity' });
     const view = { at: Number(url.searchParams.get('block') ?? dep.tl.head), epoch: dep.tl.epoch };

@@ -20,6 +20,8 @@ export interface SandboxEndpoint {
 /** A sandbox process. */
 export interface SandboxProcess extends SandboxEndpoint {
   readonly child: ChildProcess;
+  /** What it printed before it was ready: its routes, and a `subgraph NAME: <url>` line per named subgraph and chain. */
+  readonly banner: string;
   /** Stops the process (SIGTERM, then SIGKILL after 5 s). */
   stop(): Promise<void>;
 }
@@ -69,8 +71,8 @@ export async function startSandbox(
   );
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  let out = '';
   const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
     const timer = setTimeout(
       () => reject(new Error(`sandbox did not start within ${START_TIMEOUT_MS} ms: ${stderr}`)),
       START_TIMEOUT_MS,
@@ -93,6 +95,7 @@ export async function startSandbox(
     url,
     apiKey,
     child,
+    banner: out,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise<void>((r) => child.once('exit', () => r()));

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { apiSdl } from '../../src/sandbox/api-schema.ts';
 import { rootNames } from '../../src/sandbox/naming.ts';
@@ -6,6 +7,7 @@ import {
   lowerCamel,
   parseSchemaModel,
   pluralize,
+  SchemaModelError,
   withoutEntities,
 } from '../../src/schemas/entity-model.ts';
 
@@ -150,4 +152,83 @@ describe('naming entities', () => {
     ['token', 'tokens'],
     ['xy', 'xies'],
   ])('pluralize(%s) = %s', (word, want) => expect(pluralize(word)).toBe(want));
+});
+
+/**
+ * A subgraph of any schema: the parts of graph-node's schema language beyond DODO's (graphprotocol/graph-node f27eb5f2,
+ * `graph/src/schema/input/mod.rs` for `@entity(immutable, timeseries)`, `@aggregation` and `@aggregate`;
+ * `graph/src/schema/api.rs` test `aggregation` for the shape of an aggregation over a timeseries).
+ */
+describe('reading any subgraph schema', () => {
+  const fixture = readFileSync(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url), 'utf8');
+  const model = parseSchemaModel('pools', fixture);
+
+  it('keeps the stored entities with their immutability, enums, interfaces and derived fields', () => {
+    expect(model.entities.map((e) => e.name)).toEqual(['Factory', 'Token', 'Pool', 'Swap', 'PriceTick']);
+    const e = (n: string) => model.byName.get(n)!;
+    expect([e('Factory').immutable, e('Token').immutable, e('Swap').immutable]).toEqual([undefined, undefined, true]);
+    expect(e('PriceTick')).toMatchObject({ immutable: true, timeseries: true });
+    expect(e('Swap').interfaces).toEqual(['Event']);
+    expect(model.interfaces?.get('Event')?.implementers).toEqual(['Swap']);
+    expect(model.enums?.get('PoolKind')).toEqual(['CONSTANT_PRODUCT', 'CONCENTRATED', 'STABLE']);
+    expect(e('Pool').field.get('kind')).toMatchObject({ type: 'PoolKind', enum: true, ref: false, nonNull: true });
+    expect(e('Swap').field.get('kinds')).toMatchObject({ enum: true, ref: false, list: true, nonNull: false });
+    expect(e('Pool').field.get('token0')).toMatchObject({ ref: true, type: 'Token' });
+    expect(e('Pool').field.get('swaps')).toMatchObject({ ref: true, list: true, derivedFrom: 'pool' });
+    expect(e('PriceTick').field.get('id')?.type).toBe('Int8');
+  });
+
+  it('reads an aggregation over a timeseries apart from the stored entities', () => {
+    const m = parseSchemaModel(
+      'agg',
+      `type Data @entity(timeseries: true) { id: Int8! timestamp: Timestamp! token: Bytes! price: BigDecimal! }
+       type Stats @aggregation(intervals: ["hour", "day"], source: "Data") {
+         id: Int8! timestamp: Timestamp! token: Bytes!
+         sum: BigDecimal! @aggregate(fn: "sum", arg: "price")
+         total: BigDecimal! @aggregate(fn: "sum", arg: "price", cumulative: true)
+         count: Int8! @aggregate(fn: "count")
+       }`,
+    );
+    expect(m.entities.map((e) => e.name)).toEqual(['Data']);
+    const stats = m.aggregations![0]!;
+    expect(stats.aggregation).toEqual({ source: 'Data', intervals: ['hour', 'day'] });
+    expect(stats.field.get('sum')?.aggregate).toEqual({ fn: 'sum', arg: 'price', cumulative: false });
+    expect(stats.field.get('total')?.aggregate).toEqual({ fn: 'sum', arg: 'price', cumulative: true });
+    expect(stats.field.get('count')?.aggregate).toEqual({ fn: 'count', cumulative: false });
+    expect(stats.field.get('token')?.aggregate).toBeUndefined();
+  });
+
+  it.each([
+    [
+      'an unknown scalar',
+      'type Pool @entity { id: ID! price: Money! }',
+      /^field Pool\.price of bad has type Money, which is neither a scalar of graph-node \(ID, String, Bytes, .*\) nor an entity, enum or interface of the schema: correct the type, or add its definition/,
+    ],
+    ['SDL that does not parse', 'type Pool @entity { id: ID! ', /^the schema of bad does not parse: Syntax Error/],
+    [
+      'an aggregation without intervals',
+      'type S @aggregation(source: "D") { id: Int8! }',
+      /^aggregation S of bad needs @aggregation\(source: "<timeseries>", intervals: \["hour", "day"\]\)$/,
+    ],
+  ])('refuses %s with one line naming it', (_, sdl, message) => {
+    let error: unknown;
+    try {
+      parseSchemaModel('bad', sdl);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(SchemaModelError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('serves enums with their filters, and what each entity implements', () => {
+    const sdl = apiSdl(model);
+    expect(sdl).toContain('enum PoolKind { CONSTANT_PRODUCT CONCENTRATED STABLE }');
+    expect(sdl).toMatch(/type Swap implements Event \{/);
+    expect(sdl).toMatch(/interface Event \{/);
+    const filter = /input Pool_filter \{([^}]*)\}/.exec(sdl)![1]!;
+    // graph-node `api.rs` `field_enum_filter_input_values`: "", _not, _in, _not_in for an enum.
+    expect(filter.match(/\bkind\w*:/g)).toEqual(['kind:', 'kind_not:', 'kind_in:', 'kind_not_in:']);
+  });
 });
