@@ -107,7 +107,9 @@ function scalarValue(cx: Context, f: FieldModel, h: number, at: number): unknown
     case 'Int':
       return pick === 0 ? INT_MIN : pick === 1 ? INT_MAX : pick === 2 ? 0 : (h % 2_000_001) - 1_000_000;
     case 'Int8':
-      return String(pick === 0 ? INT8_MIN : pick === 1 ? INT8_MAX : BigInt(h) * BigInt(mix(h, 3)) - 2n ** 50n);
+      return String(
+        pick === 0 ? INT8_MIN : pick === 1 ? INT8_MAX : BigInt(h) * BigInt(mix(h, 3) % 2 ** 30) - 2n ** 50n,
+      );
     case 'BigInt': {
       // Up to 2^256 - 1 and down to -(2^255), as uint256 and int256 amounts reach.
       if (pick === 0) return (2n ** 256n - 1n).toString();
@@ -138,7 +140,9 @@ function scalarValue(cx: Context, f: FieldModel, h: number, at: number): unknown
 function fieldValue(cx: Context, f: FieldModel, h: number, at: number): unknown {
   if (!f.nonNull && h % 7 === 0) return null;
   if (!f.list) return scalarValue(cx, f, h, at);
-  return Array.from({ length: mix(h, 11) % 4 }, (_, i) => scalarValue(cx, f, mix(h, 12, i), at));
+  const values = Array.from({ length: mix(h, 11) % 4 }, (_, i) => scalarValue(cx, f, mix(h, 12, i), at));
+  // A list of references names each row once: graph-node answers it as a collection of the rows it names.
+  return f.ref ? [...new Set(values)] : values;
 }
 
 /** The block time of a row in its `timestamp` field's type. */

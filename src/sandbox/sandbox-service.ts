@@ -100,13 +100,15 @@ export class SandboxService {
 
   /** The deployment of a chain and canonical schema as one route serves it (`subgraph` by default). */
   deployment(chainId: number, schema: string, route: keyof RouteProfiles = 'subgraph'): Deployment {
-    // A named subgraph is served as a current graph-node serves it, on every route.
-    const profileName = this.named.has(schema) ? 'current' : this.profiles[route];
+    // A named subgraph is served with the self-hosted route's profile (`--profile`): its naming and `_change_block`;
+    // the entities the profile omits are DODO's, so it keeps every one of its own.
+    const profileName = this.named.has(schema) ? this.profiles.subgraph : this.profiles[route];
     const key = `${chainId}/${schema}/${profileName}`;
     let d = this.deployments.get(key);
     if (!d) {
       const profile = PROFILES[profileName]!;
-      const model = withoutEntities(this.models.get(schema)!, new Set(profile.omit));
+      const omit = this.named.has(schema) ? [] : profile.omit;
+      const model = withoutEntities(this.models.get(schema)!, new Set(omit));
       const world = this.worlds.get(chainId);
       d = {
         id: this.deploymentId(chainId, schema),

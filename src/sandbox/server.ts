@@ -445,7 +445,10 @@ export class SandboxServer {
    * of rows stream in bounded memory.
    */
   private async rows(url: URL, res: ServerResponse): Promise<void> {
-    const subgraph = url.searchParams.get('subgraph');
+    // A named subgraph by `subgraph=NAME`, or by `schema=NAME` as DODO's schemas are asked.
+    const asSchema = url.searchParams.get('schema');
+    const subgraph =
+      url.searchParams.get('subgraph') ?? (asSchema && this.service.named.has(asSchema) ? asSchema : null);
     if (subgraph !== null && !this.service.named.has(subgraph)) return send(res, 404, { error: 'unknown subgraph' });
     const schema = subgraph ?? canonicalSchema(url.searchParams.get('schema') ?? 'dodoex') ?? 'dodoex';
     const chain = url.searchParams.get('chainId');
