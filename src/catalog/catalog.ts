@@ -11,6 +11,7 @@ import {
   loadSchemaModel,
   lowerCamel,
   pluralize,
+  type SchemaModel,
   SUBGRAPH_SCHEMAS,
 } from '../schemas/entity-model.ts';
 import type { Column, ColumnClass } from './column.ts';
@@ -37,10 +38,15 @@ export interface Dataset {
   /** Warehouse table (schema-qualified). */
   readonly table: string;
   readonly columns: readonly Column[];
+  /**
+   * The GraphQL type of `id` where it is not `ID` (a subgraph's `Bytes`, `String` or `Int8` ids): the type of the
+   * variables that page and look up by id. Stored as text whatever its type.
+   */
+  readonly idType?: 'Bytes' | 'String' | 'Int8';
 }
 
-/** Warehouse schema per upstream schema. */
-export const WAREHOUSE_SCHEMA: Readonly<Record<string, string>> = {
+/** Warehouse schema per upstream schema (a subgraph added by name registers its own: `subgraphs.ts`). */
+export const WAREHOUSE_SCHEMA: Record<string, string> = {
   dodoex: 'dodoex',
   token: 'token',
   mine: 'mine',
@@ -97,7 +103,11 @@ export const RAW_AMOUNTS: Readonly<Record<string, readonly string[]>> = {
   UserStake: ['balance'],
 };
 
-function column(entity: string, f: FieldModel): Column | undefined {
+/**
+ * The column of a field. In a subgraph of any schema (`generic`), every BigInt may be a raw amount up to 2^256: DOUBLE,
+ * with its exact text beside it.
+ */
+function column(entity: string, f: FieldModel, generic = false): Column | undefined {
   if (f.derivedFrom) return undefined;
   if (f.list)
     return {
@@ -115,7 +125,8 @@ function column(entity: string, f: FieldModel): Column | undefined {
       nullable: !f.nonNull,
       select: `${f.name} { id }`,
     };
-  const cls = f.type === 'BigInt' && RAW_AMOUNTS[entity]?.includes(f.name) ? 'raw' : (CLASS[f.type] ?? 'text');
+  const raw = f.type === 'BigInt' && (generic || RAW_AMOUNTS[entity]?.includes(f.name));
+  const cls = raw ? 'raw' : (CLASS[f.type] ?? 'text');
   return { field: f.name, column: snake(f.name), cls, nullable: !f.nonNull, select: f.name };
 }
 
@@ -152,10 +163,54 @@ export const LIQUIDITY_DATASET: Dataset = {
   columns: LIST_COLUMNS,
 };
 
-/** Every dataset, in a stable order. */
-export const DATASETS: readonly Dataset[] = [LIQUIDITY_DATASET, ...SUBGRAPH_SCHEMAS.flatMap(subgraphDatasets)];
+const ALL: Dataset[] = [LIQUIDITY_DATASET, ...SUBGRAPH_SCHEMAS.flatMap(subgraphDatasets)];
+
+/** Every dataset, in a stable order: DODO's, then those of the subgraphs registered (`subgraphs.ts`). */
+export const DATASETS: readonly Dataset[] = ALL;
 
 const BY_NAME = new Map(DATASETS.map((d) => [d.name, d]));
+
+/** Adds a subgraph's datasets to the catalog (at start, before any module walks it). */
+export function registerDatasets(datasets: readonly Dataset[]): void {
+  for (const d of datasets) {
+    if (BY_NAME.has(d.name)) throw new Error(`dataset ${d.name} is registered twice`);
+    ALL.push(d);
+    BY_NAME.set(d.name, d);
+  }
+}
+
+/** The kind of a subgraph's entity: an event when immutable with a `timestamp` in seconds, else read by id. */
+function genericKind(e: EntityModel): { kind: CursorKind; seq?: string; seqType?: 'BigInt' | 'Int' } {
+  const t = e.field.get('timestamp');
+  if (e.immutable && t && !t.list && (t.type === 'BigInt' || t.type === 'Int'))
+    return { kind: 'event', seq: 'timestamp', seqType: t.type };
+  return { kind: 'mutable' };
+}
+
+/** The datasets of a subgraph of any schema, under a warehouse schema of its name (`uniswap_v2.swaps`). */
+export function subgraphDatasetsOf(name: string, model: SchemaModel): Dataset[] {
+  // A field that references an aggregation is asked per interval: aggregations are not exported yet.
+  const aggregations = new Set(model.aggregations?.map((a) => a.name));
+  return model.entities.map((e) => {
+    const columns = e.fields
+      .filter((f) => !aggregations.has(f.type))
+      .map((f) => column(e.name, f, true))
+      .filter((c): c is Column => c !== undefined)
+      // Ids are stored as text whatever their type (an Int8 id is graph-node's decimal text).
+      .map((c) => (c.field === 'id' ? { ...c, cls: 'text' as const } : c));
+    const table = `${name}.${tableOf(e.name)}`;
+    const idType = e.field.get('id')?.type;
+    return {
+      name: table,
+      schema: name,
+      entity: e.name,
+      table,
+      columns,
+      ...genericKind(e),
+      ...(idType === 'Bytes' || idType === 'String' || idType === 'Int8' ? { idType } : {}),
+    };
+  });
+}
 
 /** Looks a dataset up by name; `mine-v3.x` and `exchange.x` are accepted for `mine.x` and `dodoex.x`. */
 export function findDataset(name: string): Dataset | undefined {

@@ -20,7 +20,7 @@ import { metricsFor, staleAfterOption } from './metrics-options.ts';
 import { TerminalProgress } from './progress.ts';
 import { StopRequests } from './stop.ts';
 import { summary } from './summary.ts';
-import { type CommonArgs, commonOptions, logFor, resolveRequest } from './write-options.ts';
+import { type CommonArgs, commonOptions, logFor, requireKey, resolveRequest } from './write-options.ts';
 
 interface Args extends CommonArgs {
   'dry-run': boolean;
@@ -84,7 +84,7 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
   handler: async (a) => {
     const { config, jobs: selected, tasks } = resolveRequest(a, jobs);
     if (a['dry-run']) return dryRun(config, tasks);
-    if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
+    requireKey(config, tasks);
     const metricsFile = a['metrics-file'] === undefined ? undefined : checkMetricsFile(a['metrics-file']);
     const metrics = metricsFile && metricsFor(config, a['stale-after'], { processMetrics: false });
     const progress = process.stderr.isTTY ? new TerminalProgress() : undefined;

@@ -13,7 +13,7 @@ import { checkDashboardOut } from './dashboard-command.ts';
 import { metricsFor, parsePort, staleAfterOption } from './metrics-options.ts';
 import { parseDuration } from './options.ts';
 import { summary } from './summary.ts';
-import { type CommonArgs, commonOptions, logFor, resolveRequest } from './write-options.ts';
+import { type CommonArgs, commonOptions, logFor, requireKey, resolveRequest } from './write-options.ts';
 
 interface Args extends CommonArgs {
   schedule?: string[];
@@ -63,8 +63,8 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
         }),
     ),
   handler: async (a) => {
-    const { config, jobs, chains, datasets } = resolveRequest(a, all);
-    if (!config.apiKey) throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
+    const { config, jobs, chains, datasets, tasks } = resolveRequest(a, all);
+    requireKey(config, tasks);
     const overrides = parseScheduleOverrides(a.schedule ?? []);
     for (const name of Object.keys(overrides))
       if (!jobs.some((j) => j.name === name))

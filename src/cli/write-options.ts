@@ -1,6 +1,7 @@
 /** Command-line options of the commands that write a data folder, and how they become a config, jobs and a plan. */
 import type { Argv } from 'yargs';
 import { type Job, selectJobs } from '../catalog/job.ts';
+import { subgraphJob, subgraphOf } from '../catalog/subgraphs.ts';
 import type { Config } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { buildPlan } from '../export/routing/plan.ts';
@@ -43,6 +44,7 @@ export interface CommonArgs extends FolderArgs {
   jobs?: string | undefined;
   chains?: string | undefined;
   datasets?: string | undefined;
+  subgraphs?: string | undefined;
   'wait-lock': number;
   'log-level'?: string | undefined;
   'log-format'?: (typeof LOG_FORMATS)[number] | undefined;
@@ -61,6 +63,11 @@ export function commonOptions<T>(y: Argv<T>) {
     .option('datasets', {
       type: 'string',
       describe: "comma list of datasets, e.g. dodoex.swaps,list.liquidity (default: the jobs' datasets)",
+    })
+    .option('subgraphs', {
+      type: 'string',
+      describe:
+        'comma list of subgraphs added by name (pool-export subgraph add) to run alone (default: every one, with the jobs)',
     })
     .option('wait-lock', {
       type: 'number',
@@ -89,7 +96,11 @@ export function resolveRequest(
   all: readonly Job[],
 ): { config: Config; jobs: Job[]; tasks: readonly Task[]; chains?: number[]; datasets?: string[] } {
   const config = configFor(a);
-  const jobs = selectJobs(all, list(a.jobs));
+  // A subgraph added by name is a job of its own: a plain run takes it with DODO's; --subgraphs takes those alone.
+  const named = list(a.subgraphs);
+  const jobs = named
+    ? [...(a.jobs ? selectJobs(all, list(a.jobs)) : []), ...named.map(subgraphJob)]
+    : selectJobs([...all, ...config.subgraphs.map((s) => subgraphJob(s.name))], list(a.jobs));
   const chains = parseChains(a.chains);
   const datasets = list(a.datasets);
   const tasks = buildPlan(config, {
@@ -100,6 +111,15 @@ export function resolveRequest(
   if (!Number.isFinite(a['wait-lock']) || a['wait-lock'] < 0)
     throw new UsageError(`--wait-lock must be a number of seconds from 0, not ${a['wait-lock']}`);
   return { config, jobs, tasks, ...(chains ? { chains } : {}), ...(datasets ? { datasets } : {}) };
+}
+
+/**
+ * Stops a run without the API key that its tasks need: DODO's service and gateway take it; a subgraph added by URL
+ * (a graph-node of one's own, or a gateway's URL with its key in it) needs none.
+ */
+export function requireKey(config: Config, tasks: readonly Task[]): void {
+  if (!config.apiKey && tasks.some((t) => subgraphOf(t.ds.schema) === undefined))
+    throw new UsageError('no API key: set POOL_EXPORT_API_KEY (or "apiKey" in the config file)');
 }
 
 /**

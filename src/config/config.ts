@@ -4,12 +4,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultAnswerBudget } from '../catalog/answer-budget.ts';
 import { DATASETS } from '../catalog/catalog.ts';
+import { registerSubgraphs, type SubgraphSpec } from '../catalog/subgraphs.ts';
 import { UsageError } from '../errors.ts';
 import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 import { CHAINS, parseChain } from './chains.ts';
 import { checkLake, LAKE_URL_ENV, type LakeSettings } from './lake-url.ts';
 import { autoMemoryLimit, hostReader } from './memory-limit.ts';
 import { checkRoutes, checkUrl, ROUTE_CHOICES, type Route } from './route-config.ts';
+import { configuredSubgraphs, urlSecrets } from './subgraph-config.ts';
 import { MIN_TRACKED_LIQUIDITY_USD, type TrackedSettings, trustedTokens } from './tracked.ts';
 
 export type { LakeSettings } from './lake-url.ts';
@@ -87,6 +89,8 @@ export interface Config {
    * URL read (null for the local lake). Endpoint, region and credentials come from the AWS chain (`bucket/bucket.ts`).
    */
   readonly lake: LakeSettings;
+  /** Subgraphs of any schema: the config file's `subgraphs`, then the data folder's (`subgraph-config.ts`). */
+  readonly subgraphs: readonly SubgraphSpec[];
 }
 
 /**
@@ -133,6 +137,7 @@ export const DEFAULTS = {
   trustedTokens: {},
   minTrackedLiquidityUsd: MIN_TRACKED_LIQUIDITY_USD,
   lake: { url: '' },
+  subgraphs: {},
 } satisfies Omit<
   Config,
   | 'chains'
@@ -144,6 +149,7 @@ export const DEFAULTS = {
   | 'trustedTokens'
   | 'lake'
   | 'duckdbMemoryLimitFrom'
+  | 'subgraphs'
 > & {
   lake: { url: string };
   chains: number[];
@@ -152,6 +158,7 @@ export const DEFAULTS = {
   schemaNames: Record<string, string>;
   listPoolTypes: readonly string[];
   trustedTokens: Record<string, string[]>;
+  subgraphs: Record<string, unknown>;
 };
 
 /** Environment variables and the keys they set. */
@@ -370,12 +377,13 @@ export function loadConfig(
   // A bucket lake's secrets from the environment are removed from messages too (the SDK's errors never hold them, but
   // a message that quotes an environment would).
   const aws = lake.bucket ? [env.AWS_SECRET_ACCESS_KEY ?? '', env.AWS_SESSION_TOKEN ?? ''] : [];
-  const secrets = [apiKey, ...Object.values(routes).flatMap((l) => l.map((r) => r.apiKey ?? '')), ...aws].filter(
-    Boolean,
-  );
+  const dataDir = resolve(merged.dataDir as string);
+  const subgraphs = registerSubgraphs(configuredSubgraphs(merged.subgraphs, dataDir));
+  const routeKeys = Object.values(routes).flatMap((l) => l.map((r) => r.apiKey ?? ''));
+  const secrets = [apiKey, ...routeKeys, ...urlSecrets(subgraphs), ...aws].filter(Boolean);
   return Object.freeze({
     ...(merged as unknown as Config),
-    dataDir: resolve(merged.dataDir as string),
+    dataDir,
     baseUrl: checkUrl('baseUrl (POOL_EXPORT_BASE_URL)', merged.baseUrl as string),
     gatewayUrl: checkUrl('gatewayUrl (POOL_EXPORT_GATEWAY_URL)', merged.gatewayUrl as string),
     chains: Object.freeze(chains.map((c) => parseChain(String(c)))),
@@ -387,5 +395,6 @@ export function loadConfig(
     minTrackedLiquidityUsd: checkAmount('minTrackedLiquidityUsd', merged.minTrackedLiquidityUsd),
     maxAnswerBytes: checkSize('maxAnswerBytes', merged.maxAnswerBytes, MIN_ANSWER_BUDGET),
     lake,
+    subgraphs: Object.freeze(subgraphs),
   });
 }

@@ -9,6 +9,7 @@
  *   views.duckdb            the views file: views over the lake and the report macros, for readers (earlier
  *                           versions called it lake.duckdb, beside lake/; the next write of the views removes that)
  *   status.json             the last run's figures, for `status` and health checks during a run
+ *   subgraphs.json          the subgraphs of any schema added by `pool-export subgraph add`, with their schemas
  *   .lock, .lock-owner.json the data folder's lock and who holds it
  *   .tmp/                   a run's page files before they are committed
  *   lake-bucket.json        a bucket lake: what of the lake the bucket holds
@@ -26,6 +27,7 @@ export const DATA_FOLDER_NAMES = {
   views: 'views.duckdb',
   viewsBefore: 'lake.duckdb',
   status: 'status.json',
+  subgraphs: 'subgraphs.json',
   lock: '.lock',
   lockOwner: '.lock-owner.json',
   pageFiles: '.tmp',
@@ -59,6 +61,10 @@ export class DataFolder {
   /** The status file of the last run. */
   get status(): string {
     return join(this.root, DATA_FOLDER_NAMES.status);
+  }
+  /** The subgraphs of any schema added to this folder (`pool-export subgraph add`). */
+  get subgraphs(): string {
+    return join(this.root, DATA_FOLDER_NAMES.subgraphs);
   }
   /** The lock (a folder, taken by `mkdir`). */
   get lock(): string {

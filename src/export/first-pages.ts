@@ -32,7 +32,7 @@ import type { Answer, Endpoint } from '../upstream/client.ts';
 import { arrayLength, objectMembers, type Span, topMembers } from '../util/json-members.ts';
 import type { EventLog } from '../util/logger.ts';
 import type { PassRequest } from './paginate/pass.ts';
-import { pageField, pageQuery } from './queries.ts';
+import { idType, pageField, pageQuery } from './queries.ts';
 import type { PageSource, Presence, PresenceAt } from './seams.ts';
 
 /** One task's first page request, as its route's `RoutedSource` will send it. */
@@ -105,7 +105,7 @@ export function batchQuery(asks: readonly FirstAsk[], first: number): { query: s
     fields.push(`a${i}: ${rename(field)}`);
     for (const [k, v] of Object.entries({ first, ...a.request.vars })) vars[`a${i}_${k}`] = v;
     if (a.present?.length) {
-      decls.push(`$p${i}_first: Int!, $p${i}_block: Int!, $p${i}_ids: [ID!]!`);
+      decls.push(`$p${i}_first: Int!, $p${i}_block: Int!, $p${i}_ids: [${idType(a.ds)}!]!`);
       fields.push(
         `p${i}: ${a.root}(first: $p${i}_first, block: { number: $p${i}_block }, where: { id_in: $p${i}_ids }) { id }`,
       );

@@ -9,9 +9,18 @@ import { listQuery } from '../catalog/liquidity-list.ts';
  */
 export type PageShape = 'seq-first' | 'seq-next' | 'range-first' | 'range-next' | 'id' | 'null-id' | 'changed-since';
 
+/** The GraphQL type of a dataset's id (`ID` but for a subgraph's `Bytes`, `String` or `Int8` ids). */
+export const idType = (ds: Pick<Dataset, 'idType'>): string => ds.idType ?? 'ID';
+
+/**
+ * The id a pass by id starts after: '' (every text sorts after it), or the least Int8 for Int8 ids, which are numbers
+ * (an id of exactly -2^63 would be skipped: timeseries ids count from 1).
+ */
+export const firstId = (ds: Pick<Dataset, 'idType'>): string => (ds.idType === 'Int8' ? '-9223372036854775808' : '');
+
 /** Which of `$ids` an entity collection still holds at `$block`: only their ids are asked for. */
-export function presentQuery(root: string): string {
-  return `query Present($first: Int!, $block: Int!, $ids: [ID!]!) { rows: ${root}(first: $first, block: { number: $block }, where: { id_in: $ids }) { id } }`;
+export function presentQuery(root: string, ds: Pick<Dataset, 'idType'> = {}): string {
+  return `query Present($first: Int!, $block: Int!, $ids: [${idType(ds)}!]!) { rows: ${root}(first: $first, block: { number: $block }, where: { id_in: $ids }) { id } }`;
 }
 
 /** The selection set of a dataset. */
@@ -38,19 +47,20 @@ export function pageQuery(ds: Dataset, root: string, shape: PageShape): string {
 export function pageField(ds: Dataset, root: string, shape: PageShape): PageField {
   const sel = selection(ds);
   const head = `$first: Int!, $block: Int!`;
+  const id = idType(ds);
   const rows = (args: string, vars: string): PageField => ({
     vars: `${head}${vars}`,
     field: `${root}(first: $first, block: { number: $block }, ${args}) { ${sel} }`,
   });
-  if (shape === 'id') return rows('orderBy: id, orderDirection: asc, where: { id_gt: $id }', ', $id: ID!');
+  if (shape === 'id') return rows('orderBy: id, orderDirection: asc, where: { id_gt: $id }', `, $id: ${id}!`);
   if (shape === 'changed-since')
     return rows(
       'orderBy: id, orderDirection: asc, where: { id_gt: $id, _change_block: { number_gte: $since } }',
-      ', $id: ID!, $since: Int!',
+      `, $id: ${id}!, $since: Int!`,
     );
   const seq = ds.seq!;
   if (shape === 'null-id')
-    return rows(`orderBy: id, orderDirection: asc, where: { ${seq}: null, id_gt: $id }`, ', $id: ID!');
+    return rows(`orderBy: id, orderDirection: asc, where: { ${seq}: null, id_gt: $id }`, `, $id: ${id}!`);
   const t = ds.seqType!;
   // A shard of the key range: the same keyset, bounded above by `$to` (exclusive).
   if (shape === 'range-first')
@@ -61,14 +71,14 @@ export function pageField(ds: Dataset, root: string, shape: PageShape): PageFiel
   if (shape === 'range-next')
     return rows(
       `orderBy: ${seq}, orderDirection: asc, where: { or: [{ ${seq}_gt: $seq, ${seq}_lt: $to }, { ${seq}: $seq, id_gt: $id }] }`,
-      `, $seq: ${t}!, $id: ID!, $to: ${t}!`,
+      `, $seq: ${t}!, $id: ${id}!, $to: ${t}!`,
     );
   if (shape === 'seq-first')
     return rows(`orderBy: ${seq}, orderDirection: asc, where: { ${seq}_gte: $from }`, `, $from: ${t}!`);
   // Keyset on (seq, id): a strict `seq_gt` alone would lose rows that share the boundary value.
   return rows(
     `orderBy: ${seq}, orderDirection: asc, where: { or: [{ ${seq}_gt: $seq }, { ${seq}: $seq, id_gt: $id }] }`,
-    `, $seq: ${t}!, $id: ID!`,
+    `, $seq: ${t}!, $id: ${id}!`,
   );
 }
 

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
+import { deploymentUrl } from '../catalog/subgraphs.ts';
 import type { Config, Route } from '../config/config.ts';
 import type { Endpoint } from './client.ts';
 
@@ -37,6 +38,14 @@ function keyedRoute(config: Config, route: Route, at: { ds: Dataset; chainId: nu
   );
 }
 
+/**
+ * A subgraph's deployment, by its URL as given: a graph-node's own (no key), or a gateway's with the key in its path
+ * (`/api/<key>/subgraphs/id/…`), which the label hides.
+ */
+function urlEndpoint(url: string): Endpoint {
+  return { url, label: url.replace(/\/api\/[^/]+\//, '/api/***/'), host: new URL(url).host };
+}
+
 /** An endpoint of the service, whose key goes in the query string; the printable label shows where (never the key). */
 function keyed(base: string, apiKey: string): Endpoint {
   return {
@@ -51,6 +60,8 @@ function keyed(base: string, apiKey: string): Endpoint {
  * routes of its chain and schema (the self-hosted route when none is configured).
  */
 export function routesFor(config: Config, ds: Dataset, chainId: number): readonly Endpoint[] {
+  const deployment = deploymentUrl(ds.schema, chainId);
+  if (deployment !== undefined) return [urlEndpoint(deployment)];
   if (ds.schema === 'list') return [keyed(`${config.baseUrl}/graphql?opname=FetchLiquidityList`, config.apiKey)];
   const routes = config.routes[`${chainId}/${ds.schema}`] ?? [{ kind: 'self' }];
   return routes.map((r) => routeEndpoint(config, r, { ds, chainId }));

@@ -81,7 +81,11 @@ const canon = (v: unknown[]) => JSON.stringify(v.map((x) => (Array.isArray(x) ? 
 function exportSelect(ds: Dataset): string {
   return ds.columns
     .map((c) =>
-      hasText(c) ? q(`${c.column}_text`) : c.cls === 'int8' ? `CAST(${q(c.column)} AS VARCHAR)` : q(c.column),
+      hasText(c)
+        ? q(`${c.column}_text`)
+        : c.cls === 'int8'
+          ? `CAST(${q(c.column)} AS VARCHAR) AS ${q(c.column)}`
+          : q(c.column),
     )
     .join(', ');
 }

@@ -1,10 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { DATASETS } from '../../src/catalog/catalog.ts';
 import { parseChain } from '../../src/config/chains.ts';
 import { LIST_POOL_TYPES, loadConfig } from '../../src/config/config.ts';
 import { UsageError } from '../../src/errors.ts';
+import { routesFor } from '../../src/upstream/routes.ts';
 
 const file = (content: string) => {
   const p = join(mkdtempSync(join(tmpdir(), 'pe-cfg-')), 'c.json');
@@ -318,5 +321,56 @@ describe('config rules, one by one', () => {
       const f = file(content);
       expect(() => loadConfig({ env: {}, configFile: f })).toThrow(`config file ${f} must hold a JSON object`);
     }
+  });
+});
+
+describe('subgraphs in the config file', () => {
+  const schema = fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
+  const dataDir = () => mkdtempSync(join(tmpdir(), 'pe-cfg-data-'));
+  const load = (subgraphs: unknown) =>
+    loadConfig({ env: { POOL_EXPORT_DATA_DIR: dataDir() }, configFile: file(JSON.stringify({ subgraphs })) });
+
+  it("registers a subgraph's datasets and keeps a gateway key in its URL out of every message and label", () => {
+    const url = 'https://gateway.example/api/0123456789abcdef0123456789abcdef/subgraphs/id/QmAbc';
+    const c = load({ pools: { deployments: { bsc: url, 1: 'http://127.0.0.1:8000/subgraphs/name/pools' }, schema } });
+    expect(c.subgraphs.map((s) => [s.name, s.deployments])).toEqual([
+      [
+        'pools',
+        [
+          { chainId: 1, url: 'http://127.0.0.1:8000/subgraphs/name/pools' },
+          { chainId: 56, url },
+        ],
+      ],
+    ]);
+    expect(c.secrets).toContain('0123456789abcdef0123456789abcdef');
+    const swaps = DATASETS.find((d) => d.name === 'pools.swaps')!;
+    const [route] = routesFor(c, swaps, 56);
+    expect(route!.url).toBe(url);
+    expect(route!.label).toBe('https://gateway.example/api/***/subgraphs/id/QmAbc');
+    // DODO's datasets keep their routes.
+    expect(routesFor(c, DATASETS.find((d) => d.name === 'dodoex.swaps')!, 56)[0]!.url).toContain('/subgraph/graphql?');
+  });
+
+  it.each([
+    [
+      { 'Bad-Name': { deployments: { bsc: 'http://x' }, schema } },
+      /subgraph name "Bad-Name" must start with a lowercase/,
+    ],
+    [{ dodoex: { deployments: { bsc: 'http://x' }, schema } }, /subgraph name "dodoex" is taken/],
+    [{ pools: { deployments: { mars: 'http://x' }, schema } }, /unknown chain "mars"/],
+    [
+      { pools: { deployments: { bsc: 'ftp://x' }, schema } },
+      /config subgraphs\.pools\.deployments\.bsc must be an http\(s\) URL/,
+    ],
+    [
+      { pools: { deployments: { bsc: 'http://x' }, schema: '/nope.graphql' } },
+      /config subgraphs\.pools\.schema: cannot read \/nope\.graphql/,
+    ],
+    [{ pools: { deployments: {}, schema } }, /config subgraphs\.pools names no deployment/],
+    [{ pools: { deployments: { bsc: 'http://x' }, schema, entities: ['Nope'] } }, /subgraph pools has no entity Nope/],
+    [{ pools: 'http://x' }, /config subgraphs\.pools must be an object like/],
+  ])('refuses %j with a message that names the fix', (subgraphs, message) => {
+    expect(() => load(subgraphs)).toThrow(UsageError);
+    expect(() => load(subgraphs)).toThrow(message);
   });
 });

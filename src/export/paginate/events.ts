@@ -4,6 +4,7 @@
  * rows are replaced (buckets: the open bucket too).
  */
 
+import { firstId } from '../queries.ts';
 import type { Cursor, TaskRun } from '../task-run.ts';
 import { pageKeyset } from './keyset.ts';
 import { backfillSharded } from './sharded-backfill.ts';
@@ -18,6 +19,6 @@ export async function pageEvents(run: TaskRun, cursor: Cursor): Promise<void> {
     return;
   const from = cursor.seq === undefined ? 0 : Math.max(0, Number(cursor.seq) - deps.config.reorgWindowSecs);
   await pageKeyset(run, from, (last) =>
-    last ? { seq: String(last[task.ds.seq!]), id: last.id } : { seq: String(from), id: '' },
+    last ? { seq: String(last[task.ds.seq!]), id: last.id } : { seq: String(from), id: firstId(task.ds) },
   );
 }

@@ -5,6 +5,7 @@
  * test/unit/first-pages.test.ts checks each foreseen request against the one the paginator sends.
  */
 import type { Dataset } from '../../catalog/catalog.ts';
+import { firstId } from '../queries.ts';
 import type { PinnedBlock } from '../task.ts';
 import { type Cursor, keyValue } from '../task-run.ts';
 import { changedSince, presenceFrom } from './mutable.ts';
@@ -20,7 +21,7 @@ export interface FirstRequestAt {
 /** The first page request of a task at its checkpoint `cursor`, or undefined where it cannot be foreseen. */
 export function firstRequest(ds: Dataset, cursor: Cursor, at: FirstRequestAt): PassRequest | undefined {
   const block = at.block.number;
-  if (ds.kind === 'snapshot') return { shape: 'id', vars: { block, id: '' } };
+  if (ds.kind === 'snapshot') return { shape: 'id', vars: { block, id: firstId(ds) } };
   if (ds.kind === 'event' || ds.kind === 'bucket') {
     if (cursor.seq === undefined) return undefined;
     const from = Math.max(0, Number(cursor.seq) - at.windowSecs);
@@ -28,7 +29,9 @@ export function firstRequest(ds: Dataset, cursor: Cursor, at: FirstRequestAt): P
   }
   if (ds.kind === 'mutable' && cursor.mode === 'incremental' && cursor.seq !== undefined) {
     const since = changedSince(cursor, at.block, at);
-    if (since !== undefined) return { shape: 'changed-since', vars: { block, id: '', since } };
+    if (since !== undefined) return { shape: 'changed-since', vars: { block, id: firstId(ds), since } };
+    // A subgraph's entity with no keyset field, on an endpoint without `_change_block`: every row again, by id.
+    if (ds.seq === undefined) return { shape: 'id', vars: { block, id: firstId(ds) } };
     return { shape: 'seq-first', vars: { block, from: keyValue(ds, Math.max(0, Number(cursor.seq) - at.windowSecs)) } };
   }
   return undefined;

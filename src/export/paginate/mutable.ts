@@ -3,7 +3,7 @@
  * committed id, then incremental passes that upsert every row changed since the last run.
  */
 
-import { presentQuery } from '../queries.ts';
+import { firstId, presentQuery } from '../queries.ts';
 import type { PinnedBlock } from '../task.ts';
 import type { Cursor, TaskRun } from '../task-run.ts';
 import { pageById } from './by-id.ts';
@@ -22,7 +22,7 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
     const progress = (id: string): Cursor => ({ mode: 'full', id });
     await pageById(run, {
       pass: { shape: 'id' },
-      startId: cursor.id ?? '',
+      startId: cursor.id ?? firstId(run.task.ds),
       replace: { kind: 'ids' },
       finish: watermark,
       progress,
@@ -42,14 +42,21 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
   const keep = () => cursor;
   const since = changedSince(cursor, block, { changeBlock: run.pin.changeBlock, windowSecs });
   run.watchIds();
-  if (since !== undefined) {
-    const pass = { shape: 'changed-since' as const, since };
-    await pageById(run, { pass, startId: '', replace: { kind: 'ids' }, finish: cursor, progress: keep });
+  if (since !== undefined || run.task.ds.seq === undefined) {
+    // Without `_change_block`, a subgraph's entity with no keyset field is read whole again, by id.
+    const pass = since !== undefined ? { shape: 'changed-since' as const, since } : { shape: 'id' as const };
+    await pageById(run, {
+      pass,
+      startId: firstId(run.task.ds),
+      replace: { kind: 'ids' },
+      finish: cursor,
+      progress: keep,
+    });
   } else {
     await pageKeyset(run, Math.max(0, Number(cursor.seq) - windowSecs), keep);
     await pageById(run, {
       pass: { shape: 'null-id' },
-      startId: '',
+      startId: firstId(run.task.ds),
       replace: { kind: 'ids' },
       finish: cursor,
       progress: keep,
@@ -91,7 +98,7 @@ async function removeGone(run: TaskRun, from: number | undefined, watermark: Cur
           (id) => !run.wasRead(id),
         );
   const gone: string[] = [];
-  const query = presentQuery(run.pin.root);
+  const query = presentQuery(run.pin.root, task.ds);
   const chunk = run.size;
   if (known) for (const id of ids) if (!known.held.has(id)) gone.push(id);
   for (let i = 0; i < (known ? 0 : ids.length); i += chunk) {

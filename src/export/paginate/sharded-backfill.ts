@@ -5,6 +5,7 @@
  */
 
 import type { ShardCheckpoint } from '../../store/checkpoint-store.ts';
+import { firstId } from '../queries.ts';
 import type { TaskStats } from '../task.ts';
 import { type FetchedPage, keyValue, TaskRun } from '../task-run.ts';
 import { runPass } from './pass.ts';
@@ -80,7 +81,7 @@ async function commitSmall(run: TaskRun, page: FetchedPage): Promise<void> {
   run.rewritesFrom(0);
   run.take(page);
   const last = page.last;
-  const at = last ? { seq: String(last[run.ds.seq!]), id: last.id } : { seq: '0', id: '' };
+  const at = last ? { seq: String(last[run.ds.seq!]), id: last.id } : { seq: '0', id: firstId(run.ds) };
   await run.flush({
     next: { ...at, block: run.block.number },
     replace: { kind: 'from', column: run.seqColumn, from: 0 },

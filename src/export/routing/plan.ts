@@ -1,6 +1,7 @@
 /** Resolves jobs, chains and datasets against the config into a frozen plan of tasks with their endpoints. */
-import { DATASETS, findDataset } from '../../catalog/catalog.ts';
+import { DATASETS, type Dataset, findDataset } from '../../catalog/catalog.ts';
 import type { Job } from '../../catalog/job.ts';
+import { chainsOfSchema } from '../../catalog/subgraphs.ts';
 import type { Config } from '../../config/config.ts';
 import { UsageError } from '../../errors.ts';
 import { routesFor } from '../../upstream/routes.ts';
@@ -30,11 +31,16 @@ export function buildPlan(config: Config, req: PlanRequest): readonly Task[] {
     for (const n of [...wanted]) if (!named.includes(n)) wanted.delete(n);
     if (req.jobs.length === 0) for (const n of named) wanted.add(n);
   }
-  const chains = req.chains?.length ? req.chains : config.chains;
+  // A subgraph added by name is read on the chains of its deployments (those of --chains among them, when given).
+  const base = req.chains?.length ? req.chains : config.chains;
+  const own = [...new Set(DATASETS.filter((d) => wanted.has(d.name)).flatMap((d) => chainsOfSchema(d.schema) ?? []))];
+  const chains = req.chains?.length ? req.chains : [...base, ...own.filter((c) => !base.includes(c))];
+  const onChain = (ds: Dataset, chainId: number) =>
+    chainsOfSchema(ds.schema)?.includes(chainId) ?? base.includes(chainId);
   const tasks: Task[] = [];
   for (const chainId of chains) {
     for (const ds of DATASETS)
-      if (wanted.has(ds.name)) {
+      if (wanted.has(ds.name) && onChain(ds, chainId)) {
         const routes = routesFor(config, ds, chainId);
         tasks.push(Object.freeze({ chainId, ds, endpoint: routes[0]!, routes }));
       }
