@@ -103,6 +103,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./schema-command.ts')).schemaCommand,
   },
   {
+    command: 'subgraph <action> [name]',
+    describe:
+      "subgraph add NAME --chain C --url URL [--schema FILE]: export a subgraph of any schema beside DODO's; subgraph list; subgraph remove NAME",
+    load: async () => (await import('./subgraph-command.ts')).subgraphCommand,
+  },
+  {
     command: 'sandbox',
     describe: 'Serve a local stand-in for the upstream service (liquidity list, subgraphs, gateway)',
     // Its module sits below the command line (src/sandbox), so it spells the type out, which TypeScript then cannot

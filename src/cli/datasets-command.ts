@@ -3,10 +3,13 @@
 import { DATASETS } from '../catalog/catalog.ts';
 import type { Job } from '../catalog/job.ts';
 import type { CommandBody } from './commands.ts';
+import { configFor, type FolderArgs, folderOptions } from './options.ts';
 
-/** Lists every dataset with its cursor kind, root field and table. */
-export const datasetsCommand: CommandBody = {
-  handler: () => {
+/** Lists every dataset with its cursor kind, root field and table: DODO's, then those of the subgraphs added. */
+export const datasetsCommand: CommandBody<FolderArgs> = {
+  builder: (y) => folderOptions(y),
+  handler: (a) => {
+    configFor(a);
     for (const d of DATASETS)
       process.stdout.write(`${d.name.padEnd(35)} ${d.kind.padEnd(9)} ${(d.seq ?? 'id').padEnd(10)} ${d.entity}\n`);
   },

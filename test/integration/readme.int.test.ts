@@ -158,6 +158,29 @@ describe('the README, as a new user follows it', () => {
     }
   }, 300_000);
 
+  it('any subgraph: the sandbox serves the test schema, and the client block adds it, runs it, queries it and prints its DDL', async () => {
+    const [serve] = examples('subgraph-serve');
+    const [client] = examples('subgraph-client');
+    const [program, ...args] = serve!.trim().split(/\s+/);
+    rmSync(join(ROOT, 'data/subgraph-try'), { recursive: true, force: true });
+    const child = spawn(program!, args, { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const printed = await waitForOutput(child, /^ready http:\/\/127\.0\.0\.1:8546$/m);
+      // The URL the client block adds is the one the sandbox prints.
+      const url = /--url (\S+)/.exec(client!)![1]!;
+      expect(printed).toContain(`subgraph pools: ${url}\n`);
+      const r = await runBlock(client!);
+      const failed = r.outputs.find((o) => o.output.includes('::: failed'));
+      expect(r.code, `${failed?.command}: ${failed?.output}\n${r.stderr.slice(-2000)}`).toBe(0);
+      expect(r.outputs.find((o) => o.command.includes('query'))!.output).toMatch(/swaps\n-+\n *[1-9]\d*\n\(1 rows\)/);
+      const ddl = r.outputs.find((o) => o.command.includes('lake ddl'))!.output;
+      expect(ddl).toContain('CREATE OR REPLACE VIEW "pools"."swaps" AS SELECT * FROM read_parquet(');
+    } finally {
+      child.kill('SIGTERM');
+      rmSync(join(ROOT, 'data/subgraph-try'), { recursive: true, force: true });
+    }
+  }, 300_000);
+
   it('a bucket lake on one machine: make s3rver, then the client block exports to it, its DDL names the store, a query reads it', async () => {
     const [serve] = examples('sandbox-serve');
     const [store] = examples('bucket-serve');

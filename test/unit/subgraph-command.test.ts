@@ -1,0 +1,121 @@
+/**
+ * `pool-export subgraph add|list|remove` as a user runs them: the command line as a child process against a sandbox
+ * that serves the test schema. Adding by introspection and running takes two commands, and the export is exact
+ * (`compareWithSandbox`); bad input is one line and exit code 2, and writes nothing.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATASETS } from '../../src/catalog/catalog.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
+
+let sb: SandboxProcess;
+let dir: string;
+let urls: string[];
+
+beforeAll(async () => {
+  sb = await startSandbox(['--scale', '2000', '--chains', '1,56', '--subgraph', `pools=${FIXTURE}`]);
+  urls = [...sb.banner.matchAll(/^subgraph pools: (\S+)$/gm)].map((m) => m[1]!);
+  dir = mkdtempSync(join(tmpdir(), 'pe-subgraph-cmd-'));
+});
+afterAll(async () => {
+  await sb?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const deployments = () => ['--chain', 'ethereum', '--url', urls[0]!, '--chain', 'bsc', '--url', urls[1]!];
+
+describe('pool-export subgraph', () => {
+  it('adds a subgraph by introspection, runs it exactly with one more command, lists it and removes it', async () => {
+    const data = join(dir, 'a');
+    const env = sandboxEnv(sb, data);
+    const added = await cli(['subgraph', 'add', 'pools', ...deployments()], env);
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain('added subgraph pools: 5 entities (Factory, Token, Pool, Swap, PriceTick)');
+    expect(added.stdout).toContain(`  bsc: ${urls[1]} (block `);
+    const run = await cli(['run', '--subgraphs', 'pools', '--log-format', 'json'], env);
+    expect(run.code, run.stderr.slice(-2000)).toBe(0);
+    // The test process reads the same data folder's list, so its catalog holds the subgraph's datasets too.
+    loadConfig({ env });
+    const names = DATASETS.filter((d) => d.schema === 'pools').map((d) => d.name);
+    expect(names).toHaveLength(5);
+    const cmp = await compareWithSandbox(sb, data, [1, 56], names);
+    expect(cmp.mismatches).toEqual([]);
+    expect(cmp.checked).toBe(10);
+    // Only the subgraph's tasks ran: no DODO dataset was read.
+    expect(run.stderr).not.toMatch(/"dataset":"(dodoex|token|mine|list)\./);
+    const listed = await cli(['subgraph', 'list'], env);
+    expect(listed.stdout).toBe(`pools: 5 entities, from the data folder\n  ethereum: ${urls[0]}\n  bsc: ${urls[1]}\n`);
+    const removed = await cli(['subgraph', 'remove', 'pools'], env);
+    expect(removed.code).toBe(0);
+    expect((await cli(['subgraph', 'list'], env)).stdout).toMatch(/^no subgraph is added/);
+    // Its tables stay.
+    expect(existsSync(join(data, 'lake', 'pools', 'swaps'))).toBe(true);
+  });
+
+  it('keeps derived fields out and stored lists of references in, as introspection tells them apart', async () => {
+    const data = join(dir, 'b');
+    expect((await cli(['subgraph', 'add', 'pools', ...deployments()], sandboxEnv(sb, data))).code).toBe(0);
+    const schema = JSON.parse(readFileSync(join(data, 'subgraphs.json'), 'utf8')).subgraphs[0].schema as string;
+    expect(schema).toMatch(/^ {2}whitelistPools: \[Pool!\]!$/m);
+    expect(schema).toMatch(/^ {2}swapsIn: \[Swap!\]! @derivedFrom\(field: "\?"\)$/m);
+    expect(schema).toMatch(/^ {2}swaps: \[Swap!\]! @derivedFrom\(field: "\?"\)$/m);
+    expect(schema).toMatch(/^type Swap implements Event @entity \{$/m);
+    expect(schema).toMatch(/^enum PoolKind \{\n {2}CONSTANT_PRODUCT\n {2}CONCENTRATED\n {2}STABLE\n\}$/m);
+  });
+
+  const bad = (name: string, sdl: string) => {
+    const p = join(dir, name);
+    writeFileSync(p, sdl);
+    return p;
+  };
+  it.each([
+    [
+      'a URL that is not a graph-node endpoint',
+      () => ['--chain', 'ethereum', '--url', `${sb.url}/not/graph-node`],
+      /^pool-export: http:\/\/127\.0\.0\.1:\d+\/not\/graph-node is not a graph-node endpoint \(the answer holds no `data`/,
+    ],
+    [
+      'an entity that does not exist',
+      () => [...deployments(), '--entities', 'Swap,Nope'],
+      /^pool-export: subgraph pools has no entity Nope; its entities: Factory, Token, Pool, Swap, PriceTick$/,
+    ],
+    [
+      'a schema file that does not parse',
+      () => [...deployments(), '--schema', bad('broken.graphql', 'type Pool @entity {')],
+      /^pool-export: subgraph pools: the schema of pools does not parse: Syntax Error/,
+    ],
+    [
+      'an unknown scalar',
+      () => [...deployments(), '--schema', bad('money.graphql', 'type Pool @entity { id: ID! price: Money! }')],
+      /field Pool\.price of pools has type Money, which is neither a scalar of graph-node/,
+    ],
+    ['a --chain without its --url', () => ['--chain', 'ethereum'], /takes one --url per --chain/],
+    ['a name that is not one', () => deployments(), /must start with a lowercase letter/, 'Uniswap-V2'],
+  ])('refuses %s in one line with exit code 2, and writes nothing', async (_, args, message, name = 'pools') => {
+    const data = join(dir, `bad-${name}-${Math.random()}`);
+    const r = await cli(['subgraph', 'add', name, ...args()], sandboxEnv(sb, data));
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr.trim()).toMatch(message);
+    expect(existsSync(join(data, 'subgraphs.json'))).toBe(false);
+  });
+
+  it('refuses to add a name twice', async () => {
+    const data = join(dir, 'c');
+    const env = sandboxEnv(sb, data);
+    expect((await cli(['subgraph', 'add', 'pools', ...deployments()], env)).code).toBe(0);
+    const again = await cli(['subgraph', 'add', 'pools', ...deployments()], env);
+    expect(again.code).toBe(2);
+    expect(again.stderr.trim()).toBe(
+      'pool-export: subgraph pools is already added: pool-export subgraph remove pools, then add it again',
+    );
+  });
+});
