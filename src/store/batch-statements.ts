@@ -136,7 +136,10 @@ async function stageIncoming(
   );
   return {
     same: columns.map((c) => `s.${c} IS NOT DISTINCT FROM i.${c}`).join(' AND '),
-    row: (alias) => `row(${columns.map((c) => `${alias}.${c}`).join(', ')})`,
+    // A row value of one field is that field, not a struct, and compares with no struct: an entity that stores its id
+    // alone (Uniswap v2's User: Uniswap/v2-subgraph 468ce7be, src/v2/schema.graphql) compares as (id, 0).
+    row: (alias) =>
+      `row(${[...columns.map((c) => `${alias}.${c}`), ...(columns.length === 1 ? ['0'] : [])].join(', ')})`,
   };
 }
 

@@ -77,10 +77,17 @@ describe('a subgraph of any schema', () => {
         .flatMap((n) => CHAINS.map((c) => `${n}@${c}`))
         .sort(),
     );
-    expect(POOLS()).toEqual(['pools.factories', 'pools.tokens', 'pools.pools', 'pools.swaps', 'pools.price_ticks']);
+    expect(POOLS()).toEqual([
+      'pools.factories',
+      'pools.tokens',
+      'pools.pools',
+      'pools.swaps',
+      'pools.price_ticks',
+      'pools.accounts',
+    ]);
     const cmp = await compareWithSandbox(sb, data, CHAINS, POOLS());
     expect(cmp.mismatches).toEqual([]);
-    expect(cmp.checked).toBe(10);
+    expect(cmp.checked).toBe(12);
     expect(cmp.rows).toBeGreaterThan(8000);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
     // The kinds: an immutable entity with a timestamp in seconds is an event; the others (the timeseries among them)
@@ -93,6 +100,7 @@ describe('a subgraph of any schema', () => {
       'Pool:mutable:ID',
       'Swap:event:Bytes',
       'PriceTick:mutable:Int8',
+      'Account:mutable:Bytes',
     ]);
   });
 

@@ -164,7 +164,7 @@ describe('reading any subgraph schema', () => {
   const model = parseSchemaModel('pools', fixture);
 
   it('keeps the stored entities with their immutability, enums, interfaces and derived fields', () => {
-    expect(model.entities.map((e) => e.name)).toEqual(['Factory', 'Token', 'Pool', 'Swap', 'PriceTick']);
+    expect(model.entities.map((e) => e.name)).toEqual(['Factory', 'Token', 'Pool', 'Swap', 'PriceTick', 'Account']);
     const e = (n: string) => model.byName.get(n)!;
     expect([e('Factory').immutable, e('Token').immutable, e('Swap').immutable]).toEqual([undefined, undefined, true]);
     expect(e('PriceTick')).toMatchObject({ immutable: true, timeseries: true });

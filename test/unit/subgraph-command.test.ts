@@ -38,21 +38,21 @@ describe('pool-export subgraph', () => {
     const added = await cli(['subgraph', 'add', 'pools', ...deployments()], env);
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
-    expect(added.stdout).toContain('added subgraph pools: 5 entities (Factory, Token, Pool, Swap, PriceTick)');
+    expect(added.stdout).toContain('added subgraph pools: 6 entities (Factory, Token, Pool, Swap, PriceTick, Account)');
     expect(added.stdout).toContain(`  bsc: ${urls[1]} (block `);
     const run = await cli(['run', '--subgraphs', 'pools', '--log-format', 'json'], env);
     expect(run.code, run.stderr.slice(-2000)).toBe(0);
     // The test process reads the same data folder's list, so its catalog holds the subgraph's datasets too.
     loadConfig({ env });
     const names = DATASETS.filter((d) => d.schema === 'pools').map((d) => d.name);
-    expect(names).toHaveLength(5);
+    expect(names).toHaveLength(6);
     const cmp = await compareWithSandbox(sb, data, [1, 56], names);
     expect(cmp.mismatches).toEqual([]);
-    expect(cmp.checked).toBe(10);
+    expect(cmp.checked).toBe(12);
     // Only the subgraph's tasks ran: no DODO dataset was read.
     expect(run.stderr).not.toMatch(/"dataset":"(dodoex|token|mine|list)\./);
     const listed = await cli(['subgraph', 'list'], env);
-    expect(listed.stdout).toBe(`pools: 5 entities, from the data folder\n  ethereum: ${urls[0]}\n  bsc: ${urls[1]}\n`);
+    expect(listed.stdout).toBe(`pools: 6 entities, from the data folder\n  ethereum: ${urls[0]}\n  bsc: ${urls[1]}\n`);
     const removed = await cli(['subgraph', 'remove', 'pools'], env);
     expect(removed.code).toBe(0);
     expect((await cli(['subgraph', 'list'], env)).stdout).toMatch(/^no subgraph is added/);
@@ -85,7 +85,7 @@ describe('pool-export subgraph', () => {
     [
       'an entity that does not exist',
       () => [...deployments(), '--entities', 'Swap,Nope'],
-      /^pool-export: subgraph pools has no entity Nope; its entities: Factory, Token, Pool, Swap, PriceTick$/,
+      /^pool-export: subgraph pools has no entity Nope; its entities: Factory, Token, Pool, Swap, PriceTick, Account$/,
     ],
     [
       'a schema file that does not parse',
