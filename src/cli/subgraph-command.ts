@@ -12,8 +12,9 @@ import type { Config } from '../config/config.ts';
 import { checkUrl } from '../config/route-config.ts';
 import { readFolderSubgraphs, writeFolderSubgraphs } from '../config/subgraph-config.ts';
 import { UsageError } from '../errors.ts';
-import { type Endpoint, UpstreamClient } from '../upstream/client.ts';
+import { UpstreamClient } from '../upstream/client.ts';
 import { INTROSPECTION_QUERY, sdlFromIntrospection } from '../upstream/introspect-schema.ts';
+import { urlEndpoint } from '../upstream/routes.ts';
 import type { CommandBody } from './commands.ts';
 import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
 
@@ -27,15 +28,9 @@ interface Args extends FolderArgs {
   timeout: number;
 }
 
-const endpointOf = (url: string): Endpoint => ({
-  url,
-  label: url.replace(/\/api\/[^/]+\//, '/api/***/'),
-  host: new URL(url).host,
-});
-
 /** Asks a URL for `_meta` as graph-node answers it; a usage error that names the URL when it does not. */
 async function checkGraphNode(client: UpstreamClient, url: string): Promise<number> {
-  const e = endpointOf(url);
+  const e = urlEndpoint(url);
   let block: unknown;
   try {
     const a = await client.request<{ _meta?: { block?: { number?: unknown } } }>(
@@ -85,9 +80,9 @@ async function add(a: Args, config: Config): Promise<void> {
       throw new UsageError(`--schema: cannot read ${a.schema} (${(e as Error).message})`);
     }
   } else {
-    const answer = await client.request<IntrospectionQuery>(endpointOf(deployments[0]!.url), INTROSPECTION_QUERY, {});
+    const answer = await client.request<IntrospectionQuery>(urlEndpoint(deployments[0]!.url), INTROSPECTION_QUERY, {});
     if (!answer.data?.__schema)
-      throw new UsageError(`${endpointOf(deployments[0]!.url).label} answers no introspection: pass --schema FILE`);
+      throw new UsageError(`${urlEndpoint(deployments[0]!.url).label} answers no introspection: pass --schema FILE`);
     schema = sdlFromIntrospection(answer.data);
   }
   const entities = list(a.entities);
@@ -98,7 +93,7 @@ async function add(a: Args, config: Config): Promise<void> {
   process.stdout.write(
     [
       `added subgraph ${name}: ${taken.length} entities (${taken.join(', ')})`,
-      ...deployments.map((d, i) => `  ${chainName(d.chainId)}: ${endpointOf(d.url).label} (block ${heads[i]})`),
+      ...deployments.map((d, i) => `  ${chainName(d.chainId)}: ${urlEndpoint(d.url).label} (block ${heads[i]})`),
       `export it: pool-export run --subgraphs ${name}   (a plain run takes it too, with DODO's jobs)`,
       '',
     ].join('\n'),
@@ -116,7 +111,7 @@ function show(config: Config): void {
     const n = s.entities?.length ?? model.entities.length;
     process.stdout.write(
       `${s.name}: ${n} entities, from ${folder.has(s.name) ? 'the data folder' : 'the config file'}\n${s.deployments
-        .map((d) => `  ${chainName(d.chainId)}: ${endpointOf(d.url).label}\n`)
+        .map((d) => `  ${chainName(d.chainId)}: ${urlEndpoint(d.url).label}\n`)
         .join('')}`,
     );
   }

@@ -42,7 +42,7 @@ function keyedRoute(config: Config, route: Route, at: { ds: Dataset; chainId: nu
  * A subgraph's deployment, by its URL as given: a graph-node's own (no key), or a gateway's with the key in its path
  * (`/api/<key>/subgraphs/id/…`), which the label hides.
  */
-function urlEndpoint(url: string): Endpoint {
+export function urlEndpoint(url: string): Endpoint {
   return { url, label: url.replace(/\/api\/[^/]+\//, '/api/***/'), host: new URL(url).host };
 }
 
