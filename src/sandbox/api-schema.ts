@@ -120,6 +120,39 @@ function queryFields(e: EntityModel, naming: NamingMode): string[] {
   ];
 }
 
+/** Filter suffixes of an aggregation's fields (graph-node `api.rs` `field_filter_ops`, `FilterOpsSet::Aggregation`). */
+const AGG_SUFFIXES = ['', '_gt', '_lt', '_gte', '_lte', '_in'];
+const AGG_ORDERED = new Set(['BigInt', 'BigDecimal', 'Int', 'Int8', 'Timestamp']);
+
+/**
+ * The filter of an aggregation: ordered scalars take `""`, `_gt`, `_lt`, `_gte`, `_lte` and `_in`, other scalars and
+ * references equality only (a reference also its child filter), enums and lists as an entity's do.
+ */
+function aggregationFilterType(agg: EntityModel, model: SchemaModel, changeBlock: boolean): string {
+  const lines = agg.fields.flatMap((f) => {
+    if (f.list || f.enum) return filterFields(f, model);
+    if (f.ref) return [`${f.name}: String`, `${f.name}_: ${f.type}_filter`];
+    const sfx = AGG_ORDERED.has(f.type) ? AGG_SUFFIXES : [''];
+    return sfx.map((s) => `${f.name}${s}: ${s === '_in' ? `[${f.type}!]` : f.type}`);
+  });
+  lines.push(
+    ...(changeBlock ? ['_change_block: BlockChangedFilter'] : []),
+    `and: [${agg.name}_filter]`,
+    `or: [${agg.name}_filter]`,
+  );
+  return `input ${agg.name}_filter {\n  ${lines.join('\n  ')}\n}`;
+}
+
+/**
+ * The root field of an aggregation (graph-node `api.rs` `query_fields_for_agg_type`): its plural only, with a
+ * mandatory `interval` and no `orderBy` (rows come by `timestamp` then `id`, descending).
+ */
+function aggregationQueryField(agg: EntityModel, naming: NamingMode): string {
+  const args = `skip: Int = 0, first: Int = 100, interval: Aggregation_interval!, where: ${agg.name}_filter`;
+  const block = 'block: Block_height, subgraphError: _SubgraphErrorPolicy_! = deny';
+  return `  ${rootNames(agg.name, naming).plural}(${args}, ${block}): [${agg.name}!]!`;
+}
+
 /** How a deployment's API schema differs: root field naming, and whether filters take `_change_block`. */
 export interface ApiOptions {
   readonly naming: NamingMode;
@@ -140,7 +173,11 @@ export function apiSdl(model: SchemaModel, opts: ApiOptions = { naming: 'current
       `enum ${e.name}_orderBy { ${orderByValues(e, model).join(' ')} }`,
     );
   }
+  const aggregations = model.aggregations ?? [];
+  if (aggregations.length) parts.push('enum Aggregation_interval { hour day }');
+  for (const agg of aggregations) parts.push(objectType(agg), aggregationFilterType(agg, model, opts.changeBlock));
   const query = model.entities.flatMap((e) => queryFields(e, opts.naming));
+  query.push(...aggregations.map((agg) => aggregationQueryField(agg, opts.naming)));
   query.push('  _meta(block: Block_height): _Meta_');
   parts.push(`type Query {\n${query.join('\n')}\n}`);
   return parts.join('\n\n');

@@ -10,6 +10,7 @@
  */
 import type { EntityModel, FieldModel, SchemaModel } from '../schemas/entity-model.ts';
 import * as X from '../util/exact.ts';
+import { aggregationTables, unservableAggregation } from './aggregation-data.ts';
 import { hashString, hexOf, mix } from './hash.ts';
 import { materializedTable, type Row, type Table, type View } from './table.ts';
 import { eventHash, indexOfHash } from './table-kinds.ts';
@@ -40,12 +41,15 @@ export function genericCounts(scale: number): { immutable: number; mutable: numb
 }
 
 /**
- * Why the sandbox cannot serve a schema yet, or undefined: it serves entities (timeseries included), enums and the
- * interfaces they implement, but not aggregations, nor fields whose type is an interface.
+ * Why the sandbox cannot serve a schema yet, or undefined: it serves entities (timeseries included), enums, the
+ * interfaces they implement and aggregations over timeseries (`aggregation-data.ts`), but not fields whose type is an
+ * interface.
  */
 export function unservable(model: SchemaModel): string | undefined {
-  const agg = model.aggregations?.[0];
-  if (agg) return `aggregation ${agg.name} (@aggregation): the sandbox does not serve aggregations yet`;
+  for (const agg of model.aggregations ?? []) {
+    const why = unservableAggregation(model, agg);
+    if (why) return why;
+  }
   for (const e of model.entities)
     for (const f of e.fields)
       if (f.ref && model.interfaces?.has(f.type))
@@ -65,6 +69,9 @@ export function genericTables(model: SchemaModel, w: World, name: string): Map<s
   const tables = new Map<string, Table>();
   for (const [ei, e] of model.entities.entries())
     tables.set(e.name, e.immutable ? immutableTable(cx, e, ei) : mutableTable(cx, e, ei));
+  for (const agg of model.aggregations ?? [])
+    for (const [key, t] of aggregationTables(model, agg, tables.get(agg.aggregation!.source)!, w.tl))
+      tables.set(key, t);
   return tables;
 }
 

@@ -63,5 +63,7 @@ export function rootFields(model: SchemaModel, mode: NamingMode): Map<string, { 
     if (names.single) out.set(names.single, { entity: e, many: false });
     out.set(names.plural, { entity: e, many: true });
   }
+  // An aggregation has its plural only, asked per interval.
+  for (const a of model.aggregations ?? []) out.set(rootNames(a.name, mode).plural, { entity: a, many: true });
   return out;
 }

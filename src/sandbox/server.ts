@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalSchema } from '../schemas/entity-model.ts';
+import { aggregationKey } from './aggregation-data.ts';
 import { type FaultKind, FaultPlan, type FaultRates, parseFaults, RateLimiter, SilentDrop } from './faults.ts';
 import {
   type Garbage,
@@ -441,7 +442,7 @@ export class SandboxServer {
 
   /**
    * Every row of one entity at the head (or a block), as NDJSON, for tests that compare an export with its source;
-   * `fields=id,amountIn` keeps only those fields. Written in chunks that wait for the socket to drain, so that millions
+   * `fields=id,amountIn` keeps only those fields; `interval=hour` asks an aggregation's rows at that interval. Written in chunks that wait for the socket to drain, so that millions
    * of rows stream in bounded memory.
    */
   private async rows(url: URL, res: ServerResponse): Promise<void> {
@@ -454,7 +455,10 @@ export class SandboxServer {
     const chain = url.searchParams.get('chainId');
     const chainId = chain === null ? this.service.chainIds[0]! : (this.service.chainOfSegment(chain) ?? Number(chain));
     const dep = this.service.deployment(chainId, schema);
-    const table = dep.tables.get(url.searchParams.get('entity') ?? '');
+    // An aggregation's rows at one interval: `entity=TokenStats&interval=hour`.
+    const entity = url.searchParams.get('entity') ?? '';
+    const interval = url.searchParams.get('interval');
+    const table = dep.tables.get(interval === null ? entity : aggregationKey(entity, interval));
     if (!table) return send(res, 404, { error: 'unknown entity' });
     const view = { at: Number(url.searchParams.get('block') ?? dep.tl.head), epoch: dep.tl.epoch };
     const fields = url.searchParams.get('fields')?.split(',');

@@ -16,6 +16,7 @@ import {
   validate,
 } from 'graphql';
 import type { EntityModel, SchemaModel } from '../schemas/entity-model.ts';
+import { aggregationKey } from './aggregation-data.ts';
 import type { ApiOptions } from './api-schema.ts';
 import { type CollectionArgs, type Limits, runCollection } from './collection.ts';
 import type { FilterContext } from './filter.ts';
@@ -310,6 +311,38 @@ class Walker {
   }
 }
 
+/**
+ * The rows of an aggregation's root field at one interval: by `timestamp`, then `id`, both descending, the only order
+ * graph-node gives them (`docs/aggregations.md`; `query.rs` `build_order`).
+ */
+function aggregationRows(
+  dep: Deployment,
+  walker: Walker,
+  node: FieldNode,
+  args: Record<string, unknown>,
+  view: View,
+  opts: ExecOptions,
+): Record<string, unknown>[] {
+  const entity = dep.roots.get(node.name.value)!.entity;
+  const table = dep.tables.get(aggregationKey(entity.name, String(args.interval)));
+  if (!table) throw new QueryError(`Aggregation \`${entity.name}\` has no interval \`${String(args.interval)}\``);
+  const { omit } = opts;
+  const ordered = { ...args, orderBy: 'timestamp', orderDirection: 'desc' } as CollectionArgs;
+  const rows = runCollection(
+    table,
+    ordered,
+    walker.ctx(view),
+    opts.limits,
+    undefined,
+    omit && ((r) => omit(entity.name, r)),
+  );
+  opts.served?.(entity.name, rows);
+  const out = rows.map((r) => walker.row(entity, r, node.selectionSet!, view));
+  if (opts.garble) for (const r of out) opts.garble(entity.name, r);
+  opts.garblePage?.(entity.name, out);
+  return out;
+}
+
 function introspectionOnly(doc: DocumentNode, op: OperationDefinitionNode, keep: FieldNode[]): DocumentNode {
   const only: OperationDefinitionNode = { ...op, selectionSet: { kind: Kind.SELECTION_SET, selections: keep } };
   return { kind: Kind.DOCUMENT, definitions: doc.definitions.map((d) => (d === op ? only : d)) };
@@ -358,8 +391,12 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
         continue;
       }
       const root = dep.roots.get(name)!;
-      const table = dep.tables.get(root.entity.name)!;
       const { view } = resolveBlock(dep, args.block as Block);
+      if (root.entity.aggregation) {
+        data[key] = aggregationRows(dep, walker, node, args, view, opts);
+        continue;
+      }
+      const table = dep.tables.get(root.entity.name)!;
       if (!root.many) {
         const row = table.get(String(args.id), view);
         if (row) opts.served?.(root.entity.name, [row]);
