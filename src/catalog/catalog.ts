@@ -43,6 +43,11 @@ export interface Dataset {
    * variables that page and look up by id. Stored as text whatever its type.
    */
   readonly idType?: 'Bytes' | 'String' | 'Int8';
+  /**
+   * For an aggregation of a subgraph (`@aggregation`): the interval its rows are asked at, one dataset per interval,
+   * and the GraphQL type of its `timestamp`. Its rows come newest first, by `(timestamp, id)`.
+   */
+  readonly aggregation?: { readonly interval: string; readonly timestampType: string };
 }
 
 /** Warehouse schema per upstream schema (a subgraph added by name registers its own: `subgraphs.ts`). */
@@ -189,9 +194,9 @@ function genericKind(e: EntityModel): { kind: CursorKind; seq?: string; seqType?
 
 /** The datasets of a subgraph of any schema, under a warehouse schema of its name (`uniswap_v2.swaps`). */
 export function subgraphDatasetsOf(name: string, model: SchemaModel): Dataset[] {
-  // A field that references an aggregation is asked per interval: aggregations are not exported yet.
+  // A field that references an aggregation would be asked per interval: it is left out (the aggregation is a dataset).
   const aggregations = new Set(model.aggregations?.map((a) => a.name));
-  return model.entities.map((e) => {
+  const entities = model.entities.map((e): Dataset => {
     const columns = e.fields
       .filter((f) => !aggregations.has(f.type))
       .map((f) => column(e.name, f, true))
@@ -208,6 +213,34 @@ export function subgraphDatasetsOf(name: string, model: SchemaModel): Dataset[] 
       columns,
       ...genericKind(e),
       ...(idType === 'Bytes' || idType === 'String' || idType === 'Int8' ? { idType } : {}),
+    };
+  });
+  return [...entities, ...(model.aggregations ?? []).flatMap((a) => aggregationDatasets(name, a))];
+}
+
+/**
+ * The datasets of an aggregation: one per interval (`uniswap.token_stats_hour`), each read as a mutable entity is (by
+ * `_change_block` from the re-read window, the window's rows checked against the upstream), in the only order graph-node
+ * gives an aggregation, `(timestamp, id)` descending.
+ */
+function aggregationDatasets(name: string, a: EntityModel): Dataset[] {
+  const columns = a.fields
+    .map((f) => column(a.name, f, true))
+    .filter((c): c is Column => c !== undefined)
+    .map((c) => (c.field === 'id' ? { ...c, cls: 'text' as const } : c));
+  const idType = a.field.get('id')?.type;
+  const timestampType = a.field.get('timestamp')?.type ?? 'Timestamp';
+  return a.aggregation!.intervals.map((interval) => {
+    const table = `${name}.${tableOf(a.name)}_${interval}`;
+    return {
+      name: table,
+      schema: name,
+      entity: a.name,
+      table,
+      columns,
+      kind: 'mutable' as const,
+      ...(idType === 'Bytes' || idType === 'String' || idType === 'Int8' ? { idType } : {}),
+      aggregation: { interval, timestampType },
     };
   });
 }

@@ -8,7 +8,8 @@
  * appended by `(timestamp, id)` keyset pages with the re-read window; every other entity (mutable, or immutable
  * without such a field, a timeseries' microsecond `Timestamp` among them) is read whole by id once, then by
  * `_change_block` from the re-read window on (a full pass by id each run where the endpoint lacks `_change_block`),
- * as DODO's mutable entities are.
+ * as DODO's mutable entities are. An aggregation is a dataset per interval (`token_stats_hour`), read the same way
+ * but newest first, the only order graph-node gives it (`export/paginate/aggregation.ts`).
  */
 import { UsageError } from '../errors.ts';
 import { type EntityModel, parseSchemaModel, type SchemaModel, SchemaModelError } from '../schemas/entity-model.ts';
@@ -58,11 +59,10 @@ export function subgraphModel(spec: Pick<SubgraphSpec, 'name' | 'schema' | 'enti
     if (e instanceof SchemaModelError) throw new UsageError(`subgraph ${spec.name}: ${e.message}`);
     throw e;
   }
+  const names = [...model.entities, ...(model.aggregations ?? [])].map((e) => e.name);
   for (const n of spec.entities ?? [])
-    if (!model.byName.has(n))
-      throw new UsageError(
-        `subgraph ${spec.name} has no entity ${n}; its entities: ${model.entities.map((e) => e.name).join(', ')}`,
-      );
+    if (!names.includes(n))
+      throw new UsageError(`subgraph ${spec.name} has no entity ${n}; its entities: ${names.join(', ')}`);
   return model;
 }
 
@@ -84,7 +84,8 @@ export function registerSubgraphs(specs: readonly SubgraphSpec[]): SubgraphSpec[
     }
     const only = spec.entities?.length ? new Set(spec.entities) : undefined;
     const entities: EntityModel[] = model.entities.filter((e) => !only || only.has(e.name));
-    const datasets = subgraphDatasetsOf(spec.name, { ...model, entities });
+    const aggregations = model.aggregations?.filter((a) => !only || only.has(a.name));
+    const datasets = subgraphDatasetsOf(spec.name, { ...model, entities, ...(aggregations ? { aggregations } : {}) });
     WAREHOUSE_SCHEMA[spec.name] = spec.name;
     registerDatasets(datasets);
     registered.set(spec.name, { spec, model, datasets });

@@ -1,6 +1,7 @@
 /** Runs one task: pages a dataset from its checkpoint to the pinned block with the paginator of its kind. */
 import type { CursorKind } from '../catalog/catalog.ts';
 import { TaskError } from '../errors.ts';
+import { pageAggregation } from './paginate/aggregation.ts';
 import { pageEvents } from './paginate/events.ts';
 import { pageList } from './paginate/list.ts';
 import { pageMutable } from './paginate/mutable.ts';
@@ -16,7 +17,8 @@ export type Paginator = (run: TaskRun, cursor: Cursor) => Promise<void>;
 export const PAGINATORS: Readonly<Record<CursorKind, Paginator>> = {
   event: pageEvents,
   bucket: pageEvents,
-  mutable: pageMutable,
+  // An aggregation is mutable in the store, but paged newest first.
+  mutable: (run, cursor) => (run.ds.aggregation ? pageAggregation(run, cursor) : pageMutable(run, cursor)),
   snapshot: pageSnapshot,
   list: pageList,
 };

@@ -7,7 +7,21 @@ import { listQuery } from '../catalog/liquidity-list.ts';
  * `updatedAt_gte` never matches a null, so such rows need their own pass); `changed-since` pages by id through the rows
  * changed at or after block `$since` (`_change_block`, graph-node v0.27.0 and later).
  */
-export type PageShape = 'seq-first' | 'seq-next' | 'range-first' | 'range-next' | 'id' | 'null-id' | 'changed-since';
+export type PageShape =
+  | 'seq-first'
+  | 'seq-next'
+  | 'range-first'
+  | 'range-next'
+  | 'id'
+  | 'null-id'
+  | 'changed-since'
+  | AggregationShape;
+
+/**
+ * The page shapes of an aggregation, whose rows come by `(timestamp, id)` descending: the first page, the next after
+ * `($ts, $id)`, and both among the rows written at or after block `$since`.
+ */
+export type AggregationShape = 'agg-first' | 'agg-next' | 'agg-changed-first' | 'agg-changed-next';
 
 /** The GraphQL type of a dataset's id (`ID` but for a subgraph's `Bytes`, `String` or `Int8` ids). */
 export const idType = (ds: Pick<Dataset, 'idType'>): string => ds.idType ?? 'ID';
@@ -19,8 +33,9 @@ export const idType = (ds: Pick<Dataset, 'idType'>): string => ds.idType ?? 'ID'
 export const firstId = (ds: Pick<Dataset, 'idType'>): string => (ds.idType === 'Int8' ? '-9223372036854775808' : '');
 
 /** Which of `$ids` an entity collection still holds at `$block`: only their ids are asked for. */
-export function presentQuery(root: string, ds: Pick<Dataset, 'idType'> = {}): string {
-  return `query Present($first: Int!, $block: Int!, $ids: [${idType(ds)}!]!) { rows: ${root}(first: $first, block: { number: $block }, where: { id_in: $ids }) { id } }`;
+export function presentQuery(root: string, ds: Pick<Dataset, 'idType' | 'aggregation'> = {}): string {
+  const interval = ds.aggregation ? `interval: ${ds.aggregation.interval}, ` : '';
+  return `query Present($first: Int!, $block: Int!, $ids: [${idType(ds)}!]!) { rows: ${root}(first: $first, block: { number: $block }, ${interval}where: { id_in: $ids }) { id } }`;
 }
 
 /** The selection set of a dataset. */
@@ -52,6 +67,7 @@ export function pageField(ds: Dataset, root: string, shape: PageShape): PageFiel
     vars: `${head}${vars}`,
     field: `${root}(first: $first, block: { number: $block }, ${args}) { ${sel} }`,
   });
+  if (ds.aggregation) return aggregationPage(ds, rows, shape);
   if (shape === 'id') return rows('orderBy: id, orderDirection: asc, where: { id_gt: $id }', `, $id: ${id}!`);
   if (shape === 'changed-since')
     return rows(
@@ -80,6 +96,23 @@ export function pageField(ds: Dataset, root: string, shape: PageShape): PageFiel
     `orderBy: ${seq}, orderDirection: asc, where: { or: [{ ${seq}_gt: $seq }, { ${seq}: $seq, id_gt: $id }] }`,
     `, $seq: ${t}!, $id: ${id}!`,
   );
+}
+
+/** A page of an aggregation at its interval: newest first, the keyset on `(timestamp, id)` descending. */
+function aggregationPage(ds: Dataset, rows: (args: string, vars: string) => PageField, shape: PageShape): PageField {
+  const { interval, timestampType } = ds.aggregation!;
+  const changed = shape === 'agg-changed-first' || shape === 'agg-changed-next';
+  // Every filter is repeated inside each `or` branch: graph-node refuses column filters beside `or`.
+  const since = changed ? ', _change_block: { number_gte: $since }' : '';
+  const sinceVar = changed ? ', $since: Int!' : '';
+  if (shape === 'agg-first' || shape === 'agg-changed-first')
+    return rows(`interval: ${interval}${changed ? `, where: { ${since.slice(2)} }` : ''}`, sinceVar);
+  if (shape === 'agg-next' || shape === 'agg-changed-next')
+    return rows(
+      `interval: ${interval}, where: { or: [{ timestamp_lt: $ts${since} }, { timestamp: $ts, id_lt: $id${since} }] }`,
+      `, $ts: ${timestampType}!, $id: ${idType(ds)}!${sinceVar}`,
+    );
+  throw new Error(`${ds.name} is an aggregation: it is paged newest first, not by ${shape}`);
 }
 
 /** The liquidity-list operation, selecting every field the catalog stores. */

@@ -26,6 +26,11 @@ export interface Cursor {
   seq?: string;
   id?: string;
   block?: number;
+  /**
+   * An aggregation's full pass, newest first: the block and block time it began at. Rows written while it was
+   * interrupted are newer than its keyset, so the incremental passes after it read from there.
+   */
+  began?: { block: number; ts: number };
 }
 
 /** One page read into the buffer, as its pager sees it. */

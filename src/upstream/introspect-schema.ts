@@ -5,7 +5,8 @@
  * - an entity is an object type with a `<Type>_filter` input (graph-node's own `_Meta_` and `_Block_` have none);
  * - a field `@derivedFrom` another entity has only the child filter `field_` in that input, where a stored field has
  *   its equality filter `field` (the `filter_type_defn` rules of `api.rs`; graph-node-semantics.md §1.3);
- * - an aggregation is queried with an `interval` argument; it is left out (aggregations are not exported yet).
+ * - an aggregation is queried with an `interval` argument; it is left out, since introspection does not show which
+ *   intervals it has (`Aggregation_interval` lists every interval graph-node knows): `--schema FILE` exports it.
  * What introspection cannot show: whether an entity is immutable (every entity is read as a mutable one, by
  * `_change_block`, which is exact either way), and the field a derived field is derived from (`?` here).
  */

@@ -167,7 +167,7 @@ export async function compareWithSandbox(
         );
         if (Number(dup[0]!.d) !== 0)
           mismatches.push({ dataset: ds.name, chainId, detail: `${dup[0]!.d} duplicate ids` });
-        const source = await allRows(sb, chainId, ds.schema, ds.entity, block);
+        const source = await allRows(sb, chainId, ds.schema, ds.entity, block, ds.aggregation?.interval);
         const mine = digest(
           exported.map((r) => canon(ds.columns.map((c) => r[hasText(c) ? `${c.column}_text` : c.column]))),
         );

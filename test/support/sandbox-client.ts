@@ -62,10 +62,10 @@ export async function allRows(
   schema: string,
   entity: string,
   block?: number,
+  interval?: string,
 ): Promise<Record<string, any>[]> {
-  const res = await fetch(
-    `${sb.url}/_sandbox/rows?chainId=${chainId}&schema=${schema}&entity=${entity}${block ? `&block=${block}` : ''}`,
-  );
+  const at = `${block ? `&block=${block}` : ''}${interval ? `&interval=${interval}` : ''}`;
+  const res = await fetch(`${sb.url}/_sandbox/rows?chainId=${chainId}&schema=${schema}&entity=${entity}${at}`);
   const text = await readText(res, ROWS_BYTES);
   return text
     .split('\n')

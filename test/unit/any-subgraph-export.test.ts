@@ -46,6 +46,8 @@ async function run(data: string, on: SandboxProcess = sb, at: string[] = urls) {
     env: sandboxEnv(on, data),
     overrides: {
       subgraphs: { pools: { deployments: { ethereum: at[0], bsc: at[1] }, schema: FIXTURE } },
+      // Pages of 100 rows, so that every entity's and aggregation's keyset goes past its first page.
+      pageSize: 100,
     },
   });
   const tasks = buildPlan(config, { jobs: [subgraphJob('pools')] });
@@ -84,10 +86,12 @@ describe('a subgraph of any schema', () => {
       'pools.swaps',
       'pools.price_ticks',
       'pools.accounts',
+      'pools.token_price_stats_hour',
+      'pools.token_price_stats_day',
     ]);
     const cmp = await compareWithSandbox(sb, data, CHAINS, POOLS());
     expect(cmp.mismatches).toEqual([]);
-    expect(cmp.checked).toBe(12);
+    expect(cmp.checked).toBe(16);
     expect(cmp.rows).toBeGreaterThan(1000);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
     // The kinds: an immutable entity with a timestamp in seconds is an event; the others (the timeseries among them)
@@ -101,7 +105,18 @@ describe('a subgraph of any schema', () => {
       'Swap:event:Bytes',
       'PriceTick:mutable:Int8',
       'Account:mutable:Bytes',
+      'TokenPriceStat:mutable:Int8',
+      'TokenPriceStat:mutable:Int8',
     ]);
+    // The aggregation at both its intervals, each with its rows (a bucket of every token with a tick in that hour or day).
+    const stats = await Warehouse.open(data, { readOnly: true });
+    try {
+      const n = async (t: string) => Number((await stats.all(`SELECT count(*) AS n FROM pools.${t}`))[0]!.n);
+      expect(await n('token_price_stats_hour')).toBeGreaterThan(await n('token_price_stats_day'));
+      expect(await n('token_price_stats_day')).toBeGreaterThan(20);
+    } finally {
+      await stats.close();
+    }
   });
 
   it('reads every row again by id where the endpoint has no _change_block (graph-node before v0.27), and stays exact', async () => {

@@ -8,6 +8,7 @@ import type { Dataset } from '../../catalog/catalog.ts';
 import { firstId } from '../queries.ts';
 import type { PinnedBlock } from '../task.ts';
 import { type Cursor, keyValue } from '../task-run.ts';
+import { aggregationFirst } from './aggregation.ts';
 import { changedSince, presenceFrom } from './mutable.ts';
 import type { PassRequest } from './pass.ts';
 
@@ -29,6 +30,7 @@ export function firstRequest(ds: Dataset, cursor: Cursor, at: FirstRequestAt): P
   }
   if (ds.kind === 'mutable' && cursor.mode === 'incremental' && cursor.seq !== undefined) {
     const since = changedSince(cursor, at.block, at);
+    if (ds.aggregation) return aggregationFirst(block, since) as PassRequest;
     if (since !== undefined) return { shape: 'changed-since', vars: { block, id: firstId(ds), since } };
     // A subgraph's entity with no keyset field, on an endpoint without `_change_block`: every row again, by id.
     if (ds.seq === undefined) return { shape: 'id', vars: { block, id: firstId(ds) } };

@@ -82,7 +82,7 @@ export function presenceFrom(cursor: Cursor, block: PinnedBlock, windowSecs: num
  * upstream; rows read before `from` predate any reorg the window covers. Without `from` (see `presenceFrom`), nothing
  * is checked.
  */
-async function removeGone(run: TaskRun, from: number | undefined, watermark: Cursor): Promise<void> {
+export async function removeGone(run: TaskRun, from: number | undefined, watermark: Cursor): Promise<void> {
   const { task, deps } = run;
   // The run's batch may have asked already (see `first-pages.ts`), about the same rows: those earlier runs read since
   // `from` (this run's own, which it read, are left out below either way).
