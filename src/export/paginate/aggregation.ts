@@ -48,26 +48,26 @@ async function pageDown(run: TaskRun, plan: DescPass): Promise<void> {
 
 /** Pages an aggregation's dataset from its checkpoint to the pinned block. */
 export async function pageAggregation(run: TaskRun, cursor: Cursor): Promise<void> {
+  if (cursor.mode === 'incremental') return catchUp(run, cursor);
+  // The first pass, resumable: a resumed one goes on down from its last committed row, at a later block.
   const block = run.block;
-  if (cursor.mode !== 'incremental') {
-    // The full pass, resumable: a resumed one goes on down from its last committed row, and its watermark stays the
-    // block it began at, so that the rows written above it meanwhile are read by the next pass.
-    const began = cursor.mode === 'full' && cursor.began ? cursor.began : { block: block.number, ts: block.timestamp };
-    const resume = cursor.mode === 'full' && cursor.seq !== undefined && cursor.id !== undefined;
-    await pageDown(run, {
-      after: resume ? { ts: cursor.seq!, id: cursor.id! } : undefined,
-      replace: { kind: 'ids' },
-      finish: { mode: 'incremental', seq: String(began.ts), block: began.block },
-      progress: (last) => ({
-        mode: 'full',
-        seq: String(last.timestamp),
-        id: String(last.id),
-        began,
-        block: began.block,
-      }),
-    });
-    return;
-  }
+  const began = cursor.mode === 'full' && cursor.began ? cursor.began : { block: block.number, ts: block.timestamp };
+  const resume = cursor.mode === 'full' && cursor.seq !== undefined && cursor.id !== undefined;
+  const finish: Cursor = { mode: 'incremental', seq: String(began.ts), block: began.block };
+  await pageDown(run, {
+    after: resume ? { ts: cursor.seq!, id: cursor.id! } : undefined,
+    replace: { kind: 'ids' },
+    finish,
+    progress: (last) => ({ mode: 'full', seq: String(last.timestamp), id: String(last.id), began, block: began.block }),
+  });
+  // The rows written above a resumed pass since it began are newer than its keyset: they are read now, from the block
+  // it began at, so that the checkpoint's block is the one every row was read at.
+  if (began.block !== block.number) await catchUp(run, finish);
+}
+
+/** An incremental pass: the rows written since the re-read window's first block, then the window's rows checked. */
+async function catchUp(run: TaskRun, cursor: Cursor): Promise<void> {
+  const block = run.block;
   const windowSecs = run.deps.config.reorgWindowSecs;
   const from = presenceFrom(cursor, block, windowSecs);
   const since = changedSince(cursor, block, { changeBlock: run.pin.changeBlock, windowSecs });
