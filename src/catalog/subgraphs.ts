@@ -82,15 +82,20 @@ export function registerSubgraphs(specs: readonly SubgraphSpec[]): SubgraphSpec[
       registered.set(spec.name, { ...known, spec });
       continue;
     }
-    const only = spec.entities?.length ? new Set(spec.entities) : undefined;
-    const entities: EntityModel[] = model.entities.filter((e) => !only || only.has(e.name));
-    const aggregations = model.aggregations?.filter((a) => !only || only.has(a.name));
-    const datasets = subgraphDatasetsOf(spec.name, { ...model, entities, ...(aggregations ? { aggregations } : {}) });
+    const datasets = specDatasets(spec, model);
     WAREHOUSE_SCHEMA[spec.name] = spec.name;
     registerDatasets(datasets);
     registered.set(spec.name, { spec, model, datasets });
   }
   return [...specs];
+}
+
+/** The datasets of a subgraph: those of its schema's entities and aggregations, or of the ones `entities` names. */
+export function specDatasets(spec: Pick<SubgraphSpec, 'name' | 'entities'>, model: SchemaModel): Dataset[] {
+  const only = spec.entities?.length ? new Set(spec.entities) : undefined;
+  const entities: EntityModel[] = model.entities.filter((e) => !only || only.has(e.name));
+  const aggregations = model.aggregations?.filter((a) => !only || only.has(a.name));
+  return subgraphDatasetsOf(spec.name, { ...model, entities, ...(aggregations ? { aggregations } : {}) });
 }
 
 /** A registered subgraph by its warehouse schema, or undefined (DODO's schemas and the list). */

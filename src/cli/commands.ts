@@ -105,7 +105,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     command: 'subgraph <action> [name]',
     describe:
-      "subgraph add NAME --chain C --url URL [--schema FILE]: export a subgraph of any schema beside DODO's; subgraph list; subgraph remove NAME",
+      "subgraph add NAME --chain C --url URL [--schema FILE]: export a subgraph of any schema beside DODO's; subgraph list; subgraph remove NAME; subgraph refresh NAME [--schema FILE]: take the schema its endpoint serves now",
     load: async () => (await import('./subgraph-command.ts')).subgraphCommand,
   },
   {

@@ -1,25 +1,38 @@
 /**
- * `pool-export subgraph add|list|remove`: subgraphs of any schema, beside DODO's. `add` checks that each URL is a
+ * `pool-export subgraph add|list|remove|refresh`: subgraphs of any schema, beside DODO's. `add` checks that each URL is a
  * graph-node endpoint (its `_meta`), takes the schema from `--schema FILE` or from the first endpoint's introspection
  * (`upstream/introspect-schema.ts`), and records it in the data folder (`config/subgraph-config.ts`); a plain `run`
  * then exports it with DODO's jobs, and `run --subgraphs NAME` alone.
  */
 import { readFileSync } from 'node:fs';
 import type { IntrospectionQuery } from 'graphql';
-import { checkSubgraphName, type SubgraphDeployment, type SubgraphSpec, subgraphModel } from '../catalog/subgraphs.ts';
+import type { Dataset } from '../catalog/catalog.ts';
+import { describeChange, subgraphDrift } from '../catalog/subgraph-drift.ts';
+import {
+  checkSubgraphName,
+  type SubgraphDeployment,
+  type SubgraphSpec,
+  specDatasets,
+  subgraphModel,
+} from '../catalog/subgraphs.ts';
 import { chainName, parseChain } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { checkUrl } from '../config/route-config.ts';
 import { readFolderSubgraphs, writeFolderSubgraphs } from '../config/subgraph-config.ts';
 import { UsageError } from '../errors.ts';
+import { lockDataDir } from '../store/data-lock.ts';
+import { tableColumns } from '../store/ddl.ts';
+import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { INTROSPECTION_QUERY, sdlFromIntrospection } from '../upstream/introspect-schema.ts';
 import { urlEndpoint } from '../upstream/routes.ts';
+import { inert } from '../util/inert.ts';
+import { qt } from '../util/sql.ts';
 import type { CommandBody } from './commands.ts';
 import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
 
 interface Args extends FolderArgs {
-  action: 'add' | 'list' | 'remove';
+  action: 'add' | 'list' | 'remove' | 'refresh';
   name?: string | undefined;
   chain?: string[] | undefined;
   url?: string[] | undefined;
@@ -51,6 +64,21 @@ async function checkGraphNode(client: UpstreamClient, url: string): Promise<numb
   return block;
 }
 
+/** The schema text of a subgraph: `--schema FILE`, or the first deployment's introspection. */
+async function schemaText(a: Args, client: UpstreamClient, url: string): Promise<string> {
+  if (a.schema) {
+    try {
+      return readFileSync(a.schema, 'utf8');
+    } catch (e) {
+      throw new UsageError(`--schema: cannot read ${a.schema} (${(e as Error).message})`);
+    }
+  }
+  const answer = await client.request<IntrospectionQuery>(urlEndpoint(url), INTROSPECTION_QUERY, {});
+  if (!answer.data?.__schema)
+    throw new UsageError(`${urlEndpoint(url).label} answers no introspection: pass --schema FILE`);
+  return sdlFromIntrospection(answer.data);
+}
+
 async function add(a: Args, config: Config): Promise<void> {
   const name = a.name ?? '';
   checkSubgraphName(name);
@@ -72,19 +100,7 @@ async function add(a: Args, config: Config): Promise<void> {
   const client = UpstreamClient.forConfig(config, { timeoutMs: a.timeout * 1000 });
   const heads: number[] = [];
   for (const d of deployments) heads.push(await checkGraphNode(client, d.url));
-  let schema: string;
-  if (a.schema) {
-    try {
-      schema = readFileSync(a.schema, 'utf8');
-    } catch (e) {
-      throw new UsageError(`--schema: cannot read ${a.schema} (${(e as Error).message})`);
-    }
-  } else {
-    const answer = await client.request<IntrospectionQuery>(urlEndpoint(deployments[0]!.url), INTROSPECTION_QUERY, {});
-    if (!answer.data?.__schema)
-      throw new UsageError(`${urlEndpoint(deployments[0]!.url).label} answers no introspection: pass --schema FILE`);
-    schema = sdlFromIntrospection(answer.data);
-  }
+  const schema = await schemaText(a, client, deployments[0]!.url);
   const entities = list(a.entities);
   const spec: SubgraphSpec = { name, deployments, schema, ...(entities?.length ? { entities } : {}) };
   const model = subgraphModel(spec);
@@ -137,15 +153,100 @@ function remove(a: Args, config: Config): void {
   );
 }
 
+/**
+ * Takes the schema a subgraph's endpoint serves now (or `--schema FILE`) in place of the one it was added with, and
+ * readies the data folder for it: the tables gain the new fields' columns, and every dataset whose columns (or paging)
+ * changed is emptied and read again whole by the next run, its lake files then rewritten with the new columns (the
+ * lake serves the old rows until then). A field whose new type needs another column type is refused, naming the fix.
+ */
+async function refresh(a: Args, config: Config): Promise<void> {
+  const name = a.name ?? '';
+  const folder = readFolderSubgraphs(config.dataDir);
+  const was = folder.find((s) => s.name === name);
+  if (!was)
+    throw new UsageError(
+      config.subgraphs.some((s) => s.name === name)
+        ? `subgraph ${name} comes from the config file: update its schema file there`
+        : `no subgraph ${name} is added; pool-export subgraph list shows them`,
+    );
+  const client = UpstreamClient.forConfig(config, { timeoutMs: a.timeout * 1000 });
+  const now: SubgraphSpec = { ...was, schema: await schemaText(a, client, was.deployments[0]!.url) };
+  const [before, after] = [subgraphModel(was), subgraphModel(now)];
+  const changes = subgraphDrift(before, after);
+  if (!changes.length) {
+    process.stdout.write(`subgraph ${name}: its schema is unchanged\n`);
+    return;
+  }
+  const oldSets = new Map(specDatasets(was, before).map((d) => [d.name, d]));
+  const newSets = specDatasets(now, after);
+  // Read again whole: a dataset whose columns changed, or whose paging did (an entity found immutable or not).
+  const shape = (d: Dataset) => JSON.stringify([tableColumns(d), d.kind, d.seq, d.idType, d.aggregation]);
+  const changed = newSets.filter((d) => {
+    const o = oldSets.get(d.name);
+    return !o || shape(o) !== shape(d);
+  });
+  // A column keeps its type: a field whose new type needs another one cannot be taken in place.
+  for (const d of changed) {
+    const types = new Map(tableColumns(oldSets.get(d.name) ?? d));
+    for (const [column, type] of tableColumns(d))
+      if (types.has(column) && types.get(column) !== type)
+        throw new UsageError(
+          `subgraph ${name}: ${d.name}.${column} would change type (${types.get(column)} → ${type}) as its field's type changed upstream; a column cannot change type in place: pool-export subgraph remove ${name}, drop its schema (pool-export shell: DROP SCHEMA ${name} CASCADE), then add it again`,
+        );
+  }
+  const lock = await lockDataDir(config.dataDir, { what: 'subgraph refresh', waitSecs: 0, onLost: () => undefined });
+  try {
+    const w = await Warehouse.open(config.dataDir);
+    try {
+      await w.ensureTables(newSets);
+      await w.transaction(async (tx) => {
+        for (const d of changed) {
+          for (const t of ['checkpoints', 'shard_checkpoints'])
+            await tx.exec(`DELETE FROM _pool_export.${t} WHERE dataset = $1`, [d.name]);
+          // The lake is rewritten from what the next run reads (until then it keeps serving the old rows).
+          await tx.exec(
+            `INSERT OR REPLACE INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs, rebuild)
+             SELECT chain_id, $1, 0, coalesce(list(DISTINCT _run_id) FILTER (WHERE _run_id IS NOT NULL), []), true FROM ${qt(d.table)} GROUP BY chain_id`,
+            [d.name],
+          );
+          // Read again whole from an empty table: a row the new deployment no longer has does not linger.
+          await tx.exec(`DELETE FROM ${qt(d.table)}`);
+        }
+      });
+    } finally {
+      await w.close();
+    }
+    writeFolderSubgraphs(
+      config.dataDir,
+      folder.map((s) => (s.name === name ? now : s)),
+    );
+  } finally {
+    await lock.release();
+  }
+  process.stdout.write(
+    [
+      `subgraph ${name}: ${changes.length} change(s) taken`,
+      ...changes.map((c) => `  ${inert(describeChange(c))}`),
+      ...(changed.length
+        ? [`emptied, to be read again whole by the next run: ${changed.map((d) => d.name).join(', ')}`]
+        : []),
+      '',
+    ].join('\n'),
+  );
+}
+
 /** The yargs module of the `subgraph` command. */
 export const subgraphCommand: CommandBody<Args> = {
   builder: (y) =>
     folderOptions(y)
-      .positional('action', { choices: ['add', 'list', 'remove'] as const, demandOption: true })
+      .positional('action', { choices: ['add', 'list', 'remove', 'refresh'] as const, demandOption: true })
       .positional('name', { type: 'string', describe: 'the subgraph: its warehouse schema, e.g. uniswap_v2' })
       .option('chain', { type: 'string', array: true, describe: 'a chain of a deployment (repeat, with --url)' })
       .option('url', { type: 'string', array: true, describe: "that chain's graph-node endpoint (repeat)" })
-      .option('schema', { type: 'string', describe: 'its schema.graphql (default: read by introspection)' })
+      .option('schema', {
+        type: 'string',
+        describe: 'its schema.graphql (default: read by introspection); refresh: the new one',
+      })
       .option('entities', { type: 'string', describe: 'comma list of entities to export (default: every one)' })
       .option('timeout', { type: 'number', default: 30, describe: 'seconds each request may take' }),
   handler: async (a) => {
@@ -153,6 +254,7 @@ export const subgraphCommand: CommandBody<Args> = {
     if (a.action === 'list') return show(config);
     if (!a.name) throw new UsageError(`subgraph ${a.action} needs the subgraph's name`);
     if (a.action === 'add') return add(a, config);
+    if (a.action === 'refresh') return refresh(a, config);
     return remove(a, config);
   },
 };

@@ -30,7 +30,7 @@ export function graphqlError(messages: string[], status: number): UpstreamError 
   // A query that no longer validates means the upstream schema changed under the catalog.
   const drift = messages.some((m) => /^Type `\w+` has no field `\w+`|^Unknown argument|^Cannot query field/.test(m));
   return new UpstreamError(
-    `upstream answered with GraphQL errors: ${msg}${drift ? '. The upstream schema no longer matches the catalog: run `pool-export schema check` to see the drift' : ''}`,
+    `upstream answered with GraphQL errors: ${msg}${drift ? '. The upstream schema no longer matches the catalog: run `pool-export schema check` to see the drift (for a subgraph added by name, `pool-export subgraph refresh NAME` takes its new schema)' : ''}`,
     { kind: 'graphql', retryable, status },
   );
 }

@@ -128,6 +128,8 @@ export async function compareWithSandbox(
   dataDir: string,
   chains: readonly number[],
   only?: readonly string[],
+  /** The sandbox's schema to compare with, where it is not the dataset's own (a subgraph moved to another). */
+  upstreamSchema?: string,
 ): Promise<{ mismatches: Mismatch[]; checked: number; rows: number; unavailable: string[] }> {
   const w = await Warehouse.open(dataDir, { readOnly: true });
   const mismatches: Mismatch[] = [];
@@ -167,7 +169,14 @@ export async function compareWithSandbox(
         );
         if (Number(dup[0]!.d) !== 0)
           mismatches.push({ dataset: ds.name, chainId, detail: `${dup[0]!.d} duplicate ids` });
-        const source = await allRows(sb, chainId, ds.schema, ds.entity, block, ds.aggregation?.interval);
+        const source = await allRows(
+          sb,
+          chainId,
+          upstreamSchema ?? ds.schema,
+          ds.entity,
+          block,
+          ds.aggregation?.interval,
+        );
         const mine = digest(
           exported.map((r) => canon(ds.columns.map((c) => r[hasText(c) ? `${c.column}_text` : c.column]))),
         );

@@ -1,0 +1,118 @@
+/**
+ * A subgraph whose schema changes upstream, as a user meets it: the command line as a child process against a sandbox
+ * that serves the test schema as `pools`, and as `pools2` with a field of `Pool` gone and another new. The subgraph's
+ * URL is moved to `pools2` (a redeployment): the run fails `Pool`'s task with a line that names the field and the fix,
+ * the others go on; `subgraph refresh` takes the new schema; the next run reads `Pool` again whole into its new column,
+ * exactly (against `pools2`'s own rows), in the warehouse and the lake. A field whose column would change type is
+ * refused in one line, and nothing changes.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.ts';
+import { openLakeDb } from '../../src/reports/views.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
+import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
+
+let sb: SandboxProcess;
+let dir: string;
+let url: (name: string) => string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'pe-subgraph-refresh-'));
+  const text = readFileSync(FIXTURE, 'utf8');
+  expect(text).toContain('  sqrtPrice: BigInt!\n');
+  const moved = join(dir, 'moved.graphql');
+  writeFileSync(moved, text.replace('  sqrtPrice: BigInt!\n', '  feeGrowth: BigInt!\n'));
+  sb = await startSandbox([
+    '--scale',
+    '2000',
+    '--chains',
+    '1',
+    '--subgraph',
+    `pools=${FIXTURE}`,
+    '--subgraph',
+    `pools2=${moved}`,
+  ]);
+  url = (name) => new RegExp(`^subgraph ${name}: (\\S+)$`, 'm').exec(sb.banner)![1]!;
+});
+afterAll(async () => {
+  await sb?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a subgraph whose schema changes upstream', () => {
+  it('fails the changed entity alone, naming the field and the fix; refresh takes the new schema; the next run fills the new column exactly', async () => {
+    const data = join(dir, 'a');
+    const env = sandboxEnv(sb, data);
+    expect((await cli(['subgraph', 'add', 'pools', '--chain', 'ethereum', '--url', url('pools')], env)).code).toBe(0);
+    const run = ['run', '--subgraphs', 'pools', '--log-format', 'json'];
+    expect((await cli(run, env)).code).toBe(0);
+    // The upstream is redeployed with the new schema at the subgraph's URL.
+    const file = join(data, 'subgraphs.json');
+    writeFileSync(file, readFileSync(file, 'utf8').replaceAll(url('pools'), url('pools2')));
+    await sb.control('advance', { blocks: 10 });
+    const failed = await cli(run, env);
+    expect(failed.code).not.toBe(0);
+    const errors = failed.stderr.split('\n').filter((l) => l.includes('"event":"task-failed"'));
+    expect(errors.map((l) => (JSON.parse(l) as { dataset: string }).dataset)).toEqual(['pools.pools']);
+    expect(errors[0]).toMatch(/Type `Pool` has no field `sqrtPrice`.*pool-export subgraph refresh NAME/);
+    // The other entities went on.
+    expect(failed.stderr).toMatch(/"event":"task-done","dataset":"pools.swaps"/);
+
+    const refreshed = await cli(['subgraph', 'refresh', 'pools'], env);
+    expect(refreshed.stderr).toBe('');
+    expect(refreshed.code).toBe(0);
+    expect(refreshed.stdout).toContain('Pool.sqrtPrice (BigInt!) is gone');
+    expect(refreshed.stdout).toContain('Pool.feeGrowth (BigInt!) is new');
+    expect(refreshed.stdout).toContain('emptied, to be read again whole by the next run: pools.pools\n');
+    expect((await cli(['subgraph', 'refresh', 'pools'], env)).stdout).toBe('subgraph pools: its schema is unchanged\n');
+
+    const next = await cli(run, env);
+    expect(next.code, next.stderr.slice(-2000)).toBe(0);
+    loadConfig({ env });
+    const cmp = await compareWithSandbox(sb, data, [1], ['pools.pools'], 'pools2');
+    expect(cmp.mismatches).toEqual([]);
+    expect(cmp.rows).toBeGreaterThan(5);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+    // The new column holds every row's value in the warehouse and in the lake; the old one stays in the warehouse, empty.
+    const w = await Warehouse.open(data, { readOnly: true });
+    try {
+      const [r] = await w.all(
+        'SELECT count(*) AS n, count(fee_growth_text) AS f, count(sqrt_price_text) AS s FROM pools.pools',
+      );
+      expect(Number(r!.f)).toBe(Number(r!.n));
+      expect(Number(r!.s)).toBe(0);
+    } finally {
+      await w.close();
+    }
+    const lake = await openLakeDb(data);
+    try {
+      const rows = (
+        await lake.conn.runAndReadAll('SELECT count(*) AS n, count(fee_growth) AS f FROM pools.pools')
+      ).getRowObjectsJson();
+      expect(Number(rows[0]!.f)).toBe(Number(rows[0]!.n));
+    } finally {
+      lake.close();
+    }
+  });
+
+  it('refuses, in one line and changing nothing, a field whose column would change type', async () => {
+    const data = join(dir, 'b');
+    const env = sandboxEnv(sb, data);
+    expect((await cli(['subgraph', 'add', 'pools', '--chain', 'ethereum', '--url', url('pools')], env)).code).toBe(0);
+    const before = readFileSync(join(data, 'subgraphs.json'), 'utf8');
+    const retyped = join(dir, 'retyped.graphql');
+    writeFileSync(retyped, readFileSync(FIXTURE, 'utf8').replace('  decimals: Int!\n', '  decimals: BigDecimal!\n'));
+    const r = await cli(['subgraph', 'refresh', 'pools', '--schema', retyped], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/pools\.tokens\.decimals would change type \(INTEGER → DOUBLE\).*subgraph remove pools/);
+    expect(readFileSync(join(data, 'subgraphs.json'), 'utf8')).toBe(before);
+  });
+});
