@@ -105,7 +105,7 @@ async function add(a: Args, config: Config): Promise<void> {
   const spec: SubgraphSpec = { name, deployments, schema, ...(entities?.length ? { entities } : {}) };
   const model = subgraphModel(spec);
   writeFolderSubgraphs(config.dataDir, [...folder, spec]);
-  const taken = entities ?? model.entities.map((e) => e.name);
+  const taken = entities ?? [...model.entities, ...(model.aggregations ?? [])].map((e) => e.name);
   process.stdout.write(
     [
       `added subgraph ${name}: ${taken.length} entities (${taken.join(', ')})`,

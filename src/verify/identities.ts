@@ -43,7 +43,7 @@ export interface CounterSource {
 }
 
 /** What a group is, for the report: the column a mismatch's key goes in. */
-export type KeyKind = 'pool' | 'token' | 'crowd pool';
+export type KeyKind = 'pool' | 'token' | 'crowd pool' | 'id';
 
 /** One identity. */
 export interface Identity {

@@ -9,8 +9,10 @@ import type { Dataset } from '../catalog/catalog.ts';
 import { findDataset } from '../catalog/catalog.ts';
 import type { Config } from '../config/config.ts';
 import { InlinePageChecker } from '../export/check/page-check-runner.ts';
+import { pageAggregationWhole } from '../export/paginate/aggregation.ts';
 import { pageById } from '../export/paginate/by-id.ts';
 import { runPass } from '../export/paginate/pass.ts';
+import { firstId } from '../export/queries.ts';
 import type { TaskDeps } from '../export/seams.ts';
 import { keyValue, TaskRun } from '../export/task-run.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
@@ -20,7 +22,9 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import { headRoutesFor } from '../upstream/routes.ts';
 import type { EventLog } from '../util/logger.ts';
+import { qt } from '../util/sql.ts';
 import { LAKE_IDENTITY } from './lake-match.ts';
+import { IDS_IDENTITY } from './subgraph-ids.ts';
 import type { Check } from './verify.ts';
 
 const DAY = 86_400;
@@ -33,12 +37,15 @@ export interface RepairTarget {
   readonly chainId: number;
   readonly ds: Dataset;
   readonly block: number;
-  readonly ranges: readonly { readonly from: number; readonly to: number }[] | 'all' | 'lake';
+  readonly ranges: readonly { readonly from: number; readonly to: number }[] | 'all' | 'ids' | 'lake';
 }
 
 /** The repairs a verification calls for: one per dataset and chain with mismatches. */
 export function repairTargets(checks: readonly Check[]): RepairTarget[] {
-  const byDataset = new Map<string, { chainId: number; ds: Dataset; block: number; days: Set<number>; all: boolean }>();
+  const byDataset = new Map<
+    string,
+    { chainId: number; ds: Dataset; block: number; days: Set<number>; all: boolean; ids?: boolean }
+  >();
   const lake: RepairTarget[] = [];
   for (const c of checks) {
     if (!c.mismatches.length) continue;
@@ -58,6 +65,8 @@ export function repairTargets(checks: readonly Check[]): RepairTarget[] {
     for (const m of c.mismatches)
       if (m.day === null) t.all = true;
       else t.days.add(m.day);
+    // A subgraph's row ids: every row read again, and the rows the upstream no longer has taken out.
+    if (c.identity === IDS_IDENTITY) t.ids = true;
     byDataset.set(key, t);
   }
   const rows = [...byDataset.values()].map(
@@ -65,7 +74,7 @@ export function repairTargets(checks: readonly Check[]): RepairTarget[] {
       chainId: t.chainId,
       ds: t.ds,
       block: t.block,
-      ranges: t.all ? 'all' : dayRanges([...t.days]),
+      ranges: t.ids ? 'ids' : t.all ? 'all' : dayRanges([...t.days]),
     }),
   );
   // The lake's files are rewritten after the rows they hold are repaired.
@@ -110,6 +119,20 @@ async function relake(args: RepairArgs, t: RepairTarget): Promise<Repaired> {
   return { chainId: t.chainId, dataset: t.ds.name, ranges: 'lake', rows: 0, requests: 0 };
 }
 
+/**
+ * A subgraph's dataset whose ids differ from the upstream's: every row read again at the block checked (by id, or an
+ * aggregation newest first), then the stored rows the upstream did not answer with taken out, in one commit.
+ */
+async function rereadIds(run: TaskRun, warehouse: Pick<Warehouse, 'all'>): Promise<void> {
+  const ds = run.task.ds;
+  run.watchIds();
+  if (ds.aggregation) await pageAggregationWhole(run, {});
+  else await pageById(run, { pass: { shape: 'id' }, startId: firstId(ds), replace: { kind: 'ids' }, finish: {} });
+  const stored = await warehouse.all(`SELECT id FROM ${qt(ds.table)} WHERE chain_id = $1`, [run.task.chainId]);
+  const gone = stored.map((r) => String(r.id)).filter((id) => !run.wasRead(id));
+  if (gone.length) await run.flush({ next: {}, replace: { kind: 'gone', ids: gone } });
+}
+
 /** Re-reads one target and replaces its rows under the unmoved checkpoint. */
 async function repairOne(args: RepairArgs, t: RepairTarget): Promise<Repaired> {
   if (t.ranges === 'lake') return relake(args, t);
@@ -149,12 +172,13 @@ async function repairOne(args: RepairArgs, t: RepairTarget): Promise<Repaired> {
   const pin = { block: { number: t.block, timestamp: Number(time[0]?.t ?? 0) }, root, changeBlock: info.changeBlock };
   let rows = 0;
   let requests = 0;
-  const passes = t.ranges === 'all' ? [undefined] : t.ranges;
+  const passes = t.ranges === 'all' || t.ranges === 'ids' ? [undefined] : t.ranges;
   for (const range of passes) {
     const run = new TaskRun({ task, deps, pin, keepCheckpoint: true }, cp.cursor);
     const block = t.block;
-    if (range === undefined)
-      await pageById(run, { pass: { shape: 'id' }, startId: '', replace: { kind: 'ids' }, finish: {} });
+    if (t.ranges === 'ids') await rereadIds(run, warehouse);
+    else if (range === undefined)
+      await pageById(run, { pass: { shape: 'id' }, startId: firstId(t.ds), replace: { kind: 'ids' }, finish: {} });
     else {
       const ds = t.ds;
       const to = keyValue(ds, range.to);

@@ -1,10 +1,10 @@
 /**
  * `verify`: every identity of `identities.ts` on every chain asked for, each over the rows its dataset's runs had
- * committed as of one block (`scope.ts`), with the upstream's counters read at that block (`counters.ts`); then the
- * lake against the warehouse (`lake-match.ts`).
+ * committed as of one block (`scope.ts`), with the upstream's counters read at that block (`counters.ts`); the row ids
+ * of the subgraphs added by name (`subgraph-ids.ts`); then the lake against the warehouse (`lake-match.ts`).
  */
 import pLimit from 'p-limit';
-import { findDataset } from '../catalog/catalog.ts';
+import { DATASETS, findDataset } from '../catalog/catalog.ts';
 import type { Config } from '../config/config.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
@@ -15,6 +15,7 @@ import { IDENTITIES, type Identity } from './identities.ts';
 import { lakeChecks } from './lake-match.ts';
 import { foundCounts, type Mismatch, reconcile } from './reconcile.ts';
 import { readScopes, type Scopes } from './scope.ts';
+import { subgraphIdChecks } from './subgraph-ids.ts';
 
 /** What to verify. */
 export interface VerifyRequest {
@@ -142,6 +143,20 @@ export async function verify(req: VerifyRequest): Promise<VerifyReport> {
   );
   await reader.prefetch(asks);
   const checks = await Promise.all(routed.map((p) => ('check' in p ? p.check : limit(() => checkOne(req, reader, p)))));
+  // A subgraph of any schema: its row ids against the upstream's (`subgraph-ids.ts`).
+  const ids = await subgraphIdChecks(
+    {
+      warehouse: req.warehouse,
+      client: req.client,
+      chains: req.chains,
+      datasets: req.datasets,
+      pageSize: req.config.pageSize,
+      secrets: req.config.secrets,
+    },
+    scopes,
+    DATASETS,
+  );
+  checks.push(...ids.checks);
   // The lake against the warehouse: no request.
   for (const chainId of req.lake === false ? [] : req.chains)
     checks.push(
@@ -151,5 +166,5 @@ export async function verify(req: VerifyRequest): Promise<VerifyReport> {
         ...(req.datasets ? { datasets: req.datasets } : {}),
       })),
     );
-  return { checks, mismatches: checks.flatMap((c) => c.mismatches), requests: reader.requests };
+  return { checks, mismatches: checks.flatMap((c) => c.mismatches), requests: reader.requests + ids.requests };
 }

@@ -16,6 +16,10 @@ import { buildPlan } from '../../src/export/routing/plan.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
+import { UpstreamClient } from '../../src/upstream/client.ts';
+import { repair, repairTargets } from '../../src/verify/repair.ts';
+import { IDS_IDENTITY } from '../../src/verify/subgraph-ids.ts';
+import { verify } from '../../src/verify/verify.ts';
 import { compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
 import { allRows } from '../support/sandbox-client.ts';
 
@@ -117,6 +121,65 @@ describe('a subgraph of any schema', () => {
     } finally {
       await stats.close();
     }
+  });
+
+  it('verifies each dataset by its row ids at its checkpoint block, finds a row lost, one too many and a lost bucket, and repairs them', async () => {
+    const data = join(dir, 'a');
+    const config = loadConfig({
+      env: sandboxEnv(sb, data),
+      overrides: {
+        subgraphs: { pools: { deployments: { ethereum: urls[0], bsc: urls[1] }, schema: FIXTURE } },
+        // Pages of 50 ids, so that each dataset's ids take several.
+        pageSize: 50,
+      },
+    });
+    const client = UpstreamClient.forConfig(config);
+    const datasets = new Set(POOLS());
+    const w = await Warehouse.open(data);
+    try {
+      const check = () => verify({ config, warehouse: w, client, chains: CHAINS, datasets, lake: false });
+      const clean = await check();
+      const ids = clean.checks.filter((c) => c.identity === IDS_IDENTITY);
+      expect(ids.map((c) => `${c.dataset}@${c.chainId}`).sort()).toEqual(
+        POOLS()
+          .flatMap((n) => CHAINS.map((c) => `${n}@${c}`))
+          .sort(),
+      );
+      expect(ids.filter((c) => c.skipped || c.error || c.groups !== 1)).toEqual([]);
+      expect(clean.mismatches).toEqual([]);
+      // Pages of ids: at least one request a dataset and chain, and a probe per deployment.
+      expect(clean.requests).toBeGreaterThanOrEqual(ids.length + 2);
+      // A swap and an hourly bucket lost on ethereum, a factory that is not upstream on bsc.
+      const one = async (sql: string) => String((await w.all(sql))[0]!.id);
+      const swap = await one('SELECT id FROM pools.swaps WHERE chain_id = 1 ORDER BY id LIMIT 1');
+      const bucket = await one('SELECT id FROM pools.token_price_stats_hour WHERE chain_id = 1 ORDER BY id LIMIT 1');
+      await w.exec('DELETE FROM pools.swaps WHERE chain_id = 1 AND id = $1', [swap]);
+      await w.exec('DELETE FROM pools.token_price_stats_hour WHERE chain_id = 1 AND id = $1', [bucket]);
+      await w.exec(
+        "INSERT INTO pools.factories SELECT * REPLACE ('not-upstream' AS id) FROM pools.factories WHERE chain_id = 56 LIMIT 1",
+      );
+      const found = await check();
+      expect(
+        found.mismatches.map((m) => `${m.dataset}@${m.chainId} ${m.keyKind} ${m.key} ${m.expected}/${m.found}`).sort(),
+      ).toEqual(
+        [
+          `pools.swaps@1 id ${swap} 1/0`,
+          `pools.token_price_stats_hour@1 id ${bucket} 1/0`,
+          'pools.factories@56 id not-upstream 0/1',
+        ].sort(),
+      );
+      const repaired = await repair(
+        { config, warehouse: w, client, signal: new AbortController().signal, log: () => undefined },
+        repairTargets(found.checks),
+      );
+      expect(repaired.map((r) => `${r.dataset}@${r.chainId}:${r.ranges}`).sort()).toEqual(
+        ['pools.factories@56:ids', 'pools.swaps@1:ids', 'pools.token_price_stats_hour@1:ids'].sort(),
+      );
+      expect((await check()).mismatches).toEqual([]);
+    } finally {
+      await w.close();
+    }
+    expect((await compareWithSandbox(sb, data, CHAINS, POOLS())).mismatches).toEqual([]);
   });
 
   it('reads every row again by id where the endpoint has no _change_block (graph-node before v0.27), and stays exact', async () => {

@@ -51,6 +51,12 @@ describe('pool-export subgraph', () => {
     expect(cmp.checked).toBe(12);
     // Only the subgraph's tasks ran: no DODO dataset was read.
     expect(run.stderr).not.toMatch(/"dataset":"(dodoex|token|mine|list)\./);
+    // verify needs no API key for a subgraph: it checks its row ids on its chains, and its lake.
+    const { POOL_EXPORT_API_KEY: _, ...keyless } = env;
+    const verified = await cli(['verify'], { ...keyless, POOL_EXPORT_API_KEY: '' });
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    expect(verified.stderr).toContain("no API key: DODO's counters are not read; the subgraphs' rows are verified");
+    expect(verified.stdout.match(/^(ethereum|bsc) +pools\.\w+ +row ids +\d+ +all +1 +0$/gm)).toHaveLength(12);
     const listed = await cli(['subgraph', 'list'], env);
     expect(listed.stdout).toBe(`pools: 6 entities, from the data folder\n  ethereum: ${urls[0]}\n  bsc: ${urls[1]}\n`);
     const removed = await cli(['subgraph', 'remove', 'pools'], env);

@@ -46,6 +46,11 @@ async function pageDown(run: TaskRun, plan: DescPass): Promise<void> {
   });
 }
 
+/** Every row of an aggregation at the pinned block, newest first, committed at the end (`verify --repair`). */
+export async function pageAggregationWhole(run: TaskRun, finish: Cursor): Promise<void> {
+  await pageDown(run, { replace: { kind: 'ids' }, finish });
+}
+
 /** Pages an aggregation's dataset from its checkpoint to the pinned block. */
 export async function pageAggregation(run: TaskRun, cursor: Cursor): Promise<void> {
   if (cursor.mode === 'incremental') return catchUp(run, cursor);
