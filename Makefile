@@ -97,7 +97,7 @@ ops-tools: ## Install Debian's prometheus (server, promtool) and systemd (system
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
 
-bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 27 min, 15 of them the lake section, 5 the lag of schedule --every): start-up, baselines, floor, ceiling, allowance, memory at 5M rows, targets and the bounds this machine sets them; table in bench/results/
+bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 30 min, 15 of them the lake section, 5 the lag of schedule --every, 3 a DODO-only run against the commit before subgraphs of any schema): start-up, baselines, floor, ceiling, allowance, memory at 5M rows, targets and the bounds this machine sets them; table in bench/results/
 	npx tsx bench/bench.ts
 
 bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 5 min), as a smoke run
@@ -108,6 +108,9 @@ bench-512: $(NODE_MODULES) $(BUNDLE) ## The memory matrix: one month of 2,000,00
 
 bench-noop: $(NODE_MODULES) $(BUNDLE) ## What a run costs by what is new on the demo's data: requests, seconds and lake files of a backfill, a no-op run and a run after 100 blocks batched and unbatched, and the requests a day of the default schedules (about 4 min)
 	npx tsx bench/noop-cost.ts
+
+bench-base: $(NODE_MODULES) $(BUNDLE) ## What a DODO-only run costs now against an earlier commit (BASE=ref; default: the last before subgraphs of any schema): requests and wall time of paired no-op and incremental runs on the demo's data (about 6 min)
+	npx tsx bench/base-compare.ts $(if $(BASE),--base $(BASE))
 
 bench-follow: $(NODE_MODULES) $(BUNDLE) ## How fresh schedule --every keeps the data against a block a second: the lag of dodoex.swaps (median, p95) and the requests an hour beside the 5-minute schedule's (10 min; MINUTES=30 for longer)
 	npx tsx bench/follow-lag.ts --minutes $(or $(MINUTES),10)
@@ -135,4 +138,4 @@ s3rver: $(NODE_MODULES) ## A local S3-compatible server to try a bucket lake: ht
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-verify bench-bucket bench-sandbox sandbox s3rver clean
+.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-base bench-noop bench-verify bench-bucket bench-sandbox sandbox s3rver clean

@@ -4,7 +4,7 @@
  *
  *   npx tsx bench/bench.ts           full: 100,000 and 5,000,000 rows, a demo-sized lake (about 20 minutes on 2 cores)
  *   npx tsx bench/bench.ts --quick   smoke: 20,000 and 100,000 rows, a 2-chain lake (about 4 minutes)
- *   … --only throughput,noop         only these sections (startup, throughput, allowance, memory, noop, lake)
+ *   … --only throughput,noop         only these sections (startup, throughput, allowance, memory, noop, base, lake)
  *
  * Benchmarks are not tests: nothing here fails on time. Each figure is a ratio against a baseline from the same run.
  */
@@ -1044,6 +1044,47 @@ async function noop(): Promise<void> {
   }
 }
 
+/**
+ * A DODO-only run against the last commit before subgraphs of any schema (`bench/base-compare.ts`, full suite only):
+ * paired no-op runs and runs after 100 new blocks on the demo's data, each pair on copies of one folder.
+ */
+async function base(): Promise<void> {
+  if (QUICK) return;
+  log('base: DODO-only runs against the commit before subgraphs of any schema, 5 pairs each');
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(HERE, 'base-compare.ts'), '--pairs', '5'], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
+  const rows = r.stdout
+    .split('\n')
+    .map((l) =>
+      /^\| (nothing new upstream|after 100 new blocks) \| (\S+) \| (\S+) \| ([\d.]+) s \| ([\d.]+) s \| ([\d.]+) \(([^)]*)\) \|$/.exec(
+        l,
+      ),
+    )
+    .filter((m): m is RegExpExecArray => m !== null);
+  for (const m of rows)
+    lines.push({
+      section: 'any subgraph: a DODO-only run against the commit before it',
+      what: m[1]!,
+      rows: '',
+      secs: m[5]!,
+      rate: `${m[3]} requests (before: ${m[2]})`,
+      ratio: `${m[6]} × the time before`,
+      note: `before ${m[4]} s; pairs ${m[7]}`,
+    });
+  const same = rows.length === 2 && rows.every((m) => m[2] === m[3]);
+  target({
+    n: 15,
+    what: 'a DODO-only run (no-op; after 100 blocks) against the commit before subgraphs of any schema: requests; wall time',
+    want: 'as many; ≤ 1.05 ×',
+    got: rows.length
+      ? rows.map((m) => `${m[1]}: ${m[3]} requests (before ${m[2]}), ${m[6]} ×`).join('; ')
+      : `failed: ${r.stderr.slice(-300)}`,
+    met: same && rows.every((m) => Number(m[6]) <= 1.05),
+  });
+}
+
 /** The lake's readers and runs (bench/lake-bench.ts). */
 function lake(): Promise<void> {
   return lakeBench({
@@ -1059,7 +1100,7 @@ function lake(): Promise<void> {
 
 const started = new Date();
 try {
-  const sections: Record<string, () => Promise<void>> = { startup, throughput, allowance, memory, noop, lake };
+  const sections: Record<string, () => Promise<void>> = { startup, throughput, allowance, memory, noop, base, lake };
   const unknown = (ONLY ?? []).filter((k) => !(k in sections));
   if (unknown.length)
     throw new Error(
