@@ -78,7 +78,8 @@ function filterFields(f: FieldModel, model: SchemaModel): string[] {
     return out;
   }
   if (f.ref) {
-    if (!model.byName.has(f.type)) throw new Error(`field ${f.name} references unknown entity ${f.type}`);
+    if (!model.byName.has(f.type) && !model.interfaces?.has(f.type))
+      throw new Error(`field ${f.name} references unknown entity ${f.type}`);
     for (const s of SUFFIXES.String!) out.push(`${f.name}${s}: ${s.endsWith('_in') ? '[String!]' : 'String'}`);
     out.push(`${f.name}_: ${f.type}_filter`);
     return out;
@@ -163,9 +164,16 @@ export interface ApiOptions {
 export function apiSdl(model: SchemaModel, opts: ApiOptions = { naming: 'current', changeBlock: true }): string {
   const parts = [PRELUDE, ...(opts.changeBlock ? ['input BlockChangedFilter { number_gte: Int! }'] : [])];
   for (const [name, values] of model.enums ?? []) parts.push(`enum ${name} { ${values.join(' ')} }`);
-  // Interface types, so that introspection shows what each entity implements (their root fields are not served).
-  for (const i of model.interfaces?.values() ?? [])
-    parts.push(objectType({ name: i.name, fields: i.fields, field: new Map() }, 'interface'));
+  // Interface types, with their filters, orders and root fields, as graph-node's `add_types_for_interface_types`.
+  const interfaces = [...(model.interfaces?.values() ?? [])].map(
+    (i): EntityModel => ({ name: i.name, fields: i.fields, field: new Map(i.fields.map((f) => [f.name, f])) }),
+  );
+  for (const i of interfaces)
+    parts.push(
+      objectType(i, 'interface'),
+      filterType(i, model, opts.changeBlock),
+      `enum ${i.name}_orderBy { ${orderByValues(i, model).join(' ')} }`,
+    );
   for (const e of model.entities) {
     parts.push(
       objectType(e),
@@ -176,7 +184,7 @@ export function apiSdl(model: SchemaModel, opts: ApiOptions = { naming: 'current
   const aggregations = model.aggregations ?? [];
   if (aggregations.length) parts.push('enum Aggregation_interval { hour day }');
   for (const agg of aggregations) parts.push(objectType(agg), aggregationFilterType(agg, model, opts.changeBlock));
-  const query = model.entities.flatMap((e) => queryFields(e, opts.naming));
+  const query = [...model.entities, ...interfaces].flatMap((e) => queryFields(e, opts.naming));
   query.push(...aggregations.map((agg) => aggregationQueryField(agg, opts.naming)));
   query.push('  _meta(block: Block_height): _Meta_');
   parts.push(`type Query {\n${query.join('\n')}\n}`);

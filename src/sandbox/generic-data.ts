@@ -12,6 +12,7 @@ import type { EntityModel, FieldModel, SchemaModel } from '../schemas/entity-mod
 import * as X from '../util/exact.ts';
 import { aggregationTables, unservableAggregation } from './aggregation-data.ts';
 import { hashString, hexOf, mix } from './hash.ts';
+import { interfaceEntity, interfaceTable } from './interface-table.ts';
 import { materializedTable, type Row, type Table, type View } from './table.ts';
 import { eventHash, indexOfHash } from './table-kinds.ts';
 import { EventStream } from './timeline.ts';
@@ -41,9 +42,8 @@ export function genericCounts(scale: number): { immutable: number; mutable: numb
 }
 
 /**
- * Why the sandbox cannot serve a schema yet, or undefined: it serves entities (timeseries included), enums, the
- * interfaces they implement and aggregations over timeseries (`aggregation-data.ts`), but not fields whose type is an
- * interface.
+ * Why the sandbox cannot serve a schema, or undefined: it serves entities (timeseries included), enums, interfaces
+ * (`interface-table.ts`) and aggregations over timeseries (`aggregation-data.ts`).
  */
 export function unservable(model: SchemaModel): string | undefined {
   for (const agg of model.aggregations ?? []) {
@@ -52,8 +52,8 @@ export function unservable(model: SchemaModel): string | undefined {
   }
   for (const e of model.entities)
     for (const f of e.fields)
-      if (f.ref && model.interfaces?.has(f.type))
-        return `field ${e.name}.${f.name} has the interface type ${f.type}: the sandbox does not serve interface-typed fields yet`;
+      if (f.ref && !f.derivedFrom && model.interfaces?.get(f.type)?.implementers.length === 0)
+        return `field ${e.name}.${f.name} has the interface type ${f.type}, which no entity implements: a row cannot reference one`;
   if (model.entities.length === 0) return 'it has no @entity type';
   return undefined;
 }
@@ -69,6 +69,15 @@ export function genericTables(model: SchemaModel, w: World, name: string): Map<s
   const tables = new Map<string, Table>();
   for (const [ei, e] of model.entities.entries())
     tables.set(e.name, e.immutable ? immutableTable(cx, e, ei) : mutableTable(cx, e, ei));
+  // An interface's rows: those of the entities that implement it, each marked with its type (`interfaceTable`).
+  for (const i of model.interfaces?.values() ?? [])
+    tables.set(
+      i.name,
+      interfaceTable(
+        interfaceEntity(model, i.name)!,
+        i.implementers.map((n) => [n, tables.get(n)!]),
+      ),
+    );
   for (const agg of model.aggregations ?? [])
     for (const [key, t] of aggregationTables(model, agg, tables.get(agg.aggregation!.source)!, w.tl))
       tables.set(key, t);
@@ -90,8 +99,13 @@ function stableId(cx: Context, e: EntityModel, ei: number, k: number): string {
   return hexOf(5, cx.w.opts.seed, cx.w.chainId, cx.tag, ei, k);
 }
 
-/** The id of a row of a referenced entity, drawn among the rows that exist at block `at` (row 0 always does). */
+/**
+ * The id of a row of a referenced entity, drawn among the rows that exist at block `at` (row 0 always does); for an
+ * interface, among the rows of one of the entities that implement it.
+ */
 function refId(cx: Context, target: string, at: number, h: number): string {
+  const implementers = cx.model.interfaces?.get(target)?.implementers;
+  if (implementers) return refId(cx, implementers[mix(h, 13) % implementers.length]!, at, h);
   const e = cx.model.byName.get(target)!;
   const ei = cx.model.entities.indexOf(e);
   const stream = cx.streams.get(target)!;

@@ -63,6 +63,13 @@ export function rootFields(model: SchemaModel, mode: NamingMode): Map<string, { 
     if (names.single) out.set(names.single, { entity: e, many: false });
     out.set(names.plural, { entity: e, many: true });
   }
+  // An interface has its root fields too (graph-node `api.rs` `add_query_type`), over the rows of its implementers.
+  for (const i of model.interfaces?.values() ?? []) {
+    const entity = { name: i.name, fields: i.fields, field: new Map(i.fields.map((f) => [f.name, f])) };
+    const names = rootNames(i.name, mode);
+    if (names.single) out.set(names.single, { entity, many: false });
+    out.set(names.plural, { entity, many: true });
+  }
   // An aggregation has its plural only, asked per interval.
   for (const a of model.aggregations ?? []) out.set(rootNames(a.name, mode).plural, { entity: a, many: true });
   return out;

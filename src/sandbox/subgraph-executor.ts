@@ -21,6 +21,7 @@ import type { ApiOptions } from './api-schema.ts';
 import { type CollectionArgs, type Limits, runCollection } from './collection.ts';
 import type { FilterContext } from './filter.ts';
 import { blockAheadError, blockBeforeError, decodeError, QueryError } from './graph-errors.ts';
+import { interfaceEntity, rowEntity } from './interface-table.ts';
 import { allRows, type Row, type Table, type View } from './table.ts';
 import type { Timeline } from './timeline.ts';
 
@@ -223,7 +224,7 @@ class Walker {
     const table = (name: string) => dep.tables.get(name)!;
     return {
       view,
-      entity: (name) => dep.model.byName.get(name)!,
+      entity: (name) => dep.model.byName.get(name) ?? interfaceEntity(dep.model, name)!,
       lookup: (entity, id) => table(entity).get(id, view),
       referencing: (entity, field, id) => allRows(table(entity), view).filter((r) => r[field] === id),
     };
@@ -243,7 +244,8 @@ class Walker {
       if (name === '__typename') return { kind: 'typename', entity, key, name, node };
       const f = entity.field.get(name)!;
       if (!f.ref) return { kind: 'scalar', entity, key, name, node };
-      const target = this.dep.model.byName.get(f.type)!;
+      // An entity, or an interface: its rows are then each answered as the entity they belong to.
+      const target = this.dep.model.byName.get(f.type) ?? interfaceEntity(this.dep.model, f.type)!;
       const table = this.dep.tables.get(f.type)!;
       const kind = !f.list && !f.derivedFrom ? 'ref' : f.derivedFrom ? 'derived' : 'list';
       return { kind, entity, key, name, node, target, table, ...(f.derivedFrom ? { derivedFrom: f.derivedFrom } : {}) };
@@ -255,7 +257,9 @@ class Walker {
   /** The answer object of a referenced row, or null. */
   ref(p: FieldPlan, id: unknown, view: View): Record<string, unknown> | null {
     const child = typeof id === 'string' ? p.table!.get(id, view) : undefined;
-    return child && p.node.selectionSet ? this.row(p.target!, child, p.node.selectionSet, view) : null;
+    return child && p.node.selectionSet
+      ? this.row(this.typeOf(child, p.target!), child, p.node.selectionSet, view)
+      : null;
   }
 
   /** The answer list of a list or derived field (a nested collection query), or null. */
@@ -272,7 +276,12 @@ class Walker {
       this.limits,
       restrict,
     );
-    return rows.map((r) => this.row(p.target!, r, p.node.selectionSet!, view));
+    return rows.map((r) => this.row(this.typeOf(r, p.target!), r, p.node.selectionSet!, view));
+  }
+
+  /** The entity a row is answered as: its own, where it comes from an interface's rows. */
+  typeOf(row: Row, declared: EntityModel): EntityModel {
+    return rowEntity(this.dep.model, row) ?? declared;
   }
 
   row(entity: EntityModel, row: Row, set: SelectionSetNode, view: View): Record<string, unknown> {
@@ -400,7 +409,7 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
       if (!root.many) {
         const row = table.get(String(args.id), view);
         if (row) opts.served?.(root.entity.name, [row]);
-        data[key] = row ? walker.row(root.entity, row, node.selectionSet!, view) : null;
+        data[key] = row ? walker.row(walker.typeOf(row, root.entity), row, node.selectionSet!, view) : null;
         if (data[key] && opts.garble) opts.garble(root.entity.name, data[key] as Record<string, unknown>);
         continue;
       }
@@ -415,7 +424,7 @@ export function executeSubgraph(dep: Deployment, req: GraphQLRequest, opts: Exec
         omit && ((r) => omit(entity, r)),
       );
       opts.served?.(entity, rows);
-      data[key] = rows.map((r) => walker.row(root.entity, r, node.selectionSet!, view));
+      data[key] = rows.map((r) => walker.row(walker.typeOf(r, root.entity), r, node.selectionSet!, view));
       if (opts.garble) for (const r of data[key] as Record<string, unknown>[]) opts.garble(root.entity.name, r);
       opts.garblePage?.(root.entity.name, data[key] as Record<string, unknown>[]);
     }

@@ -88,6 +88,7 @@ describe('a subgraph of any schema', () => {
       'pools.tokens',
       'pools.pools',
       'pools.swaps',
+      'pools.mints',
       'pools.price_ticks',
       'pools.accounts',
       'pools.token_price_stats_hour',
@@ -95,7 +96,7 @@ describe('a subgraph of any schema', () => {
     ]);
     const cmp = await compareWithSandbox(sb, data, CHAINS, POOLS());
     expect(cmp.mismatches).toEqual([]);
-    expect(cmp.checked).toBe(16);
+    expect(cmp.checked).toBe(18);
     expect(cmp.rows).toBeGreaterThan(1000);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
     // The kinds: an immutable entity with a timestamp in seconds is an event; the others (the timeseries among them)
@@ -107,6 +108,7 @@ describe('a subgraph of any schema', () => {
       'Token:mutable:Bytes',
       'Pool:mutable:ID',
       'Swap:event:Bytes',
+      'Mint:event:Bytes',
       'PriceTick:mutable:Int8',
       'Account:mutable:Bytes',
       'TokenPriceStat:mutable:Int8',

@@ -164,12 +164,22 @@ describe('reading any subgraph schema', () => {
   const model = parseSchemaModel('pools', fixture);
 
   it('keeps the stored entities with their immutability, enums, interfaces and derived fields', () => {
-    expect(model.entities.map((e) => e.name)).toEqual(['Factory', 'Token', 'Pool', 'Swap', 'PriceTick', 'Account']);
+    expect(model.entities.map((e) => e.name)).toEqual([
+      'Factory',
+      'Token',
+      'Pool',
+      'Swap',
+      'Mint',
+      'PriceTick',
+      'Account',
+    ]);
     const e = (n: string) => model.byName.get(n)!;
     expect([e('Factory').immutable, e('Token').immutable, e('Swap').immutable]).toEqual([undefined, undefined, true]);
     expect(e('PriceTick')).toMatchObject({ immutable: true, timeseries: true });
     expect(e('Swap').interfaces).toEqual(['Event']);
-    expect(model.interfaces?.get('Event')?.implementers).toEqual(['Swap']);
+    expect(model.interfaces?.get('Event')?.implementers).toEqual(['Swap', 'Mint']);
+    expect(e('Pool').field.get('lastEvent')).toMatchObject({ ref: true, type: 'Event', list: false });
+    expect(e('Pool').field.get('recentEvents')).toMatchObject({ ref: true, type: 'Event', list: true });
     expect(model.enums?.get('PoolKind')).toEqual(['CONSTANT_PRODUCT', 'CONCENTRATED', 'STABLE']);
     expect(e('Pool').field.get('kind')).toMatchObject({ type: 'PoolKind', enum: true, ref: false, nonNull: true });
     expect(e('Swap').field.get('kinds')).toMatchObject({ enum: true, ref: false, list: true, nonNull: false });

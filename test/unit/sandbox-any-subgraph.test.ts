@@ -113,10 +113,14 @@ describe('a subgraph of any schema in the sandbox', () => {
           for (const x of f.list ? (v as unknown[]) : [v]) {
             const where = `${e.name}.${f.name} = ${JSON.stringify(x).slice(0, 80)}`;
             if (f.ref) {
+              // A field of an interface's type names a row of one of the entities that implement it.
+              const targets = MODEL.interfaces?.get(f.type)?.implementers ?? [f.type];
               expect(
-                all.get(f.type)!.some((t) => t.id === x),
+                targets.some((t) => all.get(t)!.some((row) => row.id === x)),
                 `${where} resolves`,
               ).toBe(true);
+              if (targets.length > 1)
+                note(`${e.name}.${f.name}`, targets.find((t) => all.get(t)!.some((row) => row.id === x))!);
             } else if (f.enum) {
               expect(MODEL.enums!.get(f.type), where).toContain(x);
             } else if (f.type === 'Int') {
@@ -161,8 +165,49 @@ describe('a subgraph of any schema in the sandbox', () => {
     expect(strings.some((s) => s.includes('<script>'))).toBe(true);
     expect(strings.some((s) => s.includes('\u001b['))).toBe(true);
     expect(strings.some((s) => s.length > 4000)).toBe(true);
+    // Fields of the interface's type name rows of both its implementers.
+    for (const f of ['Pool.lastEvent', 'Pool.recentEvents'])
+      expect([...(seen.get(f) ?? [])].sort()).toEqual(['Mint', 'Swap']);
     // Timestamps are microseconds of the chain's own times (2025-2026 here), not seconds.
     for (const t of seen.get('Timestamp')!) expect(int(t) / 1_000_000n).toBeGreaterThan(1_700_000_000n);
+  });
+
+  it("answers a field of an interface's type, and the interface's own collection, as the row's own entity", async () => {
+    const url = urls[0]!;
+    const at = await head(url);
+    const [pools, swaps, mints] = await Promise.all(['Pool', 'Swap', 'Mint'].map((e) => rows(e, '1', at)));
+    const own = new Map<string, { type: string; row: Row }>([
+      ...swaps!.map((r) => [r.id, { type: 'Swap', row: r }] as const),
+      ...mints!.map((r) => [r.id, { type: 'Mint', row: r }] as const),
+    ]);
+    const got = await gql<{ pools: { id: string; lastEvent: Record<string, unknown> | null }[] }>(
+      url,
+      `{ pools(first: 1000, block: { number: ${at} }) { id lastEvent { __typename id timestamp ... on Swap { amountIn } ... on Mint { amountUSD } } } }`,
+    );
+    expect(got.pools).toHaveLength(pools!.length);
+    const byId = new Map(pools!.map((p) => [p.id, p]));
+    const types = new Set<string>();
+    for (const p of got.pools) {
+      const named = byId.get(p.id)!.lastEvent as string | null;
+      if (named === null) {
+        expect(p.lastEvent).toBeNull();
+        continue;
+      }
+      const o = own.get(named)!;
+      types.add(o.type);
+      const specific = o.type === 'Swap' ? { amountIn: o.row.amountIn } : { amountUSD: o.row.amountUSD };
+      expect(p.lastEvent).toEqual({ __typename: o.type, id: named, timestamp: o.row.timestamp, ...specific });
+    }
+    expect([...types].sort()).toEqual(['Mint', 'Swap']);
+    // The interface's root collection: every row of both, newest first.
+    const events = await gql<{ events: { __typename: string; id: string; timestamp: string }[] }>(
+      url,
+      `{ events(first: 1000, orderBy: timestamp, orderDirection: desc, block: { number: ${at} }) { __typename id timestamp } }`,
+    );
+    expect(events.events.map((e) => e.id).sort()).toEqual([...own.keys()].sort());
+    for (const e of events.events) expect(e.__typename).toBe(own.get(e.id)!.type);
+    const times = events.events.map((e) => BigInt(e.timestamp));
+    expect(times.every((t, i) => i === 0 || times[i - 1]! >= t)).toBe(true);
   });
 
   it('gives the versions written since a block through _change_block, and rewrites the rows of reorganised blocks', async () => {

@@ -38,17 +38,19 @@ describe('pool-export subgraph', () => {
     const added = await cli(['subgraph', 'add', 'pools', ...deployments()], env);
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
-    expect(added.stdout).toContain('added subgraph pools: 6 entities (Factory, Token, Pool, Swap, PriceTick, Account)');
+    expect(added.stdout).toContain(
+      'added subgraph pools: 7 entities (Factory, Token, Pool, Swap, Mint, PriceTick, Account)',
+    );
     expect(added.stdout).toContain(`  bsc: ${urls[1]} (block `);
     const run = await cli(['run', '--subgraphs', 'pools', '--log-format', 'json'], env);
     expect(run.code, run.stderr.slice(-2000)).toBe(0);
     // The test process reads the same data folder's list, so its catalog holds the subgraph's datasets too.
     loadConfig({ env });
     const names = DATASETS.filter((d) => d.schema === 'pools').map((d) => d.name);
-    expect(names).toHaveLength(6);
+    expect(names).toHaveLength(7);
     const cmp = await compareWithSandbox(sb, data, [1, 56], names);
     expect(cmp.mismatches).toEqual([]);
-    expect(cmp.checked).toBe(12);
+    expect(cmp.checked).toBe(14);
     // Only the subgraph's tasks ran: no DODO dataset was read.
     expect(run.stderr).not.toMatch(/"dataset":"(dodoex|token|mine|list)\./);
     // verify needs no API key for a subgraph: it checks its row ids on its chains, and its lake.
@@ -56,9 +58,9 @@ describe('pool-export subgraph', () => {
     const verified = await cli(['verify'], { ...keyless, POOL_EXPORT_API_KEY: '' });
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
     expect(verified.stderr).toContain("no API key: DODO's counters are not read; the subgraphs' rows are verified");
-    expect(verified.stdout.match(/^(ethereum|bsc) +pools\.\w+ +row ids +\d+ +all +1 +0$/gm)).toHaveLength(12);
+    expect(verified.stdout.match(/^(ethereum|bsc) +pools\.\w+ +row ids +\d+ +all +1 +0$/gm)).toHaveLength(14);
     const listed = await cli(['subgraph', 'list'], env);
-    expect(listed.stdout).toBe(`pools: 6 entities, from the data folder\n  ethereum: ${urls[0]}\n  bsc: ${urls[1]}\n`);
+    expect(listed.stdout).toBe(`pools: 7 entities, from the data folder\n  ethereum: ${urls[0]}\n  bsc: ${urls[1]}\n`);
     const removed = await cli(['subgraph', 'remove', 'pools'], env);
     expect(removed.code).toBe(0);
     expect((await cli(['subgraph', 'list'], env)).stdout).toMatch(/^no subgraph is added/);
@@ -91,7 +93,7 @@ describe('pool-export subgraph', () => {
     [
       'an entity that does not exist',
       () => [...deployments(), '--entities', 'Swap,Nope'],
-      /^pool-export: subgraph pools has no entity Nope; its entities: Factory, Token, Pool, Swap, PriceTick, Account$/,
+      /^pool-export: subgraph pools has no entity Nope; its entities: Factory, Token, Pool, Swap, Mint, PriceTick, Account$/,
     ],
     [
       'a schema file that does not parse',
