@@ -14,6 +14,7 @@ import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
 import { runTask } from './by-kind.ts';
 import { type PageChecker, WorkerPageChecker } from './check/page-check-runner.ts';
+import { commitOrder } from './commit-order.ts';
 import { type FirstAsk, FirstPages, HostLimited } from './first-pages.ts';
 import { firstRequest, windowPresenceFrom } from './paginate/first-request.ts';
 import type { Probed } from './routing/route-choice.ts';
@@ -383,19 +384,4 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   await ledger.finish(args.runId, records, args.signal.aborted);
   await status.end();
   return results;
-}
-
-/**
- * The order in which tasks queue (their indexes in `tasks`): the plan's, but for the tasks that only commit a first page
- * a batch holds whole (`short`), which queue dataset by dataset across chains. Those run a commit group at a time, so a
- * group then holds one dataset's batches of several chains, which the sink compares with the stored rows and writes in
- * one set of statements (`store/compared-batches.ts`) rather than one set per chain.
- */
-export function commitOrder(tasks: readonly Task[], short: (t: Task) => boolean): number[] {
-  const key = (i: number) => {
-    const t = tasks[i]!;
-    return short(t) ? `0 ${t.ds.name} ${String(t.chainId).padStart(12, '0')}` : '1';
-  };
-  const keys = tasks.map((_, i) => key(i));
-  return tasks.map((_, i) => i).sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
 }

@@ -16,11 +16,11 @@ import {
   joinMarks,
   type LakeMark,
   moveCheckpoints,
-  snapshotDigest,
   type Tx,
   writeOne,
 } from './batch-statements.ts';
 import { comparedSets, writeCompared } from './compared-batches.ts';
+import { snapshotDigest } from './snapshot-digest.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /** A batch waiting for its commit, with its rows already in files. */

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { CursorKind } from '../../src/catalog/catalog.ts';
 import { UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
-import { commitOrder } from '../../src/export/extract.ts';
+import { commitOrder } from '../../src/export/commit-order.ts';
 import { type FirstAsk, FirstPages, HostLimited } from '../../src/export/first-pages.ts';
 import { firstRequest, windowPresenceFrom } from '../../src/export/paginate/first-request.ts';
 import { pageQuery, selection } from '../../src/export/queries.ts';

@@ -1,0 +1,106 @@
+/**
+ * Snapshots stored once: a snapshot (the liquidity list, a single-row entity) equal to one stored already is not stored
+ * again, found by the digest of its mapped rows where it can be, else row for row. Part of a batch's commit
+ * (`batch-statements.ts`).
+ */
+import { createHash } from 'node:crypto';
+import { qt } from '../util/sql.ts';
+import type { Batch } from './batch.ts';
+
+/** The statements of the open transaction a snapshot's batch commits in. */
+interface Tx {
+  exec(sql: string, params?: (string | number | null)[]): Promise<number>;
+  all(sql: string, params?: (string | number | null)[]): Promise<Record<string, unknown>[]>;
+}
+
+/** What is known of a batch's files here: the digest of a snapshot's mapped rows, when they are mapped rows. */
+interface BatchSource {
+  readonly digest?: string;
+}
+
+/**
+ * The digest of a snapshot's mapped rows, whatever their order: SHA-256 of their JSON lines sorted. The rows a batch
+ * stores are a function of its mapped rows, so two snapshots with one digest store the same rows.
+ */
+export function snapshotDigest(lines: readonly string[]): string {
+  const h = createHash('sha256');
+  for (const l of [...lines].sort()) h.update(l).update('\n');
+  return h.digest('hex');
+}
+
+/** Milliseconds in a day. */
+const DAY_MS = 86_400_000;
+
+/**
+ * Whether a snapshot equals, row for row and column for column, one stored already: the chain's snapshot of the same
+ * block (a run that read the same head again), or, for the liquidity list, its latest snapshot if taken the same UTC
+ * day. Such a snapshot is not stored again, and the stored one keeps the block, run and time that wrote it: the list has
+ * no block of its own to say nothing changed, so every run reads it, and an unchanged list then writes nothing and marks
+ * nothing for the lake. `stage` puts the snapshot's rows in a temporary table, and gives its name and the condition
+ * that a stored row `s` equals one of them, `i`. The reports read each day's last snapshot of a pool (`tvl_daily`, `tvl_by_chain_type`) or the
+ * latest one (`top_pools`): the values they give are the same, and every day a run read the list keeps a snapshot.
+ */
+export async function sameAsStoredSnapshot(
+  tx: Tx,
+  b: Batch,
+  { src, stage }: { src: BatchSource; stage: () => Promise<{ readonly same: string; readonly table: string }> },
+): Promise<boolean> {
+  const table = qt(b.ds.table);
+  const sameDay = (ms: unknown) =>
+    b.ds.kind === 'list' &&
+    ms !== null &&
+    b.takenAt !== undefined &&
+    Math.floor(Number(ms) / DAY_MS) === Math.floor(Date.parse(b.takenAt) / DAY_MS);
+  // The digest of the snapshot stored last, while that snapshot is stored whole: no row of either is read.
+  const [d] = src.digest
+    ? await tx.all(
+        `SELECT d.digest, d.block, epoch_ms(d.taken_at) AS ms, d.rows,
+           (SELECT count(*) FROM ${table} AS s WHERE s.chain_id = d.chain_id AND s._run_id = d.run_id
+              AND s._block IS NOT DISTINCT FROM d.block) AS stored
+         FROM _pool_export.snapshot_digests AS d WHERE d.chain_id = $1 AND d.dataset = $2`,
+        [b.chainId, b.ds.name],
+      )
+    : [];
+  // A digest whose snapshot is still stored whole answers: another digest is another snapshot.
+  if (d && Number(d.stored) === Number(d.rows)) {
+    if (d.digest !== src.digest || Number(d.rows) !== b.count) return false;
+    const sameBlock = b.block !== null && d.block !== null && Number(d.block) === b.block;
+    return sameBlock || sameDay(d.ms);
+  }
+  const [last] = await tx.all(
+    `SELECT _block AS block, _run_id AS run, epoch_ms(_taken_at) AS ms FROM ${table} WHERE chain_id = $1
+     ORDER BY _block IS NOT DISTINCT FROM $2 DESC, _taken_at DESC NULLS LAST, _block DESC NULLS LAST, rowid DESC LIMIT 1`,
+    [b.chainId, b.block],
+  );
+  if (!last) return false;
+  const sameBlock = b.block !== null && last.block !== null && Number(last.block) === b.block;
+  if (!sameBlock && !sameDay(last.ms)) return false;
+  const { same, table: incoming } = await stage();
+  // Ids are unique in a snapshot: equal when each incoming row meets its stored row of the same id, column for column.
+  const [n] = await tx.all(
+    `SELECT (SELECT count(*) FROM ${table} WHERE chain_id = $1 AND _block IS NOT DISTINCT FROM $2 AND _run_id IS NOT DISTINCT FROM $3) AS stored,
+            (SELECT count(*) FROM ${incoming}) AS incoming,
+            (SELECT count(*) FROM ${incoming} AS i JOIN ${table} AS s ON s.id = i.id
+              WHERE s.chain_id = $1 AND s._block IS NOT DISTINCT FROM $2 AND s._run_id IS NOT DISTINCT FROM $3 AND ${same}) AS equal`,
+    [b.chainId, last.block === null ? null : Number(last.block), last.run === null ? null : String(last.run)],
+  );
+  await tx.exec(`DROP TABLE ${incoming}`);
+  return Number(n!.stored) === Number(n!.incoming) && Number(n!.equal) === Number(n!.incoming);
+}
+
+/**
+ * Records the digest of the snapshot a batch stored (or forgets the chain's, when its rows came as pages): the next
+ * snapshot equal to it is then found without reading a row.
+ */
+export async function recordSnapshotDigest(tx: Tx, b: Batch, src: BatchSource): Promise<void> {
+  await tx.exec('DELETE FROM _pool_export.snapshot_digests WHERE chain_id = $1 AND dataset = $2', [
+    b.chainId,
+    b.ds.name,
+  ]);
+  if (src.digest)
+    await tx.exec(
+      `INSERT INTO _pool_export.snapshot_digests (chain_id, dataset, run_id, block, taken_at, rows, digest)
+       VALUES ($1, $2, $3, $4, $5::TIMESTAMPTZ, $6, $7)`,
+      [b.chainId, b.ds.name, b.runId, b.block, b.takenAt ?? null, b.count, src.digest],
+    );
+}
