@@ -72,6 +72,10 @@ test-unit: $(NODE_MODULES) $(BUNDLE) ## Unit tests (pure code, no processes)
 test-integration: $(NODE_MODULES) $(BUNDLE) ## Integration tests against the sandbox as a real process
 	TEST_TIER=integration npx vitest run
 
+test-schemas: $(NODE_MODULES) $(BUNDLE) ## Real public subgraph schemas exported exactly from the sandbox: every .graphql file of SCHEMAS=dir (fetched by you; none ships here), after a backfill, new blocks and a reorganisation
+	@if [ -z "$(SCHEMAS)" ]; then echo "test-schemas: give SCHEMAS=dir, a folder of schema.graphql files (e.g. Uniswap/v2-subgraph src/v2/schema.graphql)"; exit 2; fi
+	POOL_EXPORT_SCHEMAS_DIR=$(abspath $(SCHEMAS)) TEST_TIER=integration npx vitest run test/integration/real-schemas.int.test.ts
+
 test-containers: $(NODE_MODULES) $(BUNDLE) ## Container tests: the upstream in a locally built image (skipped, and said so, without a Docker engine)
 	@if docker info >/dev/null 2>&1; then TEST_TIER=containers npx vitest run; \
 	elif [ "$$CI" = "true" ]; then echo "containers tier: no Docker engine is running, and CI=true: the tier may not be skipped in CI (\`make docker-engine\` installs and starts one)"; exit 1; \
@@ -138,4 +142,4 @@ s3rver: $(NODE_MODULES) ## A local S3-compatible server to try a bucket lake: ht
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-base bench-noop bench-verify bench-bucket bench-sandbox sandbox s3rver clean
+.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-base bench-noop test-schemas bench-verify bench-bucket bench-sandbox sandbox s3rver clean
