@@ -197,25 +197,25 @@ export function subgraphDatasetsOf(name: string, model: SchemaModel): Dataset[] 
   // A field that references an aggregation would be asked per interval: it is left out (the aggregation is a dataset).
   const aggregations = new Set(model.aggregations?.map((a) => a.name));
   const entities = model.entities.map((e): Dataset => {
-    const columns = e.fields
-      .filter((f) => !aggregations.has(f.type))
-      .map((f) => column(e.name, f, true))
-      .filter((c): c is Column => c !== undefined)
-      // Ids are stored as text whatever their type (an Int8 id is graph-node's decimal text).
-      .map((c) => (c.field === 'id' ? { ...c, cls: 'text' as const } : c));
     const table = `${name}.${tableOf(e.name)}`;
-    const idType = e.field.get('id')?.type;
-    return {
-      name: table,
-      schema: name,
-      entity: e.name,
-      table,
-      columns,
-      ...genericKind(e),
-      ...(idType === 'Bytes' || idType === 'String' || idType === 'Int8' ? { idType } : {}),
-    };
+    return { name: table, schema: name, entity: e.name, table, ...genericShape(e, aggregations), ...genericKind(e) };
   });
   return [...entities, ...(model.aggregations ?? []).flatMap((a) => aggregationDatasets(name, a))];
+}
+
+/**
+ * The columns of an entity or aggregation of a subgraph of any schema (the fields referencing an aggregation left
+ * out), and the GraphQL type of its id where it is not `ID`.
+ */
+function genericShape(e: EntityModel, aggregations: ReadonlySet<string>): Pick<Dataset, 'columns' | 'idType'> {
+  const columns = e.fields
+    .filter((f) => !aggregations.has(f.type))
+    .map((f) => column(e.name, f, true))
+    .filter((c): c is Column => c !== undefined)
+    // Ids are stored as text whatever their type (an Int8 id is graph-node's decimal text).
+    .map((c) => (c.field === 'id' ? { ...c, cls: 'text' as const } : c));
+  const idType = e.field.get('id')?.type;
+  return { columns, ...(idType === 'Bytes' || idType === 'String' || idType === 'Int8' ? { idType } : {}) };
 }
 
 /**
@@ -224,11 +224,7 @@ export function subgraphDatasetsOf(name: string, model: SchemaModel): Dataset[] 
  * gives an aggregation, `(timestamp, id)` descending.
  */
 function aggregationDatasets(name: string, a: EntityModel): Dataset[] {
-  const columns = a.fields
-    .map((f) => column(a.name, f, true))
-    .filter((c): c is Column => c !== undefined)
-    .map((c) => (c.field === 'id' ? { ...c, cls: 'text' as const } : c));
-  const idType = a.field.get('id')?.type;
+  const shape = genericShape(a, new Set());
   const timestampType = a.field.get('timestamp')?.type ?? 'Timestamp';
   return a.aggregation!.intervals.map((interval) => {
     const table = `${name}.${tableOf(a.name)}_${interval}`;
@@ -237,9 +233,8 @@ function aggregationDatasets(name: string, a: EntityModel): Dataset[] {
       schema: name,
       entity: a.name,
       table,
-      columns,
-      kind: 'mutable' as const,
-      ...(idType === 'Bytes' || idType === 'String' || idType === 'Int8' ? { idType } : {}),
+      ...shape,
+      kind: 'mutable',
       aggregation: { interval, timestampType },
     };
   });

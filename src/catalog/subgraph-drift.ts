@@ -3,7 +3,7 @@
  * refresh`): entities and aggregations that came or went, and fields that came, went or changed type. Pure: the command
  * applies it to the data folder.
  */
-import type { EntityModel, FieldModel, SchemaModel } from '../schemas/entity-model.ts';
+import { type EntityModel, fieldTypeText, type SchemaModel } from '../schemas/entity-model.ts';
 
 /** One difference, about an entity (or aggregation) or one of its fields. */
 export interface SubgraphChange {
@@ -13,12 +13,6 @@ export interface SubgraphChange {
   /** The field's type before and after (`BigInt!`, `[Token!]`). */
   readonly from?: string;
   readonly to?: string;
-}
-
-/** `[Token!]!` style text of a field's type. */
-function typeOf(f: FieldModel): string {
-  const inner = f.list ? `[${f.type}!]` : f.type;
-  return f.nonNull ? `${inner}!` : inner;
 }
 
 /** The fields a table stores (a derived field is not stored). */
@@ -37,8 +31,8 @@ export function subgraphDrift(was: SchemaModel, now: SchemaModel): SubgraphChang
       out.push({ kind: 'entity-removed', entity: name });
       continue;
     }
-    const had = new Map(storedFields(e).map((f) => [f.name, typeOf(f)]));
-    const has = new Map(storedFields(n).map((f) => [f.name, typeOf(f)]));
+    const had = new Map(storedFields(e).map((f) => [f.name, fieldTypeText(f)]));
+    const has = new Map(storedFields(n).map((f) => [f.name, fieldTypeText(f)]));
     for (const [field, from] of had) {
       const to = has.get(field);
       if (to === undefined) out.push({ kind: 'field-removed', entity: name, field, from });

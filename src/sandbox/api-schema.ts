@@ -1,6 +1,7 @@
 /** Builds the GraphQL API schema that graph-node generates from an entity schema: filters, orderBy enums, root fields, `_meta`. */
 import { buildSchema, type GraphQLSchema } from 'graphql';
 import type { EntityModel, FieldModel, SchemaModel } from '../schemas/entity-model.ts';
+import { interfaceEntity } from './interface-table.ts';
 import { type NamingMode, rootNames } from './naming.ts';
 
 const EQ = ['', '_not'];
@@ -165,9 +166,7 @@ export function apiSdl(model: SchemaModel, opts: ApiOptions = { naming: 'current
   const parts = [PRELUDE, ...(opts.changeBlock ? ['input BlockChangedFilter { number_gte: Int! }'] : [])];
   for (const [name, values] of model.enums ?? []) parts.push(`enum ${name} { ${values.join(' ')} }`);
   // Interface types, with their filters, orders and root fields, as graph-node's `add_types_for_interface_types`.
-  const interfaces = [...(model.interfaces?.values() ?? [])].map(
-    (i): EntityModel => ({ name: i.name, fields: i.fields, field: new Map(i.fields.map((f) => [f.name, f])) }),
-  );
+  const interfaces = [...(model.interfaces?.keys() ?? [])].map((name) => interfaceEntity(model, name)!);
   for (const i of interfaces)
     parts.push(
       objectType(i, 'interface'),

@@ -10,6 +10,7 @@
  * a56d6a1a, `packages/dodoex-api/src/gql/graphql.ts`, type `Query`).
  */
 import { type EntityModel, lowerCamel, pluralize, type SchemaModel } from '../schemas/entity-model.ts';
+import { interfaceEntity } from './interface-table.ts';
 
 /** graph-node's naming rule: `current` from v0.35.0 on, `legacy` before it. */
 export type NamingMode = 'current' | 'legacy';
@@ -65,7 +66,7 @@ export function rootFields(model: SchemaModel, mode: NamingMode): Map<string, { 
   }
   // An interface has its root fields too (graph-node `api.rs` `add_query_type`), over the rows of its implementers.
   for (const i of model.interfaces?.values() ?? []) {
-    const entity = { name: i.name, fields: i.fields, field: new Map(i.fields.map((f) => [f.name, f])) };
+    const entity = interfaceEntity(model, i.name)!;
     const names = rootNames(i.name, mode);
     if (names.single) out.set(names.single, { entity, many: false });
     out.set(names.plural, { entity, many: true });

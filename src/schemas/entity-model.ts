@@ -88,6 +88,12 @@ export interface SchemaModel {
   readonly aggregations?: readonly EntityModel[];
 }
 
+/** The `[Token!]!` style text of a field's type, as the schema declares it. */
+export function fieldTypeText(f: FieldModel): string {
+  const inner = f.list ? `[${f.type}!]` : f.type;
+  return f.nonNull ? `${inner}!` : inner;
+}
+
 /** A schema that cannot be read: names the type and field at fault, and the fix. */
 export class SchemaModelError extends Error {
   override readonly name = 'SchemaModelError';

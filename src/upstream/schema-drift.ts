@@ -1,5 +1,5 @@
 /** Compares the entity schemas the catalog was built from with an upstream's introspected API schema. */
-import type { FieldModel, SchemaModel } from '../schemas/entity-model.ts';
+import { fieldTypeText, type SchemaModel } from '../schemas/entity-model.ts';
 
 /** The introspection query: every type with its fields and their type references. */
 export const INTROSPECTION_QUERY = `{ __schema { types { name kind fields { name type { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }`;
@@ -35,12 +35,6 @@ export function typeText(t: TypeRef): string {
   return t.name ?? '?';
 }
 
-/** The same text for a field of the catalog's entity model. */
-export function modelTypeText(f: FieldModel): string {
-  const inner = f.list ? `[${f.type}!]` : f.type;
-  return f.nonNull ? `${inner}!` : inner;
-}
-
 /**
  * The drift of one upstream schema. `read` maps each entity the catalog exports to the fields it reads; changes to
  * those are breaking, everything else is a notice.
@@ -64,7 +58,7 @@ export function schemaDrift(
     }
     const got = new Map((t.fields ?? []).map((f) => [f.name, typeText(f.type)]));
     for (const f of e.fields) {
-      const want = modelTypeText(f);
+      const want = fieldTypeText(f);
       const have = got.get(f.name);
       const severity = readFields?.has(f.name) ? 'breaking' : 'notice';
       if (have === undefined) out.push({ severity, what: `field ${e.name}.${f.name} (${want}) is gone` });

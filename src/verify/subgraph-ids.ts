@@ -10,7 +10,7 @@
  */
 import type { Dataset } from '../catalog/catalog.ts';
 import { chainsOfSchema, deploymentUrl, subgraphOf } from '../catalog/subgraphs.ts';
-import { firstId, idType } from '../export/queries.ts';
+import { firstId, pageQuery } from '../export/queries.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
 import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
@@ -27,15 +27,14 @@ export const IDS_IDENTITY = 'row ids';
 /** Ids shown one by one; past them, one line with the two counts. */
 const SHOWN = 20;
 
-/** The query of one page of ids (with the timestamps that page an aggregation). */
+/**
+ * The query of one page of ids: the export's own page of the dataset (by `id_gt`, or an aggregation down its keyset),
+ * selecting its id alone (and the timestamp that pages an aggregation).
+ */
 function idsQuery(ds: Dataset, root: string, after: boolean): string {
-  const head = '$first: Int!, $block: Int!';
-  if (!ds.aggregation)
-    return `query Ids(${head}, $id: ${idType(ds)}!) { rows: ${root}(first: $first, block: { number: $block }, orderBy: id, orderDirection: asc, where: { id_gt: $id }) { id } }`;
-  const { interval, timestampType } = ds.aggregation;
-  if (!after)
-    return `query Ids(${head}) { rows: ${root}(first: $first, block: { number: $block }, interval: ${interval}) { id timestamp } }`;
-  return `query Ids(${head}, $ts: ${timestampType}!, $id: ${idType(ds)}!) { rows: ${root}(first: $first, block: { number: $block }, interval: ${interval}, where: { or: [{ timestamp_lt: $ts }, { timestamp: $ts, id_lt: $id }] }) { id timestamp } }`;
+  const keys = ds.columns.filter((c) => c.field === 'id' || (ds.aggregation && c.field === 'timestamp'));
+  const shape = !ds.aggregation ? 'id' : after ? 'agg-next' : 'agg-first';
+  return pageQuery({ ...ds, columns: keys }, root, shape);
 }
 
 /** Every id of a dataset at a block, page by page. */

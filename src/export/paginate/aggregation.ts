@@ -6,10 +6,9 @@
  * rows against the upstream as a mutable entity's are: a reorganisation that rewrote a bucket rewrote its id too.
  */
 import type { Replace } from '../../store/batch.ts';
-import type { AggregationShape } from '../queries.ts';
 import type { Cursor, Row, TaskRun } from '../task-run.ts';
 import { changedSince, presenceFrom, removeGone } from './mutable.ts';
-import { runPass } from './pass.ts';
+import { type PassRequest, runPass } from './pass.ts';
 
 /** One pass down the keyset: among the rows written since `since` if given, after `after` if resuming. */
 interface DescPass {
@@ -22,7 +21,7 @@ interface DescPass {
 }
 
 /** The first page request of an aggregation's incremental pass (foreseen by `first-request.ts`). */
-export function aggregationFirst(block: number, since: number | undefined): { shape: AggregationShape; vars: object } {
+export function aggregationFirst(block: number, since: number | undefined): PassRequest {
   return since === undefined
     ? { shape: 'agg-first', vars: { block } }
     : { shape: 'agg-changed-first', vars: { block, since } };
@@ -36,9 +35,7 @@ async function pageDown(run: TaskRun, plan: DescPass): Promise<void> {
   const after = (ts: string, id: string) => ({ shape: next, vars: { block, ts, id, ...extra } }) as const;
   const { progress } = plan;
   await runPass(run, {
-    first: plan.after
-      ? after(plan.after.ts, plan.after.id)
-      : (aggregationFirst(block, since) as { shape: AggregationShape; vars: Record<string, unknown> }),
+    first: plan.after ? after(plan.after.ts, plan.after.id) : aggregationFirst(block, since),
     next: (last) => after(String(last.timestamp), String(last.id)),
     replace: { first: plan.replace, later: plan.replace },
     batchRows: progress ? run.deps.config.batchRows : Number.POSITIVE_INFINITY,

@@ -30,7 +30,7 @@ export function firstRequest(ds: Dataset, cursor: Cursor, at: FirstRequestAt): P
   }
   if (ds.kind === 'mutable' && cursor.mode === 'incremental' && cursor.seq !== undefined) {
     const since = changedSince(cursor, at.block, at);
-    if (ds.aggregation) return aggregationFirst(block, since) as PassRequest;
+    if (ds.aggregation) return aggregationFirst(block, since);
     if (since !== undefined) return { shape: 'changed-since', vars: { block, id: firstId(ds), since } };
     // A subgraph's entity with no keyset field, on an endpoint without `_change_block`: every row again, by id.
     if (ds.seq === undefined) return { shape: 'id', vars: { block, id: firstId(ds) } };
