@@ -444,7 +444,11 @@ describe('bad --subgraph input', () => {
   ])('refuses %s in one line with exit code 2', (_, spec, message) => {
     const arg = spec();
     const value = arg.includes('=') || !arg.endsWith('.graphql') ? arg : `x=${arg}`;
-    const r = spawnSync(process.execPath, [BIN, 'sandbox', '--port', '0', '--subgraph', value], { encoding: 'utf8' });
+    // Bounded: a sandbox that serves what it should refuse would otherwise hold the test until the tier's end.
+    const r = spawnSync(process.execPath, [BIN, 'sandbox', '--port', '0', '--subgraph', value], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     const lines = r.stderr.trim().split('\n');
