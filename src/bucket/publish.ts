@@ -1,9 +1,9 @@
 /**
  * Publishing the data folder's lake to its bucket, after each run's lake write, so that a reader listing the prefix at
  * any moment sees every row once:
- * - a bucket lake's month is one object (`part-00001.parquet`; the lake writer writes it with no row limit), replaced by
- *   one PUT (or one completed multipart upload): a listing shows the old object or the new one, never both, never
- *   neither. A month the re-read window can no longer reach is never written again (runs rewrite from the window on);
+ * - each of the lake's files is one object, replaced by one PUT (or one completed multipart upload): a listing shows the
+ *   old object or the new one, never both, never neither. No row moves between objects: a full file keeps its key
+ *   range when rewritten (`lake/key-ranges.ts`). A file the re-read window can no longer reach is never written again;
  *   the state of a mutable entity is one object per chain, replaced the same way;
  * - new and changed objects go up first; then each touched table's `_manifest.json` names its objects (key, size,
  *   ETag, rows, and whether the re-read window can still change it: `final`); then the objects no manifest names any

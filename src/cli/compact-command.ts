@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { trackedSettings } from '../config/config.ts';
 import { compactLake } from '../lake/compact.ts';
-import { fileRowsOf, updateLakeFor } from '../pipeline/lake-step.ts';
+import { updateLakeFor } from '../pipeline/lake-step.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import type { CommandBody } from './commands.ts';
@@ -18,7 +18,7 @@ export const compactCommand: CommandBody<MaintenanceArgs> = {
     withDataLock(a, 'compact', async (config) => {
       const w = await Warehouse.open(config.dataDir);
       try {
-        const r = await compactLake(w, config.dataDir, fileRowsOf(config));
+        const r = await compactLake(w, config.dataDir);
         if (config.lake.bucket) await updateLakeFor(w, config, { runId: `compact-${randomUUID()}` });
         await writeViewsFile(config.dataDir, trackedSettings(config));
         process.stdout.write(`compacted ${r.files} files in ${r.partitions} partitions\n`);

@@ -56,6 +56,7 @@ export async function compactLake(
           await writeMonths(w, target, {
             source: `SELECT * FROM read_parquet(${list}, hive_partitioning = false)`,
             plans: [{ month, from: 1, old }],
+            recut: true,
           });
           partitions++;
           files += old.length;

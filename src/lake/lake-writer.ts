@@ -6,8 +6,8 @@
  *   `_run_id`, so that writing a run twice never doubles it);
  * - the state of mutable entities: one file per chain, replaced.
  * A month's rows are written in key order, `FILE_ROWS` per file: a run rewrites its open file until it is full, then
- * starts the next, so the file count grows with the data, not with the runs, and nothing has to compact the lake.
- * Every file is written under `.tmp/` first, then published by the journal of `lake-files.ts`.
+ * starts the next, so the file count grows with the data, not with the runs; a full file rewritten keeps its key range
+ * (`key-ranges.ts`). Every file is written under `.tmp/` first, then published by the journal of `lake-files.ts`.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,6 +17,7 @@ import { dataFolder } from '../config/data-folder.ts';
 import { LakeLayoutError, LakeWriteError, StopRequested } from '../errors.ts';
 import { type Sql, stoppable, type Warehouse } from '../store/warehouse.ts';
 import { lit, q, qt } from '../util/sql.ts';
+import { cutMonth, fullFiles } from './key-ranges.ts';
 import { copyOpts, monthFiles, monthsIn, type Publish, partName, publish, recoverPublish } from './lake-files.ts';
 import {
   chainDir,
@@ -58,12 +59,13 @@ let tmpSeq = 0;
 
 /**
  * Writes `source` (a query with the lake's columns) into the months of `plans`, in key order and `FILE_ROWS` per file,
- * numbered from each plan's `from`; then publishes them over the files they replace. Returns the files written.
+ * numbered from each plan's `from`; then publishes them over the files they replace. A full file replaced keeps its key
+ * range (`key-ranges.ts`), unless `recut` (a compaction) cuts the rows anew. Returns the files written.
  */
 export async function writeMonths(
   w: Sql,
   t: Target,
-  write: { readonly source: string; readonly plans: readonly MonthPlan[] },
+  write: { readonly source: string; readonly plans: readonly MonthPlan[]; readonly recut?: boolean },
 ): Promise<number> {
   if (write.plans.length === 0) return 0;
   const tmp = join(lakeTmp(t.lake), `w${process.pid}-${++tmpSeq}`);
@@ -78,19 +80,21 @@ export async function writeMonths(
 async function stageAndPublish(
   w: Sql,
   t: Target & { readonly tmp: string },
-  write: { readonly source: string; readonly plans: readonly MonthPlan[] },
+  write: { readonly source: string; readonly plans: readonly MonthPlan[]; readonly recut?: boolean },
 ): Promise<number> {
   const { tmp, fileRows } = t;
   const { source, plans } = write;
   const options = await copyOpts(w);
   const key = orderKey(t.ds, t.part);
   const dir = chainDir(t.root, t, t.part);
-  const target = (plan: MonthPlan, i: number) => join(dir, `month=${plan.month}`, partName(plan.from + i));
-  // A write of one month that fits one file (nearly every run's): one COPY, in key order, straight to its file.
-  if (plans.length === 1) {
-    const file = join(tmp, 'only.parquet');
+  const target = (plan: MonthPlan, n: number) => join(dir, `month=${plan.month}`, partName(n));
+  const replaced = (plan: MonthPlan) => plan.old.filter((f) => f.n >= plan.from);
+  const full = await Promise.all(plans.map((p) => (write.recut ? [] : fullFiles(w, replaced(p), fileRows))));
+  // A write of one month into one file, replacing no full one (nearly every run's): one COPY, straight to its file.
+  if (plans.length === 1 && full[0]!.length === 0) {
+    const [file, plan] = [join(tmp, 'only.parquet'), plans[0]!];
     const rows = await w.exec(`COPY (SELECT * FROM (${source}) ORDER BY ${key}) TO ${lit(file)} (${options})`);
-    if (rows <= fileRows) return publishMonths(t.lake, [{ plan: plans[0]!, files: rows > 0 ? [file] : [] }], target);
+    if (rows <= fileRows) return publishMonths(t.lake, [{ plan, files: rows > 0 ? [[plan.from, file]] : [] }], target);
   }
   const stage = join(tmp, 'stage.parquet');
   // One sorted pass over the rows, into one file in (month, key) order; each month is then one run of that file's rows
@@ -113,18 +117,16 @@ async function stageAndPublish(
       return [String(r.month), { first, n }];
     }),
   );
-  const months: { plan: MonthPlan; files: string[] }[] = [];
-  for (const plan of plans) {
-    const files: string[] = [];
-    const run = runs.get(plan.month) ?? { first: 0, n: 0 };
-    for (let i = 0; i < Math.ceil(run.n / fileRows); i++) {
-      const file = join(tmp, `${plan.month}-${i}.parquet`);
-      const from = run.first + i * fileRows;
-      const to = Math.min(run.first + run.n, from + fileRows);
+  const months: { plan: MonthPlan; files: [number, string][] }[] = [];
+  for (const [p, plan] of plans.entries()) {
+    const [files, run, kept] = [[] as [number, string][], runs.get(plan.month) ?? { first: 0, n: 0 }, full[p]!];
+    const next = replaced(plan)[kept.length]?.n ?? (kept.length > 0 ? kept.at(-1)!.n + 1 : plan.from);
+    for (const c of await cutMonth(w, { staged, month: plan.month, key, ...run, full: kept, next, fileRows })) {
+      const file = join(tmp, `${plan.month}-${c.n}.parquet`);
       await w.exec(
-        `COPY (SELECT * EXCLUDE ("month", file_row_number) FROM ${staged} WHERE file_row_number >= ${from} AND file_row_number < ${to} ORDER BY ${key}) TO ${lit(file)} (${options})`,
+        `COPY (SELECT * EXCLUDE ("month", file_row_number) FROM ${staged} WHERE file_row_number >= ${c.first} AND file_row_number < ${c.first + c.count} ORDER BY ${key}) TO ${lit(file)} (${options})`,
       );
-      files.push(file);
+      files.push([c.n, file]);
     }
     months.push({ plan, files });
   }
@@ -137,13 +139,14 @@ async function stageAndPublish(
  */
 function publishMonths(
   lake: string,
-  months: readonly { readonly plan: MonthPlan; readonly files: readonly string[] }[],
-  target: (plan: MonthPlan, i: number) => string,
+  months: readonly { readonly plan: MonthPlan; readonly files: readonly (readonly [number, string])[] }[],
+  target: (plan: MonthPlan, n: number) => string,
 ): number {
   const steps: Publish = { renames: [], removes: [] };
   for (const { plan, files } of months) {
-    for (const [i, f] of files.entries()) steps.renames.push([f, target(plan, i)]);
-    for (const f of plan.old) if (f.n >= plan.from + files.length) steps.removes.push(f.path);
+    const written = new Set(files.map(([n]) => n));
+    for (const [n, f] of files) steps.renames.push([f, target(plan, n)]);
+    for (const f of plan.old) if (f.n >= plan.from && !written.has(f.n)) steps.removes.push(f.path);
   }
   publish(lake, steps);
   return months.reduce((n, m) => n + m.files.length, 0);

@@ -35,16 +35,12 @@ export const LAYOUT_VERSION = 2;
 export const LAYOUT_FILE = '_layout.json';
 
 /**
- * Rows per file: a month's rows beyond it start another file. 250,000 swaps make a file of about 50 MB; a run rewrites
- * at most the open file of each month it touches, so this also bounds what one run rewrites per partition.
+ * Rows per file, in a local lake and a bucket alike: a month's rows beyond it start another file. 250,000 swaps make a
+ * file of about 50 MB; a run rewrites the open file of each month it adds to, and a full file only where the re-read
+ * window reaches into it (keeping its key range, `key-ranges.ts`), so this also bounds what one run rewrites, and a
+ * bucket lake uploads, per partition.
  */
 export const FILE_ROWS = 250_000;
-
-/**
- * Rows per file of a lake published to a bucket: no limit, so that each month is one object, which one PUT replaces
- * atomically for readers listing the bucket (`bucket/publish.ts`).
- */
-export const BUCKET_FILE_ROWS = Number.MAX_SAFE_INTEGER;
 
 /** The layout of the lake in `lake`: its version, `1` for a lake of Parquet files with no layout file, null when empty. */
 export function lakeLayout(lake: string): number | null {

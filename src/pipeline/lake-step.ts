@@ -10,9 +10,7 @@ import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { sizeBytes } from '../config/memory-limit.ts';
 import { BucketError, LakeWriteError } from '../errors.ts';
-import { compactLake } from '../lake/compact.ts';
 import { LANES } from '../lake/lake-writer.ts';
-import { BUCKET_FILE_ROWS, FILE_ROWS } from '../lake/layout.ts';
 import { applyRetention } from '../lake/retention.ts';
 import { updateLake } from '../lake/update-lake.ts';
 import type { Warehouse } from '../store/warehouse.ts';
@@ -107,8 +105,8 @@ export function lakeLanes(memoryLimit: string): number {
 }
 
 /**
- * Writes what the lake lacks and, for a bucket lake, publishes it. A bucket lake's months are one file each
- * (`BUCKET_FILE_ROWS`); a local lake first published to a bucket has its months merged into one file each before.
+ * Writes what the lake lacks and, for a bucket lake, publishes it. A bucket lake's files are a local lake's, each an
+ * object.
  */
 export async function writeLakeStep(
   w: Warehouse,
@@ -163,15 +161,12 @@ async function writeAndPublish(
     if (!signal?.aborted) await retain(w, config, opts);
     return { files };
   }
-  const { readSyncState } = await import('../bucket/sync-state.ts');
   const { publishLake } = await import('../bucket/publish.ts');
-  if (Object.keys(readSyncState(config.dataDir, bucket).objects).length === 0)
-    await compactLake(w, config.dataDir, BUCKET_FILE_ROWS);
   // An entry that failed (its rows stay listed for the next write) does not hold back what the others wrote: that is
   // published, and the exporter's state is not (`publishLake` sends it only when nothing is listed), so that a run
   // resumed from the bucket never moves past rows the bucket lacks. The failure is the step's once published.
   let failure: LakeWriteError | undefined;
-  const files = await updateLakeFiles(w, config, { signal, fileRows: BUCKET_FILE_ROWS, lanes }).catch((e) => {
+  const files = await updateLakeFiles(w, config, { signal, lanes }).catch((e) => {
     if (!(e instanceof LakeWriteError)) throw e;
     failure = e;
     return e.files;
@@ -206,9 +201,6 @@ async function retain(w: Warehouse, config: Config, opts: { readonly runId: stri
   const r = await applyRetention(w, dataFolder(config.dataDir).lake, { keep });
   if (r.rows > 0 || r.months > 0) opts.log('retention', { runId: opts.runId, ...r });
 }
-
-/** Rows per file of the lake of a configuration. */
-export const fileRowsOf = (config: Config) => (config.lake.bucket ? BUCKET_FILE_ROWS : FILE_ROWS);
 
 /**
  * The lake step outside a run (`migrate`, `verify --repair`, `compact`): writes what the lake lacks and, for a bucket

@@ -169,6 +169,37 @@ describe('events', () => {
     expect(await ids(jan(3))).toEqual(['s1500']);
   });
 
+  it('keeps the key range of each full file a rewrite reaches into: rows added or taken out there move no other row to another file', async () => {
+    await swaps([60, 120, 180, 240, 300, 360, 420, 480, 540, 600]);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    await writeLake(w, dir, { fileRows: 3 });
+    expect(await Promise.all([1, 2, 3, 4].map((n) => ids(jan(n))))).toEqual([
+      ['s60', 's120', 's180'],
+      ['s240', 's300', 's360'],
+      ['s420', 's480', 's540'],
+      ['s600'],
+    ]);
+    // A reorganisation from second 150: s180 and s300 taken back, three swaps inside the second file's range and one
+    // after the last.
+    await w.exec(`DELETE FROM dodoex.swaps WHERE id IN ('s180', 's300')`);
+    for (const s of [250, 260, 270, 610]) await swap(s, 'r2');
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 150, runs: ['r2'] });
+    await writeLake(w, dir, { fileRows: 3 });
+    // Written out by hand: each row that stayed is in the file it was in, the second file holds 5 rows of its range.
+    expect(await Promise.all([1, 2, 3, 4].map((n) => ids(jan(n))))).toEqual([
+      ['s60', 's120'],
+      ['s240', 's250', 's260', 's270', 's360'],
+      ['s420', 's480', 's540'],
+      ['s600', 's610'],
+    ]);
+    // A full file whose range the rewrite empties goes; the files after it keep their numbers and rows.
+    await w.exec(`DELETE FROM dodoex.swaps WHERE id IN ('s60', 's120')`);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: T0, runs: [] });
+    await writeLake(w, dir, { fileRows: 3 });
+    expect(files()).toEqual([jan(2), jan(3), jan(4)]);
+    expect(await ids(jan(4))).toEqual(['s600', 's610']);
+  });
+
   it('keeps the rows of a file that share their second with the next one, when a run rewrites from after them', async () => {
     for (const id of ['a', 'b', 'c']) await swap(100, 'r1', id);
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
