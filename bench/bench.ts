@@ -1044,6 +1044,19 @@ async function noop(): Promise<void> {
   }
 }
 
+/** Runs a bench script of this folder with `args`; its result, and the lines of its output that `line` matches. */
+function scriptRows(args: string[], line: RegExp) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(HERE, ...args.slice(0, 1)), ...args.slice(1)], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
+  const rows = r.stdout
+    .split('\n')
+    .map((l) => line.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null);
+  return { r, rows };
+}
+
 /**
  * A DODO-only run against the last commit before subgraphs of any schema (`bench/base-compare.ts`, full suite only):
  * paired no-op runs and runs after 100 new blocks on the demo's data, each pair on copies of one folder.
@@ -1051,18 +1064,10 @@ async function noop(): Promise<void> {
 async function base(): Promise<void> {
   if (QUICK) return;
   log('base: DODO-only runs against the commit before subgraphs of any schema, 5 pairs each');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(HERE, 'base-compare.ts'), '--pairs', '5'], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 26,
-  });
-  const rows = r.stdout
-    .split('\n')
-    .map((l) =>
-      /^\| (nothing new upstream|after 100 new blocks) \| (\S+) \| (\S+) \| ([\d.]+) s \| ([\d.]+) s \| ([\d.]+) \(([^)]*)\) \|$/.exec(
-        l,
-      ),
-    )
-    .filter((m): m is RegExpExecArray => m !== null);
+  const { r, rows } = scriptRows(
+    ['base-compare.ts', '--pairs', '5'],
+    /^\| (nothing new upstream|after 100 new blocks) \| (\S+) \| (\S+) \| ([\d.]+) s \| ([\d.]+) s \| ([\d.]+) \(([^)]*)\) \|$/,
+  );
   for (const m of rows)
     lines.push({
       section: 'any subgraph: a DODO-only run against the commit before it',
@@ -1085,6 +1090,44 @@ async function base(): Promise<void> {
   });
 }
 
+/**
+ * What an incremental run uploads to a bucket lake (`bench/bucket-upload.ts`, full suite only): one month of 400,000
+ * swaps on one chain, three runs after 100 new blocks; the bytes uploaded against the Parquet bytes of the new rows,
+ * and against the whole month, which a lake of one object per month uploaded for the same run (the baseline).
+ */
+async function upload(): Promise<void> {
+  if (QUICK) return;
+  log('upload: incremental runs to a bucket lake, one month of 400,000 swaps');
+  const MB = '([\\d.]+) MB';
+  const { r, rows } = scriptRows(
+    ['bucket-upload.ts'],
+    new RegExp(
+      `^\\| (after 100 new blocks \\(\\d\\)) \\| (\\d+) objects, ${MB} \\| ${MB} \\| (\\d+) files, ${MB} \\| ([\\d.]+) × \\| ([\\d.]+) × \\|$`,
+    ),
+  );
+  for (const m of rows)
+    lines.push({
+      section: 'runs priced by what is new: uploads of a bucket lake',
+      what: m[1]!,
+      rows: '',
+      secs: '',
+      rate: `${m[2]} objects, ${m[3]} MB (new rows ${m[4]} MB)`,
+      ratio: `${m[7]} × the new rows`,
+      note: `one object per month: ${m[6]} MB, ${m[8]} ×`,
+    });
+  target({
+    n: 16,
+    what: 'incremental run to a bucket lake (one month of 400,000 swaps, 100 new blocks): bytes uploaded, manifests apart',
+    want: '≤ 2 × its new rows',
+    got: rows.length
+      ? rows
+          .map((m) => `${m[3]} MB for ${m[4]} MB of new rows (${m[7]} ×; one object per month: ${m[6]} MB)`)
+          .join('; ')
+      : `failed: ${r.stderr.slice(-300)}`,
+    met: rows.length > 0 && rows.every((m) => Number(m[7]) <= 2),
+  });
+}
+
 /** The lake's readers and runs (bench/lake-bench.ts). */
 function lake(): Promise<void> {
   return lakeBench({
@@ -1100,7 +1143,16 @@ function lake(): Promise<void> {
 
 const started = new Date();
 try {
-  const sections: Record<string, () => Promise<void>> = { startup, throughput, allowance, memory, noop, base, lake };
+  const sections: Record<string, () => Promise<void>> = {
+    startup,
+    throughput,
+    allowance,
+    memory,
+    noop,
+    base,
+    upload,
+    lake,
+  };
   const unknown = (ONLY ?? []).filter((k) => !(k in sections));
   if (unknown.length)
     throw new Error(
