@@ -19,18 +19,20 @@ export interface Cut {
   readonly count: number;
 }
 
-/** A month's files, as `monthFiles` lists them. */
-type File = { readonly n: number; readonly path: string };
+/** A month's files, as `monthFiles` lists them, with their rows where the caller read them. */
+type File = { readonly n: number; readonly path: string; readonly rows?: number | undefined };
 
 /**
  * The full files among those a rewrite replaces (`replaced`, in order): every one but the last, and the last too when
- * it holds `fileRows` rows or more (a month written whole as one file, as bucket lakes of earlier versions were).
+ * it holds `fileRows` rows or more (a month written whole as one file, as bucket lakes of earlier versions were). The
+ * last one's rows are read from its footer unless given.
  */
 export async function fullFiles(w: Sql, replaced: readonly File[], fileRows: number): Promise<File[]> {
   const last = replaced.at(-1);
   if (!last) return [];
-  const [r] = await w.all(`SELECT num_rows AS n FROM parquet_file_metadata(${lit(last.path)})`);
-  return Number(r?.n) >= fileRows ? [...replaced] : replaced.slice(0, -1);
+  const rows =
+    last.rows ?? Number((await w.all(`SELECT num_rows AS n FROM parquet_file_metadata(${lit(last.path)})`))[0]?.n);
+  return rows >= fileRows ? [...replaced] : replaced.slice(0, -1);
 }
 
 /**

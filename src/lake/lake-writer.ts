@@ -34,6 +34,7 @@ import {
   type TablePart,
   writeLayoutFile,
 } from './layout.ts';
+import { type Pending, readPending } from './pending.ts';
 
 /** Where one write goes: a dataset's table path of one chain, under a lake root (the lake, or a staging copy). */
 export interface Target {
@@ -52,7 +53,7 @@ export interface Target {
 export interface MonthPlan {
   readonly month: string;
   readonly from: number;
-  readonly old: readonly { n: number; path: string }[];
+  readonly old: readonly { n: number; path: string; rows?: number }[];
 }
 
 let tmpSeq = 0;
@@ -133,10 +134,7 @@ async function stageAndPublish(
   return publishMonths(t.lake, months, target);
 }
 
-/**
- * Publishes the files written for each month over the ones they replace: renames in file order (each over the file of
- * its number, if any), then removes the month's replaced files that no new file took the place of.
- */
+/** Publishes each month's files over those of their numbers, then removes its replaced files no new one took. */
 function publishMonths(
   lake: string,
   months: readonly { readonly plan: MonthPlan; readonly files: readonly (readonly [number, string])[] }[],
@@ -174,7 +172,7 @@ export async function writeSeq(w: Sql, t: Target, from: number | null): Promise<
   // The rows the first month keeps: those up to the last row of the file before the first one rewritten.
   let keep = '';
   for (const month of [...months].sort()) {
-    const old = monthFiles(join(dir, `month=${month}`));
+    let old: MonthPlan['old'] = monthFiles(join(dir, `month=${month}`));
     let start = 0;
     if (month === first && old.length > 0) {
       const his = await w.all(
@@ -182,6 +180,7 @@ export async function writeSeq(w: Sql, t: Target, from: number | null): Promise<
          FROM parquet_metadata(${listLit(old.map((f) => f.path))}) WHERE path_in_schema = ${lit(seqColumn(ds)!)} GROUP BY ALL`,
       );
       const stat = new Map(his.map((r) => [String(r.f), { hi: Number(r.hi), rows: Number(r.n) }]));
+      old = old.map((f) => ({ ...f, rows: stat.get(f.path)!.rows }));
       start = old.findIndex((f) => stat.get(f.path)!.hi >= from!);
       if (start < 0) start = stat.get(old.at(-1)!.path)!.rows < fileRows ? old.length - 1 : old.length;
       if (start > 0) {
@@ -214,7 +213,7 @@ const listLit = (xs: readonly string[]) => `[${xs.map(lit).join(', ')}]`;
 export async function writeRuns(
   w: Sql,
   t: Target,
-  runs: { readonly ids: readonly string[] | null; readonly all: boolean },
+  runs: { readonly ids: readonly string[] | null; readonly all: boolean; readonly months?: readonly string[] },
 ): Promise<number> {
   const { ds, chainId, fileRows } = t;
   const dir = chainDir(t.root, t, t.part);
@@ -229,23 +228,25 @@ export async function writeRuns(
       ? (f: string) =>
           `EXISTS (SELECT 1 FROM ${qt(ds.table)} s WHERE s.chain_id = ${chainId} AND s.id = ${f}.id AND s._run_id IS NOT DISTINCT FROM ${f}._run_id)`
       : () => 'true';
-  const months = new Set(runs.all ? monthsIn(dir) : []);
-  for (const r of await w.all(
-    `SELECT DISTINCT ${monthExpr(ds, t.part)} AS m FROM ${qt(ds.table)} WHERE chain_id = ${chainId} AND ${inRuns}`,
-  ))
-    months.add(String(r.m));
+  const months = new Set([...(runs.all ? monthsIn(dir) : []), ...(runs.months ?? [])]);
+  if (!runs.months)
+    for (const r of await w.all(
+      `SELECT DISTINCT ${monthExpr(ds, t.part)} AS m FROM ${qt(ds.table)} WHERE chain_id = ${chainId} AND ${inRuns}`,
+    ))
+      months.add(String(r.m));
   const plans: MonthPlan[] = [];
   const kept: string[] = [];
   for (const month of [...months].sort()) {
-    const old = monthFiles(join(dir, `month=${month}`));
+    let old: MonthPlan['old'] = monthFiles(join(dir, `month=${month}`));
     let start = runs.all ? 0 : old.length;
     if (!runs.all && old.length > 0) {
       // Per file: its rows, and those of the runs written (the first file holding any is where the rewrite starts).
       const per = await w.all(
         `SELECT filename AS f, count(*) AS n, count(*) FILTER (WHERE ${inRuns} OR NOT ${stored('o')}) AS hits FROM read_parquet(${listLit(old.map((f) => f.path))}, filename = true, hive_partitioning = false) o GROUP BY ALL`,
       );
+      old = old.map((f) => ({ ...f, rows: Number(per.find((r) => r.f === f.path)?.n ?? 0) }));
       const at = old.findIndex((f) => per.some((r) => r.f === f.path && Number(r.hits) > 0));
-      const open = Number(per.find((r) => r.f === old.at(-1)!.path)?.n ?? 0);
+      const open = old.at(-1)!.rows!;
       start = at >= 0 ? at : open < fileRows ? old.length - 1 : old.length;
     }
     kept.push(...old.slice(start).map((f) => f.path));
@@ -277,17 +278,6 @@ export async function writeState(w: Sql, t: Target): Promise<number> {
   return 1;
 }
 
-/** What the lake lacks for one dataset and chain (a row of `_pool_export.lake_pending`). */
-export interface Pending {
-  readonly ds: Dataset;
-  readonly chainId: number;
-  /** Events and buckets: the first second whose rows changed (null: only rows of `runs`). */
-  readonly fromSeq: number | null;
-  readonly runs: readonly string[];
-  /** Rewrite every file of the dataset and chain (after a change of column types). */
-  readonly rebuild: boolean;
-}
-
 /** Writes what one pending entry lists into `root` (the lake, or a staging copy of it). Returns the files written. */
 export async function writePending(
   w: Sql,
@@ -308,7 +298,7 @@ export async function writePending(
     }
     return writeSeq(w, t('data'), from);
   }
-  const runs = { ids: p.runs, all: p.rebuild };
+  const runs = { ids: p.runs, all: p.rebuild, ...(p.months ? { months: p.months } : {}) };
   if (p.ds.kind === 'mutable') return (await writeState(w, t('data'))) + (await writeRuns(w, t('history'), runs));
   return writeRuns(w, t('data'), runs);
 }
@@ -341,9 +331,7 @@ export async function writeLake(
   recoverPublish(lake);
   if (layout === null) writeLayoutFile(lake);
   const byName = new Map(DATASETS.map((d) => [d.name, d]));
-  const rows = await w.all(
-    'SELECT chain_id, dataset, from_seq, runs, coalesce(rebuild, false) AS rebuild FROM _pool_export.lake_pending ORDER BY dataset, chain_id',
-  );
+  const rows = await readPending(w, byName);
   // Lanes (the warehouse's connection and more) write entries side by side: most are a few small statements, so one
   // lane leaves the cores idle between them. Each lane's sort takes what memory it can, so under a small memory limit
   // (`lakeLanes`) one lane writes alone.
@@ -361,25 +349,18 @@ export async function writeLake(
     const next = rows[Symbol.iterator]();
     const work = async (sql: Sql) => {
       for (let r = next.next(); !r.done && !signal?.aborted; r = next.next()) {
-        const ds = byName.get(String(r.value.dataset));
-        const chainId = Number(r.value.chain_id);
-        const pending = (d: Dataset): Pending => ({
-          ds: d,
-          chainId,
-          fromSeq: r.value.from_seq === null ? null : Number(r.value.from_seq),
-          runs: (r.value.runs as unknown[]).map(String),
-          rebuild: r.value.rebuild === true,
-        });
+        const { ds, chainId, name } = r.value;
         try {
+          const p = ds && { ...r.value, ds };
           // Added after the await: `files += await …` would read `files` before the other lane's additions.
-          const written = ds ? await writePending(sql, pending(ds), { root: lake, lake, fileRows }) : 0;
+          const written = p ? await writePending(sql, p, { root: lake, lake, fileRows }) : 0;
           files += written;
-          done.push(`${chainId}/${r.value.dataset}`);
+          done.push(`${chainId}/${name}`);
         } catch (e) {
           // A stop ends the write; any other failure (DuckDB's memory, a file) leaves this entry listed, and the
           // others are written all the same.
           if (signal?.aborted || e instanceof StopRequested) throw e;
-          failed.push({ entry: `${String(r.value.dataset)} on ${chainName(chainId)}`, error: e });
+          failed.push({ entry: `${name} on ${chainName(chainId)}`, error: e });
         }
       }
     };
