@@ -371,6 +371,31 @@ describe('state, history and snapshots', () => {
     ).toEqual(['r1', 'r2']);
   });
 
+  it('writes the snapshots of one run on several chains, each chain its own rows in its own months', async () => {
+    // bsc in January, polygon in January and February, ethereum in February: one run, written in one lake write.
+    const rows: [number, string, string][] = [
+      [56, 'a', '2026-01-31 23:59:00+00'],
+      [137, 'b', '2026-01-31 23:59:30+00'],
+      [137, 'c', '2026-02-01 00:00:30+00'],
+      [1, 'd', '2026-02-01 00:01:00+00'],
+    ];
+    for (const [chain, id, at] of rows)
+      await w.exec(
+        `INSERT INTO dodoex.dodo_zoos (id, chain_id, _run_id, _taken_at) VALUES ($1, $2, 'r1', $3::TIMESTAMPTZ)`,
+        [id, chain, at],
+      );
+    for (const chain of [1, 56, 137]) await pending({ chain, ds: 'dodoex.dodo_zoos', from: null, runs: ['r1'] });
+    await writeLake(w, dir);
+    const part = (chain: string, month: string) => `dodoex/dodo_zoos/chain=${chain}/month=${month}/part-00001.parquet`;
+    expect(files()).toEqual([
+      part('bsc', '2026-01'),
+      part('ethereum', '2026-02'),
+      part('polygon', '2026-01'),
+      part('polygon', '2026-02'),
+    ]);
+    expect(await Promise.all(files().map(async (f) => (await ids(f)).join()))).toEqual(['a', 'd', 'b', 'c']);
+  });
+
   it('drops a snapshot the warehouse replaced (taken again at the same block), in a full file too', async () => {
     const at = async (run: string, block: number, time: string) => {
       // As the sink's 'snapshot' replace does: one snapshot per block.
