@@ -200,6 +200,28 @@ describe('events', () => {
     expect(await ids(jan(4))).toEqual(['s600', 's610']);
   });
 
+  it('keeps the key range of a month’s last file when it is full, in the window’s month and in a later one alike', async () => {
+    // January and February of three rows each: each month one full file.
+    await swaps([60, 120, 180, FEB - T0 + 60, FEB - T0 + 120, FEB - T0 + 180]);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    await writeLake(w, dir, { fileRows: 3 });
+    expect(files()).toEqual([jan(1), feb(1)]);
+    // A reorganisation from January's second 150 on adds a row inside each month's full file and one after February's.
+    for (const s of [150, FEB - T0 + 90, FEB - T0 + 240]) await swap(s, 'r2');
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + 150, runs: ['r2'] });
+    await writeLake(w, dir, { fileRows: 3 });
+    // Written out by hand: each full file takes the new row of its range; the row after February's starts its next file.
+    expect(files()).toEqual([jan(1), feb(1), feb(2)]);
+    expect(await ids(jan(1))).toEqual(['s60', 's120', 's150', 's180']);
+    expect(await ids(feb(1))).toEqual([
+      `s${FEB - T0 + 60}`,
+      `s${FEB - T0 + 90}`,
+      `s${FEB - T0 + 120}`,
+      `s${FEB - T0 + 180}`,
+    ]);
+    expect(await ids(feb(2))).toEqual([`s${FEB - T0 + 240}`]);
+  });
+
   it('keeps the rows of a file that share their second with the next one, when a run rewrites from after them', async () => {
     for (const id of ['a', 'b', 'c']) await swap(100, 'r1', id);
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
