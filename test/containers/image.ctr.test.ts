@@ -3,7 +3,7 @@
  * a `run` in the image exports exactly, with the key from a mounted file; `docker stop` ends a backfill within its
  * grace period with the batches committed before kept; and under `--memory=512m` a backfill of 1,000,000 swaps and its
  * lake write finish exactly (DuckDB's limit derived from the container's), and so does a backfill of one month of
- * 500,000 swaps to a bucket lake (s3rver on the host), one object for the month, and the incremental run after it. What the 512 MiB run costs in time and
+ * 500,000 swaps to a bucket lake (s3rver on the host), the month in files of 250,000 rows, and the incremental run after it. What the 512 MiB run costs in time and
  * memory is measured by the benchmark (`make bench`), not here.
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -156,7 +156,7 @@ describe("pool-export's image", () => {
   }, 300_000);
 
   it('backfills one month of 500,000 swaps to a bucket lake under --memory=512m, then runs again, exact each time', async () => {
-    // Every swap in October (25 days of history ending on the 28th): the month is one object of 500,000 rows.
+    // Every swap in October (25 days of history ending on the 28th): the month is three files, two of them full.
     const [sb, s3] = await Promise.all([
       startSandbox(['--scale', '500000', '--chains', '56', '--history-days', '25', '--now', '2026-10-28T00:00:00Z']),
       startS3rver(),
@@ -176,17 +176,30 @@ describe("pool-export's image", () => {
         expect(s.OOMKilled, log.slice(-2000)).toBe(false);
         expect(s.ExitCode, log.slice(-2000)).toBe(0);
         expect(log).toMatch(/"event":"lake-published".*"state":true/);
-        // The bucket, read by the tests' own client: each swap of the sandbox once, in one object for the month.
+        // The bucket, read by the tests' own client: each swap of the sandbox once, in the month's files of 250,000
+        // rows each (the last one open), one object each.
         const theirs = await streamDigest(sb, 56, 'dodoex.swaps', { idsOnly: true });
         const objects = (await listAll(testClient(s3.endpoint), s3.bucket, 'pe/dodoex/swaps/')).filter((o) =>
           o.key.endsWith('.parquet'),
         );
-        expect(objects.map((o) => o.key)).toEqual(['pe/dodoex/swaps/chain=bsc/month=2026-10/part-00001.parquet']);
-        const file = join(dir, 'bucket-swaps.parquet');
-        writeFileSync(file, await getBytes(testClient(s3.endpoint), s3.bucket, objects[0]!.key));
+        const parts = Math.ceil(theirs.count / 250_000);
+        expect(objects.map((o) => o.key)).toEqual(
+          Array.from(
+            { length: parts },
+            (_, i) => `pe/dodoex/swaps/chain=bsc/month=2026-10/part-${String(i + 1).padStart(5, '0')}.parquet`,
+          ),
+        );
+        const files = await Promise.all(
+          objects.map(async (o, i) => {
+            const file = join(dir, `bucket-swaps-${i}.parquet`);
+            writeFileSync(file, await getBytes(testClient(s3.endpoint), s3.bucket, o.key));
+            return file;
+          }),
+        );
         const w = await Warehouse.open(data, { readOnly: true });
+        const list = `[${files.map((f) => `'${f}'`).join(', ')}]`;
         const inBucket = await w
-          .all(`SELECT count(*) AS n, count(DISTINCT id) AS d FROM read_parquet('${file}')`)
+          .all(`SELECT count(*) AS n, count(DISTINCT id) AS d FROM read_parquet(${list})`)
           .finally(() => w.close());
         expect(await warehouseDigest(data, 56, 'dodoex.swaps', { idsOnly: true })).toEqual(theirs);
         expect([Number(inBucket[0]!.n), Number(inBucket[0]!.d)]).toEqual([theirs.count, theirs.count]);

@@ -83,7 +83,7 @@ async function listing(): Promise<Map<string, Listed>> {
 }
 
 describe('a bucket lake', () => {
-  it('holds after a backfill and two incremental runs the rows of a local lake of the same upstream, table for table, each month one object that its manifest names', async () => {
+  it('holds after a backfill and two incremental runs the rows of a local lake of the same upstream, table for table, each month (under 250,000 rows here) one object that its manifest names', async () => {
     for (let step = 0; step < 3; step++) {
       if (step > 0) expect((await advance(900)).chains.length).toBeGreaterThan(1);
       await run('local');
@@ -98,7 +98,7 @@ describe('a bucket lake', () => {
       expect(Object.fromEntries(remote), `step ${step}`).toEqual(Object.fromEntries(local));
     }
     const objects = await listing();
-    // Each month partition is one object; each table's manifest names exactly its objects, with their ETags.
+    // Each month partition is one object (a file of under 250,000 rows); each table's manifest names exactly its objects, with their ETags.
     const months = [...objects.keys()].filter((k) => k.includes('/month='));
     const partitions = new Set(months.map((k) => k.slice(0, k.lastIndexOf('/'))));
     expect(months.length).toBe(partitions.size);
