@@ -58,6 +58,9 @@ export interface MonthPlan {
 
 let tmpSeq = 0;
 
+/** The files of a month that its plan's write replaces: those from its `from` on. */
+const replaced = (plan: MonthPlan) => plan.old.filter((f) => f.n >= plan.from);
+
 /**
  * Writes `source` (a query with the lake's columns) into the months of `plans`, in key order and `FILE_ROWS` per file,
  * numbered from each plan's `from`; then publishes them over the files they replace. A full file replaced keeps its key
@@ -89,7 +92,6 @@ async function stageAndPublish(
   const key = orderKey(t.ds, t.part);
   const dir = chainDir(t.root, t, t.part);
   const target = (plan: MonthPlan, n: number) => join(dir, `month=${plan.month}`, partName(n));
-  const replaced = (plan: MonthPlan) => plan.old.filter((f) => f.n >= plan.from);
   const full = await Promise.all(plans.map((p) => (write.recut ? [] : fullFiles(w, replaced(p), fileRows))));
   // A write of one month into one file, replacing no full one (nearly every run's): one COPY, straight to its file.
   if (plans.length === 1 && full[0]!.length === 0) {
@@ -144,7 +146,7 @@ function publishMonths(
   for (const { plan, files } of months) {
     const written = new Set(files.map(([n]) => n));
     for (const [n, f] of files) steps.renames.push([f, target(plan, n)]);
-    for (const f of plan.old) if (f.n >= plan.from && !written.has(f.n)) steps.removes.push(f.path);
+    for (const f of replaced(plan)) if (!written.has(f.n)) steps.removes.push(f.path);
   }
   publish(lake, steps);
   return months.reduce((n, m) => n + m.files.length, 0);

@@ -55,7 +55,7 @@ const monthsKey = (ds: Dataset, chainId: number) => `${ds.name}/${chainId}`;
  * The months of the rows of each entry's runs (entries of events and buckets, and rebuilds, left out: they find
  * their months otherwise), keyed by `monthsKey`. Entries of one table with the same runs share one statement.
  */
-export async function runMonths(w: Sql, entries: readonly Pending[]): Promise<Map<string, string[]>> {
+async function runMonths(w: Sql, entries: readonly Pending[]): Promise<Map<string, string[]>> {
   const groups = new Map<string, { ds: Dataset; runs: readonly string[]; chains: number[] }>();
   for (const e of entries) {
     if (e.rebuild || e.ds.kind === 'event' || e.ds.kind === 'bucket') continue;
