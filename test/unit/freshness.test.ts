@@ -1,6 +1,18 @@
-/** Freshness as `status` and the dashboard state it: lag from the committed block to a reference time, and staleness. */
-import { describe, expect, it } from 'vitest';
-import { isStale, lagSeconds } from '../../src/store/freshness.ts';
+/**
+ * Freshness as `status` and the dashboard state it: lag from the committed block to a reference time, and staleness;
+ * the heads of a dataset's routes, read from the shared sandbox and checked against its control API's own heads.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { findDataset } from '../../src/catalog/catalog.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { callControl } from '../../src/sandbox/spawn.ts';
+import { freshest, freshnessOf, isStale, lagSeconds, readHeads } from '../../src/store/freshness.ts';
+import type { StatusEntry } from '../../src/store/status-file.ts';
+import { headRoutesFor } from '../../src/upstream/routes.ts';
 
 /** 2026-01-01T00:00:00Z in Unix seconds. */
 const T = 1_767_225_600;
@@ -21,5 +33,93 @@ describe('freshness', () => {
     expect(isStale(ok, null, 7200)).toBe(true);
     expect(isStale({ lastSuccess: null, lastStatus: 'failed' }, 0, 7200)).toBe(true);
     expect(isStale({ lastSuccess: null, lastStatus: 'unavailable' }, null, 7200)).toBe(false);
+  });
+});
+
+describe('the heads of routes', () => {
+  const { url, apiKey } = inject('sharedSandbox');
+  const dataDir = mkdtempSync(join(tmpdir(), 'pe-fresh-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  const configFor = (env: Record<string, string>) => loadConfig({ env, overrides: { chains: ['56'] } });
+  /** The environment of a data folder reading `base` with the sandbox's key. */
+  const keyed = (base: string) => ({
+    POOL_EXPORT_API_KEY: apiKey,
+    POOL_EXPORT_BASE_URL: base,
+    POOL_EXPORT_DATA_DIR: dataDir,
+  });
+  const swaps = { dataset: 'dodoex.swaps', chainId: 56 };
+  /** The sandbox's head of chain 56, from its control API rather than a subgraph query. */
+  const sandboxHead = async () => {
+    const info = await callControl<{ chains: { chainId: number; head: number; timestamp: number }[] }>(url, 'info');
+    return info.chains.find((c) => c.chainId === 56)!;
+  };
+
+  it('reads the head of each route once, by its URL, and states a dataset against the freshest', async () => {
+    const config = configFor(keyed(url));
+    const keys = [swaps, { dataset: 'dodoex.pairs', chainId: 56 }];
+    const { heads, why } = await readHeads(config, keys);
+    const want = await sandboxHead();
+    const routes = headRoutesFor(config, findDataset('dodoex.swaps')!, 56);
+    expect(why).toBeUndefined();
+    // Both datasets are of one deployment: one route, one head.
+    expect([...heads.keys()]).toEqual(routes.map((r) => r.url));
+    expect(heads.get(routes[0]!.url)).toEqual({ number: want.head, timestamp: want.timestamp });
+    const entry: StatusEntry = {
+      ...swaps,
+      lastSuccess: '2026-01-01T00:00:00Z',
+      lastStatus: 'ok',
+      lastError: null,
+      rows: 1,
+      block: want.head - 25,
+      blockTime: new Date((want.timestamp - 300) * 1000).toISOString(),
+    };
+    expect(freshnessOf(config, entry, { heads, nowSecs: want.timestamp + 9999, staleAfterSecs: 7200 })).toEqual({
+      upstreamBlock: want.head,
+      lagBlocks: 25,
+      lagSeconds: 300,
+      stale: false,
+    });
+    // Without a committed block there is no lag in blocks; without a head, no upstream block, and the lag runs to now.
+    expect(freshnessOf(config, { ...entry, block: null }, { heads, nowSecs: 0, staleAfterSecs: 7200 }).lagBlocks).toBe(
+      null,
+    );
+    expect(
+      freshnessOf(config, entry, { heads: new Map(), nowSecs: want.timestamp + 60, staleAfterSecs: 7200 }),
+    ).toEqual({ upstreamBlock: null, lagBlocks: null, lagSeconds: 360, stale: false });
+    // A dataset this version does not know (an older status file's) has no route, so no head.
+    expect(
+      freshnessOf(config, { ...entry, dataset: 'gone.entity' }, { heads, nowSecs: 0, staleAfterSecs: 7200 })
+        .upstreamBlock,
+    ).toBeNull();
+  });
+
+  it('says why no head was read: no key, or every request failed (the key kept out of the reason)', async () => {
+    const noKey = await readHeads(configFor({ POOL_EXPORT_BASE_URL: url, POOL_EXPORT_DATA_DIR: dataDir }), [swaps]);
+    expect(noKey).toEqual({
+      heads: new Map(),
+      why: 'no API key is set (POOL_EXPORT_API_KEY), so the upstream was not asked for its head',
+    });
+    // A port nothing listens on: one the system gave and took back.
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = srv.address() as AddressInfo;
+        srv.close(() => resolve(port));
+      });
+    });
+    const down = await readHeads(configFor(keyed(`http://127.0.0.1:${port}`)), [swaps]);
+    expect(down.heads.size).toBe(0);
+    expect(down.why).toMatch(new RegExp(`^the upstream's head could not be read \\(.*127\\.0\\.0\\.1:${port}.*\\)$`));
+    expect(down.why).not.toContain(apiKey);
+    // No route asked, nothing failed: no reason either.
+    expect(await readHeads(configFor(keyed(url)), [])).toEqual({ heads: new Map() });
+  });
+
+  it('the freshest head is the highest block; of two at one block, the first read', () => {
+    const a = { number: 9, timestamp: 1 };
+    expect(
+      freshest([undefined, { number: 5, timestamp: 5 }, a, { number: 9, timestamp: 2 }, { number: 7, timestamp: 7 }]),
+    ).toBe(a);
+    expect(freshest([undefined, undefined])).toBeUndefined();
+    expect(freshest([])).toBeUndefined();
   });
 });

@@ -24,12 +24,13 @@ const EVENTS = fakeDataset('event');
 const STATE = fakeDataset('mutable');
 const BUCKETS = fakeDataset('bucket');
 const LIST = fakeDataset('list');
+const SNAP = fakeDataset('snapshot');
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pe-sink-'));
   w = await Warehouse.open(dir);
   await w.exec('CREATE SCHEMA IF NOT EXISTS fake');
-  for (const ds of [EVENTS, STATE, LIST, BUCKETS]) await w.exec(createTable(ds));
+  for (const ds of [EVENTS, STATE, LIST, BUCKETS, SNAP]) await w.exec(createTable(ds));
   sink = new DuckDBSink(w, dir);
 });
 afterEach(async () => {
@@ -234,6 +235,33 @@ describe('the DuckDB sink', () => {
       expect((await sink.write(moveList(listSnapshot(changed, 'r8', 160, '2026-01-02T00:15:00Z'), '150'))).rows).toBe(
         3,
       );
+    });
+
+  for (const how of ['by its digest', 'row by row (no digest recorded)'])
+    it(`an entity snapshot equal to the stored one is not stored again at the same block, and is at a later one of the same day (found ${how})`, async () => {
+      const forget = how.startsWith('row') ? () => w.exec('DELETE FROM _pool_export.snapshot_digests') : async () => 0;
+      const take = (runId: string, block: number, takenAt: string, prev: string | null): Batch => ({
+        ...batch(SNAP, [{ id: 'global', value: '7' }], { prev, next: String(block), replace: { kind: 'snapshot' } }),
+        runId,
+        block,
+        takenAt,
+      });
+      const rows = async () =>
+        (await w.all(`SELECT id, value, _block, _run_id FROM ${qt(SNAP.table)} ORDER BY _block`)).map(
+          (r) => `${r.id}=${r.value} @${r._block} ${r._run_id}`,
+        );
+      expect((await sink.write(take('r1', 100, '2026-01-01T10:00:00Z', null))).rows).toBe(1);
+      await w.exec('DELETE FROM _pool_export.lake_pending');
+      await forget();
+      // The same head read again: the stored snapshot stands for it.
+      expect(await sink.write(take('r2', 100, '2026-01-01T10:05:00Z', '100'))).toEqual({ rows: 0, replacedIds: [] });
+      expect(await pending()).toEqual([]);
+      await forget();
+      // A later block: an entity's snapshot is kept per block, however like the last one (the list's rule of one a
+      // day is the list's alone).
+      expect((await sink.write(take('r3', 110, '2026-01-01T10:10:00Z', '100'))).rows).toBe(1);
+      expect(await rows()).toEqual(['global=7 @100 r1', 'global=7 @110 r3']);
+      expect(await checkpoint(SNAP)).toBe('110');
     });
 
   it("a 'from' window with one row changed, one gone and one new rewrites those alone, and marks the lake from the earliest", async () => {
@@ -631,6 +659,57 @@ describe('the DuckDB sink', () => {
     ]);
     expect(await pendingByChain()).toEqual(['1:30', '2:40']);
     expect(txs.map((t) => staging(t).length)).toEqual([0, 1]);
+  });
+
+  it('a group whose windows insert nothing writes no row, yet marks the lake of a chain that lost rows, from the earliest', async () => {
+    await seed(EVENTS, 1, [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'c', 30), row(EVENTS, 'd', 40)]);
+    await seed(EVENTS, 2, [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20)]);
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    const window = windowOf(EVENTS);
+    const txs = spyStatements();
+    const written = await asGroup([
+      // A reorganisation took c and d out of chain 1's window: nothing comes in, the lake goes from c (30), not d.
+      window(1, [row(EVENTS, 'b', 20)]),
+      // Chain 2 read its window again unchanged.
+      window(2, [row(EVENTS, 'b', 20)]),
+    ]);
+    expect(written).toEqual([
+      { rows: 0, replacedIds: [] },
+      { rows: 0, replacedIds: [] },
+    ]);
+    expect(await byChain(EVENTS)).toEqual(['1:a@10=v-a/r1', '1:b@20=v-b/r1', '2:a@10=v-a/r1', '2:b@20=v-b/r1']);
+    expect(await pendingByChain()).toEqual(['1:30']);
+    // Nothing left to insert: the group's transaction neither inserts into the table nor looks for replaced ids.
+    const [, group] = txs;
+    expect(group!.filter((sql) => /INSERT INTO "fake"\."event"/.test(sql))).toEqual([]);
+    expect(
+      group!.filter((sql) => /DELETE FROM "fake"\."event" AS s WHERE row\(s\.chain_id, s\.id\)/.test(sql)),
+    ).toEqual([]);
+  });
+
+  it('upserts by id on several chains that change nothing write nothing, mark nothing, and leave each row with its run', async () => {
+    for (const c of [1, 2]) await seed(STATE, c, [row(STATE, 'x', 5), row(STATE, 'y', 6, null)]);
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    const upsert = (chainId: number): Batch => ({
+      ...again(
+        batch(STATE, [row(STATE, 'y', 6, null), row(STATE, 'x', 5)], {
+          prev: `c${chainId}`,
+          next: `d${chainId}`,
+          replace: { kind: 'ids' },
+        }),
+        'r2',
+      ),
+      chainId,
+    });
+    const txs = spyStatements();
+    expect(await asGroup([upsert(1), upsert(2)])).toEqual([
+      { rows: 0, replacedIds: [] },
+      { rows: 0, replacedIds: [] },
+    ]);
+    expect(await byChain(STATE)).toEqual(['1:x@5=v-x/r1', '1:y@6=null/r1', '2:x@5=v-x/r1', '2:y@6=null/r1']);
+    expect(await pendingByChain()).toEqual([]);
+    const [, group] = txs;
+    expect(group!.filter((sql) => /^(INSERT INTO|DELETE FROM) "fake"\."mutable"/.test(sql.trim()))).toEqual([]);
   });
 
   it('batches that only add events are not compared: a row equal to a stored one still replaces it', async () => {
