@@ -269,9 +269,28 @@ describe('FirstPages', () => {
     const { asks, upstream } = await fourRoutes();
     upstream.down = new UpstreamError('connection refused by fake', { kind: 'unreachable', retryable: true });
     const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
-    await pages.read(asks, quiet);
+    const events: Record<string, unknown>[] = [];
+    await pages.read(asks, { ...quiet, log: (_e, f) => events.push(f) });
     expect(upstream.requests).toBe(1);
     expect(pages.waiting).toBe(0);
+    expect(events).toEqual([
+      { endpoint: 'fake', datasets: 4, answered: 0, requests: 1, left: 4, failure: 'connection refused by fake' },
+    ]);
+  });
+
+  it('asks at most maxAliases datasets in a request, and nothing with batching off (maxAliases 0)', async () => {
+    const { asks, upstream } = await fourRoutes();
+    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 3 });
+    const events: Record<string, unknown>[] = [];
+    await pages.read(asks, { ...quiet, log: (_e, f) => events.push(f) });
+    // Four datasets of one route: a batch of 3, then one of 1.
+    expect(upstream.requests).toBe(2);
+    expect(pages.waiting).toBe(4);
+    expect(events.map((e) => e.datasets).sort()).toEqual([1, 3]);
+    const off = new FirstPages(upstream, { pageSize: 100, maxAliases: 0 });
+    await off.read(asks, quiet);
+    expect(upstream.requests).toBe(2);
+    expect(off.waiting).toBe(0);
   });
 });
 
