@@ -164,6 +164,19 @@ describe('the first request of a task, foreseen', () => {
     expect(firstRequest(fakeDataset('event'), {}, at)).toBeUndefined();
     expect(firstRequest(fakeDataset('mutable'), { mode: 'full', id: '0x01' }, at)).toBeUndefined();
     expect(firstRequest(fakeDataset('list'), {}, at)).toBeUndefined();
+    expect(firstRequest(fakeDataset('list'), { mode: 'incremental', seq: '9', block: 4 }, at)).toBeUndefined();
+  });
+
+  it('asks which rows are still upstream from the window of an incremental mutable pass only', () => {
+    // 100 blocks in 500 s since the last run: 0.2 a second, so a window of 60 s is 12 blocks, and the check starts
+    // one block before them: 100 - 12 - 1.
+    const at = { block: { number: 200, timestamp: 10_500 }, changeBlock: true, windowSecs: 60 };
+    const cursor = { mode: 'incremental' as const, seq: '10000', block: 100 };
+    expect(windowPresenceFrom(fakeDataset('mutable'), cursor, at)).toBe(87);
+    expect(windowPresenceFrom(fakeDataset('event'), cursor, at)).toBeUndefined();
+    expect(windowPresenceFrom(fakeDataset('mutable'), { ...cursor, mode: 'full' }, at)).toBeUndefined();
+    // No block since the last run: nothing can have been reverted that it had not seen.
+    expect(windowPresenceFrom(fakeDataset('mutable'), { ...cursor, block: 200 }, at)).toBeUndefined();
   });
 });
 
