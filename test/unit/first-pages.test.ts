@@ -371,6 +371,33 @@ describe('FirstPages: what the batches hold is bounded', () => {
     }
   });
 
+  it('holds one answer per first page: a page asked again replaces the one held, whose bytes go once all its pages are', async () => {
+    const { asks, upstream } = await fourRoutes();
+    // The bytes of each answer, held alone.
+    const alone = async (some: readonly FirstAsk[]) => {
+      const p = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
+      await p.read(some, quiet);
+      return p.held;
+    };
+    const [all, front, back] = [await alone(asks), await alone(asks.slice(0, 2)), await alone(asks.slice(2))];
+    expect(Math.min(all, front, back)).toBeGreaterThan(0);
+    upstream.requests = 0;
+    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
+    await pages.read(asks, quiet);
+    expect(pages.held).toBe(all);
+    // The same four asked again in one request: its answer takes the place of the first, which is let go.
+    await pages.read(asks, quiet);
+    expect(pages.held).toBe(all);
+    // Two of them asked again: the four-dataset answer still serves the other two, so both answers are held.
+    await pages.read(asks.slice(0, 2), quiet);
+    expect(pages.held).toBe(all + front);
+    // The other two asked again: no page of the four-dataset answer is held any more, and its bytes go.
+    await pages.read(asks.slice(2), quiet);
+    expect(pages.held).toBe(front + back);
+    expect(upstream.requests).toBe(4);
+    expect(pages.waiting).toBe(4);
+  });
+
   it('asks no more batches once the answers held reach the bound, and frees an answer when its last page is taken', async () => {
     const { asks, upstream } = await fourRoutes();
     // Two routes of two datasets each; one batch at a time, the first route's first.
