@@ -198,3 +198,18 @@ describe('the routed source as a PageSource', () => {
     expect(stats).toMatchObject({ requests: 2, retries: 1 });
   });
 });
+
+describe('the face of a route that keeps a request waiting', () => {
+  it('is due once per interval per route, however many of its requests wait', () => {
+    const health = new RouteHealth();
+    const [a, b] = ['http://127.0.0.1:1/a', 'http://127.0.0.1:1/b'];
+    expect(health.faceDue(a, 1_000, 5_000)).toBe(true);
+    // Another request of the same route within the interval: no second line; another route's is its own.
+    expect(health.faceDue(a, 5_999, 5_000)).toBe(false);
+    expect(health.faceDue(b, 5_999, 5_000)).toBe(true);
+    // The interval run out: due again, and the next interval counts from then.
+    expect(health.faceDue(a, 6_000, 5_000)).toBe(true);
+    expect(health.faceDue(a, 10_999, 5_000)).toBe(false);
+    expect(health.faceDue(a, 11_000, 5_000)).toBe(true);
+  });
+});
