@@ -226,6 +226,22 @@ describe('FirstPages', () => {
     expect(pages.waiting).toBe(0);
   });
 
+  it("knows a held page by its route, query and variables, whatever the variables' order", async () => {
+    const { pin, asks, upstream } = await fourRoutes();
+    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
+    await pages.read(asks, quiet);
+    for (const a of asks) {
+      const query = pageQuery(a.ds, pin.root, a.request.shape);
+      const vars: Record<string, unknown> = { first: 100, ...a.request.vars };
+      const reversed = Object.fromEntries(Object.entries(vars).reverse());
+      expect(Object.keys(reversed)).not.toEqual(Object.keys(vars));
+      expect(pages.holds(ENDPOINT, query, reversed)).toBe(true);
+      // Another page size, or another block, is another request.
+      expect(pages.holds(ENDPOINT, query, { ...vars, first: 99 })).toBe(false);
+      expect(pages.holds(ENDPOINT, query, { ...vars, block: Number(vars.block) + 1 })).toBe(false);
+    }
+  });
+
   it('exports exactly with the batch in front: every row, and no request of their own for short first pages', async () => {
     const { read, pin, asks, upstream } = await fourRoutes();
     const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
