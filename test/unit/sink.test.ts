@@ -590,6 +590,11 @@ describe('the DuckDB sink', () => {
       ),
       chainId,
     });
+  /** An upsert by id of `rows` on a chain by run r2, its checkpoint going from `prev` to `d<chain>`. */
+  const upsertOf = (chainId: number, prev: string | null, rows: Record<string, unknown>[]): Batch => ({
+    ...again(batch(STATE, rows, { prev, next: `d${chainId}`, replace: { kind: 'ids' } }), 'r2'),
+    chainId,
+  });
   const staging = (t: string[]) => t.filter((sql) => /^CREATE OR REPLACE TEMP TABLE/.test(sql.trim()));
 
   it('re-read windows of one table on several chains in one group are compared together, each with its own chain', async () => {
@@ -690,19 +695,9 @@ describe('the DuckDB sink', () => {
   it('upserts by id on several chains that change nothing write nothing, mark nothing, and leave each row with its run', async () => {
     for (const c of [1, 2]) await seed(STATE, c, [row(STATE, 'x', 5), row(STATE, 'y', 6, null)]);
     await w.exec('DELETE FROM _pool_export.lake_pending');
-    const upsert = (chainId: number): Batch => ({
-      ...again(
-        batch(STATE, [row(STATE, 'y', 6, null), row(STATE, 'x', 5)], {
-          prev: `c${chainId}`,
-          next: `d${chainId}`,
-          replace: { kind: 'ids' },
-        }),
-        'r2',
-      ),
-      chainId,
-    });
+    const same = (chainId: number) => upsertOf(chainId, `c${chainId}`, [row(STATE, 'y', 6, null), row(STATE, 'x', 5)]);
     const txs = spyStatements();
-    expect(await asGroup([upsert(1), upsert(2)])).toEqual([
+    expect(await asGroup([same(1), same(2)])).toEqual([
       { rows: 0, replacedIds: [] },
       { rows: 0, replacedIds: [] },
     ]);
@@ -733,16 +728,12 @@ describe('the DuckDB sink', () => {
     await seed(STATE, 1, [row(STATE, 'x', 5), row(STATE, 'y', 6)]);
     await seed(STATE, 2, [row(STATE, 'x', 5)]);
     await w.exec('DELETE FROM _pool_export.lake_pending');
-    const upsert = (chainId: number, prev: string | null, rows: Record<string, unknown>[]): Batch => ({
-      ...again(batch(STATE, rows, { prev, next: `d${chainId}`, replace: { kind: 'ids' } }), 'r2'),
-      chainId,
-    });
     const txs = spyStatements();
     const written = await asGroup([
-      upsert(1, 'c1', [row(STATE, 'x', 5), row(STATE, 'y', 6, 'set')]),
-      upsert(2, 'c2', [row(STATE, 'x', 5), row(STATE, 'w', 7)]),
+      upsertOf(1, 'c1', [row(STATE, 'x', 5), row(STATE, 'y', 6, 'set')]),
+      upsertOf(2, 'c2', [row(STATE, 'x', 5), row(STATE, 'w', 7)]),
       // x is new on chain 3, though chains 1 and 2 hold the same row.
-      upsert(3, null, [row(STATE, 'x', 5)]),
+      upsertOf(3, null, [row(STATE, 'x', 5)]),
     ]);
     expect(written.map((x) => x.rows)).toEqual([1, 1, 1]);
     expect(await byChain(STATE)).toEqual([
