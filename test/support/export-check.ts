@@ -64,8 +64,8 @@ export function cli(
   });
 }
 
-/** The environment that points the CLI at a sandbox and a data folder. */
-export function sandboxEnv(sb: SandboxEndpoint, dataDir: string): Record<string, string> {
+/** The environment that points the CLI at a sandbox (or any address with the sandbox's key) and a data folder. */
+export function sandboxEnv(sb: Pick<SandboxEndpoint, 'url' | 'apiKey'>, dataDir: string): Record<string, string> {
   return {
     POOL_EXPORT_API_KEY: sb.apiKey,
     POOL_EXPORT_BASE_URL: sb.url,

@@ -13,6 +13,7 @@ import { callControl } from '../../src/sandbox/spawn.ts';
 import { freshest, freshnessOf, isStale, lagSeconds, readHeads } from '../../src/store/freshness.ts';
 import type { StatusEntry } from '../../src/store/status-file.ts';
 import { headRoutesFor } from '../../src/upstream/routes.ts';
+import { sandboxEnv } from '../support/export-check.ts';
 
 /** 2026-01-01T00:00:00Z in Unix seconds. */
 const T = 1_767_225_600;
@@ -42,11 +43,7 @@ describe('the heads of routes', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
   const configFor = (env: Record<string, string>) => loadConfig({ env, overrides: { chains: ['56'] } });
   /** The environment of a data folder reading `base` with the sandbox's key. */
-  const keyed = (base: string) => ({
-    POOL_EXPORT_API_KEY: apiKey,
-    POOL_EXPORT_BASE_URL: base,
-    POOL_EXPORT_DATA_DIR: dataDir,
-  });
+  const keyed = (base: string) => sandboxEnv({ url: base, apiKey }, dataDir);
   const swaps = { dataset: 'dodoex.swaps', chainId: 56 };
   /** The sandbox's head of chain 56, from its control API rather than a subgraph query. */
   const sandboxHead = async () => {
