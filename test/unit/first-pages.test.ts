@@ -74,6 +74,10 @@ class BatchUpstream implements PageSource {
   readonly failing = new Set<FakeSubgraph>();
   /** A failure of the route itself, thrown by every request. */
   down: UpstreamError | undefined;
+  /** A hostile upstream: the text that stands in a batch's answer for a subgraph's page (`a`) or presence (`p`) alias. */
+  readonly hostile = new Map<FakeSubgraph, { a?: string; p?: string }>();
+  /** A hostile upstream: members written after `data` in a batch's answer (graph-node sends `data` or `errors`). */
+  besideData = '';
   /** `subgraphs`: one per dataset, each selecting other fields. */
   constructor(readonly subgraphs: readonly FakeSubgraph[]) {}
 
@@ -121,9 +125,10 @@ class BatchUpstream implements PageSource {
           .map(([k, x]) => [k.slice(`${alias}_`.length), x]),
       );
       const one = await sub.requestBody(e, `query Page($first: Int!) { rows: ${field} }`, vars);
-      data.push(`"${alias}":${dataMembers(Buffer.from(one.body).toString('utf8'))!.get('rows')}`);
+      const text = this.hostile.get(sub)?.[kind as 'a' | 'p'];
+      data.push(`"${alias}":${text ?? dataMembers(Buffer.from(one.body).toString('utf8'))!.get('rows')}`);
     }
-    const answer = Buffer.from(`{"data":{${data.join(',')}}}`);
+    const answer = Buffer.from(`{"data":{${data.join(',')}}${this.besideData}}`);
     return { body: answer, bytes: answer.byteLength };
   }
 }
@@ -204,6 +209,14 @@ async function fourRoutes() {
 
 const quiet = { concurrency: 2, log: () => undefined, signal: new AbortController().signal };
 
+/** The first pages of `asks` read from `upstream` in batches of up to 32, with the lines the read logged. */
+async function readLogged(asks: FirstAsk[], upstream: PageSource) {
+  const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
+  const events: Record<string, unknown>[] = [];
+  await pages.read(asks, { ...quiet, log: (_e, f) => events.push(f) });
+  return { pages, events };
+}
+
 describe('FirstPages', () => {
   it("answers each task's first page from one request, as the task's own request would, and the rest from the upstream", async () => {
     const { read, pin, asks, upstream } = await fourRoutes();
@@ -265,9 +278,7 @@ describe('FirstPages', () => {
   it('splits a batch whose answer fails, so one failing dataset leaves the others answered', async () => {
     const { read, asks, upstream } = await fourRoutes();
     upstream.failing.add(read[2]!.src);
-    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
-    const events: Record<string, unknown>[] = [];
-    await pages.read(asks, { ...quiet, log: (_e, f) => events.push(f) });
+    const { pages, events } = await readLogged(asks, upstream);
     // [a0 a1 a2 a3] fails; [a0 a1] answers; [a2 a3] fails; [a2] fails alone; [a3] answers.
     expect(upstream.requests).toBe(5);
     expect(pages.waiting).toBe(3);
@@ -282,12 +293,49 @@ describe('FirstPages', () => {
     ]);
   });
 
+  it.each([
+    ['a page that is an object, not a list of rows', { a: '{"id":"0x000001"}' }],
+    ['a presence that is an object, not a list of rows', { p: '{"id":"0x000001"}' }],
+    ['a presence whose row has a number for its id', { p: '[{"id":7}]' }],
+    ['a presence whose row is null', { p: '[null]' }],
+  ])(
+    'takes no page from a batch whose answer holds %s: that dataset is asked alone, then left to its task, which exports exactly',
+    async (_what, text) => {
+      const { read, pin, asks, upstream } = await fourRoutes();
+      const mutable = read[2]!;
+      upstream.hostile.set(mutable.src, text);
+      const { pages, events } = await readLogged(asks, upstream);
+      // [a0 a1 a2 a3] is refused; [a0 a1] answers; [a2 a3] is refused; [a2] is refused alone; [a3] answers.
+      expect(upstream.requests).toBe(5);
+      expect(pages.waiting).toBe(3);
+      expect(events).toEqual([expect.objectContaining({ datasets: 4, answered: 3, requests: 5, left: 1 })]);
+      expect(
+        pages.holds(ENDPOINT, pageQuery(mutable.ds, pin.root, asks[2]!.request.shape), {
+          first: 100,
+          ...asks[2]!.request.vars,
+        }),
+      ).toBe(false);
+      const t = fakeTask(mutable.src, mutable.wh, { reorgWindowSecs: 60 });
+      await runTask(t.task, { ...t.deps, source: pages }, pin);
+      expect(mutable.wh.rowsById()).toEqual(expectedRows(mutable.ds, mutable.src.rows));
+    },
+  );
+
+  it('takes no page from an answer that holds errors beside its data', async () => {
+    const { asks, upstream } = await fourRoutes();
+    upstream.besideData = ',"errors":[{"message":"indexing error"}]';
+    const { pages, events } = await readLogged(asks, upstream);
+    expect(upstream.requests).toBe(5);
+    expect(pages.waiting).toBe(0);
+    expect(events).toEqual([
+      expect.objectContaining({ answered: 0, left: 4, failure: 'the answer holds GraphQL errors' }),
+    ]);
+  });
+
   it('spends at most 1 + 2·log2(n) requests on a batch whose every answer fails, and leaves the rest to the tasks', async () => {
     const { read, asks, upstream } = await fourRoutes();
     for (const r of read) upstream.failing.add(r.src);
-    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
-    const events: Record<string, unknown>[] = [];
-    await pages.read(asks, { ...quiet, log: (_e, f) => events.push(f) });
+    const { pages, events } = await readLogged(asks, upstream);
     // [a0 a1 a2 a3], [a0 a1], [a0], [a1], [a2 a3]: the budget of 5 is spent; [a2] and [a3] are not asked.
     expect(upstream.requests).toBe(5);
     expect(pages.waiting).toBe(0);
@@ -297,9 +345,7 @@ describe('FirstPages', () => {
   it('ends the batch at a failure of the route, leaving every task to meet it with its own retries', async () => {
     const { asks, upstream } = await fourRoutes();
     upstream.down = new UpstreamError('connection refused by fake', { kind: 'unreachable', retryable: true });
-    const pages = new FirstPages(upstream, { pageSize: 100, maxAliases: 32 });
-    const events: Record<string, unknown>[] = [];
-    await pages.read(asks, { ...quiet, log: (_e, f) => events.push(f) });
+    const { pages, events } = await readLogged(asks, upstream);
     expect(upstream.requests).toBe(1);
     expect(pages.waiting).toBe(0);
     expect(events).toEqual([
