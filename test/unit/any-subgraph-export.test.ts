@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATASETS } from '../../src/catalog/catalog.ts';
+import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
 import { subgraphJob } from '../../src/catalog/subgraphs.ts';
 import { loadConfig } from '../../src/config/config.ts';
+import type { ProgressSink } from '../../src/export/extract.ts';
 import { buildPlan } from '../../src/export/routing/plan.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
@@ -45,13 +46,21 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function run(data: string, on: SandboxProcess = sb, at: string[] = urls, pageSize = 100) {
+/** A run of every entity of the test schema; `batch` commits every `rows` rows and is told of every page read. */
+async function run(
+  data: string,
+  on: SandboxProcess = sb,
+  at: string[] = urls,
+  pageSize = 100,
+  batch?: { rows: number; signal: AbortSignal; progress: ProgressSink },
+) {
   const config = loadConfig({
     env: sandboxEnv(on, data),
     overrides: {
       subgraphs: { pools: { deployments: { ethereum: at[0], bsc: at[1] }, schema: FIXTURE } },
       // Pages of 100 rows, so that every entity's and aggregation's keyset goes past its first page.
       pageSize,
+      ...(batch ? { batchRows: batch.rows } : {}),
     },
   });
   const tasks = buildPlan(config, { jobs: [subgraphJob('pools')] });
@@ -59,9 +68,10 @@ async function run(data: string, on: SandboxProcess = sb, at: string[] = urls, p
     config,
     tasks,
     jobs: ['pools'],
-    signal: new AbortController().signal,
+    signal: batch?.signal ?? new AbortController().signal,
     log: () => undefined,
     waitLockSecs: 0,
+    ...(batch ? { progress: batch.progress } : {}),
   });
   return { outcome, tasks };
 }
@@ -309,5 +319,56 @@ describe('a subgraph of any schema', () => {
     } finally {
       await ww.close();
     }
+  });
+  it("checkpoints an aggregation's first pass at each batch it commits, newest first, and a stopped pass goes on from there", async () => {
+    const data = join(dir, 'stopped');
+    // The schema's datasets are known once a run's configuration has named the subgraph.
+    const isHourly = (d: Dataset) => d.schema === 'pools' && d.aggregation?.interval === 'hour';
+    // Pages of 5 and batches of 10: the run is stopped once the hourly aggregation of ethereum has read 20 rows, so
+    // that one batch or two of its first pass are committed, and the pass is not done.
+    const stop = new AbortController();
+    const progress: ProgressSink = {
+      start: () => undefined,
+      page: (task, stats) => {
+        if (isHourly(task.ds) && task.chainId === 1 && stats.rows >= 20) stop.abort();
+      },
+      done: () => undefined,
+      stop: () => undefined,
+    };
+    const stopped = await run(data, sb, urls, 5, { rows: 10, signal: stop.signal, progress });
+    expect(stopped.outcome.stopped).toBe(true);
+    const hourly = DATASETS.find(isHourly)!;
+    const w = await Warehouse.open(data, { readOnly: true });
+    let stored: { ts: bigint; id: bigint }[];
+    let cursor: { mode: string; seq: string; id: string; began: { block: number; ts: number }; block: number };
+    try {
+      stored = (
+        await w.all(
+          `SELECT CAST("timestamp" AS VARCHAR) AS ts, CAST(id AS VARCHAR) AS id FROM ${hourly.table} WHERE chain_id = 1`,
+        )
+      ).map((r) => ({ ts: BigInt(String(r.ts)), id: BigInt(String(r.id)) }));
+      const [cp] = await w.all('SELECT cursor FROM _pool_export.checkpoints WHERE chain_id = 1 AND dataset = $1', [
+        hourly.name,
+      ]);
+      cursor = JSON.parse(String(cp!.cursor));
+    } finally {
+      await w.close();
+    }
+    // Whole batches of 10 stored, fewer than the aggregation holds upstream.
+    const upstream = (await allRows(sb, 1, hourly.schema, hourly.entity, undefined, hourly.aggregation!.interval))
+      .length;
+    expect(stored.length % 10).toBe(0);
+    expect(stored.length).toBeGreaterThanOrEqual(10);
+    expect(stored.length).toBeLessThan(upstream);
+    // The checkpoint is a full pass's, at the oldest row stored: the keyset goes down by timestamp, then id.
+    const oldest = stored.reduce((a, b) => (b.ts < a.ts || (b.ts === a.ts && b.id < a.id) ? b : a));
+    expect(cursor.mode).toBe('full');
+    expect([cursor.seq, cursor.id]).toEqual([String(oldest.ts), String(oldest.id)]);
+    expect(cursor.block).toBe(cursor.began.block);
+    // The next run goes on below it, and every row is there.
+    await sb.control('advance', { blocks: 50 });
+    const resumed = await run(data, sb, urls, 5);
+    expect(resumed.outcome.results.filter((r) => r.status !== 'ok')).toEqual([]);
+    expect((await compareWithSandbox(sb, data, CHAINS, [hourly.name])).mismatches).toEqual([]);
   });
 });
