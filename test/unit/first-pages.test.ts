@@ -5,7 +5,7 @@
  */
 import pLimit from 'p-limit';
 import { describe, expect, it } from 'vitest';
-import type { CursorKind } from '../../src/catalog/catalog.ts';
+import type { CursorKind, Dataset } from '../../src/catalog/catalog.ts';
 import { UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
 import { commitOrder } from '../../src/export/commit-order.ts';
@@ -134,8 +134,7 @@ class BatchUpstream implements PageSource {
 }
 
 /** A task of `kind` that has read every row up to block 100, with the rows of `n`; the cursor it left. */
-async function readUpTo100(kind: CursorKind, n: number, changeBlock = true) {
-  const ds = fakeDataset(kind);
+async function readUpTo100(kind: CursorKind, n: number, changeBlock = true, ds = fakeDataset(kind)) {
   const src = new FakeSubgraph(ds);
   src.rows = rowsOf(n);
   const wh = new FakeWarehouse(ds);
@@ -145,15 +144,21 @@ async function readUpTo100(kind: CursorKind, n: number, changeBlock = true) {
 }
 
 describe('the first request of a task, foreseen', () => {
-  const cases: [CursorKind, boolean][] = [
-    ['event', true],
-    ['bucket', true],
-    ['mutable', true],
-    ['mutable', false],
-    ['snapshot', true],
+  /** A subgraph's mutable entity with no field to page by but its id (`subgraphDatasetsOf` in `src/catalog/catalog.ts`). */
+  const idOnly = (): Dataset => {
+    const { seq: _seq, seqType: _type, ...ds } = fakeDataset('mutable');
+    return { ...ds, columns: ds.columns.filter((c) => c.field !== 'updatedAt') };
+  };
+  const cases: [string, boolean, () => Dataset][] = [
+    ['event', true, () => fakeDataset('event')],
+    ['bucket', true, () => fakeDataset('bucket')],
+    ['mutable', true, () => fakeDataset('mutable')],
+    ['mutable', false, () => fakeDataset('mutable')],
+    ['mutable with no keyset field', false, idOnly],
+    ['snapshot', true, () => fakeDataset('snapshot')],
   ];
-  it.each(cases)('is the one the paginator sends (%s, _change_block %s)', async (kind, changeBlock) => {
-    const { ds, src, wh, cursor } = await readUpTo100(kind, 40, changeBlock);
+  it.each(cases)('is the one the paginator sends (%s, _change_block %s)', async (_kind, changeBlock, dataset) => {
+    const { ds, src, wh, cursor } = await readUpTo100(dataset().kind, 40, changeBlock, dataset());
     const pin = pinAt(200, 10_500, changeBlock);
     const foreseen = firstRequest(ds, cursor, { block: pin.block, changeBlock, windowSecs: 60 });
     expect(foreseen).toBeDefined();
