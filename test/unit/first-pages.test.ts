@@ -4,17 +4,18 @@
  * whose answer fails for one dataset is split so the others are still answered; a route that fails ends the batch.
  */
 import pLimit from 'p-limit';
-import { describe, expect, it } from 'vitest';
-import type { CursorKind, Dataset } from '../../src/catalog/catalog.ts';
+import { describe, expect, inject, it } from 'vitest';
+import { type CursorKind, type Dataset, findDataset } from '../../src/catalog/catalog.ts';
 import { UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
 import { commitOrder } from '../../src/export/commit-order.ts';
-import { type FirstAsk, FirstPages, HostLimited } from '../../src/export/first-pages.ts';
+import { batchQuery, type FirstAsk, FirstPages, HostLimited } from '../../src/export/first-pages.ts';
 import { firstRequest, windowPresenceFrom } from '../../src/export/paginate/first-request.ts';
 import { pageQuery, selection } from '../../src/export/queries.ts';
 import type { PageSource } from '../../src/export/seams.ts';
 import type { Task } from '../../src/export/task.ts';
 import type { Cursor } from '../../src/export/task-run.ts';
+import { callControl } from '../../src/sandbox/spawn.ts';
 import type { Answer, Endpoint } from '../../src/upstream/client.ts';
 import { arrayLength, objectMembers, topMembers } from '../../src/util/json-members.ts';
 import {
@@ -221,6 +222,56 @@ async function readLogged(asks: FirstAsk[], upstream: PageSource) {
   await pages.read(asks, { ...quiet, log: (_e, f) => events.push(f) });
   return { pages, events };
 }
+
+describe('the batched query, against the sandbox', () => {
+  const { url, apiKey } = inject('sharedSandbox');
+  /** One GraphQL request to the sandbox's DODO subgraph of BNB Chain: its `data` and `errors`. */
+  const ask = async (query: string, variables: Record<string, unknown>) => {
+    const res = await fetch(`${url}/subgraph/graphql?chainId=56&schemaName=dodoex&apikey=${apiKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    return (await res.json()) as { data?: Record<string, unknown[]>; errors?: unknown[] };
+  };
+
+  it('is one query the upstream accepts, whose every alias holds what its own page query answers', async () => {
+    const info = await callControl<{ chains: { chainId: number; head: number; timestamp: number }[] }>(url, 'info');
+    const head = info.chains.find((c) => c.chainId === 56)!;
+    const at = { block: { number: head.head, timestamp: head.timestamp }, changeBlock: true, windowSecs: 3600 };
+    const day = 86_400;
+    // The root fields are graph-node's names for the entity types (the schema's `Swap` is asked as `swaps`).
+    const datasets: [string, string, Cursor][] = [
+      ['dodoex.swaps', 'swaps', { seq: String(head.timestamp - day) }],
+      [
+        'dodoex.pairs',
+        'pairs',
+        { mode: 'incremental', seq: String(head.timestamp - 30 * day), block: head.head - 50_000 },
+      ],
+      ['dodoex.pair_day_datas', 'pairDayDatas', { seq: String(head.timestamp - 3 * day) }],
+      ['dodoex.dodo_zoos', 'dodoZoos', {}],
+    ];
+    // Some pairs the upstream holds, and an id it does not.
+    const held = ((await ask('{ pairs(first: 3) { id } }', {})).data!.pairs as { id: string }[]).map((r) => r.id);
+    expect(held).toHaveLength(3);
+    const asks: FirstAsk[] = datasets.map(([name, root, cursor]) => {
+      const ds = findDataset(name)!;
+      const present = ds.kind === 'mutable' ? { present: [...held, '0x00000000000000000000000000000000000dead'] } : {};
+      return { endpoint: ENDPOINT, ds, root, request: firstRequest(ds, cursor, at)!, ...present };
+    });
+    const { query, vars } = batchQuery(asks, 100);
+    const batch = await ask(query, vars);
+    expect(batch.errors).toBeUndefined();
+    for (const [i, a] of asks.entries()) {
+      const own = await ask(pageQuery(a.ds, a.root, a.request.shape), { first: 100, ...a.request.vars });
+      expect(own.errors).toBeUndefined();
+      expect(own.data!.rows!.length).toBeGreaterThan(0);
+      expect(batch.data![`a${i}`]).toEqual(own.data!.rows);
+    }
+    expect((batch.data!.p1 as { id: string }[]).map((r) => r.id).sort()).toEqual([...held].sort());
+    expect(Object.keys(batch.data!).sort()).toEqual(['a0', 'a1', 'a2', 'a3', 'p1']);
+  });
+});
 
 describe('FirstPages', () => {
   it("answers each task's first page from one request, as the task's own request would, and the rest from the upstream", async () => {
