@@ -3,7 +3,7 @@
  * the heads of a dataset's routes, read from the shared sandbox and checked against its control API's own heads.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -109,6 +109,24 @@ describe('the heads of routes', () => {
     expect(down.why).not.toContain(apiKey);
     // No route asked, nothing failed: no reason either.
     expect(await readHeads(configFor(keyed(url)), [])).toEqual({ heads: new Map() });
+  });
+
+  it('bounds a head read at 10 s whatever the time-out of pages, and ends it at a stop', async () => {
+    // A route that takes the connection and never answers.
+    const held: Socket[] = [];
+    const silent = createServer((s) => held.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    try {
+      const config = loadConfig({ env: keyed(base), overrides: { chains: ['56'], timeoutMs: 60_000, maxAttempts: 1 } });
+      expect((await readHeads(config, [swaps])).why).toMatch(/no answer within 10000 ms/);
+      const stop = new AbortController();
+      silent.once('connection', () => stop.abort());
+      expect((await readHeads(config, [swaps], { signal: stop.signal })).why).toMatch(/\(stopped on request\)$/);
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
   });
 
   it('the freshest head is the highest block; of two at one block, the first read', () => {
