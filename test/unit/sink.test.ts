@@ -237,6 +237,27 @@ describe('the DuckDB sink', () => {
       );
     });
 
+  it('a list snapshot stored without a block or a run (a column left empty by an earlier version) is compared row by row, and an equal one is not stored again', async () => {
+    const pools: [string, string | null][] = [
+      ['p1', 'a'],
+      ['p2', null],
+    ];
+    await sink.write(listSnapshot(pools, 'r1', 100, '2026-01-01T10:00:00Z'));
+    await w.exec(`UPDATE ${qt(LIST.table)} SET _block = NULL, _run_id = NULL`);
+    await w.exec('DELETE FROM _pool_export.snapshot_digests');
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    expect(await sink.write(moveList(listSnapshot(pools, 'r2', 110, '2026-01-01T10:15:00Z'), '100'))).toEqual({
+      rows: 0,
+      replacedIds: [],
+    });
+    expect(await snapshots()).toEqual(['p1=a @null null 01 10:00', 'p2=null @null null 01 10:00']);
+    expect(await pending()).toEqual([]);
+    // A changed one is stored.
+    expect((await sink.write(moveList(listSnapshot([pools[0]!], 'r3', 120, '2026-01-01T10:30:00Z'), '110'))).rows).toBe(
+      1,
+    );
+  });
+
   for (const how of ['by its digest', 'row by row (no digest recorded)'])
     it(`an entity snapshot equal to the stored one is not stored again at the same block, and is at a later one of the same day (found ${how})`, async () => {
       const forget = how.startsWith('row') ? () => w.exec('DELETE FROM _pool_export.snapshot_digests') : async () => 0;
