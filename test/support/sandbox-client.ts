@@ -16,7 +16,7 @@ export interface Answer {
 
 /** POSTs a body to a path of the sandbox. */
 export async function post(
-  sb: SandboxEndpoint,
+  sb: Pick<SandboxEndpoint, 'url'>,
   path: string,
   body: unknown,
   headers: Record<string, string> = {},
@@ -30,7 +30,7 @@ export async function post(
 }
 
 /** The self-hosted subgraph path of a chain and schema. */
-export function subgraphPath(sb: SandboxEndpoint, chainId: number, schema: string): string {
+export function subgraphPath(sb: Pick<SandboxEndpoint, 'apiKey'>, chainId: number, schema: string): string {
   return `/subgraph/graphql?chainId=${chainId}&schemaName=${schema}&apikey=${sb.apiKey}`;
 }
 

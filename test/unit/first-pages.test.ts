@@ -18,6 +18,7 @@ import type { Cursor } from '../../src/export/task-run.ts';
 import { callControl } from '../../src/sandbox/spawn.ts';
 import type { Answer, Endpoint } from '../../src/upstream/client.ts';
 import { arrayLength, objectMembers, topMembers } from '../../src/util/json-members.ts';
+import { post, subgraphPath } from '../support/sandbox-client.ts';
 import {
   expectedRows,
   type FakeRow,
@@ -159,7 +160,8 @@ describe('the first request of a task, foreseen', () => {
     ['snapshot', true, () => fakeDataset('snapshot')],
   ];
   it.each(cases)('is the one the paginator sends (%s, _change_block %s)', async (_kind, changeBlock, dataset) => {
-    const { ds, src, wh, cursor } = await readUpTo100(dataset().kind, 40, changeBlock, dataset());
+    const given = dataset();
+    const { ds, src, wh, cursor } = await readUpTo100(given.kind, 40, changeBlock, given);
     const pin = pinAt(200, 10_500, changeBlock);
     const foreseen = firstRequest(ds, cursor, { block: pin.block, changeBlock, windowSecs: 60 });
     expect(foreseen).toBeDefined();
@@ -224,19 +226,13 @@ async function readLogged(asks: FirstAsk[], upstream: PageSource) {
 }
 
 describe('the batched query, against the sandbox', () => {
-  const { url, apiKey } = inject('sharedSandbox');
+  const sb = inject('sharedSandbox');
   /** One GraphQL request to the sandbox's DODO subgraph of BNB Chain: its `data` and `errors`. */
-  const ask = async (query: string, variables: Record<string, unknown>) => {
-    const res = await fetch(`${url}/subgraph/graphql?chainId=56&schemaName=dodoex&apikey=${apiKey}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query, variables }),
-    });
-    return (await res.json()) as { data?: Record<string, unknown[]>; errors?: unknown[] };
-  };
+  const ask = async (query: string, variables: Record<string, unknown>) =>
+    (await post(sb, subgraphPath(sb, 56, 'dodoex'), { query, variables })).body;
 
   it('is one query the upstream accepts, whose every alias holds what its own page query answers', async () => {
-    const info = await callControl<{ chains: { chainId: number; head: number; timestamp: number }[] }>(url, 'info');
+    const info = await callControl<{ chains: { chainId: number; head: number; timestamp: number }[] }>(sb.url, 'info');
     const head = info.chains.find((c) => c.chainId === 56)!;
     const at = { block: { number: head.head, timestamp: head.timestamp }, changeBlock: true, windowSecs: 3600 };
     const day = 86_400;
