@@ -6,9 +6,9 @@
  *     mutants, and the table row of every folder whose files are all in the report is recounted; the other sections
  *     and rows are kept as they were.
  *   npx tsx scripts/mutation-survivors.ts report.json --part "<title>"
- *     A run over line ranges (`--mutate file:from-to,…`, such as the lines changed since the table was measured): its
- *     own table and sections go in a part of that title at the end of the file (replaced if it is there), and the
- *     rest of the file is kept.
+ *     A run over line ranges (`--mutate file:from-to,…`, such as the lines changed since the table was measured) or
+ *     over some files: its own table and sections go in a part of that title at the end of the file (replaced if it
+ *     is there), and the rest of the file is kept.
  *
  * A survivor keeps the reason the file gave a mutant with the same mutation in that source file (the nearest line
  * first); a new one is marked "not yet killed", to be reviewed by hand.
@@ -165,8 +165,11 @@ const mainRows = afterHead
   .filter((l) => !l.startsWith('| **'));
 const mainSections = readSections(afterHead.slice(tableEnd));
 const earlierPart = partTitle ? parts.find((p) => p.startsWith(`# ${partTitle}\n`)) : undefined;
-// A part keeps its own reasons; a new part starts from those of the main one.
-const { counts, sections } = fromReport(report.files, earlierPart ? readSections(earlierPart) : mainSections);
+// A part keeps its own reasons; a file it has no section for (a new part's every file) takes those of the main one.
+const { counts, sections } = fromReport(
+  report.files,
+  new Map([...mainSections, ...(earlierPart ? readSections(earlierPart) : [])]),
+);
 
 let out: string;
 if (partTitle) {
