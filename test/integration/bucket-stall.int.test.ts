@@ -5,32 +5,29 @@
  * next run completes the publish.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { cli, sandboxEnv } from '../support/export-check.ts';
+import { type SilentServer, silentServer } from '../support/ports.ts';
 import { bucketEnv, type S3Proxy, type S3Server, startS3Proxy, startS3rver } from '../support/s3-store.ts';
 
 let sb: SandboxProcess;
 let s3: S3Server;
 let proxy: S3Proxy;
-let silent: Server;
-const sockets: Socket[] = [];
+let silent: SilentServer;
 let dir: string;
 
 beforeAll(async () => {
   [sb, s3] = await Promise.all([startSandbox(['--scale', '300', '--chains', '56']), startS3rver()]);
   proxy = await startS3Proxy(s3.endpoint);
-  // Accepts every connection and never writes a byte: a store that hangs.
-  silent = createServer((socket) => sockets.push(socket));
-  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  // A store that hangs.
+  silent = await silentServer();
   dir = mkdtempSync(join(tmpdir(), 'pool-export-bucket-stall-'));
 });
 afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  silent?.close();
+  await silent?.close();
   await proxy?.stop();
   await Promise.all([sb?.stop(), s3?.stop()]);
   rmSync(dir, { recursive: true, force: true });
@@ -40,11 +37,10 @@ const ARGS = ['run', '--chains', 'bsc', '--jobs', 'liquidity', '--no-verify'];
 
 describe('a bucket that does not answer', () => {
   it('fails the run within its time limits, with one line naming the bucket, its endpoint and the fix', async () => {
-    const port = (silent.address() as { port: number }).port;
-    const endpoint = `http://127.0.0.1:${port}`;
+    const endpoint = `http://127.0.0.1:${silent.port}`;
     const r = await cli(ARGS, { ...sandboxEnv(sb, join(dir, 'silent')), ...bucketEnv(endpoint, 's3://lake/pe') });
     expect(r.code, r.stdout + r.stderr).toBe(1);
-    expect(sockets.length).toBeGreaterThan(0);
+    expect(silent.sockets.length).toBeGreaterThan(0);
     expect(r.stderr.trim().split('\n')).toEqual([
       `pool-export: the bucket lake s3://lake/pe at ${endpoint} accepted the connection but did not answer within 10 s, tried again; check that AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL) names an S3 endpoint, and the network`,
     ]);

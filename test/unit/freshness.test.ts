@@ -3,7 +3,6 @@
  * the heads of a dataset's routes, read from the shared sandbox and checked against its control API's own heads.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -14,6 +13,7 @@ import { freshest, freshnessOf, isStale, lagSeconds, readHeads } from '../../src
 import type { StatusEntry } from '../../src/store/status-file.ts';
 import { headRoutesFor } from '../../src/upstream/routes.ts';
 import { sandboxEnv } from '../support/export-check.ts';
+import { freePort, silentServer } from '../support/ports.ts';
 
 /** 2026-01-01T00:00:00Z in Unix seconds. */
 const T = 1_767_225_600;
@@ -97,12 +97,7 @@ describe('the heads of routes', () => {
       why: 'no API key is set (POOL_EXPORT_API_KEY), so the upstream was not asked for its head',
     });
     // A port nothing listens on: one the system gave and took back.
-    const port = await new Promise<number>((resolve) => {
-      const srv = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = srv.address() as AddressInfo;
-        srv.close(() => resolve(port));
-      });
-    });
+    const port = await freePort();
     const down = await readHeads(configFor(keyed(`http://127.0.0.1:${port}`)), [swaps]);
     expect(down.heads.size).toBe(0);
     expect(down.why).toMatch(new RegExp(`^the upstream's head could not be read \\(.*127\\.0\\.0\\.1:${port}.*\\)$`));
@@ -113,19 +108,16 @@ describe('the heads of routes', () => {
 
   it('bounds a head read at 10 s whatever the time-out of pages, and ends it at a stop', async () => {
     // A route that takes the connection and never answers.
-    const held: Socket[] = [];
-    const silent = createServer((s) => held.push(s));
-    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-    const base = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const silent = await silentServer();
+    const base = `http://127.0.0.1:${silent.port}`;
     try {
       const config = loadConfig({ env: keyed(base), overrides: { chains: ['56'], timeoutMs: 60_000, maxAttempts: 1 } });
       expect((await readHeads(config, [swaps])).why).toMatch(/no answer within 10000 ms/);
       const stop = new AbortController();
-      silent.once('connection', () => stop.abort());
+      silent.server.once('connection', () => stop.abort());
       expect((await readHeads(config, [swaps], { signal: stop.signal })).why).toMatch(/\(stopped on request\)$/);
     } finally {
-      for (const s of held) s.destroy();
-      await new Promise((r) => silent.close(r));
+      await silent.close();
     }
   });
 

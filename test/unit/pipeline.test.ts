@@ -7,7 +7,6 @@
  * upstream text through decimal.js), never against the exporter's own output.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -25,6 +24,7 @@ import { lockDataDir } from '../../src/store/data-lock.ts';
 import { readStatusFile } from '../../src/store/status-file.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { freePort } from '../support/ports.ts';
 import { SHARED_SANDBOX_FLAGS } from '../support/shared-sandbox.ts';
 
 const CHAIN = 56;
@@ -110,15 +110,6 @@ function partFiles(dir: string, out = new Map<string, number>()): Map<string, nu
   if (parts) out.set(dir, parts);
   for (const n of names) if (n.isDirectory() && n.name !== '.tmp') partFiles(join(dir, n.name), out);
   return out;
-}
-
-/** A loopback port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 /** A fingerprint of every stored swap (all columns), to tell whether a run rewrote stored rows. */
@@ -432,7 +423,7 @@ describe('one run in-process', () => {
   });
 
   it('a host that cannot be reached is tried three times with one endpoint, then fails every task in one line', async () => {
-    const closed = await closedPort();
+    const closed = await freePort();
     const down: SandboxEndpoint = { url: `http://127.0.0.1:${closed}`, apiKey: sb.apiKey, control: sb.control };
     const data = folder();
     const datasets = ['dodoex.swaps', 'token.tokens', 'list.liquidity'];
