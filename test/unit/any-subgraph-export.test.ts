@@ -7,7 +7,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
 import { subgraphJob } from '../../src/catalog/subgraphs.ts';
@@ -21,10 +20,10 @@ import { UpstreamClient } from '../../src/upstream/client.ts';
 import { repair, repairTargets } from '../../src/verify/repair.ts';
 import { IDS_IDENTITY } from '../../src/verify/subgraph-ids.ts';
 import { verify } from '../../src/verify/verify.ts';
+import { EVERY_TYPE_SCHEMA, everyTypeDatasets } from '../support/every-type.ts';
 import { compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
 import { allRows } from '../support/sandbox-client.ts';
 
-const FIXTURE = fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
 const CHAINS = [1, 56];
 
 let sb: SandboxProcess;
@@ -36,7 +35,7 @@ beforeAll(async () => {
   // last hour (within the re-read window) rewrites some; 50 rows of each mutable entity.
   sb = await startSandbox([
     ...['--scale', '10000', '--history-days', '3', '--chains', CHAINS.join(',')],
-    ...['--subgraph', `pools=${FIXTURE}`],
+    ...['--subgraph', `pools=${EVERY_TYPE_SCHEMA}`],
   ]);
   urls = [...sb.banner.matchAll(/^subgraph pools: (\S+)$/gm)].map((m) => m[1]!);
   dir = mkdtempSync(join(tmpdir(), 'pe-any-subgraph-'));
@@ -57,7 +56,7 @@ async function run(
   const config = loadConfig({
     env: sandboxEnv(on, data),
     overrides: {
-      subgraphs: { pools: { deployments: { ethereum: at[0], bsc: at[1] }, schema: FIXTURE } },
+      subgraphs: { pools: { deployments: { ethereum: at[0], bsc: at[1] }, schema: EVERY_TYPE_SCHEMA } },
       // Pages of 100 rows, so that every entity's and aggregation's keyset goes past its first page.
       pageSize,
       ...(batch ? { batchRows: batch.rows } : {}),
@@ -93,17 +92,7 @@ describe('a subgraph of any schema', () => {
         .flatMap((n) => CHAINS.map((c) => `${n}@${c}`))
         .sort(),
     );
-    expect(POOLS()).toEqual([
-      'pools.factories',
-      'pools.tokens',
-      'pools.pools',
-      'pools.swaps',
-      'pools.mints',
-      'pools.price_ticks',
-      'pools.accounts',
-      'pools.token_price_stats_hour',
-      'pools.token_price_stats_day',
-    ]);
+    expect(POOLS()).toEqual(everyTypeDatasets('pools'));
     const cmp = await compareWithSandbox(sb, data, CHAINS, POOLS());
     expect(cmp.mismatches).toEqual([]);
     expect(cmp.checked).toBe(18);
@@ -140,7 +129,7 @@ describe('a subgraph of any schema', () => {
     const config = loadConfig({
       env: sandboxEnv(sb, data),
       overrides: {
-        subgraphs: { pools: { deployments: { ethereum: urls[0], bsc: urls[1] }, schema: FIXTURE } },
+        subgraphs: { pools: { deployments: { ethereum: urls[0], bsc: urls[1] }, schema: EVERY_TYPE_SCHEMA } },
         // Pages of 50 ids, so that each dataset's ids take several.
         pageSize: 50,
       },
@@ -197,7 +186,7 @@ describe('a subgraph of any schema', () => {
   it('reads every row again by id where the endpoint has no _change_block (graph-node before v0.27), and stays exact', async () => {
     const old = await startSandbox([
       ...['--scale', '2000', '--history-days', '3', '--chains', CHAINS.join(','), '--profile', 'ancient'],
-      ...['--subgraph', `pools=${FIXTURE}`],
+      ...['--subgraph', `pools=${EVERY_TYPE_SCHEMA}`],
     ]);
     try {
       const at = [...old.banner.matchAll(/^subgraph pools: (\S+)$/gm)].map((m) => m[1]!);
