@@ -6,6 +6,7 @@
  * checked against the sandbox's own rows (`compareWithSandbox`: count, digest and every typed column against the
  * upstream text through decimal.js), never against the exporter's own output.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { JOBS } from '../../jobs/index.ts';
 import { type Config, loadConfig } from '../../src/config/config.ts';
 import { DATA_FOLDER_NAMES, dataFolder } from '../../src/config/data-folder.ts';
 import { autoMemoryLimit } from '../../src/config/memory-limit.ts';
+import type { ProgressSink } from '../../src/export/extract.ts';
 import { buildPlan } from '../../src/export/routing/plan.ts';
 import { compactLake } from '../../src/lake/compact.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
@@ -72,6 +74,7 @@ async function exportOnce(
     onEvent?: (e: Logged) => void;
     /** Another sandbox than the shared one. */
     sandbox?: SandboxEndpoint;
+    progress?: ProgressSink;
   } = {},
 ) {
   const config = loadConfig({
@@ -90,6 +93,7 @@ async function exportOnce(
       opts.onEvent?.({ event, fields, level });
     },
     waitLockSecs: opts.waitLockSecs ?? 0,
+    ...(opts.progress ? { progress: opts.progress } : {}),
   });
   return { outcome, events };
 }
@@ -100,6 +104,16 @@ async function withWarehouse<T>(dataDir: string, f: (w: Warehouse) => Promise<T>
     return await f(w);
   } finally {
     await w.close();
+  }
+}
+
+/** Runs `f` with a sandbox of its own (for a test that changes the upstream's world), stopped after. */
+async function withOwnSandbox(f: (own: SandboxProcess) => Promise<void>): Promise<void> {
+  const own = await startSandbox(SHARED_SANDBOX_FLAGS);
+  try {
+    await f(own);
+  } finally {
+    await own.stop();
   }
 }
 
@@ -211,12 +225,7 @@ describe('one run in-process', () => {
 
   it('a second run after new blocks and a reorganisation rewrites the stored rows it changed, and stays exact', async () => {
     // This test changes its sandbox's world: it has its own.
-    const own = await startSandbox(SHARED_SANDBOX_FLAGS);
-    try {
-      await reorgedRun(own);
-    } finally {
-      await own.stop();
-    }
+    await withOwnSandbox(reorgedRun);
   });
 
   async function reorgedRun(own: SandboxProcess): Promise<void> {
@@ -325,6 +334,109 @@ describe('one run in-process', () => {
       await own.stop();
     }
   });
+
+  it('a task that fails after committing pages: its result, log line, ledger row and status entry name it with what it stored', async () => {
+    await withOwnSandbox(failedMidTask);
+  });
+
+  async function failedMidTask(own: SandboxProcess): Promise<void> {
+    const data = folder();
+    const datasets = ['dodoex.pairs', 'dodoex.swaps'];
+    // Pages and batches of 5 rows: each page read is committed before the next is asked. No re-read window: every row
+    // the second run reads is new.
+    const overrides = { pageSize: 5, batchRows: 5, maxAttempts: 1, reorgWindowSecs: 0 };
+    const first = await exportOnce(data, { datasets, overrides, sandbox: own });
+    expect(first.outcome.results.map((r) => r.status)).toEqual(['ok', 'ok']);
+    // About 17 hours of BSC blocks: dozens of new swaps, several pages.
+    await own.control('advance', { blocks: 20_000 });
+    // Once the run has read its first new page of swaps, the upstream starts sending amounts as JSON numbers. The call
+    // blocks this process (and so the run) until the sandbox has taken it: no page is asked in between.
+    const garble = `fetch(${JSON.stringify(`${own.url}/_sandbox/garbage`)}, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'wrong-type', entity: 'Swap', field: 'amountIn' }) }).then((r) => { if (!r.ok) process.exit(1); })`;
+    let garbled = false;
+    const progress: ProgressSink = {
+      start: () => {},
+      page: (task) => {
+        if (task.ds.name !== 'dodoex.swaps' || garbled) return;
+        garbled = true;
+        execFileSync(process.execPath, ['-e', garble]);
+      },
+      done: () => {},
+      stop: () => {},
+    };
+    const second = await exportOnce(data, { datasets, overrides, sandbox: own, progress });
+    expect(garbled).toBe(true);
+    const swaps = second.outcome.results.find((r) => r.task.ds.name === 'dodoex.swaps')!;
+    const pairs = second.outcome.results.find((r) => r.task.ds.name === 'dodoex.pairs')!;
+    const before = first.outcome.results.find((r) => r.task.ds.name === 'dodoex.swaps')!.cursorAfter;
+    // The words of the data check (test/integration/garbage.int.test.ts), after the task's name.
+    expect(swaps.error!.message).toMatch(
+      /^dodoex\.swaps on bsc: upstream sent invalid data for dodoex\.swaps on bsc \(chain 56\), field "amountIn": expected a BigDecimal as a decimal string, got 12\.5\./,
+    );
+    // What it stored before the bad page is kept, and counted. It read the rows of its checkpoint's second again (its
+    // pages start there, on that second's first id), and the new rows, which carry its run id.
+    const seq = Number((JSON.parse(before!) as { seq: string }).seq);
+    const added = await withWarehouse(data, async (w) => {
+      const [n] = await w.all('SELECT count(*)::INTEGER AS n FROM dodoex.swaps WHERE _run_id = ? OR "timestamp" = ?', [
+        second.outcome.runId,
+        seq,
+      ]);
+      return n!.n as number;
+    });
+    expect(added).toBeGreaterThan(0);
+    expect([swaps.status, swaps.stats.rows, swaps.block, swaps.cursorBefore, swaps.cursorAfter]).toEqual([
+      'failed',
+      added,
+      pairs.block,
+      before,
+      null,
+    ]);
+    expect(swaps.stats.pages).toBeGreaterThanOrEqual(added / 5);
+    expect(pairs.status).toBe('ok');
+    const failed = second.events.filter((e) => e.level === 'error');
+    expect(failed).toEqual([
+      {
+        event: 'task-failed',
+        fields: {
+          dataset: 'dodoex.swaps',
+          chain: 'bsc',
+          chainId: CHAIN,
+          errorClass: swaps.error!.cls,
+          error: swaps.error!.message,
+        },
+        level: 'error',
+      },
+    ]);
+    expect(swaps.error!.cls).not.toBe('Error');
+    await withWarehouse(data, async (w) => {
+      const rows = await w.all(
+        `SELECT status, rows::INTEGER AS rows, pages, cursor_before, cursor_after, error_class, error, head
+         FROM _pool_export.run_tasks WHERE run_id = ? AND dataset = 'dodoex.swaps'`,
+        [second.outcome.runId],
+      );
+      expect(rows).toEqual([
+        {
+          status: 'failed',
+          rows: added,
+          pages: swaps.stats.pages,
+          cursor_before: before,
+          cursor_after: null,
+          error_class: swaps.error!.cls,
+          error: swaps.error!.message,
+          head: null,
+        },
+      ]);
+    });
+    const status = readStatusFile(data)!;
+    expect(status.entries.map((e) => [e.dataset, e.lastStatus, e.lastError])).toEqual([
+      ['dodoex.pairs', 'ok', null],
+      ['dodoex.swaps', 'failed', swaps.error!.message],
+    ]);
+    // Upstream well again: the next run goes on from the failed task's last commit and is exact.
+    await own.control('garbage', {});
+    const third = await exportOnce(data, { datasets, overrides, sandbox: own });
+    expect(third.outcome.results.map((r) => r.status)).toEqual(['ok', 'ok']);
+    expect((await compareWithSandbox(own, data, [CHAIN], datasets)).mismatches).toEqual([]);
+  }
 
   it('an upstream that refuses the key fails every task with its class, stores no row, and the ledger says so', async () => {
     const data = folder();
