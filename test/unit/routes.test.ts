@@ -252,6 +252,11 @@ describe('several routes for one chain and schema', () => {
           expect(f).toMatchObject({ from: label(ownA), to: label(ownB), block: swaps.block });
           expect(f.refused).toBeUndefined();
         }
+        // The head the task saw at its start was A's: after the move it says nothing of what the task read, so none is
+        // kept (the next run reads the task again, even at the same head). Pairs, read on A alone, keeps A's.
+        const pairs = outcome.results.find((r) => r.task.ds.name === 'dodoex.pairs')!;
+        expect([swaps.head, pairs.failovers]).toEqual([undefined, undefined]);
+        expect(pairs.head).toMatch(/^\d+:0x[0-9a-f]+$/);
         expect(events.filter((e) => e.event === 'failover').length).toBe(
           outcome.results.reduce((n, r) => n + (r.failovers?.length ?? 0), 0),
         );
@@ -267,6 +272,43 @@ describe('several routes for one chain and schema', () => {
       }
     },
   );
+
+  it('the liquidity list, read from the service and not from a route, fails with its host and moves nowhere', async () => {
+    const [ownA, ownB] = await Promise.all([
+      startSandbox(SHARED_SANDBOX_FLAGS),
+      startSandbox(SHARED_SANDBOX_FLAGS, B_KEY),
+    ]);
+    try {
+      // A dies once the routes are chosen (A, the first), before the list asks for its first page.
+      let killed: Promise<unknown> | undefined;
+      const progress: ProgressSink = {
+        start: () => {
+          ownA.child.kill('SIGSTOP');
+          killed = new Promise((r) => ownA.child.once('exit', r));
+          ownA.child.kill('SIGKILL');
+        },
+        page: () => {},
+        done: () => {},
+        stop: () => {},
+      };
+      const { outcome } = await exportOnce(
+        folder(),
+        { maxAttempts: 2 },
+        { progress, routes: [ownA, ownB], datasets: ['list.liquidity'] },
+      );
+      await killed;
+      const [list] = outcome.results;
+      expect([list!.status, list!.error!.cls, list!.route, list!.failovers]).toEqual([
+        'failed',
+        'upstream-unreachable',
+        label(ownA),
+        undefined,
+      ]);
+      expect(list!.error!.message).toContain(new URL(ownA.url).host);
+    } finally {
+      await Promise.all([ownA.stop(), ownB.stop()]);
+    }
+  });
 
   it('refuses to move to a route on another fork, naming both hashes, and stores nothing from it', async () => {
     const [ownA, ownB] = await Promise.all([
