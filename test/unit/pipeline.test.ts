@@ -563,7 +563,10 @@ describe('one run in-process', () => {
     stop.abort();
     const { outcome } = await exportOnce(data, { signal: stop.signal, datasets: ['dodoex.swaps'] });
     expect(outcome.stopped).toBe(true);
+    // A task not started before the stop is left out: no result, no ledger row.
+    expect(outcome.results).toEqual([]);
     await withWarehouse(data, async (w) => {
+      expect(await w.all('SELECT count(*)::INTEGER AS n FROM _pool_export.run_tasks')).toEqual([{ n: 0 }]);
       expect(await w.all('SELECT status FROM _pool_export.runs')).toEqual([{ status: 'stopped' }]);
       expect(await w.all('SELECT count(*)::INTEGER AS n FROM dodoex.swaps')).toEqual([{ n: 0 }]);
     });
