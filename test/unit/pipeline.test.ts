@@ -341,29 +341,45 @@ describe('one run in-process', () => {
 
   async function failedMidTask(own: SandboxProcess): Promise<void> {
     const data = folder();
-    const datasets = ['dodoex.pairs', 'dodoex.swaps'];
+    // In catalog order: pair_day_datas comes after swaps.
+    const datasets = ['dodoex.pairs', 'dodoex.swaps', 'dodoex.pair_day_datas'];
     // Pages and batches of 5 rows: each page read is committed before the next is asked. No re-read window: every row
     // the second run reads is new.
     const overrides = { pageSize: 5, batchRows: 5, maxAttempts: 1, reorgWindowSecs: 0 };
     const first = await exportOnce(data, { datasets, overrides, sandbox: own });
-    expect(first.outcome.results.map((r) => r.status)).toEqual(['ok', 'ok']);
+    expect(first.outcome.results.map((r) => r.status)).toEqual(['ok', 'ok', 'ok']);
     // About 17 hours of BSC blocks: dozens of new swaps, several pages.
     await own.control('advance', { blocks: 20_000 });
-    // Once the run has read its first new page of swaps, the upstream starts sending amounts as JSON numbers. The call
-    // blocks this process (and so the run) until the sandbox has taken it: no page is asked in between.
-    const garble = `fetch(${JSON.stringify(`${own.url}/_sandbox/garbage`)}, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'wrong-type', entity: 'Swap', field: 'amountIn' }) }).then((r) => { if (!r.ok) process.exit(1); })`;
+    // A control call that blocks this process (and so the run) until the sandbox has taken it: no page is asked in
+    // between.
+    const controlNow = (path: string, body: unknown) =>
+      execFileSync(process.execPath, [
+        '-e',
+        `fetch(${JSON.stringify(`${own.url}/_sandbox/${path}`)}, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ${JSON.stringify(JSON.stringify(body))} }).then((r) => { if (!r.ok) process.exit(1); })`,
+      ]);
     let garbled = false;
+    let days = 0;
+    // The status file as the next task found it, while the run held the warehouse: it is written at most once a
+    // second, so the next task's second page is made to come 1.1 s after its first.
+    let meanwhile: ReturnType<typeof readStatusFile>;
     const progress: ProgressSink = {
       start: () => {},
       page: (task) => {
+        if (task.ds.name === 'dodoex.pair_day_datas' && ++days <= 2) {
+          if (days === 2) meanwhile = readStatusFile(data);
+          controlNow('faults', { latencyMs: days === 1 ? 1100 : 0 });
+        }
+        // Once the run has read its first new page of swaps, the upstream sends amounts as JSON numbers.
         if (task.ds.name !== 'dodoex.swaps' || garbled) return;
         garbled = true;
-        execFileSync(process.execPath, ['-e', garble]);
+        controlNow('garbage', { mode: 'wrong-type', entity: 'Swap', field: 'amountIn' });
       },
       done: () => {},
       stop: () => {},
     };
-    const second = await exportOnce(data, { datasets, overrides, sandbox: own, progress });
+    // One task at a time, in the plan's order (no batch of first pages to reorder them).
+    const one = { ...overrides, concurrency: 1, batchDatasets: 0 };
+    const second = await exportOnce(data, { datasets, overrides: one, sandbox: own, progress });
     expect(garbled).toBe(true);
     const swaps = second.outcome.results.find((r) => r.task.ds.name === 'dodoex.swaps')!;
     const pairs = second.outcome.results.find((r) => r.task.ds.name === 'dodoex.pairs')!;
@@ -426,15 +442,22 @@ describe('one run in-process', () => {
         },
       ]);
     });
-    const status = readStatusFile(data)!;
-    expect(status.entries.map((e) => [e.dataset, e.lastStatus, e.lastError])).toEqual([
+    // The status file says so as soon as the task ended (`status` reads it while the run holds the warehouse), and
+    // at the run's end, rebuilt from the ledger.
+    const said = (st: ReturnType<typeof readStatusFile>) =>
+      st!.entries
+        .map((e) => [e.dataset, e.lastStatus, e.lastError])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    expect(said(meanwhile)).toEqual([
+      ['dodoex.pair_day_datas', 'ok', null],
       ['dodoex.pairs', 'ok', null],
       ['dodoex.swaps', 'failed', swaps.error!.message],
     ]);
+    expect(said(readStatusFile(data))).toEqual(said(meanwhile));
     // Upstream well again: the next run goes on from the failed task's last commit and is exact.
     await own.control('garbage', {});
     const third = await exportOnce(data, { datasets, overrides, sandbox: own });
-    expect(third.outcome.results.map((r) => r.status)).toEqual(['ok', 'ok']);
+    expect(third.outcome.results.map((r) => r.status)).toEqual(['ok', 'ok', 'ok']);
     expect((await compareWithSandbox(own, data, [CHAIN], datasets)).mismatches).toEqual([]);
   }
 
