@@ -300,6 +300,8 @@ describe('one run in-process', () => {
       expect([r.status, r.stats.requests, r.stats.pages, r.block]).toEqual(['ok', 0, 0, before.block]);
       expect([r.cursorBefore, r.cursorAfter]).toEqual([before.cursorAfter, before.cursorAfter]);
     }
+    // Nor is any first page asked in a batch for them.
+    expect(again.events.filter((e) => e.event === 'first-pages')).toEqual([]);
     const said = again.events.filter((e) => e.event === 'task-unchanged');
     expect(said.map((e) => e.fields.dataset).sort()).toEqual(expected);
     expect(said.every((e) => e.fields.chainId === CHAIN && e.fields.block === first.outcome.results[0]!.block)).toBe(
@@ -328,6 +330,17 @@ describe('one run in-process', () => {
         if (batchDatasets)
           expect(batches).toEqual([expect.objectContaining({ datasets: 6, answered: 6, requests: 1 })]);
         else expect(batches).toEqual([]);
+        // What each task then asked itself. Without the batch: its first page, and for a mutable dataset (tokens,
+        // pairs) the question of which rows of its window are still upstream. With it: nothing, both being answered.
+        const asked = Object.fromEntries(next.outcome.results.map((r) => [r.task.ds.name, r.stats.requests]));
+        const alone = {
+          'dodoex.tokens': 2,
+          'dodoex.pairs': 2,
+          'dodoex.swaps': 1,
+          'dodoex.pair_day_datas': 1,
+          'dodoex.token_day_datas': 1,
+        };
+        expect(asked).toMatchObject(batchDatasets ? Object.fromEntries(Object.keys(alone).map((d) => [d, 0])) : alone);
         expect((await compareWithSandbox(own, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
       }
     } finally {
