@@ -605,4 +605,31 @@ describe('commitOrder', () => {
     // Every task once.
     expect([...order].sort((x, y) => x - y)).toEqual(plan.map((_, i) => i));
   });
+
+  it('keeps that order at a real plan’s size, where the sort merges runs (300 tasks)', () => {
+    const names = ['dodoex.swaps', 'dodoex.pairs', 'dodoex.tokens', 'dodoex.pair_day_datas', 'dodoex.users'];
+    const chains = [1, 10, 56, 137, 8453, 42161];
+    const tasks: Task[] = [];
+    const isShort = new Set<Task>();
+    // Chain by chain, as a plan; whether a batch holds a task's page whole follows a fixed pseudo-random pattern.
+    for (let i = 0; i < 300; i++) {
+      const t = { ds: { name: names[i % 5] }, chainId: chains[Math.floor(i / 50)]! * 1000 + (i % 7) } as Task;
+      tasks.push(t);
+      if ((i * 37) % 11 < 6) isShort.add(t);
+    }
+    // The expected order, built another way: the short tasks grouped by dataset name, each group by chain, then the
+    // others as the plan has them.
+    const byName = new Map<string, number[]>();
+    tasks.forEach((t, i) => {
+      if (isShort.has(t)) byName.set(t.ds.name, [...(byName.get(t.ds.name) ?? []), i]);
+    });
+    const expected = [
+      ...[...byName.keys()]
+        .sort()
+        .flatMap((n) => byName.get(n)!.sort((x, y) => tasks[x]!.chainId - tasks[y]!.chainId || x - y)),
+      ...tasks.map((_, i) => i).filter((i) => !isShort.has(tasks[i]!)),
+    ];
+    expect(isShort.size).toBeGreaterThan(100);
+    expect(commitOrder(tasks, (t) => isShort.has(t))).toEqual(expected);
+  });
 });
