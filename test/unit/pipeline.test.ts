@@ -348,6 +348,28 @@ describe('one run in-process', () => {
     }
   });
 
+  it('a mutable dataset whose re-read window holds more rows than a page asks which are still upstream itself, not in the batch', async () => {
+    await withOwnSandbox(async (own) => {
+      const data = folder();
+      const datasets = ['dodoex.pairs', 'dodoex.swaps'];
+      // Pages of 5: the first run stored over a hundred pairs, all within the window the next run reads again.
+      const overrides = { pageSize: 5 };
+      await exportOnce(data, { datasets, overrides, sandbox: own });
+      await own.control('advance', { blocks: 100 });
+      const next = await exportOnce(data, { datasets, overrides, sandbox: own });
+      expect(next.outcome.results.map((r) => r.status)).toEqual(['ok', 'ok']);
+      // Both first pages in one batch. The batch asks which rows of a window are still upstream only for at most a
+      // page of ids, so that no alias is larger than a page (graph-node's `first` is at most 1,000): the pairs task,
+      // with over a hundred, asked that itself, page by page.
+      expect(next.events.filter((e) => e.event === 'first-pages').map((e) => e.fields)).toEqual([
+        expect.objectContaining({ datasets: 2, answered: 2, requests: 1 }),
+      ]);
+      const pairs = next.outcome.results.find((r) => r.task.ds.name === 'dodoex.pairs')!;
+      expect(pairs.stats.requests).toBeGreaterThan(100 / 5);
+      expect((await compareWithSandbox(own, data, [CHAIN], datasets)).mismatches).toEqual([]);
+    });
+  });
+
   it('a task that fails after committing pages: its result, log line, ledger row and status entry name it with what it stored', async () => {
     await withOwnSandbox(failedMidTask);
   });
@@ -499,7 +521,7 @@ describe('one run in-process', () => {
     ]);
   });
 
-  it('a deployment that lacks an entity skips its dataset as unavailable, and exports the others', async () => {
+  it('a deployment that lacks an entity skips its dataset as unavailable, asks nothing for it in a batch, and exports the others', async () => {
     const own = await startSandbox([...SHARED_SANDBOX_FLAGS, '--profile', 'gateway']);
     try {
       const data = folder();
@@ -539,6 +561,22 @@ describe('one run in-process', () => {
           { dataset: 'dodoex.swaps', status: 'ok', error: null },
         ]);
       });
+      // A folder whose last run read both on a deployment that had the entity (the shared sandbox, the same world):
+      // after new blocks on the one that lacks it, the batch of first pages asks only for swaps, there being no field
+      // to ask the other's in.
+      const moved = folder();
+      const before = await exportOnce(moved, { datasets });
+      expect(before.outcome.results.map((r) => r.status)).toEqual(['ok', 'ok']);
+      await own.control('advance', { blocks: 100 });
+      const next = await exportOnce(moved, { datasets, sandbox: own });
+      expect(next.outcome.results.map((r) => [r.task.ds.name, r.status])).toEqual([
+        ['dodoex.positive_slippages', 'unavailable'],
+        ['dodoex.swaps', 'ok'],
+      ]);
+      expect(next.events.filter((e) => e.event === 'first-pages').map((e) => e.fields)).toEqual([
+        expect.objectContaining({ datasets: 1, answered: 1, requests: 1 }),
+      ]);
+      expect((await compareWithSandbox(own, moved, [CHAIN], ['dodoex.swaps'])).mismatches).toEqual([]);
     } finally {
       await own.stop();
     }
