@@ -632,6 +632,43 @@ describe('one run in-process', () => {
     );
   });
 
+  it('a host that dies after the probe fails its tasks with its own error, and with one route moves them nowhere', async () => {
+    const own = await startSandbox(SHARED_SANDBOX_FLAGS);
+    let exited: Promise<unknown> | undefined;
+    try {
+      // The host dies once the run has probed it and planned its tasks, before their first pages.
+      const progress: ProgressSink = {
+        start: () => {
+          exited = new Promise((r) => own.child.once('exit', r));
+          own.child.kill('SIGKILL');
+        },
+        page: () => {},
+        done: () => {},
+        stop: () => {},
+      };
+      const data = folder();
+      const { outcome, events } = await exportOnce(data, {
+        datasets: ['dodoex.swaps'],
+        overrides: { maxAttempts: 2 },
+        sandbox: own,
+        progress,
+      });
+      await exited;
+      const [swaps] = outcome.results;
+      expect([swaps!.status, swaps!.error!.cls, swaps!.failovers]).toEqual([
+        'failed',
+        'upstream-unreachable',
+        undefined,
+      ]);
+      expect(swaps!.error!.message).toContain(
+        `dodoex.swaps on bsc: the upstream host ${new URL(own.url).host} could not be reached`,
+      );
+      expect(events.filter((e) => e.event.startsWith('failover'))).toEqual([]);
+    } finally {
+      await own.stop();
+    }
+  });
+
   it('a run asked to stop before it starts ends stopped, with nothing half-written, and the next run completes it', async () => {
     const data = folder();
     const stop = new AbortController();
