@@ -3,8 +3,9 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
+import type { ProgressSink } from '../../src/export/extract.ts';
 import { openLakeDb } from '../../src/reports/views.ts';
-import { BIN, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
+import { BIN, type SandboxEndpoint, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { hasText } from '../../src/store/ddl.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { q, qt } from '../../src/util/sql.ts';
@@ -62,6 +63,26 @@ export function cli(
       resolve({ code, signal, stdout, stderr });
     });
   });
+}
+
+/** A run's progress sink that does nothing but the hooks given (a test's way into a run between its steps). */
+export function progressOn(hooks: Partial<ProgressSink>): ProgressSink {
+  return { start: () => {}, page: () => {}, done: () => {}, stop: () => {}, ...hooks };
+}
+
+/**
+ * A progress sink that kills `victim` once the run has probed its routes and planned its tasks, before their first
+ * pages; `killed()` resolves once the process has exited.
+ */
+export function killOnStart(victim: SandboxProcess) {
+  let exited: Promise<unknown> | undefined;
+  const progress = progressOn({
+    start: () => {
+      exited = new Promise((r) => victim.child.once('exit', r));
+      victim.child.kill('SIGKILL');
+    },
+  });
+  return { progress, killed: () => exited };
 }
 
 /** The environment that points the CLI at a sandbox (or any address with the sandbox's key) and a data folder. */

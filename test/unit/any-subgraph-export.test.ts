@@ -21,7 +21,7 @@ import { repair, repairTargets } from '../../src/verify/repair.ts';
 import { IDS_IDENTITY } from '../../src/verify/subgraph-ids.ts';
 import { verify } from '../../src/verify/verify.ts';
 import { EVERY_TYPE_SCHEMA, everyTypeDatasets } from '../support/every-type.ts';
-import { compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { compareWithSandbox, lakeBehindWarehouse, progressOn, sandboxEnv } from '../support/export-check.ts';
 import { allRows } from '../support/sandbox-client.ts';
 
 const CHAINS = [1, 56];
@@ -316,14 +316,11 @@ describe('a subgraph of any schema', () => {
     // Pages of 5 and batches of 10: the run is stopped once the hourly aggregation of ethereum has read 20 rows, so
     // that one batch or two of its first pass are committed, and the pass is not done.
     const stop = new AbortController();
-    const progress: ProgressSink = {
-      start: () => undefined,
+    const progress = progressOn({
       page: (task, stats) => {
         if (isHourly(task.ds) && task.chainId === 1 && stats.rows >= 20) stop.abort();
       },
-      done: () => undefined,
-      stop: () => undefined,
-    };
+    });
     const stopped = await run(data, sb, urls, 5, { rows: 10, signal: stop.signal, progress });
     expect(stopped.outcome.stopped).toBe(true);
     const hourly = DATASETS.find(isHourly)!;

@@ -25,7 +25,13 @@ import { callControl, type SandboxEndpoint, type SandboxProcess, startSandbox } 
 import { lockDataDir } from '../../src/store/data-lock.ts';
 import { readStatusFile } from '../../src/store/status-file.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import {
+  compareWithSandbox,
+  killOnStart,
+  lakeBehindWarehouse,
+  progressOn,
+  sandboxEnv,
+} from '../support/export-check.ts';
 import { freePort } from '../support/ports.ts';
 import { SHARED_SANDBOX_FLAGS } from '../support/shared-sandbox.ts';
 
@@ -108,8 +114,11 @@ async function withWarehouse<T>(dataDir: string, f: (w: Warehouse) => Promise<T>
 }
 
 /** Runs `f` with a sandbox of its own (for a test that changes the upstream's world), stopped after. */
-async function withOwnSandbox(f: (own: SandboxProcess) => Promise<void>): Promise<void> {
-  const own = await startSandbox(SHARED_SANDBOX_FLAGS);
+async function withOwnSandbox(
+  f: (own: SandboxProcess) => Promise<void>,
+  flags: string[] = SHARED_SANDBOX_FLAGS,
+): Promise<void> {
+  const own = await startSandbox(flags);
   try {
     await f(own);
   } finally {
@@ -314,8 +323,7 @@ describe('one run in-process', () => {
   });
 
   it('a run after new blocks asks every first page of a route in one batched request, and none with batching off', async () => {
-    const own = await startSandbox(SHARED_SANDBOX_FLAGS);
-    try {
+    await withOwnSandbox(async (own) => {
       for (const batchDatasets of [32, 0]) {
         const data = folder();
         const overrides = { batchDatasets };
@@ -343,9 +351,7 @@ describe('one run in-process', () => {
         expect(asked).toMatchObject(batchDatasets ? Object.fromEntries(Object.keys(alone).map((d) => [d, 0])) : alone);
         expect((await compareWithSandbox(own, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
       }
-    } finally {
-      await own.stop();
-    }
+    });
   });
 
   it('a mutable dataset whose re-read window holds more rows than a page asks which are still upstream itself, not in the batch', async () => {
@@ -397,8 +403,7 @@ describe('one run in-process', () => {
     // The status file as the next task found it, while the run held the warehouse: it is written at most once a
     // second, so the next task's second page is made to come 1.1 s after its first.
     let meanwhile: ReturnType<typeof readStatusFile>;
-    const progress: ProgressSink = {
-      start: () => {},
+    const progress = progressOn({
       page: (task) => {
         if (task.ds.name === 'dodoex.pair_day_datas' && ++dayPages <= 2) {
           if (dayPages === 2) meanwhile = readStatusFile(data);
@@ -409,9 +414,7 @@ describe('one run in-process', () => {
         garbled = true;
         controlNow('garbage', { mode: 'wrong-type', entity: 'Swap', field: 'amountIn' });
       },
-      done: () => {},
-      stop: () => {},
-    };
+    });
     // One task at a time, in the plan's order (no batch of first pages to reorder them).
     const one = { ...overrides, concurrency: 1, batchDatasets: 0 };
     const second = await exportOnce(data, { datasets, overrides: one, sandbox: own, progress });
@@ -523,69 +526,68 @@ describe('one run in-process', () => {
   });
 
   it('a deployment that lacks an entity skips its dataset as unavailable, asks nothing for it in a batch, and exports the others', async () => {
-    const own = await startSandbox([...SHARED_SANDBOX_FLAGS, '--profile', 'gateway']);
-    try {
-      const data = folder();
-      const datasets = ['dodoex.positive_slippages', 'dodoex.swaps'];
-      const { outcome, events } = await exportOnce(data, { datasets, sandbox: own });
-      const [skipped, swaps] = datasets.map((d) => outcome.results.find((r) => r.task.ds.name === d)!);
-      const message = `dodoex.positive_slippages on bsc: unavailable: the dodoex deployment at ${skipped!.task.endpoint.label} has no PositiveSlippage entity (older deployments lack some); skipped there`;
-      expect(skipped).toMatchObject({
-        status: 'unavailable',
-        block: swaps!.block,
-        cursorBefore: null,
-        cursorAfter: null,
-        error: { cls: 'unavailable', message },
-        stats: { rows: 0, pages: 0, requests: 0 },
-      });
-      expect(swaps!.status).toBe('ok');
-      const warned = events.filter((e) => e.level === 'warn');
-      expect(warned).toEqual([
-        {
-          event: 'task-unavailable',
-          fields: {
-            dataset: 'dodoex.positive_slippages',
-            chain: 'bsc',
-            chainId: CHAIN,
-            entity: 'PositiveSlippage',
-            deployment: expect.any(String),
-            message,
+    await withOwnSandbox(
+      async (own) => {
+        const data = folder();
+        const datasets = ['dodoex.positive_slippages', 'dodoex.swaps'];
+        const { outcome, events } = await exportOnce(data, { datasets, sandbox: own });
+        const [skipped, swaps] = datasets.map((d) => outcome.results.find((r) => r.task.ds.name === d)!);
+        const message = `dodoex.positive_slippages on bsc: unavailable: the dodoex deployment at ${skipped!.task.endpoint.label} has no PositiveSlippage entity (older deployments lack some); skipped there`;
+        expect(skipped).toMatchObject({
+          status: 'unavailable',
+          block: swaps!.block,
+          cursorBefore: null,
+          cursorAfter: null,
+          error: { cls: 'unavailable', message },
+          stats: { rows: 0, pages: 0, requests: 0 },
+        });
+        expect(swaps!.status).toBe('ok');
+        const warned = events.filter((e) => e.level === 'warn');
+        expect(warned).toEqual([
+          {
+            event: 'task-unavailable',
+            fields: {
+              dataset: 'dodoex.positive_slippages',
+              chain: 'bsc',
+              chainId: CHAIN,
+              entity: 'PositiveSlippage',
+              deployment: expect.any(String),
+              message,
+            },
+            level: 'warn',
           },
-          level: 'warn',
-        },
-      ]);
-      expect(events.filter((e) => e.event === 'task-start').map((e) => e.fields.dataset)).toEqual(['dodoex.swaps']);
-      expect((await compareWithSandbox(own, data, [CHAIN], ['dodoex.swaps'])).mismatches).toEqual([]);
-      await withWarehouse(data, async (w) => {
-        expect(await w.all('SELECT dataset, status, error FROM _pool_export.run_tasks ORDER BY dataset')).toEqual([
-          { dataset: 'dodoex.positive_slippages', status: 'unavailable', error: message },
-          { dataset: 'dodoex.swaps', status: 'ok', error: null },
         ]);
-      });
-      // A folder whose last run read both on a deployment that had the entity (the shared sandbox, the same world):
-      // after new blocks on the one that lacks it, the batch of first pages asks only for swaps, there being no field
-      // to ask the other's in.
-      const moved = folder();
-      const before = await exportOnce(moved, { datasets });
-      expect(before.outcome.results.map((r) => r.status)).toEqual(['ok', 'ok']);
-      await own.control('advance', { blocks: 100 });
-      const next = await exportOnce(moved, { datasets, sandbox: own });
-      expect(next.outcome.results.map((r) => [r.task.ds.name, r.status])).toEqual([
-        ['dodoex.positive_slippages', 'unavailable'],
-        ['dodoex.swaps', 'ok'],
-      ]);
-      expect(next.events.filter((e) => e.event === 'first-pages').map((e) => e.fields)).toEqual([
-        expect.objectContaining({ datasets: 1, answered: 1, requests: 1 }),
-      ]);
-      expect((await compareWithSandbox(own, moved, [CHAIN], ['dodoex.swaps'])).mismatches).toEqual([]);
-    } finally {
-      await own.stop();
-    }
+        expect(events.filter((e) => e.event === 'task-start').map((e) => e.fields.dataset)).toEqual(['dodoex.swaps']);
+        expect((await compareWithSandbox(own, data, [CHAIN], ['dodoex.swaps'])).mismatches).toEqual([]);
+        await withWarehouse(data, async (w) => {
+          expect(await w.all('SELECT dataset, status, error FROM _pool_export.run_tasks ORDER BY dataset')).toEqual([
+            { dataset: 'dodoex.positive_slippages', status: 'unavailable', error: message },
+            { dataset: 'dodoex.swaps', status: 'ok', error: null },
+          ]);
+        });
+        // A folder whose last run read both on a deployment that had the entity (the shared sandbox, the same world):
+        // after new blocks on the one that lacks it, the batch of first pages asks only for swaps, there being no field
+        // to ask the other's in.
+        const moved = folder();
+        const before = await exportOnce(moved, { datasets });
+        expect(before.outcome.results.map((r) => r.status)).toEqual(['ok', 'ok']);
+        await own.control('advance', { blocks: 100 });
+        const next = await exportOnce(moved, { datasets, sandbox: own });
+        expect(next.outcome.results.map((r) => [r.task.ds.name, r.status])).toEqual([
+          ['dodoex.positive_slippages', 'unavailable'],
+          ['dodoex.swaps', 'ok'],
+        ]);
+        expect(next.events.filter((e) => e.event === 'first-pages').map((e) => e.fields)).toEqual([
+          expect.objectContaining({ datasets: 1, answered: 1, requests: 1 }),
+        ]);
+        expect((await compareWithSandbox(own, moved, [CHAIN], ['dodoex.swaps'])).mismatches).toEqual([]);
+      },
+      [...SHARED_SANDBOX_FLAGS, '--profile', 'gateway'],
+    );
   });
 
   it('a subgraph that reports indexing errors fails its tasks before reading a page, naming the chain and schema', async () => {
-    const own = await startSandbox(SHARED_SANDBOX_FLAGS);
-    try {
+    await withOwnSandbox(async (own) => {
       await own.control('garbage', { mode: 'indexing-errors' });
       const data = folder();
       const { outcome, events } = await exportOnce(data, { datasets: ['dodoex.swaps', 'dodoex.pairs'], sandbox: own });
@@ -604,9 +606,7 @@ describe('one run in-process', () => {
       await withWarehouse(data, async (w) => {
         expect(await w.all('SELECT count(*)::INTEGER AS n FROM dodoex.swaps')).toEqual([{ n: 0 }]);
       });
-    } finally {
-      await own.stop();
-    }
+    });
   });
 
   it('a host that cannot be reached is tried three times with one endpoint, then fails every task in one line', async () => {
@@ -633,19 +633,9 @@ describe('one run in-process', () => {
   });
 
   it('a host that dies after the probe fails its tasks with its own error, and with one route moves them nowhere', async () => {
-    const own = await startSandbox(SHARED_SANDBOX_FLAGS);
-    let exited: Promise<unknown> | undefined;
-    try {
+    await withOwnSandbox(async (own) => {
       // The host dies once the run has probed it and planned its tasks, before their first pages.
-      const progress: ProgressSink = {
-        start: () => {
-          exited = new Promise((r) => own.child.once('exit', r));
-          own.child.kill('SIGKILL');
-        },
-        page: () => {},
-        done: () => {},
-        stop: () => {},
-      };
+      const { progress, killed } = killOnStart(own);
       const data = folder();
       const { outcome, events } = await exportOnce(data, {
         datasets: ['dodoex.swaps'],
@@ -653,7 +643,7 @@ describe('one run in-process', () => {
         sandbox: own,
         progress,
       });
-      await exited;
+      await killed();
       const [swaps] = outcome.results;
       expect([swaps!.status, swaps!.error!.cls, swaps!.failovers]).toEqual([
         'failed',
@@ -664,9 +654,7 @@ describe('one run in-process', () => {
         `dodoex.swaps on bsc: the upstream host ${new URL(own.url).host} could not be reached`,
       );
       expect(events.filter((e) => e.event.startsWith('failover'))).toEqual([]);
-    } finally {
-      await own.stop();
-    }
+    });
   });
 
   it('a run asked to stop before it starts ends stopped, with nothing half-written, and the next run completes it', async () => {

@@ -15,7 +15,7 @@ import { buildPlan } from '../../src/export/routing/plan.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { compareWithSandbox, killOnStart, progressOn, sandboxEnv } from '../support/export-check.ts';
 import { SHARED_SANDBOX_FLAGS } from '../support/shared-sandbox.ts';
 
 const CHAIN = 56;
@@ -96,8 +96,7 @@ async function ledger(dataDir: string) {
  */
 function killOnFirstSwapsPage(victim: SandboxProcess, before: () => Promise<unknown> = async () => {}) {
   let killed: Promise<unknown> | undefined;
-  const progress: ProgressSink = {
-    start: () => {},
+  const progress = progressOn({
     page: (task) => {
       if (task.ds.name !== 'dodoex.swaps' || killed) return;
       // Frozen at once: the pager fetches ahead while a batch commits, and `before` takes a round trip, so a victim
@@ -109,9 +108,7 @@ function killOnFirstSwapsPage(victim: SandboxProcess, before: () => Promise<unkn
         return exited;
       });
     },
-    done: () => {},
-    stop: () => {},
-  };
+  });
   return { progress, killed: () => killed };
 }
 
@@ -280,23 +277,13 @@ describe('several routes for one chain and schema', () => {
     ]);
     try {
       // A dies once the routes are chosen (A, the first), before the list asks for its first page.
-      let killed: Promise<unknown> | undefined;
-      const progress: ProgressSink = {
-        start: () => {
-          ownA.child.kill('SIGSTOP');
-          killed = new Promise((r) => ownA.child.once('exit', r));
-          ownA.child.kill('SIGKILL');
-        },
-        page: () => {},
-        done: () => {},
-        stop: () => {},
-      };
+      const { progress, killed } = killOnStart(ownA);
       const { outcome } = await exportOnce(
         folder(),
         { maxAttempts: 2 },
         { progress, routes: [ownA, ownB], datasets: ['list.liquidity'] },
       );
-      await killed;
+      await killed();
       const [list] = outcome.results;
       expect([list!.status, list!.error!.cls, list!.route, list!.failovers]).toEqual([
         'failed',

@@ -22,6 +22,13 @@ const url = (base: string, schema: string) => `${base}/subgraph/graphql?chainId=
 
 type Head = { number: number; hash: string | null; timestamp: number | null };
 
+/** The probe's answer for a route at `head`, without entities, with or without `_change_block` filters. */
+const probeAnswer = (head: Head, changeBlock = true) => ({
+  _meta: { block: head, deployment: 'Qm', hasIndexingErrors: false },
+  __schema: { queryType: { fields: [] } },
+  changeBlock: changeBlock ? { name: 'BlockChangedFilter' } : null,
+});
+
 /** Answers by URL: a head, or a function of the request. Counts every request by kind. */
 class FakeUpstream {
   readonly probes: string[] = [];
@@ -45,12 +52,7 @@ class FakeUpstream {
     const head = this.heads[endpoint.url];
     if (typeof head === 'function') return head(this.timeoutMs);
     if (!head) throw new Error(`no head for ${endpoint.url}`);
-    const data = {
-      _meta: { block: head, deployment: 'Qm', hasIndexingErrors: false },
-      __schema: { queryType: { fields: [] } },
-      changeBlock: { name: 'BlockChangedFilter' },
-    };
-    return { data: data as T, bytes: 1 };
+    return { data: probeAnswer(head) as T, bytes: 1 };
   }
 }
 
@@ -187,19 +189,7 @@ describe('the routes of a run', () => {
       [url(SELF, 'dodoex')]: () =>
         new Promise((r) =>
           setTimeout(
-            () =>
-              r({
-                data: {
-                  _meta: {
-                    block: { number: 9, hash: '0x9', timestamp: 5 },
-                    deployment: 'Qm',
-                    hasIndexingErrors: false,
-                  },
-                  __schema: { queryType: { fields: [] } },
-                  changeBlock: null,
-                },
-                bytes: 1,
-              } as never),
+            () => r({ data: probeAnswer({ number: 9, hash: '0x9', timestamp: 5 }, false), bytes: 1 } as never),
             4_999,
           ),
         ),
