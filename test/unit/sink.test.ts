@@ -285,6 +285,49 @@ describe('the DuckDB sink', () => {
       expect(await checkpoint(SNAP)).toBe('110');
     });
 
+  it('a snapshot replaces the one stored at its block, and a block-less list the one of its run; every other stays', async () => {
+    const take = (ds: Dataset, value: string, runId: string, block: number | null, move: [string | null, string]) => ({
+      ...batch(ds, [{ id: 'global', value }], { prev: move[0], next: move[1], replace: { kind: 'snapshot' } }),
+      runId,
+      block,
+      takenAt: '2026-01-01T10:00:00Z',
+    });
+    const rows = async (ds: Dataset) =>
+      (await w.all(`SELECT value, _block, _run_id FROM ${qt(ds.table)} ORDER BY _run_id, value`)).map(
+        (r) => `${r.value} @${r._block} ${r._run_id}`,
+      );
+    // An entity's snapshot by one run at two blocks: both kept.
+    await sink.write(take(SNAP, '7', 'r1', 100, [null, '100']));
+    await sink.write(take(SNAP, '8', 'r1', 110, ['100', '110']));
+    expect(await rows(SNAP)).toEqual(['7 @100 r1', '8 @110 r1']);
+    // Another one at block 110 (a route at the same height that answered otherwise) stands alone for it.
+    expect((await sink.write(take(SNAP, '9', 'r2', 110, ['110', '110']))).rows).toBe(1);
+    expect(await rows(SNAP)).toEqual(['7 @100 r1', '9 @110 r2']);
+    // The list read with no block: a run's second read replaces its first, another run's read is kept beside it.
+    await sink.write(take(LIST, 'a', 'r1', null, [null, 'l1']));
+    await sink.write(take(LIST, 'b', 'r1', null, ['l1', 'l2']));
+    expect(await rows(LIST)).toEqual(['b @null r1']);
+    await sink.write(take(LIST, 'c', 'r2', null, ['l2', 'l3']));
+    expect(await rows(LIST)).toEqual(['b @null r1', 'c @null r2']);
+  });
+
+  it('a repair of a snapshot equal to the stored one still checks that its checkpoint stands', async () => {
+    const take = (runId: string, prev: string | null, keep: boolean): Batch => ({
+      ...batch(SNAP, [{ id: 'global', value: '7' }], { prev, next: '100', replace: { kind: 'snapshot' } }),
+      runId,
+      takenAt: '2026-01-01T10:00:00Z',
+      checkpoint: { prev, next: keep ? (prev ?? '100') : '100', ...(keep ? { keep } : {}) },
+    });
+    await sink.write(take('r1', null, false));
+    // The checkpoint stands at 100: the repair writes the snapshot again, in place of the stored one.
+    await sink.write(take('repair-1', '100', true));
+    expect(await w.all(`SELECT value, _run_id FROM ${qt(SNAP.table)}`)).toEqual([{ value: '7', _run_id: 'repair-1' }]);
+    // It moved since (to 90 here): refused, and the stored snapshot is left as it was.
+    await expect(sink.write(take('repair-2', '90', true))).rejects.toBeInstanceOf(ConcurrentWriterError);
+    expect(await w.all(`SELECT value, _run_id FROM ${qt(SNAP.table)}`)).toEqual([{ value: '7', _run_id: 'repair-1' }]);
+    expect(await checkpoint(SNAP)).toBe('100');
+  });
+
   it("a 'from' window with one row changed, one gone and one new rewrites those alone, and marks the lake from the earliest", async () => {
     const four = [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'c', 30), row(EVENTS, 'd', 40)];
     await sink.write(
@@ -388,6 +431,35 @@ describe('the DuckDB sink', () => {
     );
     const smallBytes = 6 * Array.from({ length: 3000 }, (_, j) => j % 500).reduce((a, b) => a + b, 0);
     expect(got).toEqual([{ n: 6 * 3001, bytes: String(6 * 21_000_000 + smallBytes), huge: 6 }]);
+  });
+
+  it('shard batches that share one INSERT are read with room for the longest line among all their files', async () => {
+    // A row of 39 MB (13,000,000 code units of '€', 3 bytes each) in the last of three shard batches that wait for one
+    // commit together: DuckDB's reader refuses that line at its 16 MiB default wherever it lies in the files, so the
+    // one INSERT must be sized for that batch's line, not for the first batch's short ones.
+    const huge = '€'.repeat(13_000_000);
+    const shard = (k: number, rows: Record<string, unknown>[], next: string) => ({
+      ...batch(EVENTS, rows, { prev: null, next, replace: { kind: 'none' } }),
+      checkpoint: { prev: null, next, shard: { shard: k, shards: 3 } },
+    });
+    const txs = spyStatements();
+    const first = sink.write(shard(1, [row(EVENTS, 'a', 1)], 'a'));
+    const group = [
+      sink.write(shard(2, [row(EVENTS, 'b', 100)], 'b')),
+      sink.write(shard(3, [row(EVENTS, 'c', 200, huge), row(EVENTS, 'd', 201)], 'c')),
+    ];
+    await first;
+    expect((await Promise.all(group)).map((x) => x.rows)).toEqual([1, 2]);
+    expect(txs.map((t) => t.filter((sql) => sql.startsWith(`INSERT INTO ${qt(EVENTS.table)}`)).length)).toEqual([1, 1]);
+    const got = await w.all(
+      `SELECT id, octet_length(encode(value))::INTEGER AS bytes FROM ${qt(EVENTS.table)} ORDER BY id`,
+    );
+    expect(got).toEqual([
+      { id: 'a', bytes: 3 },
+      { id: 'b', bytes: 3 },
+      { id: 'c', bytes: 39_000_000 },
+      { id: 'd', bytes: 3 },
+    ]);
   });
 
   it('a batch that needs more memory than the limit fails naming duckdbMemoryLimit, and stores nothing', async () => {
@@ -538,6 +610,10 @@ describe('the DuckDB sink', () => {
     const outcomes = await Promise.allSettled(mixed);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrentWriterError);
+    // It names the shard whose checkpoint moved, not only the dataset.
+    expect(String((outcomes[1] as PromiseRejectedResult).reason.message)).toContain(
+      'the checkpoint of fake.event (shard 3 of 3) on chain 56 was changed by another process',
+    );
     expect(await stored(EVENTS)).not.toContainEqual(expect.stringMatching(/^c2@/));
     expect(
       (await w.all('SELECT shard, cursor FROM _pool_export.shard_checkpoints ORDER BY shard')).map((r) => r.cursor),
@@ -858,15 +934,26 @@ describe('the DuckDB sink', () => {
     expect(await rows(BUCKETS)).toEqual([['bucket', 56, 100, 'r1', null]]);
   });
 
+  it('only a snapshot is skipped as one stored already: events read again at the same block by another run replace theirs', async () => {
+    await sink.write(batch(EVENTS, [row(EVENTS, 'a', 10)], { prev: null, next: '1', replace: { kind: 'none' } }));
+    const again = { ...batch(EVENTS, [row(EVENTS, 'a', 10)], { prev: '1', next: '2', replace: { kind: 'none' } }) };
+    expect(await sink.write({ ...again, runId: 'r2' })).toEqual({ rows: 1, replacedIds: ['a'] });
+    expect(await w.all(`SELECT id, _run_id FROM ${qt(EVENTS.table)}`)).toEqual([{ id: 'a', _run_id: 'r2' }]);
+    expect(await checkpoint(EVENTS)).toBe('2');
+  });
+
   it('an event or bucket batch that is not a shard replaces stored rows of its ids, even when it replaces nothing else', async () => {
     const BUCKETS = fakeDataset('bucket');
     await w.exec(createTable(BUCKETS));
     for (const ds of [EVENTS, BUCKETS]) {
       const r = (id: string, value: string) => ({ id, [ds.seq!]: ds.seqType === 'Int' ? 10 : '10', value });
       await sink.write(batch(ds, [r('x', 'old'), r('y', 'old')], { prev: null, next: '1', replace: { kind: 'none' } }));
+      await w.exec('DELETE FROM _pool_export.lake_pending');
       // Read again (a re-read window): x comes back with another value, and must not be stored twice.
       const again = await sink.write(batch(ds, [r('x', 'new')], { prev: '1', next: '2', replace: { kind: 'none' } }));
       expect(again.replacedIds).toEqual(['x']);
+      // The lake rewrites from the replaced row's key (10), not the whole chain.
+      expect((await pending()).filter((p) => p.dataset === ds.name)).toEqual([{ dataset: ds.name, from_seq: 10 }]);
       const got = await w.all(`SELECT id, value FROM ${qt(ds.table)} ORDER BY id`);
       expect(got.map((x) => `${x.id}=${x.value}`)).toEqual(['x=new', 'y=old']);
     }
