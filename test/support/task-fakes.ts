@@ -323,13 +323,20 @@ export interface FakeTaskOptions {
 /** Runs made so far: each gets its own id. */
 let runs = 0;
 
+/** A line a fake task logged, with its level (undefined: the logger's default, info). */
+export interface FakeEvent {
+  readonly event: string;
+  readonly fields: Record<string, unknown>;
+  readonly level?: string | undefined;
+}
+
 /** A task of `ds` on chain 56 with the fakes as its seams; `events` collects what it logs. */
 export function fakeTask(
   source: FakeSubgraph,
   sink: FakeWarehouse,
   opts: FakeTaskOptions = {},
-): { task: Task; deps: TaskDeps; events: { event: string; fields: Record<string, unknown> }[] } {
-  const events: { event: string; fields: Record<string, unknown> }[] = [];
+): { task: Task; deps: TaskDeps; events: FakeEvent[] } {
+  const events: FakeEvent[] = [];
   const endpoint: Endpoint = { url: 'http://127.0.0.1:1/fake', label: 'fake', host: '127.0.0.1:1' } as Endpoint;
   const deps: TaskDeps = {
     config: {
@@ -347,7 +354,7 @@ export function fakeTask(
     checkpoints: sink,
     runId: `run-${++runs}`,
     signal: opts.signal ?? new AbortController().signal,
-    log: (event, fields) => events.push({ event, fields }),
+    log: (event, fields, level) => events.push({ event, fields, level }),
     ...(opts.onPage ? { onPage: opts.onPage } : {}),
   };
   return { task: { chainId: 56, ds: source.ds, endpoint, routes: [endpoint] }, deps, events };

@@ -186,7 +186,10 @@ describe('failover to a standby route', () => {
     expect(b.sub.asked[0]).toMatchObject({ seq: '1039', id: ROWS[39]!.id });
     expect(r.failovers).toEqual([moved('b')]);
     const logged = r.events.filter((e) => e.event.startsWith('failover'));
-    expect(logged).toEqual([{ event: 'failover', fields: { dataset: ds.name, chainId: 56, ...moved('b') } }]);
+    // At the level a terminal shows.
+    expect(logged).toEqual([
+      { event: 'failover', fields: { dataset: ds.name, chainId: 56, ...moved('b') }, level: 'warn' },
+    ]);
   });
 
   it('fails with its route’s own error when no route stands by', async () => {
@@ -260,8 +263,12 @@ describe('failover to a standby route', () => {
       expect(good.lookups).toEqual([]);
       expect(r.failovers).toEqual([moved('bad', refused), moved('good')]);
       expect(r.events.filter((e) => e.event.startsWith('failover'))).toEqual([
-        { event: 'failover-refused', fields: { dataset: ds.name, chainId: 56, ...moved('bad'), refused } },
-        { event: 'failover', fields: { dataset: ds.name, chainId: 56, ...moved('good') } },
+        {
+          event: 'failover-refused',
+          fields: { dataset: ds.name, chainId: 56, ...moved('bad'), refused },
+          level: 'warn',
+        },
+        { event: 'failover', fields: { dataset: ds.name, chainId: 56, ...moved('good') }, level: 'warn' },
       ]);
     },
   );

@@ -80,6 +80,12 @@ describe('the routed source as a PageSource', () => {
     sub.failures.push(new UpstreamError('HTTP 502', { kind: 'http', retryable: true }));
     await source.request(endpoint, QUERY, VARS);
     expect(sub.firsts.at(-1)).toBe(MIN_PAGE_SIZE);
+    // A retry after a time-out is a wait, shown on a terminal (warn); one after an HTTP error is not (info).
+    expect(events.filter((e) => e.event === 'retry').map((e) => `${e.fields.kind} ${e.level}`)).toEqual([
+      'timeout warn',
+      'timeout warn',
+      'http info',
+    ]);
   });
 
   it('a route whose request ended its retries on time-outs is given up: the run’s other requests there fail at once', async () => {
@@ -145,6 +151,39 @@ describe('the routed source as a PageSource', () => {
     expect(waits()).toHaveLength(1);
   });
 
+  it('a lone attempt unanswered for 5 s says so at warn; none answered sooner, none under a limit of 5 s, none without route health', async () => {
+    vi.useFakeTimers();
+    const waits = (t: ReturnType<typeof routed>) => t.events.filter((e) => e.event === 'waiting');
+    /** A request of `t` answered after `ms`, and what it logged 60 s on. */
+    const answeredAfter = async (t: ReturnType<typeof routed>, ms: number) => {
+      let answer = () => {};
+      t.sub.gate = new Promise<void>((r) => (answer = r));
+      const asked = t.source.request(t.endpoint, QUERY, VARS);
+      await vi.advanceTimersByTimeAsync(ms);
+      const before = waits(t).map((e) => `${e.fields.attempt} ${e.level}`);
+      answer();
+      await asked;
+      await vi.advanceTimersByTimeAsync(60_000);
+      return { before, after: waits(t).length };
+    };
+    // Alone on its route, unanswered at 5.1 s: one line, at the level a terminal shows.
+    expect(await answeredAfter(routed({ routes: new RouteHealth(), timeoutMs: 30_000 }), 5_100)).toEqual({
+      before: ['1 warn'],
+      after: 1,
+    });
+    // Answered at 1 s: nothing, then or later.
+    expect(await answeredAfter(routed({ routes: new RouteHealth(), timeoutMs: 30_000 }), 1_000)).toEqual({
+      before: [],
+      after: 0,
+    });
+    // A time limit of 5 s or less says it itself; a source with no route health (a repair) has no face.
+    expect(await answeredAfter(routed({ routes: new RouteHealth(), timeoutMs: 5_000 }), 5_100)).toEqual({
+      before: [],
+      after: 0,
+    });
+    expect(await answeredAfter(routed({ timeoutMs: 30_000 }), 5_100)).toEqual({ before: [], after: 0 });
+  });
+
   it('requests of one route that end their retries together fail with one message, the same as later ones', async () => {
     const health = new RouteHealth();
     // One attempt each, both sent before either fails: they end their retries together.
@@ -182,6 +221,35 @@ describe('the routed source as a PageSource', () => {
     expect(sub.firsts).toEqual([]);
   });
 
+  it('reads a page the checker leaves to it (extensions beside the data) as its rows, and names rows that are no list', async () => {
+    const { sub, source, stats } = routed();
+    const request = sub.requestBody.bind(sub);
+    // The answer as the route sends it, given the fake's data; it says it cost 3 requests (as an answer of a batch
+    // read does).
+    let answer = (data: unknown): unknown => ({ data, extensions: { cost: 1 } });
+    const sent: number[] = [];
+    sub.requestBody = async (e, q, v) => {
+      const { body } = await request(e, q, v);
+      const text = JSON.stringify(answer(JSON.parse(Buffer.from(body).toString('utf8')).data));
+      sent.push(Buffer.byteLength(text));
+      return { body: Buffer.from(text), bytes: Buffer.byteLength(text), requests: 3 };
+    };
+    const page = await source.fetchPage('seq-next', VARS);
+    expect(page.count).toBe(10);
+    expect(page.kept).toBeUndefined();
+    expect((page.rows as { id: string }[]).map((r) => r.id)).toEqual(ROWS.slice(0, 10).map((r) => r.id));
+    expect([page.first?.id, page.last?.id]).toEqual([ROWS[0]!.id, ROWS[9]!.id]);
+    expect(stats).toMatchObject({ requests: 3, bytes: sent[0] });
+    // Rows that are an object: a GarbageError that shows the first 80 characters of what came.
+    answer = () => ({ data: { rows: { note: 'x'.repeat(200) } } });
+    const err = await source.fetchPage('seq-next', VARS).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err?.name).toBe('GarbageError');
+    expect(err?.message).toContain(`field "rows": expected a list of Fake rows, got {"note":"${'x'.repeat(71)}. `);
+  });
+
   it('sends a request to another route there, retried but as asked (no `first` added)', async () => {
     const { sub, source, stats } = routed();
     const other: Endpoint = { url: 'http://127.0.0.1:1/other', label: 'other', host: '127.0.0.1:1' } as Endpoint;
@@ -196,6 +264,17 @@ describe('the routed source as a PageSource', () => {
     expect(asked).toEqual(['other', 'other']);
     expect(sub.asked.at(-1)).toEqual({ ...VARS, first: 7 });
     expect(stats).toMatchObject({ requests: 2, retries: 1 });
+    // A batch read's body there alike: to that route, with no `first` added.
+    const requestBody = sub.requestBody.bind(sub);
+    sub.requestBody = async (e, q, v) => {
+      asked.push(`${e.label} body`);
+      return requestBody(e, q, v);
+    };
+    sub.failures.push(timeout());
+    await source.requestBody(other, QUERY, VARS);
+    expect(asked.slice(2)).toEqual(['other body', 'other body']);
+    expect(sub.asked.at(-1)).toEqual(VARS);
+    expect(stats).toMatchObject({ requests: 4, retries: 2 });
   });
 });
 
