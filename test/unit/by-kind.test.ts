@@ -272,6 +272,30 @@ describe('two versions of one id in a page (an upstream defect)', () => {
       ['0xa', '0xb', '0xc', '0xd', '0xe'],
     ]);
   });
+
+  it('counts events the upstream sent again in a later batch (an id stored already), and names five of them at warn', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    // Seven ids at keys 1000-1006, served again at keys 1100-1106 with other values, two batches later.
+    const ids = ['0x01', '0x02', '0x03', '0x04', '0x05', '0x06', '0x07'];
+    src.rows = [
+      ...ids.map((id, i) => ({ id, seq: 1000 + i, value: `first ${id}`, changed: 1 })),
+      ...rowsOf(13, 1050),
+      ...ids.map((id, i) => ({ id, seq: 1100 + i, value: `again ${id}`, changed: 1 })),
+    ];
+    const wh = new FakeWarehouse(ds);
+    const r = await run(src, wh, { pageSize: 10, batchRows: 10 });
+    expect(r.stats.duplicates).toBe(7);
+    expect(r.events.filter((e) => e.event === 'duplicate-ids')).toEqual([
+      {
+        event: 'duplicate-ids',
+        fields: { dataset: ds.name, chainId: 56, count: 7, ids: ['0x01', '0x02', '0x03', '0x04', '0x05'] },
+        level: 'warn',
+      },
+    ]);
+    // The one served last is kept.
+    expect(wh.rowsById().get('0x07')).toMatchObject({ value: 'again 0x07' });
+  });
 });
 
 describe('progress', () => {
@@ -301,6 +325,32 @@ describe('progress', () => {
     ]);
   });
 
+  it('measures an incremental run from its checkpoint’s key, and reports none for a range already past', async () => {
+    const ds = fakeDataset('event');
+    const src = new FakeSubgraph(ds);
+    src.rows = rowsOf(300);
+    const wh = new FakeWarehouse(ds);
+    await run(src, wh, { pageSize: 100 });
+    // Keys 1100 to 1199 come next (three rows each); the run reads from the last key stored, 1099, up to the pinned
+    // time 2099: a range of 1000.
+    src.rows = [...rowsOf(300), ...rowsOf(300, 1100)];
+    const measured = async (time: number) => {
+      const seen: [number, number | undefined][] = [];
+      await run(src, wh, { pageSize: 100, onPage: (_t, stats, f) => seen.push([stats.pages, f]) }, pinAt(100, time));
+      return seen;
+    };
+    // 3 rows of 1099 and 97 new: the 97th is of key 1132, 33 of the 1000 from 1099. Then keys 1165 and 1198, and the
+    // last three rows, of 1199.
+    expect(await measured(2099)).toEqual([
+      [1, 0.033],
+      [2, 0.066],
+      [3, 0.099],
+      [4, 0.1],
+    ]);
+    // Read again from 1199 with the pinned time at 1199: no range to measure, so no share (not a division by zero).
+    expect(await measured(1199)).toEqual([[1, undefined]]);
+  });
+
   it('reports none for a dataset without a keyset', async () => {
     const ds = fakeDataset('snapshot');
     const src = new FakeSubgraph(ds);
@@ -319,6 +369,8 @@ describe('sharded backfill', () => {
     const wh = new FakeWarehouse(ds);
     wh.failAt = 6;
     await failure(run(src, wh, { pageSize: 100, batchRows: 400, shards: 4 }));
+    // No page file is left: not the probe's, which the shards read again, nor those of the failed shard.
+    expect(wh.keptPages()).toEqual([]);
     // Every committed batch so far moved a shard's checkpoint, never the dataset's own.
     expect(wh.checkpoints.size).toBe(0);
     expect([...wh.shardCheckpoints.values()].every((s) => s.shards === 4)).toBe(true);
