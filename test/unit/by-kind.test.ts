@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { LIST_PAGE_SIZE } from '../../src/catalog/liquidity-list.ts';
 import { ConcurrentWriterError, StopRequested, TaskError, UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
-import { changedSince } from '../../src/export/paginate/mutable.ts';
+import { changedSince, presenceFrom } from '../../src/export/paginate/mutable.ts';
 import type { TaskStats } from '../../src/export/task.ts';
 import { MIN_PAGE_SIZE } from '../../src/export/task-run.ts';
 import {
@@ -523,10 +523,67 @@ describe('mutable entities', () => {
     src.rows = src.rows.filter((r) => !removed.has(r.id));
     const r = await run(src, wh, { pageSize: 100, reorgWindowSecs: 60 }, pinAt(200, 9500));
     expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
-    expect(r.events.find((e) => e.event === 'gone-upstream')?.fields.count).toBe(removed.size);
+    // One line at warn, with the count and the first five ids (rows 5, 42, 79, 116 and 153 of the 13).
+    expect(removed.size).toBe(13);
+    expect(r.events.filter((e) => e.event === 'gone-upstream')).toEqual([
+      {
+        event: 'gone-upstream',
+        fields: { dataset: ds.name, chainId: 56, count: 13, ids: ['0x0005', '0x0042', '0x0079', '0x0116', '0x0153'] },
+        level: 'warn',
+      },
+    ]);
     // The ids were asked for in pages the size of the page, each asked with first = its length: none cut short.
     const idPages = wh.batches.at(-1)!.replace;
     expect(idPages).toEqual({ kind: 'gone', ids: [...removed].sort() });
+    // A run that finds none gone says nothing of it.
+    const third = await run(src, wh, { pageSize: 100, reorgWindowSecs: 60 }, pinAt(300, 9600));
+    expect(third.events.filter((e) => e.event === 'gone-upstream')).toEqual([]);
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    // At the same block again, no block can have been reverted: nothing is asked, and nothing is gone.
+    const asked = src.requests;
+    const fourth = await run(src, wh, { pageSize: 100, reorgWindowSecs: 60 }, pinAt(300, 9600));
+    expect(fourth.events.filter((e) => e.event === 'gone-upstream')).toEqual([]);
+    expect(wh.batches.at(-1)!.replace).toEqual({ kind: 'gone', ids: [] });
+    expect(src.requests - asked).toBe(fourth.stats.requests);
+  });
+
+  it('a full pass over rows stored already (a checkpoint lost, the rows kept) replaces them by id, none twice', async () => {
+    const ds = fakeDataset('mutable');
+    const src = new FakeSubgraph(ds);
+    src.rows = mutableRows(150);
+    const wh = new FakeWarehouse(ds);
+    await run(src, wh, { pageSize: 100 }, pinAt(100, 9000));
+    wh.checkpoints.delete(ds.name);
+    src.rows[3]!.value = 'changed';
+    const r = await run(src, wh, { pageSize: 100 }, pinAt(200, 9500));
+    expect(r.stats.rows).toBe(150);
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+    expect(wh.batches.at(-1)!.replace).toEqual({ kind: 'ids' });
+  });
+
+  it('an incremental run that fails half-way leaves the last run’s watermark in its checkpoint', async () => {
+    const ds = fakeDataset('mutable');
+    const src = new FakeSubgraph(ds);
+    src.rows = mutableRows(450);
+    const wh = new FakeWarehouse(ds);
+    await run(src, wh, { pageSize: 100 }, pinAt(100, 9000));
+    for (const r of src.rows.slice(0, 100)) {
+      r.value = `changed-${r.id}`;
+      r.changed = 150;
+      if (r.seq !== null) r.seq = 9100;
+    }
+    // The second batch of the next run fails. Those it committed (the first, and those in flight beside the failed
+    // one) each kept the first run's watermark, 9000: the next run reads every change since then again.
+    const before = wh.batches.length;
+    wh.failAt = before + 2;
+    await failure(run(src, wh, { pageSize: 20, batchRows: 20 }, pinAt(200, 9500, true)));
+    const committed = wh.batches.slice(before).map((b) => JSON.parse(b.checkpoint.next));
+    expect(committed.length).toBeGreaterThan(0);
+    expect(committed.filter((c) => c.mode !== 'incremental' || c.seq !== '9000')).toEqual([]);
+    expect(JSON.parse(wh.checkpoints.get(ds.name)!)).toMatchObject({ mode: 'incremental', seq: '9000' });
+    // Read again from there, the next run is exact.
+    await run(src, wh, { pageSize: 20, batchRows: 20 }, pinAt(200, 9500, true));
+    expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
   });
 
   it('asks the upstream only for the window rows it did not read again: one read again unchanged is there, though it keeps its run', async () => {
@@ -587,6 +644,21 @@ describe('mutable entities', () => {
     expect(
       changedSince({ seq: '5000' }, { number: 1100, timestamp: 5500 }, { changeBlock: true, windowSecs: 60 }),
     ).toBeUndefined();
+  });
+
+  it('changedSince takes 10 blocks a second where no pace was seen; presenceFrom asks nothing when no block passed', () => {
+    const window = (cursor: { block?: number; seq?: string }, number: number, timestamp: number) =>
+      changedSince(cursor, { number, timestamp }, { changeBlock: true, windowSecs: 60 });
+    // No block passed in 600 s, or 100 blocks in no time: 60 s at 10 blocks a second is 600 blocks, 1 more.
+    expect(window({ block: 1000, seq: '5000' }, 1000, 5600)).toBe(399);
+    expect(window({ block: 1000, seq: '5000' }, 1100, 5000)).toBe(399);
+    // Never before block 0; a cursor without its time has no pace to start from.
+    expect(window({ block: 50, seq: '5000' }, 60, 5000)).toBe(0);
+    expect(window({ block: 1000 }, 1100, 5500)).toBeUndefined();
+    // Which rows of earlier runs are still upstream is asked only once a block passed since the last run.
+    expect(presenceFrom({ block: 1000, seq: '5000' }, { number: 1000, timestamp: 5600 }, 60)).toBeUndefined();
+    expect(presenceFrom({ block: 1000, seq: '5000' }, { number: 1100, timestamp: 5500 }, 60)).toBe(987);
+    expect(presenceFrom({ seq: '5000' }, { number: 1100, timestamp: 5500 }, 60)).toBeUndefined();
   });
 });
 
