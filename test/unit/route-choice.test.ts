@@ -137,6 +137,9 @@ describe('choosing a route', () => {
     expect(noRouteMessage(c.views)).toBe(
       'no route can serve it: route 1 (a): unhealthy, indexing errors; route 2 (b): unhealthy, auth error',
     );
+    // A route passed over with nothing more to say is named with its state alone.
+    const bare = { label: 'c', head: 900, lagBlocks: 100, state: 'behind', note: null } as const;
+    expect(noRouteMessage([bare])).toBe('no route can serve it: route 1 (c): behind');
   });
 });
 
