@@ -205,6 +205,8 @@ export class FakeWarehouse implements BatchSink, CheckpointReader {
   }
 
   async idsReadSince(_chainId: number, _ds: Dataset, at: { from: number; exceptRun: string }): Promise<string[]> {
+    // As the warehouse does: DuckDB cannot bind an undefined block ("Cannot create values of type ANY").
+    if (typeof at.from !== 'number') throw new Error(`idsReadSince: no block to read since (${String(at.from)})`);
     return [...this.readAt]
       .filter(([id, r]) => this.table.has(id) && r.block >= at.from && r.runId !== at.exceptRun)
       .map(([id]) => id)
