@@ -322,7 +322,7 @@ describe('the DuckDB sink', () => {
     // The checkpoint stands at 100: the repair writes the snapshot again, in place of the stored one.
     await sink.write(take('repair-1', '100', true));
     expect(await w.all(`SELECT value, _run_id FROM ${qt(SNAP.table)}`)).toEqual([{ value: '7', _run_id: 'repair-1' }]);
-    // It moved since (to 90 here): refused, and the stored snapshot is left as it was.
+    // A repair that found the checkpoint at 90, which stands at 100 now: refused, the stored snapshot left as it was.
     await expect(sink.write(take('repair-2', '90', true))).rejects.toBeInstanceOf(ConcurrentWriterError);
     expect(await w.all(`SELECT value, _run_id FROM ${qt(SNAP.table)}`)).toEqual([{ value: '7', _run_id: 'repair-1' }]);
     expect(await checkpoint(SNAP)).toBe('100');
