@@ -150,4 +150,35 @@ describe('checkpoint moves', () => {
       await w.close();
     }
   });
+
+  it('preload reads every checkpoint in one statement, answers each task once from it, and keeps a block left empty', async () => {
+    const w = await Warehouse.open(dir);
+    try {
+      for (const [chainId, dataset, next] of [
+        [56, 'dodoex.swaps', 's1'],
+        [1, 'dodoex.pairs', 'p1'],
+      ] as const) {
+        const s = checkpointStatement({ chainId, dataset }, move(null, next));
+        await w.exec(s.sql, s.params);
+      }
+      // A checkpoint an older version wrote without its block.
+      await w.exec("UPDATE _pool_export.checkpoints SET block = NULL WHERE dataset = 'dodoex.pairs'");
+      const store = new CheckpointStore(w);
+      await store.preload();
+      const asked: string[] = [];
+      const all = w.all.bind(w);
+      w.all = ((sql: string, params?: unknown[]) => {
+        asked.push(sql);
+        return all(sql, params as never);
+      }) as Warehouse['all'];
+      expect(await store.get(56, 'dodoex.swaps')).toEqual({ cursor: 's1', block: 7 });
+      expect(await store.get(1, 'dodoex.pairs')).toEqual({ cursor: 'p1', block: null });
+      expect(await store.get(1, 'dodoex.swaps')).toBeUndefined();
+      // Two answered from the preload; the one it did not hold, and one asked again, read the warehouse.
+      expect(await store.get(56, 'dodoex.swaps')).toEqual({ cursor: 's1', block: 7 });
+      expect(asked.length).toBe(2);
+    } finally {
+      await w.close();
+    }
+  });
 });
