@@ -478,10 +478,38 @@ describe('the DuckDB sink', () => {
       expect(err?.message).toMatch(
         /^DuckDB needed more memory than duckdbMemoryLimit allows while storing fake\.\w+ on chain 56 \(Out of Memory Error: .*\); raise duckdbMemoryLimit in the config \(e\.g\. "1GB"\)/,
       );
+      // DuckDB's own error stays attached, for a log that shows causes.
+      expect(String((err?.cause as Error | undefined)?.message)).toMatch(/^Out of Memory Error/);
       expect(await limited.all(`SELECT count(*)::INTEGER AS n FROM ${qt(EVENTS.table)}`)).toEqual([{ n: 0 }]);
     } finally {
       await limited.close();
     }
+  });
+
+  it('rereads a kept page byte for byte and drops kept pages, one already gone included', async () => {
+    const text = '[{"id":"p","name":"<b>€</b>\\u001b"}]';
+    const file = sink.pageFile();
+    writeFileSync(file, text);
+    expect(sink.reread({ file, length: text.length })).toBe(text);
+    const other = sink.pageFile();
+    writeFileSync(other, '[]');
+    sink.drop([
+      { file, length: text.length },
+      { file: join(dir, 'gone.json'), length: 2 },
+      { file: other, length: 2 },
+    ]);
+    expect([existsSync(file), existsSync(other)]).toEqual([false, false]);
+  });
+
+  it('refuses a batch that holds both kept pages and mapped rows, naming its dataset, and stores nothing', async () => {
+    const file = sink.pageFile();
+    writeFileSync(file, '[]');
+    const both = { ...batch(EVENTS, [row(EVENTS, 'a', 1)], { prev: null, next: '1', replace: { kind: 'none' } }) };
+    await expect(sink.write({ ...both, pages: [{ file, length: 2 }] })).rejects.toThrow(
+      'a batch of fake.event holds both pages and mapped rows',
+    );
+    expect(await stored(EVENTS)).toEqual([]);
+    expect(await checkpoint(EVENTS)).toBeNull();
   });
 
   it("'ids' upserts mutable rows by id, null keys included", async () => {
