@@ -55,6 +55,22 @@ describe('the data folder lock', () => {
     await lock.release();
   });
 
+  it('a holder that waits in vain is refused naming the owner; one freed late in its wait gets the lock', async () => {
+    const dir = folder();
+    const first = await lockDataDir(dir, holder('run'));
+    const waits: string[] = [];
+    const err = await lockDataDir(dir, { ...holder('compact', 1), onWait: (o) => waits.push(o) }).catch((e) => e);
+    expect(err).toBeInstanceOf(DataLockedError);
+    expect(err.message).toContain(`(pid ${process.pid}, run, since `);
+    expect(waits).toEqual([expect.stringMatching(new RegExp(`^pid ${process.pid}, run, since `))]);
+    // Freed 1.2 s on, within a wait of 3 s: a holder with no onWait gets it.
+    const freed = new Promise<void>((r) => setTimeout(() => void first.release().then(r), 1_200));
+    const later = await lockDataDir(dir, holder('later', 3));
+    await freed;
+    expect(JSON.parse(readFileSync(join(dir, '.lock-owner.json'), 'utf8')).what).toBe('later');
+    await later.release();
+  });
+
   it('takes over at once a lock whose owner on this host is dead', async () => {
     const dir = folder();
     mkdirSync(dir, { recursive: true });
@@ -74,12 +90,14 @@ describe('the data folder lock', () => {
   it('keeps a lock whose owner is alive, or on another host, and says who holds it', async () => {
     const dir = folder();
     mkdirSync(join(dir, '.lock'), { recursive: true });
+    // On another host, a pid that no process here holds tells nothing: the lock is kept.
+    const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout);
     writeFileSync(
       join(dir, '.lock-owner.json'),
-      JSON.stringify({ pid: 1, host: 'elsewhere', what: 'run of state', since: '2026-01-01T00:00:00.000Z' }),
+      JSON.stringify({ pid: dead, host: 'elsewhere', what: 'run of state', since: '2026-01-01T00:00:00.000Z' }),
     );
     await expect(lockDataDir(dir, holder('run'))).rejects.toThrow(
-      '(pid 1, run of state, since 2026-01-01T00:00:00.000Z)',
+      `(pid ${dead}, run of state, since 2026-01-01T00:00:00.000Z)`,
     );
     writeFileSync(
       join(dir, '.lock-owner.json'),
