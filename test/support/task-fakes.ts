@@ -92,6 +92,8 @@ export class FakeSubgraph implements PageSource {
   readonly asked: Record<string, unknown>[] = [];
   /** Whether page answers are written compactly, as graph-node writes them (else with white space). */
   compact = true;
+  /** An `extensions` entry to send beside each answer's data (as the GraphQL spec allows), or none. */
+  extensions: Record<string, unknown> | undefined;
   /** While set, requests wait for it before they are answered (an upstream slow to answer). */
   gate: Promise<void> | undefined;
 
@@ -110,7 +112,8 @@ export class FakeSubgraph implements PageSource {
   ): Promise<{ body: Uint8Array; bytes: number }> {
     await this.gate;
     const data = this.answer(query, v);
-    const body = Buffer.from(this.compact ? JSON.stringify({ data }) : JSON.stringify({ data }, null, 1));
+    const answer = this.extensions ? { data, extensions: this.extensions } : { data };
+    const body = Buffer.from(this.compact ? JSON.stringify(answer) : JSON.stringify(answer, null, 1));
     return { body, bytes: body.byteLength };
   }
 

@@ -12,6 +12,11 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 const folder = () => join(root, `d${n++}`);
 const holder = (what: string, waitSecs = 0) => ({ what, waitSecs, onLost: () => {} });
+/**
+ * The pid of a process that has ended: free (or reused by a process that is not ours, in which case the lock
+ * directory's own staleness would apply; the pid of a child just reaped is not reused this soon).
+ */
+const deadPid = () => Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout);
 
 describe('the data folder lock', () => {
   it('creates the folder, records its owner, refuses a second holder naming the first, and frees on release', async () => {
@@ -74,9 +79,7 @@ describe('the data folder lock', () => {
   it('takes over at once a lock whose owner on this host is dead', async () => {
     const dir = folder();
     mkdirSync(dir, { recursive: true });
-    // A process that has ended: its pid is free (or reused by a process that is not ours, in which case the lock
-    // directory's own staleness would apply; the pid of a child just reaped is not reused this soon).
-    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+    const dead = deadPid();
     mkdirSync(join(dir, '.lock'));
     writeFileSync(
       join(dir, '.lock-owner.json'),
@@ -91,7 +94,7 @@ describe('the data folder lock', () => {
     const dir = folder();
     mkdirSync(join(dir, '.lock'), { recursive: true });
     // On another host, a pid that no process here holds tells nothing: the lock is kept.
-    const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout);
+    const dead = deadPid();
     writeFileSync(
       join(dir, '.lock-owner.json'),
       JSON.stringify({ pid: dead, host: 'elsewhere', what: 'run of state', since: '2026-01-01T00:00:00.000Z' }),
