@@ -14,6 +14,8 @@
  * 16 MiB: 48 MiB. Real pages are far smaller (see docs/running.md, "Hostile data"), so the budget is reached only by an
  * answer that is broken or hostile, and four requests in flight hold at most 192 MiB of answer.
  */
+
+import { maxOf } from '../util/extremes.ts';
 import type { Column, ColumnClass, Dataset, StructType } from './catalog.ts';
 import { LIST_PAGE_SIZE } from './liquidity-list.ts';
 
@@ -66,5 +68,5 @@ export function largestPageBytes(ds: Dataset): number {
 /** The default budget for the given datasets: their largest page, rounded up to a multiple of 16 MiB. */
 export function defaultAnswerBudget(datasets: readonly Dataset[]): number {
   const step = 16 * 1024 ** 2;
-  return Math.ceil(Math.max(...datasets.map(largestPageBytes)) / step) * step;
+  return Math.ceil(maxOf(datasets.map(largestPageBytes)) / step) * step;
 }

@@ -12,6 +12,7 @@ import { readEntries, readStatusFile, type StatusEntry, type StatusFile } from '
 import { Warehouse } from '../store/warehouse.ts';
 import { headRoutesFor } from '../upstream/routes.ts';
 import { fit, humanDuration, humanNumber, humanTime, tableLines } from '../util/display.ts';
+import { maxOf } from '../util/extremes.ts';
 import { jsonSafe } from '../util/inert.ts';
 import { processAlive } from '../util/processes.ts';
 import { wrap } from '../util/wrap.ts';
@@ -147,7 +148,7 @@ function routeTable(
     const schema = ds.kind === 'list' ? 'dodoex' : ds.schema;
     if (routes.length < 2 || seen.has(`${k.chainId}/${schema}`)) continue;
     seen.add(`${k.chainId}/${schema}`);
-    const top = Math.max(...routes.map((e) => heads.get(e.url)?.number ?? -1));
+    const top = maxOf(routes.map((e) => heads.get(e.url)?.number ?? -1));
     for (const e of routes) {
       const head = heads.get(e.url)?.number ?? null;
       out.push({ chainId: k.chainId, schema, route: e.label, head, lagBlocks: head === null ? null : top - head });

@@ -1,6 +1,7 @@
 /** The human summary of a run, printed by `run` and logged by `schedule`. */
 import { chainName } from '../config/chains.ts';
 import type { TaskResult } from '../export/task.ts';
+import { maxOf } from '../util/extremes.ts';
 import { inert } from '../util/inert.ts';
 import { cause } from '../util/logger.ts';
 import { wrap } from '../util/wrap.ts';
@@ -39,7 +40,7 @@ export function summary(results: readonly TaskResult[], opts: { byChain?: boolea
           ].join(', ');
     rows.push([name, chain ?? String(rs.length), add('rows'), add('pages'), add('requests'), status]);
   }
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const widths = rows[0]!.map((_, i) => maxOf(rows.map((r) => r[i]!.length)));
   const lines = rows.map((r) =>
     r
       .map((cell, i) => (i >= 2 && i <= 4 ? cell.padStart(widths[i]!) : i < 5 ? cell.padEnd(widths[i]!) : cell))

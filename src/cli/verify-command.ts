@@ -11,6 +11,7 @@ import { readStatusFile, refreshStatusFile } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { cells, fit, tableLines } from '../util/display.ts';
+import { maxOf } from '../util/extremes.ts';
 import { inert, jsonSafe } from '../util/inert.ts';
 import { wrap } from '../util/wrap.ts';
 import { VERIFIED_DATASETS } from '../verify/identities.ts';
@@ -61,7 +62,7 @@ function checkLines(checks: readonly Check[], width = Number.POSITIVE_INFINITY):
     const without = <T>(xs: readonly T[]) => xs.filter((_, i) => i !== 2);
     out = [
       ...tableLines(without(head), rows.map(without), { right: without(right) }),
-      `(each dataset's identity: \`verify --format json\`, or a terminal of ${Math.max(...out.map(cells))} columns)`,
+      `(each dataset's identity: \`verify --format json\`, or a terminal of ${maxOf(out.map(cells))} columns)`,
     ];
   }
   for (const chainId of new Set(checks.filter((c) => c.identity === LAKE_IDENTITY).map((c) => c.chainId))) {

@@ -15,6 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
+import { minOf } from '../util/extremes.ts';
 
 /** The share of a control group's limit given to DuckDB. */
 export const CGROUP_SHARE = 0.4;
@@ -61,7 +62,7 @@ export function cgroupMemoryLimit(read: HostReader = hostReader()): number | und
     ...upwards(v1).map((g) => `/sys/fs/cgroup/memory${g === '/' ? '' : g}/memory.limit_in_bytes`),
   ];
   const limits = files.map((f) => limitOf(read(f))).filter((n): n is number => n !== undefined);
-  return limits.length ? Math.min(...limits) : undefined;
+  return limits.length ? minOf(limits) : undefined;
 }
 
 /** The machine's memory in bytes: `MemTotal` of `/proc/meminfo`, else what Node.js reports. */

@@ -1,5 +1,6 @@
 /** Runs one collection query (`where`, `orderBy`, `orderDirection`, `skip`, `first`) over a table, with a keyset fast path. */
 import type { EntityModel } from '../schemas/entity-model.ts';
+import { maxOf, minOf } from '../util/extremes.ts';
 import { compareBytes, compileWhere, type FilterContext, scalarOps } from './filter.ts';
 import { QueryError, rangeError } from './graph-errors.ts';
 import type { Direction, Row, Table } from './table.ts';
@@ -94,8 +95,7 @@ export function seqBound(
   const ors = where.or as Record<string, unknown>[] | undefined;
   if (ors && ors.length > 0) {
     const bs = ors.map((o) => seqBound(o, field, dir));
-    if (bs.every((b) => b !== undefined))
-      tighten(dir === 'asc' ? Math.min(...(bs as number[])) : Math.max(...(bs as number[])));
+    if (bs.every((b) => b !== undefined)) tighten(dir === 'asc' ? minOf(bs as number[]) : maxOf(bs as number[]));
   }
   return bound !== undefined && Number.isFinite(bound) ? bound : undefined;
 }

@@ -1,4 +1,6 @@
 /** One chain's blocks: numbers, timestamps, hashes, the moving head and reorganizations. Nothing is stored per block. */
+
+import { minOf } from '../util/extremes.ts';
 import { hashNumber, hashWords, mix } from './hash.ts';
 
 /**
@@ -109,7 +111,7 @@ export class Timeline {
   /** The first block rewritten by the reorganizations after the first `epoch` ones, or undefined if there were none. */
   rewrittenSince(epoch: number): number | undefined {
     const later = this.reorgs.slice(epoch);
-    return later.length ? Math.min(...later) : undefined;
+    return later.length ? minOf(later) : undefined;
   }
 
   /** Moves the head forward by `blocks`. */

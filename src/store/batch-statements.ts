@@ -5,6 +5,7 @@
  */
 import type { Dataset } from '../catalog/catalog.ts';
 import { ConcurrentWriterError } from '../errors.ts';
+import { maxOf } from '../util/extremes.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import type { Batch, Replace, Written } from './batch.ts';
 import {
@@ -78,7 +79,7 @@ function repeatedRows(table: string): string {
 export function readFiles(ds: Dataset, src: BatchSource): string {
   const { files } = src;
   const paths = files.length === 1 ? lit(files[0]!.file) : `[${files.map((f) => lit(f.file)).join(', ')}]`;
-  const longest = Math.max(...files.map((f) => f.longest));
+  const longest = maxOf(files.map((f) => f.longest));
   const shape =
     src.format === 'pages'
       ? `format = 'array', columns = ${pageColumns(ds)}`

@@ -5,6 +5,7 @@
  */
 
 import type { ShardCheckpoint } from '../../store/checkpoint-store.ts';
+import { minOf } from '../../util/extremes.ts';
 import { firstId } from '../queries.ts';
 import type { TaskStats } from '../task.ts';
 import { type FetchedPage, keyValue, TaskRun } from '../task-run.ts';
@@ -56,7 +57,7 @@ export async function backfillSharded(run: TaskRun, pending: readonly ShardCheck
     count = deps.config.shards;
   }
   const shards = plans(range, count, pending);
-  run.rewritesFrom(Math.min(...shards.map((s) => Number(s.cursor.lo))));
+  run.rewritesFrom(minOf(shards.map((s) => Number(s.cursor.lo))));
   const open = shards.filter((s) => !s.cursor.done);
   const progress = shardProgress(run, shards);
   const outcomes = await Promise.allSettled(open.map((s) => pageShard(run, s, { shards: count, report: progress })));

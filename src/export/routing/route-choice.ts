@@ -14,6 +14,7 @@
 import { UpstreamError } from '../../errors.ts';
 import type { Endpoint } from '../../upstream/client.ts';
 import { BLOCK_BY_HASH_QUERY, type EndpointInfo } from '../../upstream/endpoint-probe.ts';
+import { maxOf } from '../../util/extremes.ts';
 import type { PageSource } from '../seams.ts';
 import type { PinnedBlock } from '../task.ts';
 
@@ -106,7 +107,7 @@ export async function chooseRoute(
       if (why) forked.set(r, why);
     }
   const sane = ok.filter((r) => !forked.has(r));
-  const freshest = Math.max(...sane.map((r) => r.probe.info.head.number));
+  const freshest = maxOf(sane.map((r) => r.probe.info.head.number));
   const usable = sane.filter((r) => freshest - r.probe.info.head.number <= opts.maxLagBlocks);
   const chosen =
     opts.mode === 'freshest'
