@@ -7,9 +7,18 @@
 import stringWidth from 'string-width';
 import { inert } from './inert.ts';
 
+/**
+ * Printable ASCII alone: a cell a character, nothing to escape, no grapheme of more than one character. Most cells of a
+ * report (numbers, addresses, symbols, days) are such text, and take the fast path of `cells` and `fit`.
+ */
+const PLAIN = /^[\x20-\x7e]*$/;
+
+/** Plain text, or plain text that `fit` cut (an ellipsis at its end, one cell wide). */
+const PLAIN_OR_CUT = /^[\x20-\x7e]*…?$/;
+
 /** Terminal cells the text takes (after `inert`). */
 export function cells(text: string): number {
-  return stringWidth(text);
+  return PLAIN_OR_CUT.test(text) ? text.length : stringWidth(text);
 }
 
 const segmenter = new Intl.Segmenter();
@@ -19,6 +28,14 @@ const segmenter = new Intl.Segmenter();
  * the graphemes that can show are measured, so a megabyte of text costs no more than a word.
  */
 export function fit(text: string, width: number): string {
+  // Plain text is cut where it passes the width: only its first `width + 1` characters decide.
+  const head = text.slice(0, width + 1);
+  if (PLAIN.test(head)) return text.length <= width ? text : `${head.slice(0, Math.max(0, width - 1))}…`;
+  return fitGraphemes(text, width);
+}
+
+/** `fit` of any text, a grapheme at a time (`fit` takes a shorter way for plain text). */
+export function fitGraphemes(text: string, width: number): string {
   const kept: string[] = [];
   const widths: number[] = [];
   let used = 0;
@@ -58,14 +75,37 @@ export function tableLines(
   rows: readonly (readonly string[])[],
   opts: { readonly right: readonly boolean[]; readonly rule?: boolean },
 ): string[] {
-  const { right } = opts;
-  const widths = head.map((h, i) => Math.max(cells(h), ...rows.map((r) => cells(r[i]!))));
-  const line = (r: readonly string[]) =>
-    r
-      .map((c, i) => pad(c, widths[i]!, right[i]))
-      .join('  ')
-      .trimEnd();
-  return [line(head), ...(opts.rule ? [line(widths.map((w) => '-'.repeat(w)))] : []), ...rows.map(line)];
+  const widths = columnWidths(head, rows);
+  const out = [tableLine(head, widths, opts.right)];
+  if (opts.rule) out.push(ruleLine(widths));
+  for (const r of rows) out.push(tableLine(r, widths, opts.right));
+  return out;
+}
+
+/** The width of each column of a table: its widest cell, the header's included, in terminal cells. */
+export function columnWidths(head: readonly string[], rows: Iterable<readonly string[]>): number[] {
+  const widths = head.map(cells);
+  for (const r of rows)
+    for (let i = 0; i < widths.length; i++) {
+      const w = cells(r[i]!);
+      if (w > widths[i]!) widths[i] = w;
+    }
+  return widths;
+}
+
+/** One line of a table whose columns are `widths` wide: cells two spaces apart, padded, no space at the end. */
+export function tableLine(r: readonly string[], widths: readonly number[], right: readonly boolean[]): string {
+  let line = '';
+  for (let i = 0; i < widths.length; i++) line += (i ? '  ' : '') + pad(r[i]!, widths[i]!, right[i]);
+  return line.trimEnd();
+}
+
+/** The line of dashes under a table's header. */
+export function ruleLine(widths: readonly number[]): string {
+  return widths
+    .map((w) => '-'.repeat(w))
+    .join('  ')
+    .trimEnd();
 }
 
 const grouped = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 6 });
@@ -86,8 +126,14 @@ export function humanNumber(n: number): string {
   return small.format(n);
 }
 
+/** DuckDB's text of a time in UTC: `2026-01-01 00:00:00`, then a fraction of a second and `+00`. */
+const UTC_TEXT = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)?\+00$/;
+
 /** A time for reading, in one format everywhere: `2026-01-01 00:00:00Z` (UTC, to the second). */
 export function humanTime(t: Date | string | number): string {
+  // DuckDB's text of a UTC time already reads so, but for its fraction and offset: no date to parse.
+  const utc = typeof t === 'string' ? UTC_TEXT.exec(t) : null;
+  if (utc) return `${utc[1]} ${utc[2]}Z`;
   // V8 reads DuckDB's `2026-01-01 00:00:00.123456+00` (and any other offset) as the instant it names.
   const d = t instanceof Date ? t : new Date(t);
   return Number.isNaN(d.getTime()) ? String(t) : `${d.toISOString().slice(0, 19).replace('T', ' ')}Z`;

@@ -1,5 +1,16 @@
+import fc from 'fast-check';
+import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import { cells, fit, humanDuration, humanNumber, humanTime, pad } from '../../src/util/display.ts';
+import {
+  cells,
+  fit,
+  fitGraphemes,
+  humanDuration,
+  humanNumber,
+  humanTime,
+  pad,
+  tableLines,
+} from '../../src/util/display.ts';
 import { inert, jsonSafe } from '../../src/util/inert.ts';
 
 describe('inert text', () => {
@@ -114,4 +125,53 @@ describe('numbers, times and durations for reading', () => {
     [172_800, '2.0d'],
     [86_400 * 3, '3.0d'],
   ])('%d seconds → %s', (s, shown) => expect(humanDuration(s)).toBe(shown));
+});
+
+describe('the fast paths for plain text and UTC times', () => {
+  /** Printable ASCII, now and then a character that is not (wide, combining, control, the ellipsis). */
+  const texts = fc.array(
+    fc.oneof(
+      { weight: 8, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) },
+      { weight: 1, arbitrary: fc.constantFrom('…', '日', '🚀', 'é', '\u0301', '\u001b', '\u202e', '\u200b') },
+    ),
+    { maxLength: 60 },
+  );
+
+  it('cells agrees with string-width, the measure of any text', () => {
+    fc.assert(
+      fc.property(texts, (chars) => {
+        expect(cells(chars.join(''))).toBe(stringWidth(chars.join('')));
+      }),
+    );
+  });
+
+  it('fit of plain text agrees with the walk by graphemes', () => {
+    const plain = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) });
+    fc.assert(
+      fc.property(plain, fc.integer({ min: 0, max: 50 }), (text, w) => {
+        expect(fit(text, w)).toBe(fitGraphemes(text, w));
+      }),
+    );
+  });
+
+  it("humanTime reads DuckDB's text of a UTC time as it reads the instant", () => {
+    const micros = fc.integer({ min: 0, max: 999_999 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 253_402_300_799_000 }), micros, (ms, us) => {
+        const iso = new Date(ms).toISOString();
+        const text = `${iso.slice(0, 10)} ${iso.slice(11, 19)}${us ? `.${String(us).padStart(6, '0')}` : ''}+00`;
+        expect(humanTime(text)).toBe(humanTime(new Date(ms)));
+      }),
+    );
+  });
+});
+
+describe('tableLines', () => {
+  it('draws 300,000 rows, each column as wide as its widest cell', () => {
+    const rows = Array.from({ length: 300_000 }, (_, i) => [`p${i}`, String(i % 1000)]);
+    const lines = tableLines(['pool', 'n'], rows, { right: [false, true], rule: true });
+    expect(lines).toHaveLength(300_002);
+    expect(lines.slice(0, 3)).toEqual(['pool       n', '-------  ---', 'p0         0']);
+    expect(lines.at(-1)).toBe('p299999  999');
+  });
 });
