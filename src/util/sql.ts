@@ -14,3 +14,11 @@ export function qt(table: string): string {
 export function lit(s: string): string {
   return `'${s.replaceAll("'", "''")}'`;
 }
+
+/**
+ * One SELECT statement as the body of a subquery, `(…)` around it: its trailing semicolons dropped, and each parenthesis
+ * on a line of its own, so that a `--` comment on its last line ends before the closing one.
+ */
+export function subquery(select: string): string {
+  return `(\n${select.replace(/[\s;]+$/, '')}\n)`;
+}

@@ -6,7 +6,9 @@ import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.ts';
-import { checkOutput, renderTable, writeResult } from '../../src/reports/output.ts';
+import { checkOutput, writeResult } from '../../src/reports/output.ts';
+import { renderTable, tableCells } from '../../src/reports/table-format.ts';
+import { jsonSafe } from '../../src/util/inert.ts';
 
 let inst: DuckDBInstance;
 let conn: DuckDBConnection;
@@ -206,5 +208,97 @@ describe('writeResult to stdout and of nested values', () => {
     ).split('\n');
     expect(t[2]).toBe('1     1000');
     expect(t[3]).toBe('abcd');
+  });
+});
+
+describe('tables of any length', () => {
+  /** The line of row `i` of `SELECT range AS n, 'x' || range AS s FROM range(N)`, N ≤ 1,000,000: n right-aligned. */
+  const lineOf = (i: number) => `${String(i).padStart(6)}  x${i}`;
+
+  it('renderTable draws 300,000 rows, each column as wide as its widest cell', () => {
+    const rows = Array.from({ length: 300_000 }, (_, i) => ({ n: i, s: `x${i}` }));
+    const lines = renderTable(['n', 's'], rows, { cells: 1_000_000 }).split('\n');
+    expect(lines).toHaveLength(300_003);
+    expect(lines[0]).toBe('     n  s');
+    expect(lines[1]).toBe('------  -------');
+    const wrong = lines.slice(2, -1).findIndex((l, i) => l !== lineOf(i));
+    expect(wrong).toBe(-1);
+    expect(lines.at(-1)).toBe('(300000 rows)');
+  });
+
+  it('writeResult writes a table of 300,000 rows to a file, line for line with the CSV of the same rows', async () => {
+    const sql = "SELECT range AS n, 'x' || range AS s FROM range(300000)";
+    const txt = join(dir, 'big.txt');
+    const csv = join(dir, 'big.csv');
+    expect(await writeResult(conn, sql, { format: 'table', out: txt, table: { cells: 1_000_000 } })).toBe(300_000);
+    expect(await writeResult(conn, sql, { format: 'csv', out: csv })).toBe(300_000);
+    const table = readFileSync(txt, 'utf8').split('\n');
+    const values = readFileSync(csv, 'utf8').trimEnd().split('\n').slice(1);
+    expect(values).toHaveLength(300_000);
+    const wrong = values.findIndex((v, i) => {
+      const [n, s] = v.split(',');
+      return table[i + 2] !== `${n!.padStart(6)}  ${s}`;
+    });
+    expect(wrong).toBe(-1);
+    expect(table.slice(-2)).toEqual(['(300000 rows)', '']);
+  });
+
+  it('holds at most its cells, counts every row past them, and says how to get them all', async () => {
+    const sql = "SELECT range AS n, 'x' || range AS s FROM range(300000)";
+    const out = join(dir, 'capped.txt');
+    expect(await writeResult(conn, sql, { format: 'table', out, table: { cells: 10 } })).toBe(300_000);
+    const lines = readFileSync(out, 'utf8').trimEnd().split('\n');
+    expect(lines.slice(2, -1)).toEqual([0, 1, 2, 3, 4].map((i) => `${i}  x${i}`));
+    expect(lines.at(-1)).toBe(
+      '(300000 rows, 5 shown: a table holds at most 10 cells here; --format csv or json writes every row)',
+    );
+    // --limit below the cells: the count alone.
+    await writeResult(conn, sql, { format: 'table', out, table: { limit: 3 } });
+    expect(readFileSync(out, 'utf8').trimEnd().split('\n').at(-1)).toBe('(300000 rows, 3 shown)');
+  });
+
+  it('holds at most a fifth of a control group limit, 64 bytes a cell, and six million cells without one', () => {
+    expect(tableCells(undefined)).toBe(6_000_000);
+    expect(tableCells(512 * 1024 ** 2)).toBe(1_677_721);
+    expect(tableCells(64 * 1024 ** 3)).toBe(6_000_000);
+  });
+
+  it('JSON of many chunks is laid out as JSON.stringify lays out the whole array, and an empty one is []', async () => {
+    const sql = `SELECT range AS n, [range::INTEGER, NULL] AS l, {'a': 'x' || range, 'b': range % 3 = 0} AS s,
+      CASE WHEN range % 2 = 0 THEN 'é\u202e' END AS t FROM range(5000) ORDER BY n`;
+    const out = join(dir, 'many.json');
+    expect(await writeResult(conn, sql, { format: 'json', out })).toBe(5000);
+    // The same rows read another way: DuckDB's own JSON of each row, parsed, in one array.
+    const rows = (await conn.runAndReadAll(`SELECT to_json(r)::VARCHAR AS j FROM (${sql}) r`))
+      .getRowObjectsJson()
+      .map((r) => JSON.parse(String(r.j)));
+    expect(readFileSync(out, 'utf8')).toBe(`${jsonSafe(JSON.stringify(rows, null, 1))}\n`);
+    await writeResult(conn, 'SELECT 1 AS a WHERE false', { format: 'json', out });
+    expect(readFileSync(out, 'utf8')).toBe('[]\n');
+  });
+
+  it('a result that fails part-way leaves the file it was to replace as it was, and no temporary file', async () => {
+    const out = join(dir, 'kept.csv');
+    await writeResult(conn, 'SELECT 1 AS a', { format: 'csv', out });
+    const failing =
+      "SELECT CASE WHEN range < 9000 THEN range ELSE error('boom at ' || range) END AS n FROM range(10000)";
+    for (const format of ['csv', 'json', 'table'] as const) {
+      await expect(writeResult(conn, failing, { format, out })).rejects.toThrow('boom at 9000');
+      expect(readFileSync(out, 'utf8')).toBe('a\n1\n');
+      expect(existsSync(`${out}.tmp`)).toBe(false);
+    }
+  });
+
+  it('integers of every width are JSON numbers where JavaScript holds them exactly, text beyond', async () => {
+    const out = join(dir, 'ints.json');
+    await writeResult(
+      conn,
+      `SELECT sum(x) AS total, 170141183460469231731687303715884105727::HUGEINT AS huge, 42::UHUGEINT AS u
+       FROM (VALUES (1::INTEGER), (397::INTEGER)) v(x)`,
+      { format: 'json', out },
+    );
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual([
+      { total: 398, huge: '170141183460469231731687303715884105727', u: 42 },
+    ]);
   });
 });
