@@ -118,7 +118,7 @@ export function subgraphJob(name: string): Job {
   return {
     name,
     schedule: '7 * * * *',
-    description: `every entity of the subgraph ${name} (${r.datasets.length} datasets)`,
+    description: `every entity of the subgraph ${name}`,
     datasets: r.datasets.map((d) => d.name),
   };
 }

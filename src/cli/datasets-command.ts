@@ -2,6 +2,7 @@
 
 import { DATASETS } from '../catalog/catalog.ts';
 import type { Job } from '../catalog/job.ts';
+import { folderSources } from '../pipeline/sources.ts';
 import type { CommandBody } from './commands.ts';
 import { configFor, type FolderArgs, folderOptions } from './options.ts';
 
@@ -15,12 +16,21 @@ export const datasetsCommand: CommandBody<FolderArgs> = {
   },
 };
 
-/** Lists the jobs with their schedules. */
-export const jobsCommand = (jobs: readonly Job[]): CommandBody => ({
-  handler: () => {
-    for (const j of jobs)
+/**
+ * Lists the jobs a plain `run` or `schedule` of the data folder takes, with their schedules: DODO's, unless the folder
+ * exports its subgraphs alone (a line then says why, and how to take DODO's), then a job per subgraph added.
+ */
+export const jobsCommand = (jobs: readonly Job[]): CommandBody<FolderArgs> => ({
+  builder: (y) => folderOptions(y),
+  handler: (a) => {
+    const sources = folderSources(configFor(a), jobs);
+    for (const j of sources.jobs)
       process.stdout.write(
         `${j.name.padEnd(14)} ${j.schedule.padEnd(14)} ${j.description} (${j.datasets.length} datasets)\n`,
+      );
+    if (!sources.dodo)
+      process.stdout.write(
+        `DODO's jobs (${jobs.map((j) => j.name).join(', ')}) are not this folder's: ${sources.why}; \`--jobs NAME\` runs one all the same\n`,
       );
   },
 });

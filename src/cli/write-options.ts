@@ -6,6 +6,7 @@ import type { Config } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { buildPlan } from '../export/routing/plan.ts';
 import type { Task } from '../export/task.ts';
+import { folderSources } from '../pipeline/sources.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { createEventLog, type EventLog, LOG_FORMATS, LOG_LEVELS } from '../util/logger.ts';
 import { chainsOption, configFor, type FolderArgs, folderOptions, list, parseChains } from './options.ts';
@@ -96,11 +97,14 @@ export function resolveRequest(
   all: readonly Job[],
 ): { config: Config; jobs: Job[]; tasks: readonly Task[]; chains?: number[]; datasets?: string[] } {
   const config = configFor(a);
-  // A subgraph added by name is a job of its own: a plain run takes it with DODO's; --subgraphs takes those alone.
+  // A subgraph added by name is a job of its own: a plain run takes the folder's sources (its subgraphs, and DODO's jobs
+  // unless it is a subgraph folder: pipeline/sources.ts); --subgraphs takes those alone; --jobs names any job.
   const named = list(a.subgraphs);
   const jobs = named
     ? [...(a.jobs ? selectJobs(all, list(a.jobs)) : []), ...named.map(subgraphJob)]
-    : selectJobs([...all, ...config.subgraphs.map((s) => subgraphJob(s.name))], list(a.jobs));
+    : a.jobs
+      ? selectJobs([...all, ...config.subgraphs.map((s) => subgraphJob(s.name))], list(a.jobs))
+      : [...folderSources(config, all).jobs];
   const chains = parseChains(a.chains);
   const datasets = list(a.datasets);
   const tasks = buildPlan(config, {
