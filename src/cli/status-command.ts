@@ -208,9 +208,11 @@ export const statusCommand: CommandBody<Args> = {
         `the data folder ${config.dataDir} does not exist, so nothing has been exported there; run \`pool-export run\`, or point --data-dir (or POOL_EXPORT_DATA_DIR) at a data folder (data/demo after \`make demo\`)`,
       );
     const { entries: all, file } = await entries(config.dataDir);
-    // The chains judged: those named, or those the configuration selects. A chain exported once but no longer
+    // The chains judged: those named, or those the configuration selects and those of its subgraphs' deployments. A chain exported once but no longer
     // configured is not stale: it is left out, and a line says so.
-    const judged = chains ?? config.chains;
+    const judged = chains ?? [
+      ...new Set([...config.chains, ...config.subgraphs.flatMap((s) => s.deployments.map((d) => d.chainId))]),
+    ];
     const known = all.filter((e) => judged.includes(e.chainId) && (!wanted || wanted.includes(e.dataset)));
     const unconfigured = [...new Set(all.filter((e) => !judged.includes(e.chainId)).map((e) => e.chainId))];
     // Datasets named on the command line that were never exported are shown as such (and are stale).

@@ -6,6 +6,7 @@
  * (`unavailable`) is never stale.
  */
 import { findDataset } from '../catalog/catalog.ts';
+import { subgraphOf } from '../catalog/subgraphs.ts';
 import type { Config } from '../config/config.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { HEAD_QUERY, type HeadAnswer } from '../upstream/endpoint-probe.ts';
@@ -45,7 +46,8 @@ export interface DatasetKey {
 
 /**
  * The heads of every route of `keys`, by URL, one head query per route; `why` says why none could be read, when none
- * could (no key, or every request failed: the first error, with the key removed by the client).
+ * could (no key for DODO's routes, or every request failed: the first error, with the key removed by the client).
+ * Without a key, the routes of subgraphs added by URL are still read: they need none.
  */
 export async function readHeads(
   config: Config,
@@ -53,14 +55,16 @@ export async function readHeads(
   opts: { readonly signal?: AbortSignal } = {},
 ): Promise<{ heads: Map<string, Head>; why?: string }> {
   const out = new Map<string, Head>();
-  if (!config.apiKey)
+  // A subgraph's own endpoint needs no key; DODO's service and gateway do.
+  const askable = config.apiKey ? keys : keys.filter((k) => subgraphOf(findDataset(k.dataset)!.schema) !== undefined);
+  if (keys.length && !askable.length)
     return { heads: out, why: 'no API key is set (POOL_EXPORT_API_KEY), so the upstream was not asked for its head' };
   const client = UpstreamClient.forConfig(config, {
     timeoutMs: Math.min(config.timeoutMs, 10_000),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
   const endpoints = new Map(
-    keys.flatMap((k) => headRoutesFor(config, findDataset(k.dataset)!, k.chainId).map((e) => [e.url, e] as const)),
+    askable.flatMap((k) => headRoutesFor(config, findDataset(k.dataset)!, k.chainId).map((e) => [e.url, e] as const)),
   );
   let error: string | undefined;
   await Promise.all(
