@@ -15,6 +15,7 @@ import { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { inert } from '../util/inert.ts';
 import { wrap } from '../util/wrap.ts';
+import { VERIFIED_DATASETS } from '../verify/identities.ts';
 import type { CommandBody } from './commands.ts';
 import { metricsFor, staleAfterOption } from './metrics-options.ts';
 import { TerminalProgress } from './progress.ts';
@@ -58,6 +59,16 @@ async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
   } finally {
     await warehouse?.close();
   }
+}
+
+/**
+ * What a run verified when it checked nothing against the upstream's counters: none of its datasets has them (a
+ * subgraph's), or none of those that have them read anything new.
+ */
+function unverified(results: readonly { readonly task: Task }[]): string {
+  return results.some((r) => VERIFIED_DATASETS.has(r.task.ds.name))
+    ? "nothing verified against the upstream's counters: no dataset that has them read anything new"
+    : "not verified: the upstream keeps no counters of these datasets; `pool-export verify` compares their row ids with the deployment's";
 }
 
 /** The yargs module of the `run` command. */
@@ -151,9 +162,11 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
       say(`verification skipped: every task of this run failed (${failed}), so it stored nothing to verify`);
     if (v)
       say(
-        v.gaps
-          ? `GAPS: ${v.gaps} groups of the days this run touched differ from the upstream's counters (${v.requests} requests); \`pool-export verify\` names them, \`pool-export verify --repair\` re-reads them`
-          : `verified against the upstream's counters: ${v.groups} groups of the days this run touched, no gaps (${v.requests} requests)${v.errors ? `; ${v.errors} identities could not be checked (see the log)` : ''}`,
+        v.chains === 0
+          ? unverified(outcome.results)
+          : v.gaps
+            ? `GAPS: ${v.gaps} groups of the days this run touched differ from the upstream's counters (${v.requests} requests); \`pool-export verify\` names them, \`pool-export verify --repair\` re-reads them`
+            : `verified against the upstream's counters: ${v.groups} groups of the days this run touched, no gaps (${v.requests} requests)${v.errors ? `; ${v.errors} identities could not be checked (see the log)` : ''}`,
       );
     if (outcome.stopped || outcome.lakeError || outcome.results.some((r) => r.status === 'failed'))
       process.exitCode = 1;

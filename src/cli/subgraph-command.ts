@@ -20,6 +20,7 @@ import type { Config } from '../config/config.ts';
 import { checkUrl } from '../config/route-config.ts';
 import { readFolderSubgraphs, writeFolderSubgraphs } from '../config/subgraph-config.ts';
 import { UsageError } from '../errors.ts';
+import type { SchemaModel } from '../schemas/entity-model.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { tableColumns } from '../store/ddl.ts';
 import { Warehouse } from '../store/warehouse.ts';
@@ -108,12 +109,18 @@ async function add(a: Args, config: Config): Promise<void> {
   const taken = entities ?? [...model.entities, ...(model.aggregations ?? [])].map((e) => e.name);
   process.stdout.write(
     [
-      `added subgraph ${name}: ${taken.length} entities (${taken.join(', ')})`,
+      `added subgraph ${name}: ${taken.length} entities (${taken.join(', ')}), ${datasetCount(spec, model)}`,
       ...deployments.map((d, i) => `  ${chainName(d.chainId)}: ${urlEndpoint(d.url).label} (block ${heads[i]})`),
-      `export it: pool-export run --subgraphs ${name}   (a plain run takes it too, with DODO's jobs)`,
+      `export it: pool-export run --subgraphs ${name}   (a plain run takes it too, with the folder's other sources: pool-export jobs lists them)`,
       '',
     ].join('\n'),
   );
+}
+
+/** How many datasets (tables) a subgraph's entities make: an aggregation makes one per interval. */
+function datasetCount(spec: SubgraphSpec, model: SchemaModel): string {
+  const n = specDatasets(spec, model).length;
+  return `${n} dataset${n === 1 ? '' : 's'}`;
 }
 
 function show(config: Config): void {
@@ -124,9 +131,9 @@ function show(config: Config): void {
   }
   for (const s of config.subgraphs) {
     const model = subgraphModel(s);
-    const n = s.entities?.length ?? model.entities.length;
+    const n = s.entities?.length ?? model.entities.length + (model.aggregations?.length ?? 0);
     process.stdout.write(
-      `${s.name}: ${n} entities, from ${folder.has(s.name) ? 'the data folder' : 'the config file'}\n${s.deployments
+      `${s.name}: ${n} entities, ${datasetCount(s, model)}, from ${folder.has(s.name) ? 'the data folder' : 'the config file'}\n${s.deployments
         .map((d) => `  ${chainName(d.chainId)}: ${urlEndpoint(d.url).label}\n`)
         .join('')}`,
     );

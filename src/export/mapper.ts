@@ -2,6 +2,7 @@
 
 import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
 import { isRefList } from '../catalog/column.ts';
+import { subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import { GarbageError } from '../errors.ts';
 
@@ -13,8 +14,13 @@ const INT64_DIGITS = 19;
 /** Integer digits below which any value fits a DOUBLE (whose largest is about 1.8e308). */
 const DOUBLE_DIGITS = 308;
 
-/** What to do about a value of the wrong type. */
-const SCHEMA_HINT = 'The upstream schema may have changed: run `pool-export schema check`';
+/** What to do about a value of the wrong type: check DODO's schemas, or take a subgraph's schema again. */
+function schemaHint(ds: Dataset): string {
+  const subgraph = subgraphOf(ds.schema);
+  return subgraph
+    ? `The subgraph's schema may have changed: run \`pool-export subgraph refresh ${subgraph.name}\``
+    : 'The upstream schema may have changed: run `pool-export schema check`';
+}
 /** What to do about a number out of range. */
 const RANGE_HINT =
   'No real value comes near it, so the task stops here, storing nothing of this page, until the upstream corrects it';
@@ -30,7 +36,7 @@ interface Cell {
 export function garbage(
   at: { ds: Dataset; chainId: number; field: string },
   detail: string,
-  hint = SCHEMA_HINT,
+  hint = schemaHint(at.ds),
 ): GarbageError {
   const { ds, chainId, field } = at;
   return new GarbageError({ dataset: ds.name, chainId, chain: chainName(chainId), field }, detail, hint);

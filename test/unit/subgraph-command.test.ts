@@ -60,12 +60,45 @@ describe('pool-export subgraph', () => {
     expect(verified.stderr).toContain("no API key: DODO's counters are not read; the subgraphs' rows are verified");
     expect(verified.stdout.match(/^(ethereum|bsc) +pools\.\w+ +row ids +\d+ +all +1 +0$/gm)).toHaveLength(14);
     const listed = await cli(['subgraph', 'list'], env);
-    expect(listed.stdout).toBe(`pools: 7 entities, from the data folder\n  ethereum: ${urls[0]}\n  bsc: ${urls[1]}\n`);
+    expect(listed.stdout).toBe(
+      `pools: 7 entities, 7 datasets, from the data folder\n  ethereum: ${urls[0]}\n  bsc: ${urls[1]}\n`,
+    );
     const removed = await cli(['subgraph', 'remove', 'pools'], env);
     expect(removed.code).toBe(0);
     expect((await cli(['subgraph', 'list'], env)).stdout).toMatch(/^no subgraph is added/);
     // Its tables stay.
     expect(existsSync(join(data, 'lake', 'pools', 'swaps'))).toBe(true);
+  });
+
+  it('a folder of subgraphs alone needs no key: a plain run, status, jobs and verify take its subgraphs, exactly', async () => {
+    const data = join(dir, 'keyless');
+    const env = { ...sandboxEnv(sb, data), POOL_EXPORT_API_KEY: '' };
+    expect((await cli(['subgraph', 'add', 'pools', ...deployments()], env)).code).toBe(0);
+    const jobs = await cli(['jobs'], env);
+    expect(jobs.stdout.split('\n')[0]).toMatch(
+      /^pools +7 \* \* \* \* +every entity of the subgraph pools \(7 datasets\)$/,
+    );
+    expect(jobs.stdout).toContain(
+      "DODO's jobs (liquidity, events, state, token-mining) are not this folder's: no DODO API key is set, and this folder holds no DODO data",
+    );
+    const run = await cli(['run', '--log-format', 'json'], env);
+    expect(run.code, run.stdout + run.stderr.slice(-2000)).toBe(0);
+    expect(run.stderr).not.toMatch(/"dataset":"(dodoex|token|mine|list)\./);
+    expect(run.stdout).toContain(
+      "not verified: the upstream keeps no counters of these datasets; `pool-export verify` compares their row ids with the deployment's",
+    );
+    loadConfig({ env });
+    const names = DATASETS.filter((d) => d.schema === 'pools').map((d) => d.name);
+    expect((await compareWithSandbox(sb, data, [1, 56], names)).mismatches).toEqual([]);
+    // status reads each deployment's head with no key: lag in blocks from it, exit 0.
+    const status = await cli(['status', '--json'], env);
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    const entries = JSON.parse(status.stdout).datasets as { upstreamBlock: number | null; block: number | null }[];
+    expect(entries).toHaveLength(14);
+    for (const e of entries) expect(e.upstreamBlock).toBe(e.block);
+    expect((await cli(['verify'], env)).code).toBe(0);
+    // With a DODO key the folder takes DODO's jobs too.
+    expect((await cli(['jobs'], { ...env, POOL_EXPORT_API_KEY: sb.apiKey })).stdout).toMatch(/^liquidity /);
   });
 
   it('keeps derived fields out and stored lists of references in, as introspection tells them apart', async () => {
