@@ -5,10 +5,11 @@ import { resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Argv } from 'yargs';
 import { chainName } from '../config/chains.ts';
-import { trackedSettings } from '../config/config.ts';
+import { type Config, trackedSettings } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { UsageError } from '../errors.ts';
 import { fetchForReading } from '../pipeline/lake-step.ts';
+import { holdsDodoData } from '../pipeline/sources.ts';
 import { checkOutput, FORMATS, type Format, terminalWidth, writeResult } from '../reports/output.ts';
 import type { TableOptions } from '../reports/table-format.ts';
 import { openLakeDb, reportViews } from '../reports/views.ts';
@@ -127,6 +128,12 @@ export async function checkSelect(conn: DuckDBConnection, sql: string): Promise<
     );
 }
 
+/** What a folder of subgraphs alone says of DODO's reports, with the query that reads its own tables. */
+const DODO_LESS = (config: Config) => {
+  const first = config.subgraphs[0]!.name;
+  return `these reports read DODO's datasets, and this folder holds none (its data: ${config.subgraphs.map((s) => `subgraph ${s.name}`).join(', ')}); its tables are read with pool-export query, e.g. pool-export query "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema = '${first}'"`;
+};
+
 /** The yargs module of the `report` command. */
 export const reportCommand: CommandBody<ReportArgs> = {
   builder: (y) =>
@@ -142,7 +149,11 @@ export const reportCommand: CommandBody<ReportArgs> = {
     ),
   handler: async (a) => {
     const views = reportViews();
+    const config = configFor(a);
+    // DODO's reports read DODO's datasets: a folder of subgraphs alone has none to show.
+    const dodoLess = config.subgraphs.length > 0 && !holdsDodoData(config);
     if (a.list || !a.name) {
+      if (dodoLess) process.stdout.write(`${DODO_LESS(config)}\n`);
       // Each report's question and grain, wrapped to the terminal (or COLUMNS); unwrapped into a file or a pipe.
       const width = Math.max(40, terminalWidth().width ?? Number.POSITIVE_INFINITY);
       for (const v of views)
@@ -161,6 +172,7 @@ export const reportCommand: CommandBody<ReportArgs> = {
         `unknown report "${a.name}"${near ? `; did you mean ${near}?` : ''} (\`pool-export report --list\` lists the reports: ${views.map((v) => v.name).join(', ')})`,
       );
     }
+    if (dodoLess) throw new UsageError(`report ${view.name}: ${DODO_LESS(config)}`);
     const where: string[] = [];
     const chains = parseChains(a.chains);
     const { from, to } = parseDayRange(a);

@@ -11,9 +11,9 @@
  * (`--datasets`) takes it in any folder.
  */
 import { existsSync } from 'node:fs';
-import { findDataset } from '../catalog/catalog.ts';
+import { DATASETS } from '../catalog/catalog.ts';
 import type { Job } from '../catalog/job.ts';
-import { subgraphJob } from '../catalog/subgraphs.ts';
+import { subgraphJob, subgraphOf } from '../catalog/subgraphs.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { tableDir } from '../lake/layout.ts';
@@ -28,15 +28,10 @@ export interface FolderSources {
   readonly why: string;
 }
 
-/** Whether a dataset of these jobs has a table in the folder's lake. */
-function exported(config: Config, jobs: readonly Job[]): boolean {
+/** Whether a dataset of DODO's (any dataset not of a subgraph added) has a table in the folder's lake. */
+export function holdsDodoData(config: Config): boolean {
   const lake = dataFolder(config.dataDir).lake;
-  return jobs.some((j) =>
-    j.datasets.some((name) => {
-      const ds = findDataset(name);
-      return ds !== undefined && existsSync(tableDir(lake, ds));
-    }),
-  );
+  return DATASETS.some((ds) => subgraphOf(ds.schema) === undefined && existsSync(tableDir(lake, ds)));
 }
 
 /** The sources of the folder `config` describes; `dodo` are DODO's jobs (from `jobs/`). */
@@ -46,7 +41,7 @@ export function folderSources(config: Config, dodo: readonly Job[]): FolderSourc
     ? 'no subgraph is added to this folder'
     : config.apiKey
       ? 'a DODO API key is set'
-      : exported(config, dodo)
+      : holdsDodoData(config)
         ? "this folder holds DODO's data"
         : undefined;
   if (why) return { jobs: [...dodo, ...subgraphs], dodo: true, why };

@@ -97,6 +97,17 @@ describe('pool-export subgraph', () => {
     expect(entries).toHaveLength(14);
     for (const e of entries) expect(e.upstreamBlock).toBe(e.block);
     expect((await cli(['verify'], env)).code).toBe(0);
+    // DODO's reports say they have nothing to read here, and how to read the folder's tables.
+    const listed = await cli(['report', '--list'], env);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(
+      /^these reports read DODO's datasets, and this folder holds none \(its data: subgraph pools\)/,
+    );
+    const report = await cli(['report', 'top_pools'], env);
+    expect(report.code).toBe(2);
+    expect(report.stderr).toMatch(
+      /^pool-export: report top_pools: these reports read DODO's datasets.*pool-export query/,
+    );
     // With a DODO key the folder takes DODO's jobs too.
     expect((await cli(['jobs'], { ...env, POOL_EXPORT_API_KEY: sb.apiKey })).stdout).toMatch(/^liquidity /);
   });
