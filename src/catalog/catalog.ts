@@ -4,6 +4,7 @@
  * field names are not here: each endpoint's introspection names them (`upstream/endpoint-probe.ts`).
  */
 
+import { UsageError } from '../errors.ts';
 import {
   canonicalSchema,
   type EntityModel,
@@ -14,6 +15,7 @@ import {
   type SchemaModel,
   SUBGRAPH_SCHEMAS,
 } from '../schemas/entity-model.ts';
+import { closest } from '../util/suggest.ts';
 import type { Column, ColumnClass } from './column.ts';
 import { LIST_COLUMNS } from './liquidity-list.ts';
 
@@ -244,4 +246,20 @@ function aggregationDatasets(name: string, a: EntityModel): Dataset[] {
 export function findDataset(name: string): Dataset | undefined {
   const [schema = '', table = ''] = name.split('.');
   return BY_NAME.get(`${schema === 'list' ? 'list' : (canonicalSchema(schema) ?? schema)}.${table}`);
+}
+
+/**
+ * The dataset of a name a user typed (as `findDataset` reads it), or a usage error that suggests the nearest name and
+ * says where the list is.
+ */
+export function datasetNamed(name: string): Dataset {
+  const ds = findDataset(name);
+  if (ds) return ds;
+  const near = closest(
+    name,
+    DATASETS.map((d) => d.name),
+  );
+  throw new UsageError(
+    `unknown dataset "${name}"${near ? `; did you mean ${near}?` : ''} (\`pool-export datasets\` lists them)`,
+  );
 }

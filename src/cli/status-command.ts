@@ -1,7 +1,7 @@
 /** `pool-export status`: per dataset and chain, the last success, rows, lag behind the upstream, the last error. */
 
 import { existsSync } from 'node:fs';
-import { findDataset } from '../catalog/catalog.ts';
+import { datasetNamed, findDataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
@@ -194,13 +194,7 @@ export const statusCommand: CommandBody<Args> = {
     const config = configFor(a);
     const staleAfter = parseDuration(a['stale-after']);
     const chains = parseChains(a.chains);
-    const wanted = list(a.datasets)?.map(
-      (n) =>
-        findDataset(n)?.name ??
-        (() => {
-          throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\``);
-        })(),
-    );
+    const wanted = list(a.datasets)?.map((n) => datasetNamed(n).name);
     checkReadableDataDir(config.dataDir);
     // A folder that does not exist is a wrong --data-dir (exit 2, as for the other commands), not a stale export.
     if (!existsSync(config.dataDir))

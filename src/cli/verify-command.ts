@@ -1,6 +1,6 @@
 /** `pool-export verify`: the stored rows against the upstream's own counters (see `src/verify/`). */
 import { randomUUID } from 'node:crypto';
-import { DATASETS, findDataset } from '../catalog/catalog.ts';
+import { DATASETS, datasetNamed, findDataset } from '../catalog/catalog.ts';
 import { subgraphOf, subgraphs } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
@@ -263,8 +263,7 @@ export const verifyCommand: CommandBody<Args> = {
     ];
     const ofSubgraph = (name: string) => subgraphOf(findDataset(name)!.schema) !== undefined;
     let datasets = list(a.datasets)?.map((n) => {
-      const ds = findDataset(n);
-      if (!ds) throw new UsageError(`unknown dataset "${n}"; run \`pool-export datasets\``);
+      const ds = datasetNamed(n);
       if (!VERIFIED_DATASETS.has(ds.name) && !ofSubgraph(ds.name))
         throw new UsageError(
           `no identity checks ${ds.name}; verify checks ${[...VERIFIED_DATASETS].join(', ')} and the subgraphs' datasets (see docs/verifying.md)`,

@@ -59,11 +59,12 @@ describe('the plan of a run', () => {
     );
   });
 
-  it('names a dataset it does not know and the command that lists them', () => {
+  it('names a dataset it does not know, the nearest one it knows, and the command that lists them', () => {
     expect(() => buildPlan(config(['56']), { jobs: [], datasets: ['dodoex.swaps', 'dodoex.swap'] })).toThrow(
-      new UsageError(
-        'unknown dataset "dodoex.swap"; run `pool-export datasets` to list them (e.g. dodoex.swaps, list.liquidity)',
-      ),
+      new UsageError('unknown dataset "dodoex.swap"; did you mean dodoex.swaps? (`pool-export datasets` lists them)'),
+    );
+    expect(() => buildPlan(config(['56']), { jobs: [], datasets: ['weather.rain'] })).toThrow(
+      new UsageError('unknown dataset "weather.rain" (`pool-export datasets` lists them)'),
     );
   });
 

@@ -1,5 +1,5 @@
 /** Resolves jobs, chains and datasets against the config into a frozen plan of tasks with their endpoints. */
-import { DATASETS, type Dataset, findDataset } from '../../catalog/catalog.ts';
+import { DATASETS, type Dataset, datasetNamed } from '../../catalog/catalog.ts';
 import type { Job } from '../../catalog/job.ts';
 import { chainsOfSchema } from '../../catalog/subgraphs.ts';
 import type { Config } from '../../config/config.ts';
@@ -20,14 +20,7 @@ export interface PlanRequest {
 export function buildPlan(config: Config, req: PlanRequest): readonly Task[] {
   const wanted = new Set(req.jobs.flatMap((j) => j.datasets));
   if (req.datasets?.length) {
-    const named = req.datasets.map((n) => {
-      const d = findDataset(n);
-      if (!d)
-        throw new UsageError(
-          `unknown dataset "${n}"; run \`pool-export datasets\` to list them (e.g. dodoex.swaps, list.liquidity)`,
-        );
-      return d.name;
-    });
+    const named = req.datasets.map((n) => datasetNamed(n).name);
     for (const n of [...wanted]) if (!named.includes(n)) wanted.delete(n);
     if (req.jobs.length === 0) for (const n of named) wanted.add(n);
   }
