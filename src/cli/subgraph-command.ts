@@ -20,7 +20,7 @@ import type { Config } from '../config/config.ts';
 import { checkUrl } from '../config/route-config.ts';
 import { readFolderSubgraphs, writeFolderSubgraphs } from '../config/subgraph-config.ts';
 import { UsageError } from '../errors.ts';
-import type { SchemaModel } from '../schemas/entity-model.ts';
+import { parseSchemaModel, type SchemaModel, SchemaModelError } from '../schemas/entity-model.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { tableColumns } from '../store/ddl.ts';
 import { Warehouse } from '../store/warehouse.ts';
@@ -68,11 +68,20 @@ async function checkGraphNode(client: UpstreamClient, url: string): Promise<numb
 /** The schema text of a subgraph: `--schema FILE`, or the first deployment's introspection. */
 async function schemaText(a: Args, client: UpstreamClient, url: string): Promise<string> {
   if (a.schema) {
+    let text: string;
     try {
-      return readFileSync(a.schema, 'utf8');
+      text = readFileSync(a.schema, 'utf8');
     } catch (e) {
       throw new UsageError(`--schema: cannot read ${a.schema} (${(e as Error).message})`);
     }
+    // A file that is not a schema is named with the place in it that is wrong.
+    try {
+      parseSchemaModel(a.name ?? 'the subgraph', text);
+    } catch (e) {
+      if (e instanceof SchemaModelError) throw new UsageError(`--schema ${a.schema}: ${e.message}`);
+      throw e;
+    }
+    return text;
   }
   const answer = await client.request<IntrospectionQuery>(urlEndpoint(url), INTROSPECTION_QUERY, {});
   if (!answer.data?.__schema)

@@ -8,6 +8,7 @@ import {
   type ConstDirectiveNode,
   type DocumentNode,
   type FieldDefinitionNode,
+  type GraphQLError,
   Kind,
   parse,
   type TypeNode,
@@ -182,7 +183,10 @@ export function parseSchemaModel(name: string, sdl: string): SchemaModel {
   try {
     doc = parse(sdl);
   } catch (e) {
-    throw new SchemaModelError(`the schema of ${name} does not parse: ${(e as Error).message}`);
+    // graphql's GraphQLError: where in the text, then what (its message, whose own location is only in `locations`).
+    const at = (e as GraphQLError).locations?.[0];
+    const where = at ? ` at line ${at.line}, column ${at.column}` : '';
+    throw new SchemaModelError(`the schema of ${name} does not parse${where}: ${(e as Error).message}`);
   }
   const enums = new Map<string, string[]>();
   for (const def of doc.definitions)

@@ -214,7 +214,11 @@ describe('reading any subgraph schema', () => {
       'type Pool @entity { id: ID! price: Money! }',
       /^field Pool\.price of bad has type Money, which is neither a scalar of graph-node \(ID, String, Bytes, .*\) nor an entity, enum or interface of the schema: correct the type, or add its definition/,
     ],
-    ['SDL that does not parse', 'type Pool @entity { id: ID! ', /^the schema of bad does not parse: Syntax Error/],
+    [
+      'SDL that does not parse',
+      'type Pool @entity { id: ID! ',
+      /^the schema of bad does not parse at line 1, column 29: Syntax Error: Expected Name, found <EOF>\.$/,
+    ],
     [
       'an aggregation without intervals',
       'type S @aggregation(source: "D") { id: Int8! }',

@@ -422,7 +422,11 @@ describe('bad --subgraph input', () => {
       () => file('money.graphql', 'type Pool @entity { id: ID! price: Money! }'),
       /field Pool\.price of x has type Money, which is neither a scalar of graph-node/,
     ],
-    ['SDL that does not parse', () => file('broken.graphql', 'type Pool @entity {'), /does not parse: Syntax Error/],
+    [
+      'SDL that does not parse',
+      () => file('broken.graphql', 'type Pool @entity {'),
+      /does not parse at line 1, column 20: Syntax Error/,
+    ],
     [
       'an aggregation over an entity that is not a timeseries',
       () =>

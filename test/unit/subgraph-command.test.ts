@@ -142,7 +142,7 @@ describe('pool-export subgraph', () => {
     [
       'a schema file that does not parse',
       () => [...deployments(), '--schema', bad('broken.graphql', 'type Pool @entity {')],
-      /^pool-export: subgraph pools: the schema of pools does not parse: Syntax Error/,
+      /^pool-export: --schema \S+broken\.graphql: the schema of pools does not parse at line 1, column 20: Syntax Error: Expected Name, found <EOF>\.$/,
     ],
     [
       'an unknown scalar',
