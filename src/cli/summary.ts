@@ -14,14 +14,17 @@ const isFailure = (r: TaskResult) => r.status === 'failed' && r.error?.cls !== '
 
 /**
  * The human summary of a run: rows, pages and requests per dataset (summed over its chains; per dataset and chain with
- * `byChain`), totals, datasets unavailable upstream, and one line per distinct failure. Tasks with nothing new are
- * left out of the table. The table's columns are as wide as their contents (a typical table fits 80 columns); with
+ * `byChain`), totals, datasets unavailable upstream, and one line per distinct failure. Tasks with nothing new, and
+ * tasks that failed before they read anything, are left out of the table (with no table at all when none is left). The table's columns are as wide as their contents (a typical table fits 80 columns); with
  * `width` (a terminal's), the lines of prose below it are wrapped to it, every word kept.
  */
 export function summary(results: readonly TaskResult[], opts: { byChain?: boolean; width?: number } = {}): string {
   const groups = new Map<string, TaskResult[]>();
   for (const r of results) {
-    if ((r.stats.rows === 0 && r.status === 'ok') || r.status === 'unavailable') continue;
+    // A task that failed before it read anything is told by its FAILED line alone: one cause (a refused key) that
+    // fails 41 datasets is one line, not a table of 41 rows saying "failed".
+    const failedBare = isFailure(r) && r.stats.rows === 0 && r.stats.pages === 0;
+    if ((r.stats.rows === 0 && r.status === 'ok') || r.status === 'unavailable' || failedBare) continue;
     const key = opts.byChain ? `${r.task.ds.name}\u0000${chainName(r.task.chainId)}` : r.task.ds.name;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
@@ -80,7 +83,7 @@ export function summary(results: readonly TaskResult[], opts: { byChain?: boolea
   for (const line of routeLines(results)) prose.push(line);
   for (const line of failureLines(failed)) prose.push(line);
   const fit = (line: string) => (opts.width ? wrap(line, { width: opts.width, indent: 2 }) : line);
-  return [...lines, '', ...prose.map(fit)].join('\n');
+  return [...(groups.size ? [...lines, ''] : []), ...prose.map(fit)].join('\n');
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The run summary's lines about routes: routes passed over at the start, and failovers during tasks. */
 import { describe, expect, it } from 'vitest';
-import { findDataset } from '../../src/catalog/catalog.ts';
+import { DATASETS, findDataset } from '../../src/catalog/catalog.ts';
 import { routeLines, summary } from '../../src/cli/summary.ts';
 import type { TaskResult } from '../../src/export/task.ts';
 import { emptyStats } from '../../src/export/task.ts';
@@ -74,5 +74,24 @@ describe('tasks a stop request ended', () => {
     expect(lines.find((l) => l.startsWith('dodoex.users'))).toMatch(/ failed$/);
     expect(text).toContain('4 tasks (1 ok, 1 failed, 2 stopped on request, 0 with no new rows)');
     expect(lines.filter((l) => l.startsWith('FAILED'))).toEqual(['FAILED dodoex.users on bsc: HTTP 500']);
+  });
+});
+
+describe('a run whose tasks all failed alike', () => {
+  it('is the count and one FAILED line, with no table of datasets that read nothing', () => {
+    const names = DATASETS.filter((d) => ['list', 'dodoex', 'token', 'mine'].includes(d.schema)).map((d) => d.name);
+    const refused = 'the block lookup failed: the service at 127.0.0.1:1 refused the API key (HTTP 401)';
+    const text = summary(
+      names.map((d) =>
+        result(
+          { status: 'failed', stats: emptyStats(), error: { cls: 'auth', message: `${d} on bsc: ${refused}` } },
+          d,
+        ),
+      ),
+    );
+    expect(text.split('\n')).toEqual([
+      `${names.length} tasks (0 ok, ${names.length} failed, 0 with no new rows): 0 rows, 0 pages, 0 requests, 0 retries`,
+      `FAILED ${names.length} tasks (${names.length} datasets on bsc): ${refused}`,
+    ]);
   });
 });
