@@ -26,6 +26,7 @@ import { lit, qt } from '../src/util/sql.ts';
 import { query } from '../test/support/sandbox-client.ts';
 import { CHAIN, ceilingInsert, SWAPS } from './ceiling.ts';
 import { lakeBench } from './lake-bench.ts';
+import { reportOutputBench } from './report-output.ts';
 import { median, must } from './util.ts';
 
 /** This folder (bench/). */
@@ -1141,6 +1142,19 @@ function lake(): Promise<void> {
   });
 }
 
+/** Every report as a table and as CSV at a real chain's size (bench/report-output.ts). */
+function reports(): Promise<void> {
+  return reportOutputBench({
+    quick: QUICK,
+    work,
+    log,
+    exportRun,
+    timed,
+    line: (l) => lines.push({ section: 'reports: a table against CSV', ...l }),
+    target,
+  });
+}
+
 const started = new Date();
 try {
   const sections: Record<string, () => Promise<void>> = {
@@ -1152,6 +1166,7 @@ try {
     base,
     upload,
     lake,
+    reports,
   };
   const unknown = (ONLY ?? []).filter((k) => !(k in sections));
   if (unknown.length)

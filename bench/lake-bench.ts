@@ -7,6 +7,8 @@
  *   9. the file count and the reports' time on a one-chain lake after 100 scheduled-style runs (advance the sandbox
  *      100 blocks, run every job; 10 in the quick run), against the same before them: whether the cost grows with runs.
  *  10. an incremental run after 100 new blocks: its lake write against the whole run, and the run against a no-op run.
+ * Target 17, every report as a table against the same as CSV at the 2,000,000-swap size, is the section `reports`
+ * (bench/report-output.ts).
  * A report's time is its whole read in a new DuckDB (the views bound, every row fetched), the median of three.
  */
 import { mkdirSync, readdirSync } from 'node:fs';
