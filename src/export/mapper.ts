@@ -2,9 +2,9 @@
 
 import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
 import { isRefList } from '../catalog/column.ts';
-import { subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import { GarbageError } from '../errors.ts';
+import { SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 
 /** Largest 64-bit integer: a BigInt count, time or block beyond it is garbage (no real one comes close). */
 const INT64_MAX = 2n ** 63n - 1n;
@@ -14,12 +14,16 @@ const INT64_DIGITS = 19;
 /** Integer digits below which any value fits a DOUBLE (whose largest is about 1.8e308). */
 const DOUBLE_DIGITS = 308;
 
-/** What to do about a value of the wrong type: check DODO's schemas, or take a subgraph's schema again. */
+/**
+ * What to do about a value of the wrong type: check DODO's schemas (its liquidity list and its three subgraphs), or
+ * take a subgraph's schema again (its datasets' schema is its name). Read off the dataset alone: the page worker, a
+ * thread of its own, holds datasets and no registry of subgraphs.
+ */
 function schemaHint(ds: Dataset): string {
-  const subgraph = subgraphOf(ds.schema);
-  return subgraph
-    ? `The subgraph's schema may have changed: run \`pool-export subgraph refresh ${subgraph.name}\``
-    : 'The upstream schema may have changed: run `pool-export schema check`';
+  const dodo = ds.schema === 'list' || (SUBGRAPH_SCHEMAS as readonly string[]).includes(ds.schema);
+  return dodo
+    ? 'The upstream schema may have changed: run `pool-export schema check`'
+    : `The subgraph's schema may have changed: run \`pool-export subgraph refresh ${ds.schema}\``;
 }
 /** What to do about a number out of range. */
 const RANGE_HINT =
