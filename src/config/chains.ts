@@ -25,3 +25,26 @@ export function parseChain(text: string): number {
   if (/^\d+$/.test(t) && Number(t) > 0) return Number(t);
   throw new UsageError(`unknown chain "${text}"; use a chain id or one of: ${Object.keys(CHAINS).join(', ')}`);
 }
+
+/**
+ * The network each known chain has in a subgraph's manifest (`dataSources[].network`): The Graph's networks registry
+ * ids (`mainnet`, `matic`, `arbitrum-one`, …), with the other names the registry lists for the same chain. A
+ * deployment added for a chain whose manifest names another network is refused.
+ */
+export const GRAPH_NETWORKS: Readonly<Record<number, readonly string[]>> = {
+  1: ['mainnet', 'ethereum'],
+  56: ['bsc'],
+  137: ['matic', 'polygon'],
+  42161: ['arbitrum-one', 'arbitrum'],
+  1285: ['moonriver'],
+  1313161554: ['aurora'],
+  43114: ['avalanche', 'avax'],
+  10: ['optimism'],
+};
+
+/** The chain a manifest's network names, when it is one of the known chains. */
+export function chainOfNetwork(network: string): number | undefined {
+  const n = network.trim().toLowerCase();
+  const hit = Object.entries(GRAPH_NETWORKS).find(([, names]) => names.includes(n));
+  return hit ? Number(hit[0]) : undefined;
+}

@@ -52,8 +52,11 @@ export function parseNow(text: string | undefined): number {
 /** A name a served subgraph may have: it becomes a path segment here and a schema name in an export. */
 const SUBGRAPH_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 
-/** Parses `--subgraph NAME=FILE` (repeatable): each name with the model of its schema file. */
-export function parseSubgraphs(specs: readonly string[]): Map<string, SchemaModel> {
+/** Parses `--subgraph NAME=FILE` (repeatable): each name with the model of its schema file (and into `texts`, its text). */
+export function parseSubgraphs(
+  specs: readonly string[],
+  texts: Map<string, string> = new Map(),
+): Map<string, SchemaModel> {
   const out = new Map<string, SchemaModel>();
   for (const spec of specs) {
     const at = spec.indexOf('=');
@@ -83,6 +86,7 @@ export function parseSubgraphs(specs: readonly string[]): Map<string, SchemaMode
     const why = unservable(model);
     if (why) throw new UsageError(`--subgraph ${name} (${file}) cannot be served: ${why}`);
     out.set(name, model);
+    texts.set(name, sdl);
   }
   return out;
 }
@@ -194,11 +198,13 @@ export const sandboxCommand: Pick<CommandModule<object, Args>, 'builder' | 'hand
       pumpedPrices: a['pumped-prices'],
       now: parseNow(a.now),
     };
+    const sdl = new Map<string, string>();
     const service = new SandboxService(
       world,
       parseChains(a.chains),
       { subgraph: a.profile, gateway: a['gateway-profile'] },
-      parseSubgraphs(a.subgraph),
+      parseSubgraphs(a.subgraph, sdl),
+      sdl,
     );
     service.lag.blocks = a['lag-blocks'];
     const server = new SandboxServer(service, {

@@ -4,7 +4,8 @@ import { loadSchemaModel, type SchemaModel, withoutEntities } from '../schemas/e
 import { buildApiSchema } from './api-schema.ts';
 import { dodoexTables } from './dodoex-data.ts';
 import { genericTables } from './generic-data.ts';
-import { hashString, mix } from './hash.ts';
+import { mix } from './hash.ts';
+import { manifestText, SandboxIpfs } from './ipfs.ts';
 import type { ChainSource } from './liquidity-list.ts';
 import { type DeploymentProfile, PROFILES, rootFields } from './naming.ts';
 import type { Deployment } from './subgraph-executor.ts';
@@ -44,12 +45,18 @@ export class SandboxService {
 
   /** Subgraphs of any schema served besides DODO's (`--subgraph NAME=FILE`), by name. */
   readonly named: ReadonlyMap<string, SchemaModel>;
+  /** The IPFS files of the named subgraphs' deployments: a manifest per chain, and the schema it links. */
+  readonly ipfs = new SandboxIpfs();
+  /** The deployment id of each named subgraph on each chain (`<chainId>/<name>`): its manifest's hash. */
+  private readonly manifests = new Map<string, string>();
 
   constructor(
     readonly opts: WorldOptions,
     readonly chainIds: readonly number[],
     readonly profiles: RouteProfiles = DEFAULT_ROUTE_PROFILES,
     named: ReadonlyMap<string, SchemaModel> = new Map(),
+    /** The schema text of each named subgraph, as its file holds it (served on IPFS as it is). */
+    sdl: ReadonlyMap<string, string> = new Map(),
   ) {
     this.worlds = new Worlds(opts);
     for (const schema of Object.keys(BUILDERS)) this.models.set(schema, loadSchemaModel(schema));
@@ -59,6 +66,11 @@ export class SandboxService {
     for (const [name, model] of named) this.models.set(name, model);
     for (const p of [profiles.subgraph, profiles.gateway])
       if (!PROFILES[p]) throw new Error(`unknown deployment profile ${p}`);
+    for (const [name, model] of named) {
+      const schemaHash = this.ipfs.add(sdl.get(name) ?? '');
+      for (const chainId of chainIds)
+        this.manifests.set(`${chainId}/${name}`, this.ipfs.add(manifestText({ name, chainId, model, schemaHash })));
+    }
   }
 
   /** The entity schemas served. */
@@ -73,8 +85,9 @@ export class SandboxService {
 
   /** The IPFS-style deployment id (`Qm…`). */
   deploymentId(chainId: number, schema: string): string {
-    const named = this.named.has(schema) ? [hashString(schema)] : [];
-    return `Qm${base58([this.opts.seed, chainId, schema.length, schema.charCodeAt(0), 7, ...named], 44)}`;
+    const manifest = this.manifests.get(`${chainId}/${schema}`);
+    if (manifest) return manifest;
+    return `Qm${base58([this.opts.seed, chainId, schema.length, schema.charCodeAt(0), 7], 44)}`;
   }
 
   /** The generated tables of a chain and schema, shared by every profile that serves them. */

@@ -161,7 +161,29 @@ export class SandboxServer {
     }
   }
 
+  /**
+   * The IPFS node's `cat` (Kubo's RPC API, as graph-node calls it: POST, the hash in `arg`): a file's text, or Kubo's
+   * error object with status 500 for a hash it does not hold.
+   */
+  private ipfsCat(url: URL, req: IncomingMessage, res: ServerResponse): void {
+    bump(this.stats.byRoute, 'ipfs');
+    if (req.method !== 'POST') {
+      res.writeHead(405, { 'content-type': 'text/plain' }).end('405 - Method Not Allowed\n');
+      return;
+    }
+    const arg = url.searchParams.get('arg') ?? '';
+    const text = this.service.ipfs.cat(arg);
+    if (text === undefined)
+      return send(res, 500, {
+        Message: `block was not found locally (offline): ipld: could not find ${arg}`,
+        Code: 0,
+        Type: 'error',
+      });
+    res.writeHead(200, { 'content-type': 'text/plain', 'x-stream-output': '1' }).end(text);
+  }
+
   private async data(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (url.pathname === '/ipfs/api/v0/cat') return this.ipfsCat(url, req, res);
     // A subgraph of any schema (`--subgraph NAME=FILE`) on one chain, at graph-node's own path, with no API key (a
     // graph-node of one's own has none); its answers follow the same rules, faults and limits as DODO's routes.
     const named = /^\/subgraphs\/name\/(.+)\/([^/]+)$/.exec(url.pathname);
