@@ -41,11 +41,15 @@ export default defineConfig({
     // Containers: no reaper container (no registry to pull it from) and the host network, not Docker's bridge.
     // Integration: the runs read the memory of a host with no control group limit (test/fixtures/hosts/), whatever
     // this machine's is, so that they run under the `duckdbMemoryLimit` such a host gets by default.
-    env:
-      TIER === 'containers'
+    // Every tier: a subgraph's files are read from a closed port on loopback unless a test names the sandbox's IPFS
+    // node (test/support/export-check.ts), never from The Graph's IPFS endpoint, the default.
+    env: {
+      POOL_EXPORT_IPFS_URL: 'http://127.0.0.1:65534/ipfs/',
+      ...(TIER === 'containers'
         ? { TESTCONTAINERS_RYUK_DISABLED: 'true', TESTCONTAINERS_HOST_OVERRIDE: '127.0.0.1' }
         : TIER === 'integration'
           ? { POOL_EXPORT_HOST_FILES: resolve('test/fixtures/hosts/no-limit-8gib') }
-          : {},
+          : {}),
+    },
   },
 });

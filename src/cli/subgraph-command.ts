@@ -15,7 +15,7 @@ import {
   specDatasets,
   subgraphModel,
 } from '../catalog/subgraphs.ts';
-import { chainName, parseChain } from '../config/chains.ts';
+import { chainName, chainOfNetwork, GRAPH_NETWORKS, parseChain } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { checkUrl } from '../config/route-config.ts';
 import { readFolderSubgraphs, writeFolderSubgraphs } from '../config/subgraph-config.ts';
@@ -25,6 +25,7 @@ import { lockDataDir } from '../store/data-lock.ts';
 import { tableColumns } from '../store/ddl.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
+import { deploymentFiles, IpfsUnavailable } from '../upstream/deployment-source.ts';
 import { INTROSPECTION_QUERY, sdlFromIntrospection } from '../upstream/introspect-schema.ts';
 import { urlEndpoint } from '../upstream/routes.ts';
 import { inert } from '../util/inert.ts';
@@ -39,20 +40,29 @@ interface Args extends FolderArgs {
   url?: string[] | undefined;
   schema?: string | undefined;
   entities?: string | undefined;
+  ipfs?: string | undefined;
   timeout: number;
 }
 
+/** A deployment of a subgraph as its endpoint answered `_meta`: its head, and its id (its manifest's IPFS hash). */
+interface Answered extends SubgraphDeployment {
+  readonly block: number;
+  readonly deployment: string | undefined;
+}
+
 /** Asks a URL for `_meta` as graph-node answers it; a usage error that names the URL when it does not. */
-async function checkGraphNode(client: UpstreamClient, url: string): Promise<number> {
-  const e = urlEndpoint(url);
+async function checkGraphNode(client: UpstreamClient, d: SubgraphDeployment): Promise<Answered> {
+  const e = urlEndpoint(d.url);
   let block: unknown;
+  let deployment: unknown;
   try {
-    const a = await client.request<{ _meta?: { block?: { number?: unknown } } }>(
+    const a = await client.request<{ _meta?: { block?: { number?: unknown }; deployment?: unknown } }>(
       e,
       'query Meta { _meta { block { number } deployment } }',
       {},
     );
     block = a.data?._meta?.block?.number;
+    deployment = a.data?._meta?.deployment;
   } catch (e2) {
     throw new UsageError(
       `${e.label} is not a graph-node endpoint (${(e2 as Error).message.split('\n')[0]!.replace(` from ${e.label}`, '')}): give the URL of a subgraph's GraphQL endpoint, such as http://host:8000/subgraphs/name/NAME`,
@@ -62,11 +72,46 @@ async function checkGraphNode(client: UpstreamClient, url: string): Promise<numb
     throw new UsageError(
       `${e.label} is not a graph-node endpoint: its answer has no _meta { block { number } }; give the URL of a subgraph's GraphQL endpoint, such as http://host:8000/subgraphs/name/NAME`,
     );
-  return block;
+  return { ...d, block, deployment: typeof deployment === 'string' && deployment ? deployment : undefined };
 }
 
-/** The schema text of a subgraph: `--schema FILE`, or the first deployment's introspection. */
-async function schemaText(a: Args, client: UpstreamClient, url: string): Promise<string> {
+/**
+ * The schema of a subgraph's deployments from their own files on IPFS, each deployment's manifest checked to index the
+ * chain it was given for; undefined (with a line on stderr saying what introspection cannot see) when the IPFS
+ * endpoint does not answer, unless `--ipfs` named it: then that is an error.
+ */
+async function deploymentSchema(a: Args, config: Config, deps: readonly Answered[]): Promise<string | undefined> {
+  const ipfs = a.ipfs === undefined ? config.ipfsUrl : checkUrl('--ipfs', a.ipfs);
+  let schema: string | undefined;
+  try {
+    for (const d of deps) {
+      if (!d.deployment) throw new IpfsUnavailable(`${urlEndpoint(d.url).label} names no deployment in its _meta`);
+      const files = await deploymentFiles(ipfs, d.deployment, a.timeout * 1000);
+      const names = GRAPH_NETWORKS[d.chainId];
+      if (names && !files.networks.some((n) => names.includes(n))) {
+        const other = files.networks.map(chainOfNetwork).find((c) => c !== undefined);
+        throw new UsageError(
+          `--chain ${chainName(d.chainId)} with ${urlEndpoint(d.url).label}: its deployment ${d.deployment} indexes ${files.networks.join(', ')}, not ${names[0]}; ${other ? `give --chain ${chainName(other)}` : 'give the chain it indexes, by id'}`,
+        );
+      }
+      schema ??= files.schema;
+    }
+    return schema;
+  } catch (e) {
+    if (!(e instanceof IpfsUnavailable)) throw e;
+    if (a.ipfs !== undefined) throw new UsageError(`${e.message}: check --ipfs, or give --schema FILE`);
+    process.stderr.write(
+      `schema by introspection: ${e.message}; introspection does not show which entities are immutable, timeseries or aggregations (--ipfs URL or --schema FILE gives them)\n`,
+    );
+    return undefined;
+  }
+}
+
+/**
+ * The schema text of a subgraph: `--schema FILE`, or its deployments' own (from IPFS), or the first deployment's
+ * introspection when no IPFS endpoint answers.
+ */
+async function schemaText(a: Args, config: Config, client: UpstreamClient, deps: readonly Answered[]): Promise<string> {
   if (a.schema) {
     let text: string;
     try {
@@ -83,6 +128,9 @@ async function schemaText(a: Args, client: UpstreamClient, url: string): Promise
     }
     return text;
   }
+  const own = await deploymentSchema(a, config, deps);
+  if (own !== undefined) return own;
+  const url = deps[0]!.url;
   const answer = await client.request<IntrospectionQuery>(urlEndpoint(url), INTROSPECTION_QUERY, {});
   if (!answer.data?.__schema)
     throw new UsageError(`${urlEndpoint(url).label} answers no introspection: pass --schema FILE`);
@@ -108,9 +156,10 @@ async function add(a: Args, config: Config): Promise<void> {
   if (folder.some((s) => s.name === name) || config.subgraphs.some((s) => s.name === name))
     throw new UsageError(`subgraph ${name} is already added: pool-export subgraph remove ${name}, then add it again`);
   const client = UpstreamClient.forConfig(config, { timeoutMs: a.timeout * 1000 });
-  const heads: number[] = [];
-  for (const d of deployments) heads.push(await checkGraphNode(client, d.url));
-  const schema = await schemaText(a, client, deployments[0]!.url);
+  const answered: Answered[] = [];
+  for (const d of deployments) answered.push(await checkGraphNode(client, d));
+  const heads = answered.map((d) => d.block);
+  const schema = await schemaText(a, config, client, answered);
   const entities = list(a.entities);
   const spec: SubgraphSpec = { name, deployments, schema, ...(entities?.length ? { entities } : {}) };
   const model = subgraphModel(spec);
@@ -186,7 +235,9 @@ async function refresh(a: Args, config: Config): Promise<void> {
         : `no subgraph ${name} is added; pool-export subgraph list shows them`,
     );
   const client = UpstreamClient.forConfig(config, { timeoutMs: a.timeout * 1000 });
-  const now: SubgraphSpec = { ...was, schema: await schemaText(a, client, was.deployments[0]!.url) };
+  const answered: Answered[] = [];
+  for (const d of was.deployments) answered.push(await checkGraphNode(client, d));
+  const now: SubgraphSpec = { ...was, schema: await schemaText(a, config, client, answered) };
   const [before, after] = [subgraphModel(was), subgraphModel(now)];
   const changes = subgraphDrift(before, after);
   if (!changes.length) {
@@ -261,7 +312,13 @@ export const subgraphCommand: CommandBody<Args> = {
       .option('url', { type: 'string', array: true, describe: "that chain's graph-node endpoint (repeat)" })
       .option('schema', {
         type: 'string',
-        describe: 'its schema.graphql (default: read by introspection); refresh: the new one',
+        describe:
+          "its schema.graphql (default: the deployment's own, from IPFS; by introspection when IPFS does not answer); refresh: the new one",
+      })
+      .option('ipfs', {
+        type: 'string',
+        describe:
+          "the IPFS endpoint that holds the deployment's manifest and schema (default: ipfsUrl in the config file, POOL_EXPORT_IPFS_URL, or The Graph's)",
       })
       .option('entities', { type: 'string', describe: 'comma list of entities to export (default: every one)' })
       .option('timeout', { type: 'number', default: 30, describe: 'seconds each request may take' }),

@@ -58,20 +58,13 @@ export interface Config {
   readonly reorgWindowSecs: number;
   /** Rows buffered before one transaction commits them with the checkpoint. */
   readonly batchRows: number;
-  /**
-   * Datasets whose first page a run asks in one batched request per route (see `export/first-pages.ts`); 0 turns the
-   * batch off (each task asks its own first page).
-   */
+  /** Datasets whose first page a run asks in one request per route (`export/first-pages.ts`); 0: each its own. */
   readonly batchDatasets: number;
-  /**
-   * Shards of a first backfill of an event or bucket dataset larger than one page: its key range is split into this
-   * many parts, fetched concurrently, each with its own checkpoint, then merged. 1 turns sharding off.
-   */
+  /** Shards of a first backfill larger than a page: key ranges fetched at once, then merged; 1 turns sharding off. */
   readonly shards: number;
   /**
-   * DuckDB's memory limit during a run (it spills to the data folder's disk beyond it, so a run checks that disk has
-   * room first); empty: DuckDB's default, 80% of RAM. `auto` (the default) is resolved when the configuration loads:
-   * 40% of the control group's memory limit, or 25% of the machine's memory without one (`memory-limit.ts`).
+   * DuckDB's memory limit during a run (it spills to the data folder's disk beyond it); empty: DuckDB's default, 80% of
+   * RAM; `auto` (the default): 40% of a control group's memory limit, or 25% of the machine's (`memory-limit.ts`).
    */
   readonly duckdbMemoryLimit: string;
   /** Where `duckdbMemoryLimit` came from, in words: `auto` and what it read, the config file, or DuckDB's default. */
@@ -84,13 +77,12 @@ export interface Config {
   readonly trustedTokens: Readonly<Record<string, readonly string[]>>;
   /** USD a trusted side must hold in one pool for the pool to give the other token a derived price. */
   readonly minTrackedLiquidityUsd: number;
-  /**
-   * Where the Parquet lake goes: `url` empty for the data folder's `lake/`, or `s3://bucket/prefix`; `bucket` is that
-   * URL read (null for the local lake). Endpoint, region and credentials come from the AWS chain (`bucket/bucket.ts`).
-   */
+  /** Where the Parquet lake goes: `url` empty for the folder's `lake/`, or `s3://bucket/prefix` (`bucket/bucket.ts`). */
   readonly lake: LakeSettings;
   /** Subgraphs of any schema: the config file's `subgraphs`, then the data folder's (`subgraph-config.ts`). */
   readonly subgraphs: readonly SubgraphSpec[];
+  /** The IPFS endpoint a subgraph's manifest and schema are read from (`upstream/deployment-source.ts`). */
+  readonly ipfsUrl: string;
 }
 
 /**
@@ -138,6 +130,8 @@ export const DEFAULTS = {
   minTrackedLiquidityUsd: MIN_TRACKED_LIQUIDITY_USD,
   lake: { url: '' },
   subgraphs: {},
+  // The Graph's IPFS endpoint, which holds every deployment published to its network.
+  ipfsUrl: 'https://api.thegraph.com/ipfs/',
 } satisfies Omit<
   Config,
   | 'chains'
@@ -168,6 +162,7 @@ const ENV: Readonly<Record<string, keyof Config>> = {
   POOL_EXPORT_DEVELOPER_ID: 'developerId',
   POOL_EXPORT_GATEWAY_URL: 'gatewayUrl',
   POOL_EXPORT_DATA_DIR: 'dataDir',
+  POOL_EXPORT_IPFS_URL: 'ipfsUrl',
 };
 
 /** A file holding the API key (a mounted Kubernetes or Docker secret), instead of the key in the environment. */
@@ -216,6 +211,7 @@ const STRING_KEYS = [
   'developerId',
   'userAgentPrefix',
   'duckdbMemoryLimit',
+  'ipfsUrl',
 ] as const;
 
 function checkSchemaNames(raw: unknown): Record<string, string> {
@@ -386,6 +382,7 @@ export function loadConfig(
     dataDir,
     baseUrl: checkUrl('baseUrl (POOL_EXPORT_BASE_URL)', merged.baseUrl as string),
     gatewayUrl: checkUrl('gatewayUrl (POOL_EXPORT_GATEWAY_URL)', merged.gatewayUrl as string),
+    ipfsUrl: checkUrl('ipfsUrl (POOL_EXPORT_IPFS_URL)', merged.ipfsUrl as string),
     chains: Object.freeze(chains.map((c) => parseChain(String(c)))),
     routes: Object.freeze(routes),
     secrets: Object.freeze([...new Set(secrets)]),

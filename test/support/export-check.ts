@@ -92,6 +92,8 @@ export function sandboxEnv(sb: Pick<SandboxEndpoint, 'url' | 'apiKey'>, dataDir:
     POOL_EXPORT_BASE_URL: sb.url,
     POOL_EXPORT_DATA_DIR: dataDir,
     POOL_EXPORT_DEVELOPER_ID: 'dev42',
+    // The sandbox's IPFS node holds its subgraphs' manifests and schemas (never The Graph's, the default).
+    POOL_EXPORT_IPFS_URL: `${sb.url}/ipfs/`,
   };
 }
 

@@ -29,14 +29,23 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A data folder's environment where no IPFS endpoint answers (a closed port): a subgraph is added by introspection. */
+const introspected = (env: Record<string, string>): Record<string, string> => ({
+  ...env,
+  POOL_EXPORT_IPFS_URL: 'http://127.0.0.1:65534/ipfs/',
+});
+
 const deployments = () => ['--chain', 'ethereum', '--url', urls[0]!, '--chain', 'bsc', '--url', urls[1]!];
 
 describe('pool-export subgraph', () => {
   it('adds a subgraph by introspection, runs it exactly with one more command, lists it and removes it', async () => {
     const data = join(dir, 'a');
-    const env = sandboxEnv(sb, data);
+    const env = introspected(sandboxEnv(sb, data));
     const added = await cli(['subgraph', 'add', 'pools', ...deployments()], env);
-    expect(added.stderr).toBe('');
+    // No IPFS endpoint answers: introspection, and one line saying what it cannot see.
+    expect(added.stderr).toMatch(
+      /^schema by introspection: the IPFS endpoint http:\/\/127\.0\.0\.1:65534\/ipfs could not give Qm\w+ \(connect ECONNREFUSED 127\.0\.0\.1:65534\); introspection does not show which entities are immutable, timeseries or aggregations \(--ipfs URL or --schema FILE gives them\)\n$/,
+    );
     expect(added.code).toBe(0);
     expect(added.stdout).toContain(
       'added subgraph pools: 7 entities (Factory, Token, Pool, Swap, Mint, PriceTick, Account)',
@@ -73,11 +82,9 @@ describe('pool-export subgraph', () => {
   it('a folder of subgraphs alone needs no key: a plain run, status, jobs and verify take its subgraphs, exactly', async () => {
     const data = join(dir, 'keyless');
     const env = { ...sandboxEnv(sb, data), POOL_EXPORT_API_KEY: '' };
-    expect((await cli(['subgraph', 'add', 'pools', ...deployments()], env)).code).toBe(0);
+    expect((await cli(['subgraph', 'add', 'own', ...deployments()], env)).code).toBe(0);
     const jobs = await cli(['jobs'], env);
-    expect(jobs.stdout.split('\n')[0]).toMatch(
-      /^pools +7 \* \* \* \* +every entity of the subgraph pools \(7 datasets\)$/,
-    );
+    expect(jobs.stdout.split('\n')[0]).toMatch(/^own +7 \* \* \* \* +every entity of the subgraph own \(9 datasets\)$/);
     expect(jobs.stdout).toContain(
       "DODO's jobs (liquidity, events, state, token-mining) are not this folder's: no DODO API key is set, and this folder holds no DODO data",
     );
@@ -88,13 +95,13 @@ describe('pool-export subgraph', () => {
       "not verified: the upstream keeps no counters of these datasets; `pool-export verify` compares their row ids with the deployment's",
     );
     loadConfig({ env });
-    const names = DATASETS.filter((d) => d.schema === 'pools').map((d) => d.name);
-    expect((await compareWithSandbox(sb, data, [1, 56], names)).mismatches).toEqual([]);
+    const names = DATASETS.filter((d) => d.schema === 'own').map((d) => d.name);
+    expect((await compareWithSandbox(sb, data, [1, 56], names, 'pools')).mismatches).toEqual([]);
     // status reads each deployment's head with no key: lag in blocks from it, exit 0.
     const status = await cli(['status', '--json'], env);
     expect(status.code, status.stdout + status.stderr).toBe(0);
     const entries = JSON.parse(status.stdout).datasets as { upstreamBlock: number | null; block: number | null }[];
-    expect(entries).toHaveLength(14);
+    expect(entries).toHaveLength(18);
     for (const e of entries) expect(e.upstreamBlock).toBe(e.block);
     expect((await cli(['verify'], env)).code).toBe(0);
     // schedule --every reads the deployments' heads with no key: idle ticks while they stand still (no run, where
@@ -114,12 +121,12 @@ describe('pool-export subgraph', () => {
     expect(sched.code, sched.stderr.slice(-2000)).toBe(0);
     expect(count(sched.stderr, 'run-start')).toBe(1);
     expect(sched.stderr).not.toMatch(/"dataset":"(dodoex|token|mine|list)\./);
-    expect((await compareWithSandbox(sb, data, [1, 56], names)).mismatches).toEqual([]);
+    expect((await compareWithSandbox(sb, data, [1, 56], names, 'pools')).mismatches).toEqual([]);
     // DODO's reports say they have nothing to read here, and how to read the folder's tables.
     const listed = await cli(['report', '--list'], env);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(
-      /^these reports read DODO's datasets, and this folder holds none \(its data: subgraph pools\)/,
+      /^these reports read DODO's datasets, and this folder holds none \(its data: subgraph own\)/,
     );
     const report = await cli(['report', 'top_pools'], env);
     expect(report.code).toBe(2);
@@ -132,7 +139,9 @@ describe('pool-export subgraph', () => {
 
   it('keeps derived fields out and stored lists of references in, as introspection tells them apart', async () => {
     const data = join(dir, 'b');
-    expect((await cli(['subgraph', 'add', 'pools', ...deployments()], sandboxEnv(sb, data))).code).toBe(0);
+    expect((await cli(['subgraph', 'add', 'pools', ...deployments()], introspected(sandboxEnv(sb, data)))).code).toBe(
+      0,
+    );
     const schema = JSON.parse(readFileSync(join(data, 'subgraphs.json'), 'utf8')).subgraphs[0].schema as string;
     expect(schema).toMatch(/^ {2}whitelistPools: \[Pool!\]!$/m);
     expect(schema).toMatch(/^ {2}swapsIn: \[Swap!\]! @derivedFrom\(field: "\?"\)$/m);
@@ -155,7 +164,7 @@ describe('pool-export subgraph', () => {
     [
       'an entity that does not exist',
       () => [...deployments(), '--entities', 'Swap,Nope'],
-      /^pool-export: subgraph pools has no entity Nope; its entities: Factory, Token, Pool, Swap, Mint, PriceTick, Account$/,
+      /^pool-export: subgraph pools has no entity Nope; its entities: Factory, Token, Pool, Swap, Mint, PriceTick, Account, TokenPriceStat$/,
     ],
     [
       'a schema file that does not parse',

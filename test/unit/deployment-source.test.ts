@@ -1,0 +1,136 @@
+/**
+ * A subgraph's schema from its deployment's own files on IPFS (src/upstream/deployment-source.ts): `subgraph add`
+ * without `--schema` against the sandbox's IPFS node takes the schema file byte for byte, with what introspection
+ * cannot see (immutable entities, a timeseries, an aggregation and its intervals); a deployment of another network,
+ * an IPFS endpoint named by --ipfs that does not answer, and a file that is not a manifest are each one line and exit
+ * code 2, with nothing stored.
+ */
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.ts';
+import { manifestText } from '../../src/sandbox/ipfs.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { parseSchemaModel } from '../../src/schemas/entity-model.ts';
+import { parseManifest } from '../../src/upstream/deployment-source.ts';
+import { cli, sandboxEnv } from '../support/export-check.ts';
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
+let sb: SandboxProcess;
+let dir: string;
+let url: (chain: string) => string;
+/** An HTTP server that answers every IPFS `cat` with a YAML file that is no manifest. */
+let notIpfs: Server;
+
+beforeAll(async () => {
+  sb = await startSandbox(['--scale', '500', '--chains', '1,56', '--subgraph', `pools=${FIXTURE}`]);
+  url = (chain) => new RegExp(`^subgraph pools: (\\S+/${chain})$`, 'm').exec(sb.banner)![1]!;
+  dir = mkdtempSync(join(tmpdir(), 'pe-deployment-'));
+  notIpfs = createServer((_, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('hello: world\n'));
+  notIpfs.listen(0, '127.0.0.1');
+  await once(notIpfs, 'listening');
+});
+afterAll(async () => {
+  await sb?.stop();
+  notIpfs?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a manifest', () => {
+  const schemaHash = 'QmSchema1234';
+  const manifest = manifestText({
+    name: 'pools',
+    chainId: 137,
+    model: parseSchemaModel('p', readFileSync(FIXTURE, 'utf8')),
+    schemaHash,
+  });
+
+  it('gives its schema link and its networks', () => {
+    expect(parseManifest(manifest, 'QmM')).toEqual({ schemaHash, networks: ['matic'] });
+    const templated = `${manifest}templates:\n  - kind: ethereum\n    name: Pool\n    network: matic\n  - name: Other\n    network: base\n`;
+    expect(parseManifest(templated, 'QmM').networks).toEqual(['matic', 'base']);
+  });
+
+  it.each([
+    ['YAML that is no manifest', 'hello: world\n', 'it has no schema.file link'],
+    ['text that is not YAML', '{{{ :', 'it has no schema.file link'],
+    [
+      'a manifest naming no network',
+      'schema:\n  file:\n    /: /ipfs/QmS\ndataSources: []\n',
+      'it has no data source naming a network',
+    ],
+  ])('refuses %s, naming the hash', (_, text, why) => {
+    expect(() => parseManifest(text, 'QmBad')).toThrow(
+      new UsageError(
+        `QmBad is not a subgraph manifest (${why}): the endpoint's _meta { deployment } should name a deployment published by graph deploy`,
+      ),
+    );
+  });
+});
+
+describe('subgraph add from the deployment itself', () => {
+  it('takes the schema file as the deployment holds it, with its immutable entities, timeseries and aggregation', async () => {
+    const data = join(dir, 'own');
+    const env = sandboxEnv(sb, data);
+    const added = await cli(
+      [
+        'subgraph',
+        'add',
+        'pools',
+        '--chain',
+        'ethereum',
+        '--url',
+        url('ethereum'),
+        '--chain',
+        'bsc',
+        '--url',
+        url('bsc'),
+      ],
+      env,
+    );
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain(
+      'added subgraph pools: 8 entities (Factory, Token, Pool, Swap, Mint, PriceTick, Account, TokenPriceStat), 9 datasets',
+    );
+    const stored = JSON.parse(readFileSync(join(data, 'subgraphs.json'), 'utf8')).subgraphs[0].schema;
+    expect(stored).toBe(readFileSync(FIXTURE, 'utf8'));
+  });
+
+  it.each([
+    [
+      'a deployment of another network',
+      () => ['--chain', 'bsc', '--url', url('ethereum')],
+      /^pool-export: --chain bsc with http:\/\/127\.0\.0\.1:\d+\/subgraphs\/name\/pools\/ethereum: its deployment Qm\w+ indexes mainnet, not bsc; give --chain ethereum$/,
+    ],
+    [
+      'an IPFS endpoint named by --ipfs that does not answer',
+      () => ['--chain', 'ethereum', '--url', url('ethereum'), '--ipfs', 'http://127.0.0.1:65534/ipfs'],
+      /^pool-export: the IPFS endpoint http:\/\/127\.0\.0\.1:65534\/ipfs could not give Qm\w+ \(connect ECONNREFUSED 127\.0\.0\.1:65534\): check --ipfs, or give --schema FILE$/,
+    ],
+    [
+      'a deployment id whose file is no manifest',
+      () => [
+        '--chain',
+        'ethereum',
+        '--url',
+        url('ethereum'),
+        '--ipfs',
+        `http://127.0.0.1:${(notIpfs.address() as AddressInfo).port}/`,
+      ],
+      /^pool-export: Qm\w+ is not a subgraph manifest \(it has no schema\.file link\)/,
+    ],
+  ])('refuses %s in one line with exit code 2, and stores nothing', async (_, args, message) => {
+    const data = join(dir, `bad-${Math.random()}`);
+    const r = await cli(['subgraph', 'add', 'pools', ...args()], sandboxEnv(sb, data));
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr.trim()).toMatch(message);
+    expect(existsSync(join(data, 'subgraphs.json'))).toBe(false);
+  });
+});
