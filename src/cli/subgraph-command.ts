@@ -111,7 +111,13 @@ async function deploymentSchema(a: Args, config: Config, deps: readonly Answered
  * The schema text of a subgraph: `--schema FILE`, or its deployments' own (from IPFS), or the first deployment's
  * introspection when no IPFS endpoint answers.
  */
-async function schemaText(a: Args, config: Config, client: UpstreamClient, deps: readonly Answered[]): Promise<string> {
+async function schemaText(args: {
+  readonly a: Args;
+  readonly config: Config;
+  readonly client: UpstreamClient;
+  readonly deps: readonly Answered[];
+}): Promise<string> {
+  const { a, config, client, deps } = args;
   if (a.schema) {
     let text: string;
     try {
@@ -159,7 +165,7 @@ async function add(a: Args, config: Config): Promise<void> {
   const answered: Answered[] = [];
   for (const d of deployments) answered.push(await checkGraphNode(client, d));
   const heads = answered.map((d) => d.block);
-  const schema = await schemaText(a, config, client, answered);
+  const schema = await schemaText({ a, config, client, deps: answered });
   const entities = list(a.entities);
   const spec: SubgraphSpec = { name, deployments, schema, ...(entities?.length ? { entities } : {}) };
   const model = subgraphModel(spec);
@@ -237,7 +243,7 @@ async function refresh(a: Args, config: Config): Promise<void> {
   const client = UpstreamClient.forConfig(config, { timeoutMs: a.timeout * 1000 });
   const answered: Answered[] = [];
   for (const d of was.deployments) answered.push(await checkGraphNode(client, d));
-  const now: SubgraphSpec = { ...was, schema: await schemaText(a, config, client, answered) };
+  const now: SubgraphSpec = { ...was, schema: await schemaText({ a, config, client, deps: answered }) };
   const [before, after] = [subgraphModel(was), subgraphModel(now)];
   const changes = subgraphDrift(before, after);
   if (!changes.length) {
