@@ -79,7 +79,7 @@ describe('events and buckets (keyset on seq, id)', () => {
     const wh = new FakeWarehouse(ds);
     const e = await failure(run(src, wh, { pageSize: 100, batchRows: 200 }));
     expect(e.message).toBe(
-      `upstream sent invalid data for ${ds.name} on bsc (chain 56), field "rows": expected a list of ${ds.entity} rows, got {"id":"a"}. The upstream schema may have changed: run \`pool-export schema check\``,
+      `upstream sent invalid data for ${ds.name} on bsc (chain 56), field "rows": expected a list of ${ds.entity} rows, got {"id":"a"}. The subgraph's schema may have changed: run \`pool-export subgraph refresh fake\``,
     );
     expect(wh.batches).toEqual([]);
   });
