@@ -64,12 +64,17 @@ export interface StatusRow {
  */
 async function entries(dataDir: string): Promise<{ entries: readonly StatusEntry[]; file?: StatusFile }> {
   const file = readStatusFile(dataDir);
-  if (file) return { entries: file.entries, file };
-  if (!existsSync(dataFolder(dataDir).warehouse)) return { entries: [] };
+  // A run stopped by a signal or killed left the file as it was while it ran (without the tasks it stopped, whose
+  // committed batches count): the warehouse, free again, holds what it committed.
+  const stale = file?.run.state === 'running' && !processAlive(file.run.pid);
+  if (file && !stale) return { entries: file.entries, file };
+  if (!existsSync(dataFolder(dataDir).warehouse)) return { entries: file?.entries ?? [], ...(file ? { file } : {}) };
   let w: Warehouse;
   try {
     w = await Warehouse.open(dataDir, { readOnly: true });
   } catch (e) {
+    // A new run holds it and has not written its file yet: the last file is the best figure until it does.
+    if (file && /in use by another process/.test((e as Error).message)) return { entries: file.entries, file };
     if (/in use by another process/.test((e as Error).message))
       throw new Error(
         `a run holds the warehouse in ${dataDir} and no status file was written there yet (runs of this version write one); try again once it has ended`,
@@ -78,7 +83,7 @@ async function entries(dataDir: string): Promise<{ entries: readonly StatusEntry
     throw e;
   }
   try {
-    return { entries: await readEntries(w) };
+    return { entries: await readEntries(w), ...(file ? { file } : {}) };
   } finally {
     await w.close();
   }

@@ -3,6 +3,7 @@
  * that serves the test schema. Adding by introspection and running takes two commands, and the export is exact
  * (`compareWithSandbox`); bad input is one line and exit code 2, and writes nothing.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,6 +105,18 @@ describe('pool-export subgraph', () => {
     expect(entries).toHaveLength(18);
     for (const e of entries) expect(e.upstreamBlock).toBe(e.block);
     expect((await cli(['verify'], env)).code).toBe(0);
+    // A run stopped by a signal leaves the file as it ran ('running', its tasks' entries so far, here none); once its
+    // process is gone, status reads the warehouse instead of saying nothing was exported.
+    const file = join(data, 'status.json');
+    const written = JSON.parse(readFileSync(file, 'utf8'));
+    const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout);
+    writeFileSync(
+      file,
+      JSON.stringify({ ...written, run: { ...written.run, pid: dead, state: 'running' }, entries: [] }),
+    );
+    const after = await cli(['status', '--json'], env);
+    expect(after.code, after.stderr).toBe(0);
+    expect(JSON.parse(after.stdout).datasets).toHaveLength(18);
     // schedule --every reads the deployments' heads with no key: idle ticks while they stand still (no run, where
     // before every tick ran), one run once they move, and the export exact after it.
     const count = (text: string, event: string) => text.split(`"event":"${event}"`).length - 1;
