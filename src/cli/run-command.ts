@@ -1,6 +1,7 @@
 /** `pool-export run`: exports the selected jobs, chains and datasets once, then prints a summary. */
 import { existsSync, statSync } from 'node:fs';
 import type { Job } from '../catalog/job.ts';
+import { subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
@@ -48,8 +49,10 @@ async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
     process.stdout.write(
       `DuckDB memory limit: ${config.duckdbMemoryLimit || 'none'} (${config.duckdbMemoryLimitFrom}; duckdbMemoryLimit in the config file sets it)\n`,
     );
-    if (!config.apiKey)
-      process.stdout.write('no API key is set: a run needs POOL_EXPORT_API_KEY (or "apiKey" in the config file)\n');
+    if (!config.apiKey && tasks.some((t) => subgraphOf(t.ds.schema) === undefined))
+      process.stdout.write(
+        'no API key is set: DODO\'s tasks need POOL_EXPORT_API_KEY (or "apiKey" in the config file)\n',
+      );
     for (const t of tasks) {
       const cp = await cps?.get(t.chainId, t.ds.name).catch(() => undefined);
       process.stdout.write(

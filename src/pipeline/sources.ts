@@ -24,7 +24,7 @@ export interface FolderSources {
   readonly jobs: readonly Job[];
   /** Whether DODO's jobs are among them. */
   readonly dodo: boolean;
-  /** Why, in a few words (for `jobs` and `run --dry-run`). */
+  /** Why, in a few words (`pool-export jobs` says it). */
   readonly why: string;
 }
 

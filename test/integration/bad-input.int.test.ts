@@ -614,7 +614,7 @@ describe('bad input', () => {
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^plan: 2 tasks, data folder .*dry-run-folder \(nothing exported there yet\)$/m);
-    expect(r.stdout).toContain('no API key is set: a run needs POOL_EXPORT_API_KEY');
+    expect(r.stdout).toContain("no API key is set: DODO's tasks need POOL_EXPORT_API_KEY");
     expect(r.stdout).not.toContain('apikey=');
     expect(r.stdout).toMatch(
       /dodoex\.swaps +bsc +event +http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex {2}cursor \(start of history\)/,
