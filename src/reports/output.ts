@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path';
 import { type DuckDBConnection, type Json, JsonDuckDBValueConverter } from '@duckdb/node-api';
 import { UsageError } from '../errors.ts';
 import { replaceFile } from '../util/atomic-file.ts';
-import { humanTime } from '../util/display.ts';
+import { humanTime, terminalWidth } from '../util/display.ts';
 import { jsonSafe } from '../util/inert.ts';
 import { lit, subquery } from '../util/sql.ts';
 import { rowLimit, TableDraft, type TableOptions } from './table-format.ts';
@@ -20,13 +20,6 @@ function csvCell(v: Json): string {
   if (v === null) return '';
   const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-}
-
-/** The width to fit: the terminal's, or `COLUMNS` when set (as shells and `watch` set it), or none. */
-export function terminalWidth(): { width?: number } {
-  if (process.stdout.isTTY) return { width: process.stdout.columns };
-  const columns = Number(process.env.COLUMNS);
-  return Number.isInteger(columns) && columns > 0 ? { width: columns } : {};
 }
 
 /** Checks where a result goes before anything runs: an existing folder for `--out`, no binary to a terminal. */

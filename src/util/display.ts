@@ -146,3 +146,10 @@ export function humanDuration(secs: number): string {
   if (secs < 86_400 * 2) return `${(secs / 3600).toFixed(1)}h`;
   return `${(secs / 86_400).toFixed(1)}d`;
 }
+
+/** The width to fit: the terminal's, or `COLUMNS` when set (as shells and `watch` set it), or none. */
+export function terminalWidth(): { width?: number } {
+  if (process.stdout.isTTY) return { width: process.stdout.columns };
+  const columns = Number(process.env.COLUMNS);
+  return Number.isInteger(columns) && columns > 0 ? { width: columns } : {};
+}
