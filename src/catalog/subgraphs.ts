@@ -137,3 +137,9 @@ export function chainsOfSchema(schema: string): readonly number[] | undefined {
 export function deploymentUrl(schema: string, chainId: number): string | undefined {
   return registered.get(schema)?.spec.deployments.find((d) => d.chainId === chainId)?.url;
 }
+
+/** The entity or aggregation of a registered subgraph's schema, or undefined. */
+export function subgraphEntity(schema: string, entity: string): EntityModel | undefined {
+  const model = registered.get(schema)?.model;
+  return model?.entities.find((e) => e.name === entity) ?? model?.aggregations?.find((a) => a.name === entity);
+}

@@ -10,11 +10,16 @@
  * - volume by token: `volume_by_token.volume_usd` (tracked) summed over the days;
  * - freshness: the status file's last success and the block time of the committed data, per dataset and chain, with
  *   the last verification against the upstream's counters and the gaps it found.
+ *
+ * These are DODO's, drawn only where DODO is exported. The subgraphs added to the folder have their own part (rows per
+ * dataset and per day or hour, freshness per deployment): `dashboard-subgraphs.ts`.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import { lagSeconds } from '../store/freshness.ts';
-import { readStatusFile } from '../store/status-file.ts';
+import { readStatusFile, type StatusEntry } from '../store/status-file.ts';
+import { type SubgraphFigures, subgraphFigures } from './dashboard-subgraphs.ts';
 
 /** What the dashboard shows: chains (ids) and UTC days (YYYY-MM-DD), each optional. */
 export interface DashboardFilter {
@@ -75,7 +80,10 @@ export interface DashboardData {
   readonly volume: ChainSeries;
   readonly topPools: TopPool[];
   readonly tokens: { symbol: string; token: string; chain: string; volumeUsd: number }[];
+  /** DODO's datasets' freshness (the subgraphs' is per deployment, in `subgraphs`). */
   readonly freshness: Freshness[];
+  /** The subgraphs added to the folder: rows per dataset and per day or hour, freshness per deployment. */
+  readonly subgraphs: SubgraphFigures;
 }
 
 /** Pools in the table and the APY chart. */
@@ -227,10 +235,9 @@ async function tokenVolume(conn: DuckDBConnection, f: DashboardFilter): Promise<
   }));
 }
 
-function freshness(dataDir: string, f: DashboardFilter, now: Date): Freshness[] {
-  const file = readStatusFile(dataDir);
-  if (!file) return [];
-  return file.entries
+function freshness(entries: readonly StatusEntry[], f: DashboardFilter, now: Date): Freshness[] {
+  return entries
+    .filter((e) => !subgraphOf(e.dataset.split('.')[0] ?? ''))
     .filter((e) => !f.chains?.length || f.chains.includes(e.chainId))
     .map((e) => ({
       dataset: e.dataset,
@@ -251,6 +258,7 @@ export async function dashboardData(
   opts: { filter: DashboardFilter; now: Date },
 ): Promise<DashboardData> {
   const { filter: f, now } = opts;
+  const entries = readStatusFile(dataDir)?.entries ?? [];
   return {
     generatedAt: now.toISOString(),
     filter: f,
@@ -258,11 +266,17 @@ export async function dashboardData(
     volume: await volumeByChain(conn, f),
     topPools: await topPools(conn, f),
     tokens: await tokenVolume(conn, f),
-    freshness: freshness(dataDir, f, now),
+    freshness: freshness(entries, f, now),
+    subgraphs: await subgraphFigures(conn, dataDir, { filter: f, now, entries }),
   };
+}
+
+/** Whether DODO's figures have anything to show (its charts are drawn only then). */
+export function hasDodoData(d: DashboardData): boolean {
+  return d.tvl.days.length > 0 || d.volume.days.length > 0 || d.topPools.length > 0 || d.tokens.length > 0;
 }
 
 /** Whether the lake gave the dashboard anything to show. */
 export function hasData(d: DashboardData): boolean {
-  return d.tvl.days.length > 0 || d.volume.days.length > 0 || d.topPools.length > 0 || d.tokens.length > 0;
+  return hasDodoData(d) || d.subgraphs.datasets.length > 0;
 }

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { humanDuration } from '../util/display.ts';
 import { jsonSafe } from '../util/inert.ts';
-import type { DashboardData, Freshness, TopPool } from './dashboard-data.ts';
+import { type DashboardData, type Freshness, hasDodoData, type TopPool } from './dashboard-data.ts';
+import type { DeploymentFreshness, SubgraphDataset } from './dashboard-subgraphs.ts';
 
 /** Characters that HTML must not see raw. */
 const HTML_ESCAPES: Readonly<Record<string, string>> = {
@@ -156,6 +157,14 @@ const SCRIPT = `
     yAxis: { type: 'category', inverse: true, data: D.tokens.map(function (t) { return inert(t.symbol) + ' (' + t.chain + ')'; }), axisLabel: { width: 130, overflow: 'truncate' } },
     series: [{ name: 'volume', type: 'bar', data: D.tokens.map(function (t) { return t.volumeUsd; }) }]
   });
+  var A = D.subgraphs.activity;
+  make('chart-activity', {
+    title: { text: 'Rows per ' + A.unit + ' (UTC), by dataset', textStyle: { fontSize: 14 } },
+    tooltip: tip(function (v) { return num(v) + ' rows'; }), legend: { top: 28, type: 'scroll' }, grid: grid,
+    xAxis: Object.assign(dayAxis(A.buckets), { name: 'UTC ' + A.unit }),
+    yAxis: { type: 'value', name: 'rows', axisLabel: { formatter: num } },
+    series: A.series.map(function (s) { return { name: s.dataset, type: 'line', showSymbol: A.buckets.length < 2, data: s.values }; })
+  });
   D.topPools.forEach(function (p, i) {
     make('spark-' + i, {
       grid: { top: 2, bottom: 2, left: 2, right: 2 }, tooltip: tip(usd),
@@ -228,6 +237,46 @@ function freshnessTable(entries: readonly Freshness[]): string {
   return `<table class="freshness"><thead><tr><th>dataset</th>${head}</tr></thead><tbody>${body.join('')}</tbody></table>`;
 }
 
+/** The rows of each subgraph dataset, per chain, with the range of its times. */
+function subgraphDatasetsTable(datasets: readonly SubgraphDataset[]): string {
+  const rows = datasets.map((d) => {
+    const chains = d.chains.map((c) => `${c.chain} ${c.rows.toLocaleString('en-US')}`).join('; ');
+    const outside = d.outside ? ` (${d.outside.toLocaleString('en-US')} outside 2009 to now)` : '';
+    return `<tr data-dataset="${escapeHtml(d.dataset)}"><th>${escapeHtml(d.dataset)}</th><td>${escapeHtml(d.kind)}</td>
+      <td class="n" data-value="${d.rows}">${d.rows.toLocaleString('en-US')}</td><td>${escapeHtml(chains)}</td>
+      <td>${escapeHtml(d.timeField ?? '–')}</td><td>${escapeHtml(d.first ?? '–')}</td><td>${escapeHtml(d.last ?? '–')}${escapeHtml(outside)}</td></tr>`;
+  });
+  return `<table class="subgraph-datasets"><thead><tr><th>dataset</th><th>read as</th><th class="n">rows</th><th>per chain</th>
+    <th>time field</th><th>first</th><th>last</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+/** The freshness class of a deployment: as a dataset's, by its most behind dataset. */
+function deploymentClass(d: DeploymentFreshness): string {
+  if (d.failed.length) return 'failed';
+  if (d.lagSecs === null) return '';
+  return d.lagSecs <= 3600 ? 'fresh' : d.lagSecs <= 86_400 ? 'stale' : 'old';
+}
+
+/** Freshness per deployment of the subgraphs. */
+function deploymentsTable(deployments: readonly DeploymentFreshness[]): string {
+  if (!deployments.length) return '<p class="note">No run has recorded its status in this data folder yet.</p>';
+  const rows = deployments.map((d) => {
+    const blocks = d.blocks
+      ? d.blocks.min === d.blocks.max
+        ? `${d.blocks.min}`
+        : `${d.blocks.min} to ${d.blocks.max}`
+      : '–';
+    const lag = d.lagSecs === null ? '–' : humanDuration(d.lagSecs);
+    const failed = d.failed.length ? `${d.failed.length} failed: ${d.failed.join(', ')}` : 'none failed';
+    return `<tr data-deployment="${escapeHtml(`${d.subgraph}/${d.chainId}`)}"><th>${escapeHtml(d.subgraph)}</th><td>${escapeHtml(d.chain)}</td>
+      <td>${escapeHtml(d.endpoint ?? '–')}</td><td class="n">${escapeHtml(blocks)}</td><td>${escapeHtml(d.blockTime ?? '–')}</td>
+      <td class="n ${deploymentClass(d)}" data-lag="${d.lagSecs ?? ''}">${escapeHtml(lag)}</td><td>${escapeHtml(d.lastSuccess ?? 'never')}</td>
+      <td>${d.datasets} (${escapeHtml(failed)})</td></tr>`;
+  });
+  return `<table class="deployments freshness"><thead><tr><th>subgraph</th><th>chain</th><th>endpoint</th><th class="n">block</th>
+    <th>block time (oldest)</th><th class="n">lag</th><th>last success</th><th>datasets</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
 function filterText(d: DashboardData): string {
   const f = d.filter;
   const chains = f.chains?.length ? `chains ${f.chains.join(', ')}` : 'every chain';
@@ -255,20 +304,44 @@ export function emptyDashboardHtml(dataDir: string, generatedAt: string): string
 `;
 }
 
-/** The whole page. */
-export function dashboardHtml(d: DashboardData, dataDir: string): string {
-  const section = (part: string, text: { title: string; note: string; wide?: boolean }, inner: string) =>
-    `<section data-part="${part}"${text.wide ? ' class="wide"' : ''}><h2>${text.title}</h2><p class="note">${text.note}</p>${inner}</section>`;
-  return `${head()}
-<body><h1>pool-export dashboard</h1>
-<div class="meta">made ${escapeHtml(d.generatedAt)} from ${escapeHtml(dataDir)}; ${escapeHtml(filterText(d))}. Tracked figures value an untrusted token at the price of the pool that backs it with a trusted token, at most that backing.</div>
-<div class="grid">
-${section('tvl', { title: 'TVL per chain', note: 'Sum of the pools\u2019 tracked TVL (report tvl_daily); a pool without activity on a day counts with its last known TVL.' }, '<div class="chart" id="chart-tvl"></div>')}
+type Section = (part: string, text: { title: string; note: string; wide?: boolean }, inner: string) => string;
+
+/** DODO's charts and tables, drawn where DODO is exported. */
+function dodoSections(d: DashboardData, section: Section): string {
+  return `${section('tvl', { title: 'TVL per chain', note: 'Sum of the pools\u2019 tracked TVL (report tvl_daily); a pool without activity on a day counts with its last known TVL.' }, '<div class="chart" id="chart-tvl"></div>')}
 ${section('volume', { title: 'Daily volume per chain', note: 'Tracked USD volume summed over the pools (report volume_daily).' }, '<div class="chart" id="chart-volume"></div>')}
 ${section('top-pools', { title: 'Top pools by tracked TVL', note: 'Latest liquidity-list snapshot (report top_pools); the line is the pool\u2019s tracked TVL per day (tvl_daily).', wide: true }, topPoolsTable(d.topPools))}
 ${section('apy', { title: 'APY', note: 'The service\u2019s transaction APY (top_pools) beside the fee APY of the pool\u2019s latest day (report apy). An APY above 1,000% a year or below 0 is implausible: marked \u26a0 in the table and left out of the chart, so that it does not set the scale.' }, '<div class="chart" id="chart-apy"></div>')}
 ${section('tokens', { title: 'Volume by token', note: 'Tracked USD volume per token over the days shown (report volume_by_token).' }, '<div class="chart" id="chart-tokens"></div>')}
-${section('freshness', { title: 'Freshness', note: 'How old the committed data of each dataset are per chain (hover for the last success and the last verification), from the data folder\u2019s status file: \u2713 marks data verified complete against the upstream\u2019s counters; gaps, groups that differ from them (pool-export verify names them).', wide: true }, freshnessTable(d.freshness))}
+${section('freshness', { title: 'Freshness', note: 'How old the committed data of each dataset are per chain (hover for the last success and the last verification), from the data folder\u2019s status file: \u2713 marks data verified complete against the upstream\u2019s counters; gaps, groups that differ from them (pool-export verify names them).', wide: true }, freshnessTable(d.freshness))}`;
+}
+
+/** What a subgraph user looks at: rows per day or hour, rows per dataset, freshness per deployment. */
+function subgraphSections(d: DashboardData, section: Section): string {
+  const a = d.subgraphs.activity;
+  const drawn =
+    a.series.length < d.subgraphs.datasets.filter((x) => x.first !== null).length
+      ? ` (the ${a.series.length} with the most rows)`
+      : '';
+  return `${section('subgraph-activity', { title: `Rows per ${a.unit}`, note: `Rows of each subgraph dataset per UTC ${a.unit} of its time field${drawn}: an aggregation's bucket, an event's time, else its first field named \u2026timestamp.`, wide: true }, '<div class="chart" id="chart-activity"></div>')}
+${section('subgraph-datasets', { title: 'Rows per dataset', note: 'Rows in the lake of each dataset of the subgraphs added to this folder (a mutable entity: one row per id, its latest state), per chain, with its first and last time.', wide: true }, subgraphDatasetsTable(d.subgraphs.datasets))}
+${section('deployments', { title: 'Freshness per deployment', note: 'Each subgraph\u2019s deployment per chain, from the data folder\u2019s status file: the blocks its datasets\u2019 committed rows were read at, and the lag of the oldest (a deployment is as fresh as its most behind dataset).', wide: true }, deploymentsTable(d.subgraphs.deployments))}`;
+}
+
+/** The whole page. */
+export function dashboardHtml(d: DashboardData, dataDir: string): string {
+  const section: Section = (part, text, inner) =>
+    `<section data-part="${part}"${text.wide ? ' class="wide"' : ''}><h2>${text.title}</h2><p class="note">${text.note}</p>${inner}</section>`;
+  const dodo = hasDodoData(d);
+  const tracked = dodo
+    ? ' Tracked figures value an untrusted token at the price of the pool that backs it with a trusted token, at most that backing.'
+    : '';
+  return `${head()}
+<body><h1>pool-export dashboard</h1>
+<div class="meta">made ${escapeHtml(d.generatedAt)} from ${escapeHtml(dataDir)}; ${escapeHtml(filterText(d))}.${tracked}</div>
+<div class="grid">
+${dodo ? dodoSections(d, section) : ''}
+${d.subgraphs.datasets.length ? subgraphSections(d, section) : ''}
 </div>
 <script type="application/json" id="dashboard-data">${scriptJson(d)}</script>
 <script>${echarts()}</script>

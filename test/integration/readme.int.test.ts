@@ -173,6 +173,7 @@ describe('the README, as a new user follows it', () => {
       const failed = r.outputs.find((o) => o.output.includes('::: failed'));
       expect(r.code, `${failed?.command}: ${failed?.output}\n${r.stderr.slice(-2000)}`).toBe(0);
       expect(r.outputs.find((o) => o.command.includes('query'))!.output).toMatch(/swaps\n-+\n *[1-9]\d*\n\(1 rows\)/);
+      expect(r.outputs.find((o) => o.command.includes('dashboard'))!.output).toMatch(/^dashboard: .* KiB; open it/);
       const ddl = r.outputs.find((o) => o.command.includes('lake ddl'))!.output;
       expect(ddl).toContain('CREATE OR REPLACE VIEW "pools"."swaps" AS SELECT * FROM read_parquet(');
     } finally {
@@ -203,6 +204,7 @@ describe('the README, as a new user follows it', () => {
       const r = await runBlock(client!);
       const failed = r.outputs.find((o) => o.output.includes('::: failed'));
       expect(r.code, `${failed?.command}: ${failed?.output}\n${r.stderr.slice(-2000)}`).toBe(0);
+      expect(r.outputs.find((o) => o.command.includes('dashboard'))!.output).toMatch(/^dashboard: .* KiB; open it/);
       const ddl = r.outputs.find((o) => o.command.includes('lake ddl'))!.output;
       expect(ddl).toContain("ENDPOINT '127.0.0.1:4568'");
       expect(ddl).toContain("URL_STYLE 'path'");

@@ -218,13 +218,15 @@ describe('the dashboard figures from report tables', () => {
     await expect(figures({ to: 'x2026-01-01' })).rejects.toThrow('not a day: "x2026-01-01"');
   });
 
-  it('has data when any of its four figures has something', () => {
+  it('has data when any of its four figures, or a subgraph dataset, has something', () => {
     const none = { tvl: { days: [], series: [] }, volume: { days: [], series: [] }, topPools: [], tokens: [] };
-    const base = { generatedAt: '', filter: {}, freshness: [] };
+    const subgraphs = { datasets: [], activity: { unit: 'day' as const, buckets: [], series: [] }, deployments: [] };
+    const base = { generatedAt: '', filter: {}, freshness: [], subgraphs };
     expect(hasData({ ...base, ...none })).toBe(false);
     expect(hasData({ ...base, ...none, tvl: { days: [D1], series: [] } })).toBe(true);
     expect(hasData({ ...base, ...none, volume: { days: [D1], series: [] } })).toBe(true);
     expect(hasData({ ...base, ...none, topPools: [{} as never] })).toBe(true);
     expect(hasData({ ...base, ...none, tokens: [{ symbol: 's', token: 't', chain: 'bsc', volumeUsd: 1 }] })).toBe(true);
+    expect(hasData({ ...base, ...none, subgraphs: { ...subgraphs, datasets: [{} as never] } })).toBe(true);
   });
 });

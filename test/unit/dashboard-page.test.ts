@@ -34,14 +34,16 @@ const fresh = (over: Partial<Freshness>): Freshness => ({
   ...over,
 });
 
+/** A folder's figures; DODO's volume has a day, so that DODO's part is drawn (`subgraphFolder` has none). */
 const figures = (over: Partial<DashboardData>): DashboardData => ({
   generatedAt: '2026-01-02T03:04:05Z',
   filter: {},
   tvl: { days: [], series: [] },
-  volume: { days: [], series: [] },
+  volume: { days: ['2026-01-01'], series: [] },
   topPools: [],
   tokens: [],
   freshness: [],
+  subgraphs: { datasets: [], activity: { unit: 'day', buckets: [], series: [] }, deployments: [] },
   ...over,
 });
 
@@ -220,6 +222,96 @@ describe('the page around the tables', () => {
     expect(html).toContain('<body data-rendered="0"><h1>pool-export dashboard</h1>');
     expect(html).toContain('<div class="meta">made 2026-01-01T00:00:00Z from /x/&lt;i&gt;</div>');
     expect(html).toContain('<section class="empty" data-part="empty"><h2>No data yet</h2>');
+  });
+});
+
+describe('a folder of subgraphs', () => {
+  const subgraphs: DashboardData['subgraphs'] = {
+    datasets: [
+      {
+        dataset: 'uni.swaps',
+        subgraph: 'uni',
+        kind: 'event',
+        chains: [{ chain: 'ethereum', rows: 1234 }],
+        rows: 1234,
+        timeField: 'timestamp',
+        first: '2026-01-01T00:00:00.000Z',
+        last: '2026-01-02T00:00:00.000Z',
+        outside: 2,
+      },
+      {
+        dataset: 'uni.notes',
+        subgraph: 'uni',
+        kind: 'mutable',
+        chains: [{ chain: 'ethereum', rows: 2 }],
+        rows: 2,
+        timeField: null,
+        first: null,
+        last: null,
+        outside: 0,
+      },
+    ],
+    activity: {
+      unit: 'day',
+      buckets: ['2026-01-01', '2026-01-02'],
+      series: [{ dataset: 'uni.swaps', values: [1, 2] }],
+    },
+    deployments: [
+      {
+        subgraph: 'uni',
+        chain: 'ethereum',
+        chainId: 1,
+        endpoint: 'https://g/api/***/subgraphs/id/Qm<x>',
+        datasets: 2,
+        failed: ['uni.notes'],
+        blocks: { min: 10, max: 12 },
+        blockTime: '2026-01-02T00:00:00.000Z',
+        lagSecs: 90,
+        lastSuccess: '2026-01-02T00:01:00.000Z',
+      },
+    ],
+  };
+  const noDodo = { volume: { days: [], series: [] }, subgraphs };
+  const parts = (html: string) => [...html.matchAll(/<section data-part="([^"]+)"/g)].map((m) => m[1]);
+
+  it("draws the subgraphs' three parts and none of DODO's when DODO has no data", () => {
+    const html = page(figures(noDodo));
+    expect(parts(html)).toEqual(['subgraph-activity', 'subgraph-datasets', 'deployments']);
+    expect(html).not.toContain('Tracked figures');
+    expect(html).toContain('<div class="chart" id="chart-activity"></div>');
+  });
+
+  it("draws DODO's parts, then the subgraphs', when a folder holds both", () => {
+    expect(parts(page(figures({ subgraphs })))).toEqual([
+      'tvl',
+      'volume',
+      'top-pools',
+      'apy',
+      'tokens',
+      'freshness',
+      'subgraph-activity',
+      'subgraph-datasets',
+      'deployments',
+    ]);
+  });
+
+  it('lists each dataset with its rows per chain and the range of its times', () => {
+    expect(table(page(figures(noDodo)), 'subgraph-datasets')).toBe(
+      '<thead><tr><th>dataset</th><th>read as</th><th class="n">rows</th><th>per chain</th><th>time field</th><th>first</th><th>last</th></tr></thead><tbody>' +
+        '<tr data-dataset="uni.swaps"><th>uni.swaps</th><td>event</td><td class="n" data-value="1234">1,234</td><td>ethereum 1,234</td>' +
+        '<td>timestamp</td><td>2026-01-01T00:00:00.000Z</td><td>2026-01-02T00:00:00.000Z (2 outside 2009 to now)</td></tr>' +
+        '<tr data-dataset="uni.notes"><th>uni.notes</th><td>mutable</td><td class="n" data-value="2">2</td><td>ethereum 2</td>' +
+        '<td>–</td><td>–</td><td>–</td></tr></tbody>',
+    );
+  });
+
+  it('gives each deployment its blocks, lag and failures, its endpoint escaped', () => {
+    expect(table(page(figures(noDodo)), 'deployments freshness')).toBe(
+      '<thead><tr><th>subgraph</th><th>chain</th><th>endpoint</th><th class="n">block</th><th>block time (oldest)</th><th class="n">lag</th><th>last success</th><th>datasets</th></tr></thead><tbody>' +
+        '<tr data-deployment="uni/1"><th>uni</th><td>ethereum</td><td>https://g/api/***/subgraphs/id/Qm&lt;x&gt;</td><td class="n">10 to 12</td>' +
+        '<td>2026-01-02T00:00:00.000Z</td><td class="n failed" data-lag="90">2m</td><td>2026-01-02T00:01:00.000Z</td>' +
+        '<td>2 (1 failed: uni.notes)</td></tr></tbody>',
+    );
   });
 });
 

@@ -105,6 +105,11 @@ describe('pool-export subgraph', () => {
     expect(entries).toHaveLength(18);
     for (const e of entries) expect(e.upstreamBlock).toBe(e.block);
     expect((await cli(['verify'], env)).code).toBe(0);
+    // The dashboard draws the subgraph's rows (its page is checked in the browser tier).
+    const dash = await cli(['dashboard', '--out', join(data, 'dashboard.html')], env);
+    expect(dash.code, dash.stderr).toBe(0);
+    expect(dash.stdout).toMatch(/ KiB; open it in a browser, no network needed\)\n$/);
+    expect(readFileSync(join(data, 'dashboard.html'), 'utf8')).toContain('<section data-part="subgraph-datasets"');
     // A run stopped by a signal leaves the file as it ran ('running', its tasks' entries so far, here none); once its
     // process is gone, status reads the warehouse instead of saying nothing was exported.
     const file = join(data, 'status.json');
