@@ -20,6 +20,11 @@ import type { Job } from './job.ts';
 export interface SubgraphDeployment {
   readonly chainId: number;
   readonly url: string;
+  /**
+   * The deployment (its manifest's IPFS hash) the URL served when the subgraph was added or last refreshed, where
+   * known. A run refuses another one, as a new version may have changed any row, until `subgraph refresh` takes it.
+   */
+  readonly deployment?: string;
 }
 
 /** A subgraph as configured. */
@@ -131,6 +136,11 @@ function knownList(): string {
 /** The chains a dataset can be read on: a subgraph's deployments' chains, or undefined (DODO's: the config's chains). */
 export function chainsOfSchema(schema: string): readonly number[] | undefined {
   return registered.get(schema)?.spec.deployments.map((d) => d.chainId);
+}
+
+/** The deployment a subgraph was added or refreshed at on a chain (its hash), or undefined when not known. */
+export function recordedDeployment(schema: string, chainId: number): string | undefined {
+  return registered.get(schema)?.spec.deployments.find((d) => d.chainId === chainId)?.deployment;
 }
 
 /** The URL of a subgraph's deployment on a chain, or undefined. */

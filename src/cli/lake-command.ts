@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chainName } from '../config/chains.ts';
+import { chainFolder } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { type LakeUrl, parseLakeUrl, showLakeUrl } from '../config/lake-url.ts';
@@ -121,7 +121,7 @@ export const lakeCommand: CommandBody<Args> = {
         `${a.engine} reads the lake from object storage, and this lake is the local folder ${local}: set lake.url (or POOL_EXPORT_LAKE_URL), or give --url s3://bucket/prefix`,
       );
     const found = localFolders(local);
-    const chains = [...new Set([...config.chains.map(chainName), ...found.chains])];
+    const chains = [...new Set([...config.chains.map(chainFolder), ...found.chains])];
     // DuckDB cannot create a view over a glob that matches no file: it needs to know which table paths are empty.
     const withFiles =
       a.engine !== 'duckdb'

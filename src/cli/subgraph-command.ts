@@ -15,7 +15,7 @@ import {
   specDatasets,
   subgraphModel,
 } from '../catalog/subgraphs.ts';
-import { chainName, chainOfNetwork, GRAPH_NETWORKS, parseChain } from '../config/chains.ts';
+import { chainName, chainOfNetwork, networkOf, parseChain, REGISTRY_VERSION } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { checkUrl } from '../config/route-config.ts';
 import { readFolderSubgraphs, writeFolderSubgraphs } from '../config/subgraph-config.ts';
@@ -87,13 +87,16 @@ async function deploymentSchema(a: Args, config: Config, deps: readonly Answered
     for (const d of deps) {
       if (!d.deployment) throw new IpfsUnavailable(`${urlEndpoint(d.url).label} names no deployment in its _meta`);
       const files = await deploymentFiles(ipfs, d.deployment, a.timeout * 1000);
-      const names = GRAPH_NETWORKS[d.chainId];
-      if (names && !files.networks.some((n) => names.includes(n))) {
-        const other = files.networks.map(chainOfNetwork).find((c) => c !== undefined);
+      const known = files.networks.map(chainOfNetwork).filter((c): c is number => c !== undefined);
+      const given = `${networkOf(d.chainId) ?? chainName(d.chainId)} (chain ${d.chainId})`;
+      if (known.length && !known.includes(d.chainId))
         throw new UsageError(
-          `--chain ${chainName(d.chainId)} with ${urlEndpoint(d.url).label}: its deployment ${d.deployment} indexes ${files.networks.join(', ')}, not ${names[0]}; ${other ? `give --chain ${chainName(other)}` : 'give the chain it indexes, by id'}`,
+          `--chain ${chainName(d.chainId)} with ${urlEndpoint(d.url).label}: its deployment ${d.deployment} indexes ${inert(files.networks.join(', '))} (chain ${known[0]}), not ${given}; give --chain ${chainName(known[0]!)}`,
         );
-      }
+      if (!known.length)
+        process.stderr.write(
+          `${urlEndpoint(d.url).label}: its deployment indexes ${inert(files.networks.join(', '))}, a network The Graph's networks registry ${REGISTRY_VERSION} does not name; taken as ${given}, as --chain says\n`,
+        );
       schema ??= files.schema;
     }
     return schema;
@@ -167,7 +170,8 @@ async function add(a: Args, config: Config): Promise<void> {
   const heads = answered.map((d) => d.block);
   const schema = await schemaText({ a, config, client, deps: answered });
   const entities = list(a.entities);
-  const spec: SubgraphSpec = { name, deployments, schema, ...(entities?.length ? { entities } : {}) };
+  const recorded = deployments.map((d, i) => withHash(d, answered[i]!.deployment));
+  const spec: SubgraphSpec = { name, deployments: recorded, schema, ...(entities?.length ? { entities } : {}) };
   const model = subgraphModel(spec);
   writeFolderSubgraphs(config.dataDir, [...folder, spec]);
   const taken = entities ?? [...model.entities, ...(model.aggregations ?? [])].map((e) => e.name);
@@ -224,6 +228,11 @@ function remove(a: Args, config: Config): void {
   );
 }
 
+/** A deployment with the hash its endpoint answered (kept as it was when the endpoint names none). */
+function withHash(d: SubgraphDeployment, hash: string | undefined): SubgraphDeployment {
+  return hash ? { ...d, deployment: hash } : d;
+}
+
 /**
  * Takes the schema a subgraph's endpoint serves now (or `--schema FILE`) in place of the one it was added with, and
  * readies the data folder for it: the tables gain the new fields' columns, and every dataset whose columns (or paging)
@@ -243,10 +252,21 @@ async function refresh(a: Args, config: Config): Promise<void> {
   const client = UpstreamClient.forConfig(config, { timeoutMs: a.timeout * 1000 });
   const answered: Answered[] = [];
   for (const d of was.deployments) answered.push(await checkGraphNode(client, d));
-  const now: SubgraphSpec = { ...was, schema: await schemaText({ a, config, client, deps: answered }) };
+  const now: SubgraphSpec = {
+    ...was,
+    deployments: was.deployments.map((d, i) => withHash(d, answered[i]!.deployment)),
+    schema: await schemaText({ a, config, client, deps: answered }),
+  };
   const [before, after] = [subgraphModel(was), subgraphModel(now)];
   const changes = subgraphDrift(before, after);
-  if (!changes.length) {
+  // A new deployment (another hash than the one recorded) may have changed any row: every dataset on its chain is read
+  // again whole. A hash seen for the first time (a folder added before hashes were kept) is recorded.
+  const moved = now.deployments.filter((d, i) => {
+    const old = was.deployments[i]!.deployment;
+    return old !== undefined && d.deployment !== undefined && d.deployment !== old;
+  });
+  const learned = now.deployments.some((d, i) => d.deployment !== was.deployments[i]!.deployment);
+  if (!changes.length && !learned) {
     process.stdout.write(`subgraph ${name}: its schema is unchanged\n`);
     return;
   }
@@ -273,6 +293,17 @@ async function refresh(a: Args, config: Config): Promise<void> {
     try {
       await w.ensureTables(newSets);
       await w.transaction(async (tx) => {
+        for (const { chainId } of moved)
+          for (const d of newSets.filter((x) => !changed.includes(x))) {
+            for (const t of ['checkpoints', 'shard_checkpoints'])
+              await tx.exec(`DELETE FROM _pool_export.${t} WHERE dataset = $1 AND chain_id = $2`, [d.name, chainId]);
+            await tx.exec(
+              `INSERT OR REPLACE INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs, rebuild)
+               SELECT $2, $1, 0, coalesce(list(DISTINCT _run_id) FILTER (WHERE _run_id IS NOT NULL), []), true FROM ${qt(d.table)} WHERE chain_id = $2 HAVING count(*) > 0`,
+              [d.name, chainId],
+            );
+            await tx.exec(`DELETE FROM ${qt(d.table)} WHERE chain_id = $1`, [chainId]);
+          }
         for (const d of changed) {
           for (const t of ['checkpoints', 'shard_checkpoints'])
             await tx.exec(`DELETE FROM _pool_export.${t} WHERE dataset = $1`, [d.name]);
@@ -298,11 +329,17 @@ async function refresh(a: Args, config: Config): Promise<void> {
   }
   process.stdout.write(
     [
-      `subgraph ${name}: ${changes.length} change(s) taken`,
+      changes.length
+        ? `subgraph ${name}: ${changes.length} change(s) taken`
+        : `subgraph ${name}: its schema is unchanged`,
       ...changes.map((c) => `  ${inert(describeChange(c))}`),
       ...(changed.length
         ? [`emptied, to be read again whole by the next run: ${changed.map((d) => d.name).join(', ')}`]
         : []),
+      ...moved.map(
+        (d) =>
+          `a new deployment on ${chainName(d.chainId)} (${d.deployment}, was ${was.deployments.find((x) => x.chainId === d.chainId)!.deployment}): as a new version may have changed any row, every dataset there is read again whole by the next run`,
+      ),
       '',
     ].join('\n'),
   );

@@ -20,7 +20,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
-import { CHAINS, chainName } from '../config/chains.ts';
+import { CHAINS, chainFolder } from '../config/chains.ts';
 import { hasText, sqlType } from '../store/ddl.ts';
 import { writeFileAtomic } from '../util/atomic-file.ts';
 import { q } from '../util/sql.ts';
@@ -73,7 +73,7 @@ export function chainDir(
   of: { readonly ds: Dataset; readonly chainId: number },
   part: TablePart,
 ): string {
-  return join(tableDir(lake, of.ds, part), `chain=${chainName(of.chainId)}`);
+  return join(tableDir(lake, of.ds, part), `chain=${chainFolder(of.chainId)}`);
 }
 
 /** The chain id of a `chain=<name>` folder (a known chain's name, or an id). */

@@ -6,7 +6,7 @@
  * the Kubo RPC API's `POST /api/v0/cat?arg=HASH` (graph-node's `graph/src/ipfs/rpc_client.rs` at 90e949d calls it so,
  * with an empty body), here under `/ipfs/`, as The Graph serves it (`https://api.thegraph.com/ipfs/api/v0/cat`).
  */
-import { GRAPH_NETWORKS } from '../config/chains.ts';
+import { networkOf } from '../config/chains.ts';
 import type { SchemaModel } from '../schemas/entity-model.ts';
 import { hashString, hexOf, mix } from './hash.ts';
 
@@ -27,7 +27,7 @@ export function manifestText(args: {
   readonly model: SchemaModel;
   readonly schemaHash: string;
 }): string {
-  const network = GRAPH_NETWORKS[args.chainId]?.[0] ?? `evm-${args.chainId}`;
+  const network = networkOf(args.chainId) ?? `evm-${args.chainId}`;
   const entities = args.model.entities.map((e) => `        - ${e.name}`).join('\n');
   return `specVersion: 1.2.0
 description: ${args.name}, served by the pool-export sandbox

@@ -73,6 +73,24 @@ export class SandboxService {
     }
   }
 
+  /** A named subgraph redeployed: its URL serves another named subgraph's schema, world and deployment (a new hash). */
+  private readonly versions = new Map<string, string>();
+
+  /**
+   * Redeploys the named subgraph `name` as `to` (another `--subgraph`): its URL then answers with `to`'s schema and
+   * rows, and `_meta.deployment` names `to`'s manifest, as graph-node does when a subgraph name moves to a new version.
+   */
+  redeploy(name: string, to: string): void {
+    for (const n of [name, to]) if (!this.named.has(n)) throw new Error(`unknown subgraph ${n}`);
+    if (name === to) this.versions.delete(name);
+    else this.versions.set(name, to);
+  }
+
+  /** The named subgraph a name's URL serves now (itself, unless redeployed). */
+  servedAs(name: string): string {
+    return this.versions.get(name) ?? name;
+  }
+
   /** The entity schemas served. */
   schemaModels(): SchemaModel[] {
     return [...this.models.values()];

@@ -248,7 +248,8 @@ export class SandboxServer {
         garbleList(executeLiquidityList(parsed, this.service.listChains()), this.garbage),
         fault,
       );
-    if (named) return this.subgraph(this.service.deployment(namedChain!, named[1]!), parsed, res, fault);
+    if (named)
+      return this.subgraph(this.service.deployment(namedChain!, this.service.servedAs(named[1]!)), parsed, res, fault);
     const chainId = Number(url.searchParams.get('chainId'));
     const schema = canonicalSchema(url.searchParams.get('schemaName') ?? '');
     if (!Number.isInteger(chainId) || chainId <= 0 || !schema) {
@@ -407,6 +408,15 @@ export class SandboxServer {
         const blocks = Number(body.blocks ?? 1);
         for (const w of this.service.worldsInUse(chainId)) w.tl.advance(blocks);
         return send(res, 200, { chains: heads() });
+      }
+      case '/_sandbox/redeploy': {
+        // The named subgraph `name` now serves `to`'s version (graph-node moving a subgraph name to a new deployment).
+        try {
+          this.service.redeploy(String(body.name), String(body.to));
+        } catch (e) {
+          return send(res, 400, { error: (e as Error).message });
+        }
+        return send(res, 200, { name: body.name, servedAs: this.service.servedAs(String(body.name)) });
       }
       case '/_sandbox/reorg': {
         const depth = Number(body.depth ?? 1);

@@ -28,7 +28,7 @@ let url: (chain: string) => string;
 let notIpfs: Server;
 
 beforeAll(async () => {
-  sb = await startSandbox(['--scale', '500', '--chains', '1,56', '--subgraph', `pools=${FIXTURE}`]);
+  sb = await startSandbox(['--scale', '500', '--chains', '1,56,8453', '--subgraph', `pools=${FIXTURE}`]);
   url = (chain) => new RegExp(`^subgraph pools: (\\S+/${chain})$`, 'm').exec(sb.banner)![1]!;
   dir = mkdtempSync(join(tmpdir(), 'pe-deployment-'));
   notIpfs = createServer((_, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('hello: world\n'));
@@ -102,11 +102,62 @@ describe('subgraph add from the deployment itself', () => {
     expect(stored).toBe(readFileSync(FIXTURE, 'utf8'));
   });
 
+  it("takes any EVM chain of The Graph's networks registry by its id or an alias, checked against the manifest", async () => {
+    const data = join(dir, 'registry');
+    const env = sandboxEnv(sb, data);
+    // `mainnet` is the registry's id of ethereum; `base` (8453) is not one of DODO's chains.
+    const added = await cli(
+      [
+        'subgraph',
+        'add',
+        'pools',
+        '--chain',
+        'mainnet',
+        '--url',
+        url('ethereum'),
+        '--chain',
+        'base',
+        '--url',
+        url('chain-8453'),
+      ],
+      env,
+    );
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    expect(added.stdout).toMatch(
+      /^ {2}base: http:\/\/127\.0\.0\.1:\d+\/subgraphs\/name\/pools\/chain-8453 \(block \d+\)$/m,
+    );
+    expect(added.stdout).toMatch(/^ {2}ethereum: /m);
+    const folder = JSON.parse(readFileSync(join(data, 'subgraphs.json'), 'utf8')).subgraphs[0];
+    expect(folder.deployments.map((d: { chainId: number }) => d.chainId)).toEqual([1, 8453]);
+    // Its lake folder is the chain's id, which no registry version renames; status names it by the registry.
+    const run = await cli(['run', '--subgraphs', 'pools', '--datasets', 'pools.swaps'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(existsSync(join(data, 'lake', 'pools', 'swaps', 'chain=8453'))).toBe(true);
+    const status = JSON.parse((await cli(['status', '--json', '--chain', 'evm-8453'], env)).stdout);
+    expect(status.datasets.map((e: { chain: string }) => e.chain)).toContain('base');
+  });
+
   it.each([
+    [
+      "a deployment of a chain outside DODO's, given for another",
+      () => ['--chain', 'polygon', '--url', url('chain-8453')],
+      /^pool-export: --chain polygon with http:\/\/127\.0\.0\.1:\d+\/subgraphs\/name\/pools\/chain-8453: its deployment Qm\w+ indexes base \(chain 8453\), not matic \(chain 137\); give --chain base$/,
+    ],
+    [
+      'an unknown chain name',
+      () => ['--chain', 'etherum', '--url', url('ethereum')],
+      /^pool-export: unknown chain "etherum"; use a chain id or one of: ethereum, bsc, .*networks registry 0\.7\.\d+ \(mainnet, matic, base, arbitrum-one, …\); did you mean ethereum\?$/,
+    ],
+    [
+      'a network of the registry that is not an EVM chain',
+      () => ['--chain', 'eos', '--url', url('ethereum')],
+      /^pool-export: chain "eos" is eos, which is not an EVM chain: pool-export reads chains by their EVM chain id$/,
+    ],
     [
       'a deployment of another network',
       () => ['--chain', 'bsc', '--url', url('ethereum')],
-      /^pool-export: --chain bsc with http:\/\/127\.0\.0\.1:\d+\/subgraphs\/name\/pools\/ethereum: its deployment Qm\w+ indexes mainnet, not bsc; give --chain ethereum$/,
+      /^pool-export: --chain bsc with http:\/\/127\.0\.0\.1:\d+\/subgraphs\/name\/pools\/ethereum: its deployment Qm\w+ indexes mainnet \(chain 1\), not bsc \(chain 56\); give --chain ethereum$/,
     ],
     [
       'an IPFS endpoint named by --ipfs that does not answer',

@@ -4,7 +4,8 @@
  * URL is moved to `pools2` (a redeployment): the run fails `Pool`'s task with a line that names the field and the fix,
  * the others go on; `subgraph refresh` takes the new schema; the next run reads `Pool` again whole into its new column,
  * exactly (against `pools2`'s own rows), in the warehouse and the lake. A field whose column would change type is
- * refused in one line, and nothing changes.
+ * refused in one line, and nothing changes. And a new version at the same URL (the sandbox's `redeploy`: a new
+ * `_meta.deployment`, a new manifest on its IPFS route) is taken by `subgraph refresh` with no file.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,9 +54,12 @@ describe('a subgraph whose schema changes upstream', () => {
     expect((await cli(['subgraph', 'add', 'pools', '--chain', 'ethereum', '--url', url('pools')], env)).code).toBe(0);
     const run = ['run', '--subgraphs', 'pools', '--log-format', 'json'];
     expect((await cli(run, env)).code).toBe(0);
-    // The upstream is redeployed with the new schema at the subgraph's URL.
+    // The upstream is redeployed with the new schema at the subgraph's URL; the folder knows no deployment hash (as
+    // one added before hashes were kept, or a config file's subgraph), so the run meets the change field by field.
     const file = join(data, 'subgraphs.json');
-    writeFileSync(file, readFileSync(file, 'utf8').replaceAll(url('pools'), url('pools2')));
+    const list = JSON.parse(readFileSync(file, 'utf8').replaceAll(url('pools'), url('pools2')));
+    for (const d of list.subgraphs[0].deployments) delete d.deployment;
+    writeFileSync(file, JSON.stringify(list));
     await sb.control('advance', { blocks: 10 });
     const failed = await cli(run, env);
     expect(failed.code).not.toBe(0);
@@ -99,6 +103,46 @@ describe('a subgraph whose schema changes upstream', () => {
       expect(Number(rows[0]!.f)).toBe(Number(rows[0]!.n));
     } finally {
       lake.close();
+    }
+  });
+
+  it("takes a new version at the same URL from the deployment's own files: a new hash, no schema file", async () => {
+    const data = join(dir, 'c');
+    const env = sandboxEnv(sb, data);
+    const added = await cli(['subgraph', 'add', 'pools', '--chain', 'ethereum', '--url', url('pools')], env);
+    // From the sandbox's IPFS route: no line about introspection.
+    expect(added.stderr).toBe('');
+    const run = ['run', '--subgraphs', 'pools'];
+    expect((await cli(run, env)).code).toBe(0);
+    // graph-node moves the name to a new deployment: same URL, a new `_meta.deployment`, a new manifest on IPFS.
+    await sb.control('redeploy', { name: 'pools', to: 'pools2' });
+    try {
+      await sb.control('advance', { blocks: 10 });
+      // The run sees the new hash and reads nothing from it: a new version may have changed any row.
+      const refused = await cli([...run, '--log-format', 'json'], env);
+      expect(refused.code).not.toBe(0);
+      const failed = refused.stderr.split('\n').filter((l) => l.includes('"event":"task-failed"'));
+      expect(failed).toHaveLength(9);
+      expect(failed[0]).toMatch(
+        /the subgraph pools on ethereum serves a new deployment, Qm\w+ \(added at Qm\w+\): .*pool-export subgraph refresh pools/,
+      );
+      const refreshed = await cli(['subgraph', 'refresh', 'pools'], env);
+      expect(refreshed.stderr).toBe('');
+      expect(refreshed.code).toBe(0);
+      expect(refreshed.stdout).toContain('Pool.sqrtPrice (BigInt!) is gone');
+      expect(refreshed.stdout).toContain('Pool.feeGrowth (BigInt!) is new');
+      expect(refreshed.stdout).toMatch(
+        /^a new deployment on ethereum \(Qm\w+, was Qm\w+\): as a new version may have changed any row, every dataset there is read again whole by the next run$/m,
+      );
+      const next = await cli(run, env);
+      expect(next.code, next.stderr.slice(-2000)).toBe(0);
+      loadConfig({ env });
+      const cmp = await compareWithSandbox(sb, data, [1], undefined, 'pools2');
+      expect(cmp.mismatches.filter((m) => m.dataset.startsWith('pools.'))).toEqual([]);
+      expect(cmp.checked).toBeGreaterThanOrEqual(9);
+      expect(await lakeBehindWarehouse(data)).toEqual([]);
+    } finally {
+      await sb.control('redeploy', { name: 'pools', to: 'pools' });
     }
   });
 

@@ -3,6 +3,7 @@
  * route each task reads from, with the routes it may fail over to (see `route-choice.ts` for the rule).
  */
 import pLimit from 'p-limit';
+import { recordedDeployment } from '../../catalog/subgraphs.ts';
 import { chainName } from '../../config/chains.ts';
 import { UpstreamError } from '../../errors.ts';
 import type { Endpoint } from '../../upstream/client.ts';
@@ -10,6 +11,7 @@ import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../../upstream/endp
 import { withRetries } from '../../upstream/retry.ts';
 import { headRoutesFor } from '../../upstream/routes.ts';
 import { redact } from '../../upstream/upstream-error.ts';
+import { inert } from '../../util/inert.ts';
 import type { RunArgs } from '../extract.ts';
 import type { StandbyRoute, Task } from '../task.ts';
 import {
@@ -96,6 +98,12 @@ export async function probeRoutes(args: RouteArgs): Promise<Map<string, Probed>>
           { kind: 'graphql', retryable: false },
         );
       }
+      const recorded = recordedDeployment(t.schema, t.chainId);
+      if (recorded !== undefined && info.deployment && info.deployment !== recorded)
+        throw new UpstreamError(
+          `the subgraph ${t.schema} on ${chainName(t.chainId)} serves a new deployment, ${inert(info.deployment)} (added at ${recorded}): a new version may have changed any row, so none is read from it until \`pool-export subgraph refresh ${t.schema}\` takes it (every dataset there read again whole)`,
+          { kind: 'graphql', retryable: false },
+        );
       const number = Math.max(0, info.head.number - args.config.confirmations);
       // With confirmations the pinned block is a little older than the head; the head's time is close enough for
       // the mutable watermark, since incremental runs re-read reorgWindowSecs before it anyway.
