@@ -17,6 +17,7 @@
 
 import { maxOf } from '../util/extremes.ts';
 import type { Column, ColumnClass, Dataset, StructType } from './catalog.ts';
+import { NESTED_FIRST } from './column.ts';
 import { LIST_PAGE_SIZE } from './liquidity-list.ts';
 
 /** Bytes one scalar value takes in a JSON answer, at most, generously. */
@@ -30,8 +31,8 @@ const VALUE_BYTES: Readonly<Record<Exclude<ColumnClass, 'list' | 'structs'>, num
   raw: 82,
   decimal: 100,
 };
-/** Items of a nested list when its `first` is not set (graph-node's default). */
-const NESTED_LIST_ITEMS = 100;
+/** Items of a nested list of references a page asks for per row (`column.ts`). */
+const NESTED_LIST_ITEMS = NESTED_FIRST;
 /**
  * Positions of one list item: they are the asking user's positions in the pool (`LiquidityLp`), and the exporter never
  * names a user; a user holds one or two LP tokens of a pool, or a few concentrated-liquidity positions.
@@ -53,7 +54,7 @@ function structBytes(shape: StructType): number {
 }
 
 function columnBytes(c: Column): number {
-  const name = c.select.split('.').pop()!.split(' ')[0]!;
+  const name = c.select.split('.').pop()!.split(/[ (]/)[0]!;
   if (c.cls === 'structs') return keyBytes(name) + POSITIONS_PER_ITEM * (structBytes(c.struct!) + 1);
   if (c.cls === 'list') return keyBytes(name) + NESTED_LIST_ITEMS * (VALUE_BYTES.ref + 1);
   return keyBytes(name) + VALUE_BYTES[c.cls];

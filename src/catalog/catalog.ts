@@ -17,6 +17,7 @@ import {
 } from '../schemas/entity-model.ts';
 import { closest } from '../util/suggest.ts';
 import type { Column, ColumnClass } from './column.ts';
+import { refListSelect } from './column.ts';
 import { LIST_COLUMNS } from './liquidity-list.ts';
 
 export type { Column, ColumnClass, StructType } from './column.ts';
@@ -114,16 +115,24 @@ export const RAW_AMOUNTS: Readonly<Record<string, readonly string[]>> = {
  * The column of a field. In a subgraph of any schema (`generic`), every BigInt may be a raw amount up to 2^256: DOUBLE,
  * with its exact text beside it.
  */
-function column(entity: string, f: FieldModel, generic = false): Column | undefined {
+function column(f: FieldModel, at: { model: SchemaModel; entity: string; generic?: boolean }): Column | undefined {
+  const { model, entity, generic = false } = at;
   if (f.derivedFrom) return undefined;
-  if (f.list)
+  if (f.list) {
+    // A list of numbers or booleans is typed by its element (a BigInt as a raw amount, as the scalar is); enums,
+    // strings, bytes and ids are text.
+    const elemCls = f.ref || f.enum ? undefined : f.type === 'BigInt' && generic ? 'raw' : CLASS[f.type];
+    const elem = elemCls === 'text' ? undefined : elemCls;
     return {
       field: f.name,
       column: snake(f.name),
       cls: 'list',
       nullable: !f.nonNull,
-      select: f.ref ? `${f.name} { id }` : f.name,
+      select: f.ref ? refListSelect(f.name) : f.name,
+      ...(f.ref ? { refIdType: refIdType(model, f.type) } : {}),
+      ...(elem && elem !== 'ref' && elem !== 'list' && elem !== 'structs' ? { elem } : {}),
     };
+  }
   if (f.ref)
     return {
       field: f.name,
@@ -135,6 +144,12 @@ function column(entity: string, f: FieldModel, generic = false): Column | undefi
   const raw = f.type === 'BigInt' && (generic || RAW_AMOUNTS[entity]?.includes(f.name));
   const cls = raw ? 'raw' : (CLASS[f.type] ?? 'text');
   return { field: f.name, column: snake(f.name), cls, nullable: !f.nonNull, select: f.name };
+}
+
+/** The GraphQL type of the id of an entity (or of an interface's implementers), `ID` when it has none declared. */
+function refIdType(model: SchemaModel, type: string): string {
+  const e = model.byName.get(type) ?? model.interfaces?.get(type);
+  return e?.fields.find((f) => f.name === 'id')?.type ?? 'ID';
 }
 
 function kindOf(e: EntityModel): { kind: CursorKind; seq?: string; seqType?: 'BigInt' | 'Int' } {
@@ -154,7 +169,9 @@ function tableOf(entity: string): string {
 function subgraphDatasets(schema: string): Dataset[] {
   const model = loadSchemaModel(schema);
   return model.entities.map((e) => {
-    const columns = e.fields.map((f) => column(e.name, f)).filter((c): c is Column => c !== undefined);
+    const columns = e.fields
+      .map((f) => column(f, { model, entity: e.name }))
+      .filter((c): c is Column => c !== undefined);
     const name = `${WAREHOUSE_SCHEMA[schema]}.${tableOf(e.name)}`;
     return { name, schema, entity: e.name, table: name, columns, ...kindOf(e) };
   });
@@ -200,19 +217,30 @@ export function subgraphDatasetsOf(name: string, model: SchemaModel): Dataset[] 
   const aggregations = new Set(model.aggregations?.map((a) => a.name));
   const entities = model.entities.map((e): Dataset => {
     const table = `${name}.${tableOf(e.name)}`;
-    return { name: table, schema: name, entity: e.name, table, ...genericShape(e, aggregations), ...genericKind(e) };
+    return {
+      name: table,
+      schema: name,
+      entity: e.name,
+      table,
+      ...genericShape(model, e, aggregations),
+      ...genericKind(e),
+    };
   });
-  return [...entities, ...(model.aggregations ?? []).flatMap((a) => aggregationDatasets(name, a))];
+  return [...entities, ...(model.aggregations ?? []).flatMap((a) => aggregationDatasets(name, model, a))];
 }
 
 /**
  * The columns of an entity or aggregation of a subgraph of any schema (the fields referencing an aggregation left
  * out), and the GraphQL type of its id where it is not `ID`.
  */
-function genericShape(e: EntityModel, aggregations: ReadonlySet<string>): Pick<Dataset, 'columns' | 'idType'> {
+function genericShape(
+  model: SchemaModel,
+  e: EntityModel,
+  aggregations: ReadonlySet<string>,
+): Pick<Dataset, 'columns' | 'idType'> {
   const columns = e.fields
     .filter((f) => !aggregations.has(f.type))
-    .map((f) => column(e.name, f, true))
+    .map((f) => column(f, { model, entity: e.name, generic: true }))
     .filter((c): c is Column => c !== undefined)
     // Ids are stored as text whatever their type (an Int8 id is graph-node's decimal text).
     .map((c) => (c.field === 'id' ? { ...c, cls: 'text' as const } : c));
@@ -225,8 +253,8 @@ function genericShape(e: EntityModel, aggregations: ReadonlySet<string>): Pick<D
  * `_change_block` from the re-read window, the window's rows checked against the upstream), in the only order graph-node
  * gives an aggregation, `(timestamp, id)` descending.
  */
-function aggregationDatasets(name: string, a: EntityModel): Dataset[] {
-  const shape = genericShape(a, new Set());
+function aggregationDatasets(name: string, model: SchemaModel, a: EntityModel): Dataset[] {
+  const shape = genericShape(model, a, new Set());
   const timestampType = a.field.get('timestamp')?.type ?? 'Timestamp';
   return a.aggregation!.intervals.map((interval) => {
     const table = `${name}.${tableOf(a.name)}_${interval}`;

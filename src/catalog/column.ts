@@ -25,11 +25,37 @@ export interface Column {
   readonly nullable: boolean;
   /** The GraphQL selection that fetches it; for the liquidity list, the dotted path of the field in a list item. */
   readonly select: string;
+  /**
+   * The class of each element of a `list` column of scalars (`[Int!]` → `int`, `[BigDecimal]` → `decimal`): its SQL
+   * list type and its check follow the element's. Absent for lists of references and of text.
+   */
+  readonly elem?: ListElement;
+  /**
+   * For a list of references: the GraphQL type of the referenced entity's id (`ID`, `Bytes`, `String`, `Int8`), the
+   * type of the cursor that reads the rest of a list longer than one answer gives (`export/long-lists.ts`).
+   */
+  readonly refIdType?: string;
   /** The element shape of a `structs` column. */
   readonly struct?: StructType;
   /** For a nested list field: whether each object on its path may be null (then so is the value), outermost first. */
   readonly parents?: readonly boolean[];
 }
+
+/** The classes a list of scalars may hold beside text. */
+export type ListElement = 'int' | 'int8' | 'bool' | 'bigint' | 'raw' | 'decimal';
+
+/**
+ * Items of a list of references a page asks for per row: one more than graph-node's default `first` (100), so that a
+ * list of 100 is known whole; a longer one is read on by `export/long-lists.ts`. graph-node answers a stored list of
+ * references as a nested collection (`relational_queries.rs`, `children_type_c`: `c.id = any(p.child_ids)`, ordered
+ * by the sort key, `limit first offset skip`): in order of the referenced rows' ids, each row once, only rows that
+ * exist at the block. The order in which the mapping stored the list, and an id stored twice, cannot be read.
+ */
+export const NESTED_FIRST = 101;
+
+/** The selection of a list of references: its first `NESTED_FIRST` items by id. */
+export const refListSelect = (field: string): string =>
+  `${field}(first: ${NESTED_FIRST}, orderBy: id, orderDirection: asc) { id }`;
 
 /** Whether a `list` column holds entity references (`tokens { id }`) rather than strings. */
 export const isRefList = (c: Column): boolean => c.select.includes('{');

@@ -23,6 +23,7 @@ import { UsageError } from '../errors.ts';
 import { parseSchemaModel, type SchemaModel, SchemaModelError } from '../schemas/entity-model.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { tableColumns } from '../store/ddl.ts';
+import { markLakeRebuild } from '../store/lake-rebuild.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { deploymentFiles, IpfsUnavailable } from '../upstream/deployment-source.ts';
@@ -297,22 +298,14 @@ async function refresh(a: Args, config: Config): Promise<void> {
           for (const d of newSets.filter((x) => !changed.includes(x))) {
             for (const t of ['checkpoints', 'shard_checkpoints'])
               await tx.exec(`DELETE FROM _pool_export.${t} WHERE dataset = $1 AND chain_id = $2`, [d.name, chainId]);
-            await tx.exec(
-              `INSERT OR REPLACE INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs, rebuild)
-               SELECT $2, $1, 0, coalesce(list(DISTINCT _run_id) FILTER (WHERE _run_id IS NOT NULL), []), true FROM ${qt(d.table)} WHERE chain_id = $2 HAVING count(*) > 0`,
-              [d.name, chainId],
-            );
+            await markLakeRebuild(tx, d, chainId);
             await tx.exec(`DELETE FROM ${qt(d.table)} WHERE chain_id = $1`, [chainId]);
           }
         for (const d of changed) {
           for (const t of ['checkpoints', 'shard_checkpoints'])
             await tx.exec(`DELETE FROM _pool_export.${t} WHERE dataset = $1`, [d.name]);
           // The lake is rewritten from what the next run reads (until then it keeps serving the old rows).
-          await tx.exec(
-            `INSERT OR REPLACE INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs, rebuild)
-             SELECT chain_id, $1, 0, coalesce(list(DISTINCT _run_id) FILTER (WHERE _run_id IS NOT NULL), []), true FROM ${qt(d.table)} GROUP BY chain_id`,
-            [d.name],
-          );
+          await markLakeRebuild(tx, d);
           // Read again whole from an empty table: a row the new deployment no longer has does not linger.
           await tx.exec(`DELETE FROM ${qt(d.table)}`);
         }

@@ -124,14 +124,18 @@ function outOfRange(cell: Cell, v: unknown, what: string): GarbageError {
   return garbageAt(cell, `expected ${what}, got ${shown(v)}`, RANGE_HINT);
 }
 
-/** One element of a `list` column (`v`): a reference's id (`{ id }` lists), a string (other lists), or null. */
-function listItem(cell: Cell, v: unknown, x: unknown): string | null {
+/**
+ * One element of a `list` column (`v`): a reference's id (`{ id }` lists), a scalar checked as its element's class
+ * would be (`[Int!]`: an integer; `[BigDecimal]`: a decimal string), a string (other lists), or null.
+ */
+function listItem(cell: Cell, v: unknown, x: unknown): unknown {
   if (x === null) return null;
   if (isRefList(cell.c)) {
     const id = typeof x === 'object' && !Array.isArray(x) ? (x as { id?: unknown }).id : undefined;
     if (typeof id === 'string') return id;
     throw bad(cell, v, 'a list of entity references { id }');
   }
+  if (cell.c.elem) return check({ ...cell, c: { ...cell.c, cls: cell.c.elem, nullable: true } }, x);
   if (typeof x === 'string') return x;
   throw bad(cell, v, 'a list of strings');
 }

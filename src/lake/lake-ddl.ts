@@ -72,7 +72,7 @@ function columnType(c: Dataset['columns'][number]): LakeType {
     case 'decimal':
       return 'double';
     case 'list':
-      return { list: 'varchar' };
+      return { list: c.elem ? columnType({ ...c, cls: c.elem }) : 'varchar' };
     case 'structs':
       return { list: structType(c.struct!) };
   }
@@ -94,7 +94,10 @@ export function lakeColumns(ds: Dataset): LakeColumn[] {
   );
   const texts = ds.columns.filter(hasText);
   if (texts.length > 0)
-    cols.push({ name: '_exact', type: { struct: texts.map((c) => [c.column, 'varchar'] as const) } });
+    cols.push({
+      name: '_exact',
+      type: { struct: texts.map((c) => [c.column, c.cls === 'list' ? { list: 'varchar' } : 'varchar'] as const) },
+    });
   return cols;
 }
 

@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { CHAINS, chainFolder } from '../config/chains.ts';
-import { hasText, sqlType } from '../store/ddl.ts';
+import { hasText, sqlType, textType } from '../store/ddl.ts';
 import { writeFileAtomic } from '../util/atomic-file.ts';
 import { q } from '../util/sql.ts';
 
@@ -139,7 +139,7 @@ export function lakeSelect(ds: Dataset, has: (column: string) => boolean = () =>
   if (texts.length > 0) {
     const text = (c: (typeof texts)[number]) => (has(`${c.column}_text`) ? q(`${c.column}_text`) : 'NULL');
     cols.push(
-      `struct_pack(${texts.map((c) => `${q(c.column)} := CAST(${text(c)} AS VARCHAR)`).join(', ')}) AS "_exact"`,
+      `struct_pack(${texts.map((c) => `${q(c.column)} := CAST(${text(c)} AS ${textType(c)})`).join(', ')}) AS "_exact"`,
     );
   }
   return cols.join(', ');

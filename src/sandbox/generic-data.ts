@@ -157,13 +157,46 @@ function scalarValue(cx: Context, f: FieldModel, h: number, at: number): unknown
   }
 }
 
-/** A field's value: null for some rows of a nullable field; lists of up to three elements. */
+/**
+ * `n` distinct rows of a referenced entity that exist at block `at` (fewer when it has fewer), drawn from `h`: a run of
+ * consecutive rows, spread over the implementers of an interface.
+ */
+function refIds(cx: Context, target: string, at: number, h: number, n: number): string[] {
+  const implementers = cx.model.interfaces?.get(target)?.implementers;
+  if (implementers) {
+    const out = new Set<string>();
+    const share = Math.ceil(n / implementers.length);
+    for (const [j, t] of implementers.entries())
+      for (const id of refIds(cx, t, at, mix(h, 14, j), share)) if (out.size < n) out.add(id);
+    return [...out];
+  }
+  const e = cx.model.byName.get(target)!;
+  const ei = cx.model.entities.indexOf(e);
+  const count = Math.max(1, cx.streams.get(target)!.count(at));
+  const start = h % count;
+  return Array.from({ length: Math.min(n, count) }, (_, i) => {
+    const k = (start + i) % count;
+    return e.immutable ? immutableRow(cx, e, ei, k).id : stableId(cx, e, ei, k);
+  });
+}
+
+/**
+ * Lengths of a list of references: mostly 0 to 3, and 100, 101 and 260 items (as many as the referenced entity has
+ * rows at the block, at most), on either side of graph-node's default `first` of 100 for a nested collection and past
+ * the exporter's first page of a list (`NESTED_FIRST`).
+ */
+function refListLength(h: number): number {
+  const c = mix(h, 11) % 16;
+  return c === 0 ? 100 : c === 1 ? 101 : c === 2 ? 260 : c % 4;
+}
+
+/** A field's value: null for some rows of a nullable field; lists of up to three elements, or long lists of references. */
 function fieldValue(cx: Context, f: FieldModel, h: number, at: number): unknown {
   if (!f.nonNull && h % 7 === 0) return null;
   if (!f.list) return scalarValue(cx, f, h, at);
-  const values = Array.from({ length: mix(h, 11) % 4 }, (_, i) => scalarValue(cx, f, mix(h, 12, i), at));
   // A list of references names each row once: graph-node answers it as a collection of the rows it names.
-  return f.ref ? [...new Set(values)] : values;
+  if (f.ref) return refIds(cx, f.type, at, mix(h, 12), refListLength(h));
+  return Array.from({ length: mix(h, 11) % 4 }, (_, i) => scalarValue(cx, f, mix(h, 12, i), at));
 }
 
 /** The block time of a row in its `timestamp` field's type. */

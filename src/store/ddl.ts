@@ -42,23 +42,32 @@ function structSql(t: StructType): string {
 
 /** The SQL type of a column (the batch file carries the same for `structs`). */
 export function sqlType(c: Column): string {
+  if (c.cls === 'list' && c.elem) return `${SQL_TYPE[c.elem]}[]`;
   return c.cls === 'structs' ? `${structSql(c.struct!)}[]` : SQL_TYPE[c.cls];
 }
 
 function jsonType(c: Column): string {
+  if (c.cls === 'list' && c.elem) return `${JSON_TYPE[c.elem]}[]`;
   return c.cls === 'structs' ? sqlType(c) : JSON_TYPE[c.cls];
 }
 
-/** Numeric columns also keep the exact upstream text. */
+const NUMERIC_TEXT = new Set<Column['cls']>(['bigint', 'raw', 'decimal']);
+
+/** Numeric columns, and lists of numbers sent as text (BigInt, BigDecimal), also keep the exact upstream text. */
 export function hasText(c: Column): boolean {
-  return c.cls === 'bigint' || c.cls === 'raw' || c.cls === 'decimal';
+  return NUMERIC_TEXT.has(c.cls) || (c.cls === 'list' && c.elem !== undefined && NUMERIC_TEXT.has(c.elem));
+}
+
+/** The SQL type of a column's exact text: text, or a list of texts for a list. */
+export function textType(c: Column): string {
+  return c.cls === 'list' ? 'VARCHAR[]' : 'VARCHAR';
 }
 
 /** The data columns of a dataset's table with their SQL types (the exporter's own columns follow them). */
 export function tableColumns(ds: Dataset): [name: string, type: string][] {
   return ds.columns.flatMap((c): [string, string][] => [
     [c.column, sqlType(c)],
-    ...(hasText(c) ? [[`${c.column}_text`, 'VARCHAR'] as [string, string]] : []),
+    ...(hasText(c) ? [[`${c.column}_text`, textType(c)] as [string, string]] : []),
   ]);
 }
 
@@ -102,6 +111,7 @@ export function insertParts(
     // here, and never gives NULL for a value.
     if (c.cls === 'decimal' || c.cls === 'raw') select.push(`CAST(${v} AS DOUBLE)`);
     else if (c.cls === 'bigint' || c.cls === 'int8') select.push(`CAST(${v} AS BIGINT)`);
+    else if (c.cls === 'list' && c.elem) select.push(`CAST(${v} AS ${sqlType(c)})`);
     else select.push(v);
     if (hasText(c)) {
       target.push(q(`${c.column}_text`));
@@ -117,7 +127,7 @@ export function insertParts(
  */
 function pageType(c: Column): string {
   if (c.cls === 'ref') return 'STRUCT("id" VARCHAR)';
-  if (c.cls === 'list') return isRefList(c) ? 'STRUCT("id" VARCHAR)[]' : 'VARCHAR[]';
+  if (c.cls === 'list') return isRefList(c) ? 'STRUCT("id" VARCHAR)[]' : jsonType(c);
   return jsonType(c);
 }
 

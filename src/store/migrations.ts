@@ -11,6 +11,7 @@
 import { type Column, DATASETS } from '../catalog/catalog.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import { hasText, sqlType, tableColumns } from './ddl.ts';
+import { markLakeRebuild } from './lake-rebuild.ts';
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = 2;
@@ -50,7 +51,7 @@ export async function writeVersion(tx: MigrationTx, version: number): Promise<vo
 /** The numeric columns whose type a warehouse of version 1 holds otherwise, with the expression that recomputes them. */
 function retyped(c: Column): { type: string; using: string } | undefined {
   if (c.cls === 'int8') return { type: sqlType(c), using: `CAST(${q(c.column)} AS BIGINT)` };
-  if (!hasText(c)) return undefined;
+  if (!hasText(c) || c.cls === 'list') return undefined;
   return { type: sqlType(c), using: `CAST(${q(`${c.column}_text`)} AS ${sqlType(c)})` };
 }
 
@@ -81,11 +82,7 @@ async function toVersion2(tx: MigrationTx): Promise<void> {
       );
     }
     // Every partition of the dataset is rewritten, from the first key and for every run whose rows it keeps.
-    await tx.exec(
-      `INSERT OR REPLACE INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs, rebuild)
-       SELECT chain_id, $1, 0, coalesce(list(DISTINCT _run_id) FILTER (WHERE _run_id IS NOT NULL), []), true FROM ${qt(ds.table)} GROUP BY chain_id`,
-      [ds.name],
-    );
+    await markLakeRebuild(tx, ds);
   }
   // Versions 1 read mutable entities by updatedAt alone, which misses rows whose updatedAt is null or did not move
   // (maintainer fees and earnings, LP tokens): their next run reads every row again, then goes on incrementally.

@@ -7,7 +7,8 @@ import { dataFolder } from '../config/data-folder.ts';
 import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
 import { MigrationNeededError, StopRequested } from '../errors.ts';
 import { q, qt } from '../util/sql.ts';
-import { createTable, tableColumns } from './ddl.ts';
+import { createTable, hasText, sqlType, tableColumns } from './ddl.ts';
+import { markLakeRebuild } from './lake-rebuild.ts';
 import { migrate, migrateLedger, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
 
 const INTERNAL_SQL = readFileSync(new URL('../../sql/internal.sql', import.meta.url), 'utf8');
@@ -140,26 +141,29 @@ export class Warehouse {
   }
 
   /**
-   * Creates the schemas and tables of the given datasets, and adds the columns a table made by an earlier version
-   * lacks (new upstream fields the catalog now reads).
+   * Creates the schemas and tables of the given datasets, adds the columns a table made by an earlier version lacks
+   * (new upstream fields the catalog now reads), and retypes a list of numbers or booleans an earlier version stored
+   * as text (`retypeLists`).
    */
   async ensureTables(datasets: readonly Dataset[]): Promise<void> {
-    await this.transaction(async (tx) => {
+    const have = await this.transaction(async (tx) => {
       for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!)))
         await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
       for (const d of datasets) await tx.exec(createTable(d));
-      const have = new Set(
+      const have = new Map(
         (
           await tx.all(
-            "SELECT schema_name || '.' || table_name || '.' || column_name AS c FROM duckdb_columns() WHERE NOT internal",
+            "SELECT schema_name || '.' || table_name || '.' || column_name AS c, data_type AS t FROM duckdb_columns() WHERE NOT internal",
           )
-        ).map((r) => String(r.c)),
+        ).map((r) => [String(r.c), String(r.t)]),
       );
       for (const d of datasets)
         for (const [name, type] of tableColumns(d))
           if (!have.has(`${d.table}.${name}`))
             await tx.exec(`ALTER TABLE ${qt(d.table)} ADD COLUMN ${q(name)} ${type}`);
+      return have;
     });
+    for (const d of datasets) await retypeLists(this, d, have);
     await this.exec('CHECKPOINT');
   }
 
@@ -245,4 +249,31 @@ export class Warehouse {
     this.conn.closeSync();
     this.instance.closeSync();
   }
+}
+
+/**
+ * Lists of numbers and booleans were text (`VARCHAR[]`) before they were typed by their element: each such column is
+ * cast in place (every element was checked as text of its type when stored), its exact texts copied first where the
+ * new type has them (`<column>_text`), and the dataset's lake files are rebuilt (their column type changes). DuckDB
+ * alters a table only in a transaction that has not changed its rows, so the copy and the cast are two: a process
+ * stopped between them copies again (only texts still missing) and casts on its next start.
+ */
+async function retypeLists(w: Warehouse, d: Dataset, have: ReadonlyMap<string, string>): Promise<void> {
+  const lists = d.columns.filter(
+    (c) => c.cls === 'list' && c.elem && have.get(`${d.table}.${c.column}`) === 'VARCHAR[]',
+  );
+  if (!lists.length) return;
+  await w.transaction(async (tx) => {
+    for (const c of lists.filter(hasText))
+      await tx.exec(
+        `UPDATE ${qt(d.table)} SET ${q(`${c.column}_text`)} = ${q(c.column)} WHERE ${q(`${c.column}_text`)} IS NULL`,
+      );
+  });
+  await w.transaction(async (tx) => {
+    for (const c of lists)
+      await tx.exec(
+        `ALTER TABLE ${qt(d.table)} ALTER COLUMN ${q(c.column)} SET DATA TYPE ${sqlType(c)} USING CAST(${q(c.column)} AS ${sqlType(c)})`,
+      );
+    await markLakeRebuild(tx, d);
+  });
 }

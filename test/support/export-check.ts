@@ -120,13 +120,16 @@ function exportSelect(ds: Dataset): string {
  */
 function typedOracle(c: Dataset['columns'][number], text: unknown): string {
   if (text === null || text === undefined) return 'null';
+  // A list of numbers: each element by the rule of its class, as a list.
+  if (Array.isArray(text)) return JSON.stringify(text.map((x) => typedOracle({ ...c, cls: c.elem ?? c.cls }, x)));
   const exact = new Decimal(String(text));
   if (c.cls === 'bigint') return exact.toFixed(0);
   return String(exact.toNumber());
 }
 
 /** The typed value of a numeric column as read back (DuckDB's JSON rows: DOUBLE as a number, BIGINT as text). */
-const typedRead = (v: unknown) => (v === null || v === undefined ? 'null' : String(v));
+const typedRead = (v: unknown): string =>
+  v === null || v === undefined ? 'null' : Array.isArray(v) ? JSON.stringify(v.map(typedRead)) : String(v);
 
 /** Count and hash of canonical rows. */
 function digest(lines: string[]): { count: number; hash: string } {

@@ -5,6 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Dataset } from '../../catalog/catalog.ts';
+import { findLongLists, type LongList } from '../long-lists.ts';
 import { checkPage } from '../mapper.ts';
 
 /** How a compact answer that holds a page's rows and nothing else begins and ends (graph-node writes answers so). */
@@ -25,6 +26,8 @@ export interface CheckedPage {
   readonly last?: PageRow;
   /** Length of the kept text (UTF-16 code units, as JavaScript counts): no row of it is longer. */
   readonly length: number;
+  /** Rows whose list of references came as long as a page asks for: they may hold more (`long-lists.ts`). */
+  readonly longLists?: readonly LongList[];
 }
 
 /** The answer to check, and the file its rows go to. */
@@ -76,5 +79,6 @@ export function checkPageAnswer(page: PageToCheck): CheckedPage | undefined {
   writeFileSync(page.file, rows);
   const ids = items.map((r) => (r as PageRow).id);
   const ends = items.length ? { first: items[0] as PageRow, last: items[items.length - 1] as PageRow } : {};
-  return { count: items.length, ids, ...ends, length: rows.length };
+  const longLists = findLongLists(page.ds, items);
+  return { count: items.length, ids, ...ends, length: rows.length, ...(longLists.length ? { longLists } : {}) };
 }

@@ -4,6 +4,7 @@
  * `PageSource` over the source it routes (a decorator): whatever takes a source can take the task's routed one, and
  * the fakes of `PageSource` test it (test/unit/routed-source.test.ts).
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Dataset } from '../../catalog/catalog.ts';
 import { chainName } from '../../config/chains.ts';
 import { StopRequested, UpstreamError } from '../../errors.ts';
@@ -12,6 +13,16 @@ import type { Answer, Endpoint } from '../../upstream/client.ts';
 import { HEAD_QUERY, type HeadAnswer } from '../../upstream/endpoint-probe.ts';
 import { withRetries } from '../../upstream/retry.ts';
 import type { CheckedPage, PageRow } from '../check/page-check.ts';
+import {
+  appendRest,
+  findLongLists,
+  LIST_PAGE,
+  type ListRest,
+  type LongList,
+  listColumn,
+  restItems,
+  restQuery,
+} from '../long-lists.ts';
 import { garbage } from '../mapper.ts';
 import { type PageShape, pageQuery } from '../queries.ts';
 import type { PageSource, TaskDeps } from '../seams.ts';
@@ -318,15 +329,48 @@ export class RoutedSource implements PageSource {
       const cost = { bytes, ...(requests !== undefined ? { requests } : {}) };
       const file = deps.sink.pageFile();
       const checked = await deps.checker.check({ ds, chainId: task.chainId, body, file });
-      if ('page' in checked) return { ...checked.page, kept: { file, length: checked.page.length }, ...cost };
+      if ('page' in checked) {
+        const { longLists, ...page } = checked.page;
+        if (!longLists) return { ...page, kept: { file, length: page.length }, ...cost };
+        // Rare: a row's list of references goes on past the page's first items; the kept rows get the rest.
+        const kept = JSON.parse(readFileSync(file, 'utf8')) as unknown[];
+        appendRest(kept, await this.readRest(longLists, Number(v.block)));
+        const text = JSON.stringify(kept);
+        writeFileSync(file, text);
+        return { ...page, length: text.length, kept: { file, length: text.length }, ...cost };
+      }
       const rows = deps.source.answerData<{ rows: unknown }>(this.endpoint, checked.body).rows;
       if (!Array.isArray(rows))
         throw garbage(
           { ds, chainId: task.chainId, field: 'rows' },
           `expected a list of ${ds.entity} rows, got ${String(JSON.stringify(rows)).slice(0, 80)}`,
         );
+      appendRest(rows, await this.readRest(findLongLists(ds, rows), Number(v.block)));
       const ends = rows.length ? { first: rows[0] as Row, last: rows[rows.length - 1] as Row } : {};
       return { count: rows.length, rows, ...ends, ...cost };
     });
+  }
+
+  /**
+   * The rest of each long list of references at the page's block, by id keyset (`long-lists.ts`), each request with
+   * the retries and failover of a page.
+   */
+  private async readRest(lists: readonly LongList[], block: number): Promise<ListRest[]> {
+    const out: ListRest[] = [];
+    for (const list of lists) {
+      const ids: string[] = [];
+      const query = restQuery(this.ds, this.pin.root, listColumn(this.ds, list.field));
+      for (let after = list.after; ; ) {
+        const more = await this.withRoutes(query, { block, id: list.id, after }, async (q, v) => {
+          const { body, bytes } = await this.deps.source.requestBody(this.endpoint, q, { ...v, first: 1 });
+          return { items: restItems(this.deps.source.answerData(this.endpoint, body), list), bytes };
+        });
+        ids.push(...more.items);
+        if (more.items.length < LIST_PAGE) break;
+        after = more.items[more.items.length - 1]!;
+      }
+      out.push({ id: list.id, field: list.field, ids });
+    }
+    return out;
   }
 }
