@@ -642,7 +642,7 @@ describe('mutable entities', () => {
     ).toBeUndefined();
   });
 
-  it('changedSince takes 10 blocks a second where no pace was seen; presenceFrom asks nothing when no block passed', () => {
+  it('changedSince takes 10 blocks a second where no pace was seen; presenceFrom asks at the same height too', () => {
     const window = (cursor: { block?: number; seq?: string }, number: number, timestamp: number) =>
       changedSince(cursor, { number, timestamp }, { changeBlock: true, windowSecs: 60 });
     // No block passed in 600 s, or 100 blocks in no time: 60 s at 10 blocks a second is 600 blocks, 1 more.
@@ -651,8 +651,9 @@ describe('mutable entities', () => {
     // Never before block 0; a cursor without its time has no pace to start from.
     expect(window({ block: 50, seq: '5000' }, 60, 5000)).toBe(0);
     expect(window({ block: 1000 }, 1100, 5500)).toBeUndefined();
-    // Which rows of earlier runs are still upstream is asked only once a block passed since the last run.
-    expect(presenceFrom({ block: 1000, seq: '5000' }, { number: 1000, timestamp: 5600 }, 60)).toBeUndefined();
+    // Which rows of earlier runs are still upstream is asked at the same height too (a reorganisation to the same
+    // height), over the window at the fastest pace.
+    expect(presenceFrom({ block: 1000, seq: '5000' }, { number: 1000, timestamp: 5600 }, 60)).toBe(399);
     expect(presenceFrom({ block: 1000, seq: '5000' }, { number: 1100, timestamp: 5500 }, 60)).toBe(987);
     expect(presenceFrom({ seq: '5000' }, { number: 1100, timestamp: 5500 }, 60)).toBeUndefined();
   });

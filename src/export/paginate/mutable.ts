@@ -67,12 +67,13 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
 
 /**
  * The block from which an incremental pass asks which rows read by earlier runs are still upstream (`removeGone`), or
- * undefined where it does not ask: no block in the cursor (written by an older version), or no block since the last
- * run (no block was reverted that the last run had not seen reverted already; a reorg replaces blocks at the head, and
- * the head moves on within seconds). A run's batch asks the same ahead (`first-request.ts`).
+ * undefined where it does not ask: no block in the cursor (written by an older version). It asks also when no block
+ * passed since the last run: a task whose route's head is the one its last complete read saw (number and hash) makes no
+ * request at all (`extract.ts`), so a pass at the same height follows a reorganisation to the same height (new hashes,
+ * other rows), which can take back a row the last run read. A run's batch asks the same ahead (`first-request.ts`).
  */
 export function presenceFrom(cursor: Cursor, block: PinnedBlock, windowSecs: number): number | undefined {
-  if (cursor.block === undefined || block.number <= cursor.block) return undefined;
+  if (cursor.block === undefined) return undefined;
   return windowStart(cursor, block, windowSecs);
 }
 
