@@ -69,6 +69,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./compact-command.ts')).compactCommand,
   },
   {
+    command: 'reset <datasets..>',
+    describe:
+      'Empty datasets (warehouse rows, checkpoints, lake files and objects) so that the next run reads them whole; --chains narrows it, --yes does it (without, it says what it would remove)',
+    load: async () => (await import('./reset-command.ts')).resetCommand,
+  },
+  {
     command: 'restore',
     describe:
       "Rebuild the data folder's warehouse from its bucket lake (lake.url): the lake's objects and the state the last run published",
