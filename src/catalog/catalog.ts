@@ -51,6 +51,11 @@ export interface Dataset {
    * and the GraphQL type of its `timestamp`. Its rows come newest first, by `(timestamp, id)`.
    */
   readonly aggregation?: { readonly interval: string; readonly timestampType: string };
+  /**
+   * The name an earlier version gave this dataset and its table (a subgraph's entity whose name has a run of capitals:
+   * `uni.new_tt_ls` for `uni.new_ttls`): a warehouse that has it is renamed on its next run (`store/warehouse.ts`).
+   */
+  readonly formerly?: string;
 }
 
 /** Warehouse schema per upstream schema (a subgraph added by name registers its own: `subgraphs.ts`). */
@@ -161,8 +166,21 @@ function kindOf(e: EntityModel): { kind: CursorKind; seq?: string; seqType?: 'Bi
   return { kind: 'snapshot' };
 }
 
-/** The warehouse table of an entity: snake case of its plural (`MaintainerEarnings` → `maintainer_earnings`). */
-function tableOf(entity: string): string {
+/**
+ * The warehouse table of an entity: snake case of its plural (`MaintainerEarnings` → `maintainer_earnings`), the
+ * plural's ending added after the snake case of the name, so that a run of capitals stays whole (`NewTTL` →
+ * `new_ttls`, as graph-node's `newTTLs`).
+ */
+export function tableOf(entity: string): string {
+  const one = lowerCamel(entity);
+  const many = pluralize(one);
+  let stem = one;
+  while (!many.startsWith(stem)) stem = stem.slice(0, -1);
+  return `${snake(stem)}${many.slice(stem.length).toLowerCase()}`;
+}
+
+/** The table an earlier version named an entity's (snake case of the whole plural: `NewTTL` → `new_tt_ls`). */
+export function formerTableOf(entity: string): string {
   return snake(pluralize(lowerCamel(entity)));
 }
 
@@ -217,11 +235,13 @@ export function subgraphDatasetsOf(name: string, model: SchemaModel): Dataset[] 
   const aggregations = new Set(model.aggregations?.map((a) => a.name));
   const entities = model.entities.map((e): Dataset => {
     const table = `${name}.${tableOf(e.name)}`;
+    const former = `${name}.${formerTableOf(e.name)}`;
     return {
       name: table,
       schema: name,
       entity: e.name,
       table,
+      ...(former !== table ? { formerly: former } : {}),
       ...genericShape(model, e, aggregations),
       ...genericKind(e),
     };
@@ -258,11 +278,13 @@ function aggregationDatasets(name: string, model: SchemaModel, a: EntityModel): 
   const timestampType = a.field.get('timestamp')?.type ?? 'Timestamp';
   return a.aggregation!.intervals.map((interval) => {
     const table = `${name}.${tableOf(a.name)}_${interval}`;
+    const former = `${name}.${formerTableOf(a.name)}_${interval}`;
     return {
       name: table,
       schema: name,
       entity: a.name,
       table,
+      ...(former !== table ? { formerly: former } : {}),
       ...shape,
       kind: 'mutable',
       aggregation: { interval, timestampType },

@@ -1,11 +1,13 @@
 /** The DuckDB warehouse file: opening, schema creation, transactions. */
 
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue, Json } from '@duckdb/node-api';
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
 import { MigrationNeededError, StopRequested } from '../errors.ts';
+import { tableDir } from '../lake/layout.ts';
 import { q, qt } from '../util/sql.ts';
 import { createTable, hasText, sqlType, tableColumns } from './ddl.ts';
 import { markLakeRebuild } from './lake-rebuild.ts';
@@ -146,6 +148,7 @@ export class Warehouse {
    * as text (`retypeLists`).
    */
   async ensureTables(datasets: readonly Dataset[]): Promise<void> {
+    for (const d of datasets) if (d.formerly) await this.renameFormer(d);
     const have = await this.transaction(async (tx) => {
       for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!)))
         await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
@@ -165,6 +168,37 @@ export class Warehouse {
     });
     for (const d of datasets) await retypeLists(this, d, have);
     await this.exec('CHECKPOINT');
+  }
+
+  /**
+   * A dataset an earlier version named otherwise (`Dataset.formerly`): its table is renamed, its rows in the exporter's
+   * own tables (checkpoints, shards, the run ledger, verifications, digests, pending lake writes) take the new name, in
+   * one transaction; then its lake files are rebuilt under the new table path, and the old path's folders removed (a
+   * bucket lake's publish then deletes their objects). Nothing is read again. A process stopped after the commit
+   * leaves the old folders, removed by the next start (the rename is found done, the folders still there).
+   */
+  private async renameFormer(d: Dataset): Promise<void> {
+    const [schema, oldName] = d.formerly!.split('.') as [string, string];
+    const tables = new Set(
+      (
+        await this.all(
+          "SELECT schema_name || '.' || table_name AS t FROM duckdb_tables() WHERE NOT internal AND schema_name = $1",
+          [schema],
+        )
+      ).map((r) => String(r.t)),
+    );
+    if (tables.has(d.formerly!) && !tables.has(d.table)) {
+      await this.transaction(async (tx) => {
+        await tx.exec(`ALTER TABLE ${qt(d.formerly!)} RENAME TO ${q(d.table.split('.')[1]!)}`);
+        for (const t of RENAMED_LEDGER)
+          await tx.exec(`UPDATE _pool_export.${t} SET dataset = $1 WHERE dataset = $2`, [d.name, d.formerly!]);
+        await markLakeRebuild(tx, d);
+      });
+      await this.exec('CHECKPOINT');
+    }
+    const lake = dataFolder(dirname(this.path)).lake;
+    for (const part of ['data', 'history'] as const)
+      rmSync(tableDir(lake, { ...d, table: `${schema}.${oldName}` }, part), { recursive: true, force: true });
   }
 
   /**
@@ -250,6 +284,16 @@ export class Warehouse {
     this.instance.closeSync();
   }
 }
+
+/** The exporter's own tables that name datasets (`renameFormer`). */
+const RENAMED_LEDGER = [
+  'checkpoints',
+  'shard_checkpoints',
+  'run_tasks',
+  'verifications',
+  'snapshot_digests',
+  'lake_pending',
+];
 
 /**
  * Lists of numbers and booleans were text (`VARCHAR[]`) before they were typed by their element: each such column is
