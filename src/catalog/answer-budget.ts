@@ -27,6 +27,7 @@ const VALUE_BYTES: Readonly<Record<Exclude<ColumnClass, 'list' | 'structs'>, num
   int: 11,
   bool: 5,
   int8: 22,
+  timestamp: 22,
   bigint: 22,
   raw: 82,
   decimal: 100,

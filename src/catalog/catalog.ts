@@ -94,7 +94,7 @@ const CLASS: Readonly<Record<string, ColumnClass>> = {
   Bytes: 'text',
   Int: 'int',
   Int8: 'int8',
-  Timestamp: 'int8',
+  Timestamp: 'timestamp',
   Boolean: 'bool',
   BigInt: 'bigint',
   BigDecimal: 'decimal',
@@ -126,6 +126,7 @@ function column(f: FieldModel, at: { model: SchemaModel; entity: string; generic
   if (f.list) {
     // A list of numbers or booleans is typed by its element (a BigInt as a raw amount, as the scalar is); enums,
     // strings, bytes and ids are text.
+    // A list of Timestamps stays microseconds (BIGINT[]).
     const elemCls = f.ref || f.enum ? undefined : f.type === 'BigInt' && generic ? 'raw' : CLASS[f.type];
     const elem = elemCls === 'text' ? undefined : elemCls;
     return {
@@ -135,7 +136,8 @@ function column(f: FieldModel, at: { model: SchemaModel; entity: string; generic
       nullable: !f.nonNull,
       select: f.ref ? refListSelect(f.name) : f.name,
       ...(f.ref ? { refIdType: refIdType(model, f.type) } : {}),
-      ...(elem && elem !== 'ref' && elem !== 'list' && elem !== 'structs' ? { elem } : {}),
+      ...(elem === 'timestamp' ? { elem: 'int8' as const } : {}),
+      ...(elem && elem !== 'ref' && elem !== 'list' && elem !== 'structs' && elem !== 'timestamp' ? { elem } : {}),
     };
   }
   if (f.ref)

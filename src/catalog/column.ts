@@ -5,10 +5,23 @@
  * - `bigint`: a BigInt that counts, or is a time or a block: BIGINT (every real value fits 64 bits);
  * - `raw`: a BigInt holding a raw token amount or an 18-decimal fixed-point parameter (up to 2^256): DOUBLE;
  * - `decimal`: a BigDecimal: DOUBLE;
+ * - `timestamp`: a subgraph's `Timestamp` (microseconds since the epoch, as graph-node sends it): TIMESTAMPTZ, which
+ *   holds microseconds exactly;
  * - `structs`: a list of objects of a declared shape (the liquidity list's positions), a LIST of STRUCTs.
  * Numeric columns also keep the exact upstream text in `<column>_text`.
  */
-export type ColumnClass = 'text' | 'int' | 'int8' | 'bool' | 'bigint' | 'raw' | 'decimal' | 'ref' | 'list' | 'structs';
+export type ColumnClass =
+  | 'text'
+  | 'int'
+  | 'int8'
+  | 'timestamp'
+  | 'bool'
+  | 'bigint'
+  | 'raw'
+  | 'decimal'
+  | 'ref'
+  | 'list'
+  | 'structs';
 
 /** The shape of one element of a `structs` column: text and boolean fields, and nested objects. */
 export interface StructType {

@@ -184,6 +184,7 @@ function check(cell: Cell, v: unknown): unknown {
       if (typeof v !== 'boolean') throw bad(cell, v, 'a boolean');
       return v;
     case 'int8':
+    case 'timestamp':
     case 'bigint':
       if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(cell, v, 'a BigInt as a decimal string');
       if (!fitsInt64(v)) throw outOfRange(cell, v, 'a count, time or block number within 64 bits');

@@ -63,6 +63,8 @@ function columnType(c: Dataset['columns'][number]): LakeType {
       return 'varchar';
     case 'int':
       return 'integer';
+    case 'timestamp':
+      return 'timestamptz';
     case 'int8':
     case 'bigint':
       return 'bigint';

@@ -13,6 +13,7 @@ const SQL_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
   ref: 'VARCHAR',
   int: 'INTEGER',
   int8: 'BIGINT',
+  timestamp: 'TIMESTAMPTZ',
   bool: 'BOOLEAN',
   bigint: 'BIGINT',
   raw: 'DOUBLE',
@@ -26,6 +27,7 @@ const JSON_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
   ref: 'VARCHAR',
   int: 'INTEGER',
   int8: 'VARCHAR',
+  timestamp: 'VARCHAR',
   bool: 'BOOLEAN',
   bigint: 'VARCHAR',
   raw: 'VARCHAR',
@@ -111,6 +113,7 @@ export function insertParts(
     // here, and never gives NULL for a value.
     if (c.cls === 'decimal' || c.cls === 'raw') select.push(`CAST(${v} AS DOUBLE)`);
     else if (c.cls === 'bigint' || c.cls === 'int8') select.push(`CAST(${v} AS BIGINT)`);
+    else if (c.cls === 'timestamp') select.push(`make_timestamptz(CAST(${v} AS BIGINT))`);
     else if (c.cls === 'list' && c.elem) select.push(`CAST(${v} AS ${sqlType(c)})`);
     else select.push(v);
     if (hasText(c)) {

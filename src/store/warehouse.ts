@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue, Json } from '@duckdb/node-api';
-import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
+import { type Column, type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
 import { MigrationNeededError, StopRequested } from '../errors.ts';
@@ -144,8 +144,8 @@ export class Warehouse {
 
   /**
    * Creates the schemas and tables of the given datasets, adds the columns a table made by an earlier version lacks
-   * (new upstream fields the catalog now reads), and retypes a list of numbers or booleans an earlier version stored
-   * as text (`retypeLists`).
+   * (new upstream fields the catalog now reads), and retypes the columns an earlier version typed otherwise
+   * (`retypeColumns`).
    */
   async ensureTables(datasets: readonly Dataset[]): Promise<void> {
     for (const d of datasets) if (d.formerly) await this.renameFormer(d);
@@ -166,7 +166,7 @@ export class Warehouse {
             await tx.exec(`ALTER TABLE ${qt(d.table)} ADD COLUMN ${q(name)} ${type}`);
       return have;
     });
-    for (const d of datasets) await retypeLists(this, d, have);
+    for (const d of datasets) await retypeColumns(this, d, have);
     await this.exec('CHECKPOINT');
   }
 
@@ -296,17 +296,19 @@ const RENAMED_LEDGER = [
 ];
 
 /**
- * Lists of numbers and booleans were text (`VARCHAR[]`) before they were typed by their element: each such column is
- * cast in place (every element was checked as text of its type when stored), its exact texts copied first where the
- * new type has them (`<column>_text`), and the dataset's lake files are rebuilt (their column type changes). DuckDB
- * alters a table only in a transaction that has not changed its rows, so the copy and the cast are two: a process
- * stopped between them copies again (only texts still missing) and casts on its next start.
+ * Column types that changed: lists of numbers and booleans were text (`VARCHAR[]`) before they were typed by their
+ * element, and a subgraph's `Timestamp` was BIGINT microseconds before it was TIMESTAMPTZ. Each such column is cast in
+ * place (exactly: the texts were checked as their type when stored, and TIMESTAMPTZ holds microseconds), a list's
+ * exact texts copied first where the new type has them (`<column>_text`), and the dataset's lake files are rebuilt
+ * (their column type changes). DuckDB alters a table only in a transaction that has not changed its rows, so the copy
+ * and the cast are two: a process stopped between them copies again (only texts still missing) and casts on its next
+ * start.
  */
-async function retypeLists(w: Warehouse, d: Dataset, have: ReadonlyMap<string, string>): Promise<void> {
-  const lists = d.columns.filter(
-    (c) => c.cls === 'list' && c.elem && have.get(`${d.table}.${c.column}`) === 'VARCHAR[]',
-  );
-  if (!lists.length) return;
+async function retypeColumns(w: Warehouse, d: Dataset, have: ReadonlyMap<string, string>): Promise<void> {
+  const present = (c: Column) => have.get(`${d.table}.${c.column}`);
+  const lists = d.columns.filter((c) => c.cls === 'list' && c.elem && present(c) === 'VARCHAR[]');
+  const times = d.columns.filter((c) => c.cls === 'timestamp' && present(c) === 'BIGINT');
+  if (!lists.length && !times.length) return;
   await w.transaction(async (tx) => {
     for (const c of lists.filter(hasText))
       await tx.exec(
@@ -317,6 +319,10 @@ async function retypeLists(w: Warehouse, d: Dataset, have: ReadonlyMap<string, s
     for (const c of lists)
       await tx.exec(
         `ALTER TABLE ${qt(d.table)} ALTER COLUMN ${q(c.column)} SET DATA TYPE ${sqlType(c)} USING CAST(${q(c.column)} AS ${sqlType(c)})`,
+      );
+    for (const c of times)
+      await tx.exec(
+        `ALTER TABLE ${qt(d.table)} ALTER COLUMN ${q(c.column)} SET DATA TYPE TIMESTAMPTZ USING make_timestamptz(${q(c.column)})`,
       );
     await markLakeRebuild(tx, d);
   });

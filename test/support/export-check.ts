@@ -108,7 +108,10 @@ function exportSelect(ds: Dataset): string {
         ? q(`${c.column}_text`)
         : c.cls === 'int8'
           ? `CAST(${q(c.column)} AS VARCHAR) AS ${q(c.column)}`
-          : q(c.column),
+          : c.cls === 'timestamp'
+            ? // TIMESTAMPTZ holds microseconds exactly: back to graph-node's text by epoch_us.
+              `CAST(epoch_us(${q(c.column)}) AS VARCHAR) AS ${q(c.column)}`
+            : q(c.column),
     )
     .join(', ');
 }

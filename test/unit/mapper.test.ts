@@ -103,6 +103,7 @@ describe('page mapper', () => {
       ref: 'x',
       int: 56,
       int8: '1',
+      timestamp: '1',
       bool: true,
       bigint: '10',
       raw: '10',

@@ -1,9 +1,10 @@
 /**
  * Lists of scalars typed by their element: `[Int!]` as INTEGER[], `[Int8!]` and `[Timestamp!]` as BIGINT[],
  * `[Boolean!]` as BOOLEAN[], `[BigInt!]` and `[BigDecimal!]` as DOUBLE[] with their exact texts beside (`_text`,
- * VARCHAR[]), text as VARCHAR[]; in the warehouse and in the lake. The export is exact against the sandbox's rows. A
- * warehouse that stored such a list as text (an earlier version) has it cast in place on its next run, the texts kept,
- * and its lake files rebuilt.
+ * VARCHAR[]), text as VARCHAR[]; in the warehouse and in the lake. A `Timestamp` is TIMESTAMPTZ (microseconds exactly; a
+ * list of them stays BIGINT[] microseconds). The export is exact against the sandbox's rows. A
+ * warehouse that stored such a list as text, or a Timestamp as BIGINT (an earlier version), has it cast in place on its
+ * next run, the texts kept, and its lake files rebuilt.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +43,7 @@ const TYPES = {
   blobs: 'VARCHAR[]',
   names: 'VARCHAR[]',
   stamps: 'BIGINT[]',
+  at: 'TIMESTAMP WITH TIME ZONE',
   peers: 'VARCHAR[]',
 };
 
@@ -77,7 +79,13 @@ describe('lists of scalars', () => {
           .getRowObjectsJson()
           .map((r) => [String(r.column_name), String(r.column_type)]),
       );
-      expect(types).toMatchObject({ ints: 'INTEGER[]', bigs: 'DOUBLE[]', flags: 'BOOLEAN[]', longs: 'BIGINT[]' });
+      expect(types).toMatchObject({
+        ints: 'INTEGER[]',
+        bigs: 'DOUBLE[]',
+        flags: 'BOOLEAN[]',
+        longs: 'BIGINT[]',
+        at: 'TIMESTAMP WITH TIME ZONE',
+      });
       expect(types._exact).toContain('bigs VARCHAR[]');
       const [n] = (
         await lake.conn.runAndReadAll(
@@ -90,7 +98,7 @@ describe('lists of scalars', () => {
     }
   });
 
-  it('that an earlier version stored as text are cast in place on the next run, their texts kept', async () => {
+  it('that an earlier version stored as text, and Timestamps it stored as BIGINT, are cast in place on the next run', async () => {
     const data = join(dir, 'b');
     const env = sandboxEnv(sb, data);
     const url = /^subgraph lists: (\S+)$/m.exec(sb.banner)![1]!;
@@ -104,6 +112,7 @@ describe('lists of scalars', () => {
           `ALTER TABLE lists.holders ALTER COLUMN ${c} SET DATA TYPE VARCHAR[] USING CAST(${c} AS VARCHAR[])`,
         );
       await w.exec('UPDATE lists.holders SET bigs = bigs_text, decimals = decimals_text');
+      await w.exec('ALTER TABLE lists.holders ALTER COLUMN "at" SET DATA TYPE BIGINT USING epoch_us("at")');
       for (const c of ['bigs_text', 'decimals_text']) await w.exec(`ALTER TABLE lists.holders DROP COLUMN ${c}`);
     } finally {
       await w.close();
