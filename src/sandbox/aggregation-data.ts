@@ -66,8 +66,25 @@ function wire(type: string, v: bigint): unknown {
   return type === 'Int' ? Number(v) : v.toString();
 }
 
-/** One aggregate over the rows of one bucket and group, in order of id. */
+/**
+ * A value of the source's type as the aggregate field's type holds it: graph-node's rollup computes `max(number)` in
+ * SQL and stores it in the aggregate's column (`relational/rollup.rs`, graph-node f27eb5f), so `max: BigDecimal!` over
+ * an `Int` answers the decimal text `"12"`, `sum: BigInt!` over an `Int` the integer text.
+ */
+function asType(type: string, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  if (type === 'BigDecimal') return X.format(X.normalize(X.parse(String(v))));
+  if (type === 'Int') return Number(v);
+  if (type === 'BigInt' || type === 'Int8') return String(v).split('.')[0];
+  return v;
+}
+
+/** One aggregate over the rows of one bucket and group, in order of id, in the aggregate field's type. */
 function aggregate(f: FieldModel, srcType: string, rows: readonly Row[]): unknown {
+  return asType(f.type, aggregateOf(f, srcType, rows));
+}
+
+function aggregateOf(f: FieldModel, srcType: string, rows: readonly Row[]): unknown {
   const { fn, arg } = f.aggregate!;
   if (fn === 'count') return wire(f.type, BigInt(rows.length));
   const values = rows.map((r) => r[arg!]).filter((v) => v !== null && v !== undefined);
@@ -87,6 +104,10 @@ function aggregate(f: FieldModel, srcType: string, rows: readonly Row[]): unknow
 
 /** A cumulative aggregate: this bucket's value combined with the group's previous row's (`combine` in rollup.rs). */
 function combine(f: FieldModel, srcType: string, prev: unknown, cur: unknown): unknown {
+  return asType(f.type, combineOf(f, srcType, prev, cur));
+}
+
+function combineOf(f: FieldModel, srcType: string, prev: unknown, cur: unknown): unknown {
   if (prev === null || prev === undefined) return cur;
   if (cur === null || cur === undefined) return prev;
   const { fn } = f.aggregate!;

@@ -209,10 +209,26 @@ function timeValue(cx: Context, f: FieldModel, block: number): unknown {
 /** The fields a row stores (those `@derivedFrom` are not stored: graph-node derives them from the other side). */
 const stored = (e: EntityModel) => e.fields.filter((f) => !f.derivedFrom && f.name !== 'id');
 
+/**
+ * The fields of a timeseries that a non-null aggregate reads (`maxDifficulty: BigInt! @aggregate(fn: "max", arg:
+ * "difficulty")`): a value in every row, as a mapping that declares the aggregate non-null gives them (graph-node's
+ * rollup stores `max(difficulty)` as SQL computes it, and a bucket of nulls would answer null for a non-null field).
+ */
+function aggregatedFields(model: SchemaModel, e: EntityModel): Set<string> {
+  const out = new Set<string>();
+  for (const a of model.aggregations ?? [])
+    if (a.aggregation?.source === e.name)
+      for (const f of a.fields) if (f.aggregate?.arg && f.nonNull) out.add(f.aggregate.arg);
+  return out;
+}
+
 /** Fills a row's fields from a hash of its entity, row, version and block salt. */
 function fill(cx: Context, e: EntityModel, row: Row, parts: number[], at: number): Row {
-  for (const [fi, f] of stored(e).entries())
-    row[f.name] = f.name === 'timestamp' ? timeValue(cx, f, at) : fieldValue(cx, f, mix(...parts, fi), at);
+  const aggregated = e.timeseries ? aggregatedFields(cx.model, e) : undefined;
+  for (const [fi, f] of stored(e).entries()) {
+    const field = aggregated?.has(f.name) ? { ...f, nonNull: true } : f;
+    row[f.name] = f.name === 'timestamp' ? timeValue(cx, f, at) : fieldValue(cx, field, mix(...parts, fi), at);
+  }
   return row;
 }
 

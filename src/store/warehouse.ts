@@ -1,13 +1,12 @@
 /** The DuckDB warehouse file: opening, schema creation, transactions. */
 
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue, Json } from '@duckdb/node-api';
 import { type Column, type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
 import { MigrationNeededError, StopRequested } from '../errors.ts';
-import { tableDir } from '../lake/layout.ts';
 import { q, qt } from '../util/sql.ts';
 import { createTable, hasText, sqlType, tableColumns } from './ddl.ts';
 import { markLakeRebuild } from './lake-rebuild.ts';
@@ -196,9 +195,10 @@ export class Warehouse {
       });
       await this.exec('CHECKPOINT');
     }
+    // The old table paths, `<lake>/<schema>/<table>` and its history (the layout of `lake/layout.ts`, `tableDir`).
     const lake = dataFolder(dirname(this.path)).lake;
-    for (const part of ['data', 'history'] as const)
-      rmSync(tableDir(lake, { ...d, table: `${schema}.${oldName}` }, part), { recursive: true, force: true });
+    for (const name of [oldName, `${oldName}_history`])
+      rmSync(join(lake, WAREHOUSE_SCHEMA[d.schema]!, name), { recursive: true, force: true });
   }
 
   /**

@@ -258,7 +258,7 @@ describe('a subgraph of any schema', () => {
       for (const ds of aggregations) {
         const rows = (
           await w.all(
-            `SELECT CAST("timestamp" AS VARCHAR) AS ts, CAST(id AS VARCHAR) AS id FROM ${ds.table} WHERE chain_id = 1`,
+            `SELECT CAST(epoch_us("timestamp") AS VARCHAR) AS ts, CAST(id AS VARCHAR) AS id FROM ${ds.table} WHERE chain_id = 1`,
           )
         )
           .map((r) => ({ ts: BigInt(String(r.ts)), id: BigInt(String(r.id)) }))
@@ -330,7 +330,7 @@ describe('a subgraph of any schema', () => {
     try {
       stored = (
         await w.all(
-          `SELECT CAST("timestamp" AS VARCHAR) AS ts, CAST(id AS VARCHAR) AS id FROM ${hourly.table} WHERE chain_id = 1`,
+          `SELECT CAST(epoch_us("timestamp") AS VARCHAR) AS ts, CAST(id AS VARCHAR) AS id FROM ${hourly.table} WHERE chain_id = 1`,
         )
       ).map((r) => ({ ts: BigInt(String(r.ts)), id: BigInt(String(r.id)) }));
       const [cp] = await w.all('SELECT cursor FROM _pool_export.checkpoints WHERE chain_id = 1 AND dataset = $1', [
