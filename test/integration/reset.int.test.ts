@@ -55,7 +55,7 @@ describe('pool-export reset', () => {
         ...sandboxEnv(sb, data),
         ...(bucket ? bucketEnv(s3.endpoint, `s3://${s3.bucket}/${prefix}`) : {}),
       };
-      const run = ['run', '--jobs', 'events,state', '--chains', 'bsc,polygon'];
+      const run = ['run', '--datasets', 'dodoex.swaps,dodoex.pairs', '--chains', 'bsc,polygon'];
       expect((await cli(run, env)).code).toBe(0);
       const before = await counts(data);
       expect(before.rows['dodoex.swaps@56']).toBeGreaterThan(0);

@@ -22,7 +22,7 @@ let sb: SandboxProcess;
 let dir: string;
 
 beforeAll(async () => {
-  sb = await startSandbox(['--scale', '30000', '--chains', '1', '--subgraph', `pools=${FIXTURE}`]);
+  sb = await startSandbox(['--scale', '10000', '--chains', '1', '--subgraph', `pools=${FIXTURE}`]);
   dir = mkdtempSync(join(tmpdir(), 'pe-long-lists-'));
 });
 afterAll(async () => {

@@ -29,7 +29,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pe-same-height-'));
   const schema = join(dir, 'schema.graphql');
   writeFileSync(schema, SCHEMA);
-  sb = await startSandbox(['--scale', '6000', '--chains', '1', '--subgraph', `pools=${schema}`]);
+  sb = await startSandbox(['--scale', '3000', '--chains', '1', '--subgraph', `pools=${schema}`]);
 });
 afterAll(async () => {
   await sb?.stop();

@@ -23,7 +23,7 @@ let sb: SandboxProcess;
 let dir: string;
 
 beforeAll(async () => {
-  sb = await startSandbox(['--scale', '3000', '--chains', '1', '--subgraph', `lists=${FIXTURE}`]);
+  sb = await startSandbox(['--scale', '1000', '--chains', '1', '--subgraph', `lists=${FIXTURE}`]);
   dir = mkdtempSync(join(tmpdir(), 'pe-scalar-lists-'));
 });
 afterAll(async () => {
