@@ -16,7 +16,7 @@ import {
   SUBGRAPH_SCHEMAS,
 } from '../schemas/entity-model.ts';
 import { closest } from '../util/suggest.ts';
-import type { Column, ColumnClass } from './column.ts';
+import type { Column, ColumnClass, ListElement } from './column.ts';
 import { refListSelect } from './column.ts';
 import { LIST_COLUMNS } from './liquidity-list.ts';
 
@@ -100,6 +100,16 @@ const CLASS: Readonly<Record<string, ColumnClass>> = {
   BigDecimal: 'decimal',
 };
 
+/** The element class of a list of scalars by GraphQL type; a list of Timestamps stays microseconds (BIGINT[]). */
+const LIST_ELEM: Readonly<Record<string, ListElement>> = {
+  Int: 'int',
+  Int8: 'int8',
+  Timestamp: 'int8',
+  Boolean: 'bool',
+  BigInt: 'bigint',
+  BigDecimal: 'decimal',
+};
+
 /**
  * BigInt fields that hold raw token amounts (up to 2^256) or 18-decimal fixed-point parameters, by entity, as the real
  * mappings fill them (DODOEX/dodoex_v2_subgraph 0eb5baca, src/mappings): total supplies, PMM `i`/`k` and pool state
@@ -126,9 +136,7 @@ function column(f: FieldModel, at: { model: SchemaModel; entity: string; generic
   if (f.list) {
     // A list of numbers or booleans is typed by its element (a BigInt as a raw amount, as the scalar is); enums,
     // strings, bytes and ids are text.
-    // A list of Timestamps stays microseconds (BIGINT[]).
-    const elemCls = f.ref || f.enum ? undefined : f.type === 'BigInt' && generic ? 'raw' : CLASS[f.type];
-    const elem = elemCls === 'text' ? undefined : elemCls;
+    const elem = f.ref || f.enum ? undefined : f.type === 'BigInt' && generic ? 'raw' : LIST_ELEM[f.type];
     return {
       field: f.name,
       column: snake(f.name),
@@ -136,8 +144,7 @@ function column(f: FieldModel, at: { model: SchemaModel; entity: string; generic
       nullable: !f.nonNull,
       select: f.ref ? refListSelect(f.name) : f.name,
       ...(f.ref ? { refIdType: refIdType(model, f.type) } : {}),
-      ...(elem === 'timestamp' ? { elem: 'int8' as const } : {}),
-      ...(elem && elem !== 'ref' && elem !== 'list' && elem !== 'structs' && elem !== 'timestamp' ? { elem } : {}),
+      ...(elem ? { elem } : {}),
     };
   }
   if (f.ref)

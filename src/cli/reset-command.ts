@@ -18,6 +18,7 @@ import { UsageError } from '../errors.ts';
 import { type TablePart, tableDir } from '../lake/layout.ts';
 import { updateLakeFor } from '../pipeline/lake-step.ts';
 import { writeViewsFile } from '../reports/views.ts';
+import { forgetRows } from '../store/lake-rebuild.ts';
 import { refreshStatusFile } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { qt } from '../util/sql.ts';
@@ -114,9 +115,12 @@ function describe(r: Removal): string {
 async function reset(w: Warehouse, rs: readonly Removal[]): Promise<void> {
   await w.transaction(async (tx) => {
     for (const r of rs) {
-      await tx.exec(`DELETE FROM ${qt(r.ds.table)} WHERE chain_id = $1`, [r.chainId]);
-      for (const t of ['checkpoints', 'shard_checkpoints', 'lake_pending'])
-        await tx.exec(`DELETE FROM _pool_export.${t} WHERE dataset = $1 AND chain_id = $2`, [r.ds.name, r.chainId]);
+      await forgetRows(tx, r.ds, r.chainId);
+      // Its lake folders go below: nothing is left to write there.
+      await tx.exec('DELETE FROM _pool_export.lake_pending WHERE dataset = $1 AND chain_id = $2', [
+        r.ds.name,
+        r.chainId,
+      ]);
     }
   });
   for (const r of rs) for (const f of r.folders) rmSync(f, { recursive: true, force: true });

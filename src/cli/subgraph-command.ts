@@ -23,14 +23,13 @@ import { UsageError } from '../errors.ts';
 import { parseSchemaModel, type SchemaModel, SchemaModelError } from '../schemas/entity-model.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { tableColumns } from '../store/ddl.ts';
-import { markLakeRebuild } from '../store/lake-rebuild.ts';
+import { emptyForReread } from '../store/lake-rebuild.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { deploymentFiles, IpfsUnavailable } from '../upstream/deployment-source.ts';
 import { INTROSPECTION_QUERY, sdlFromIntrospection } from '../upstream/introspect-schema.ts';
 import { urlEndpoint } from '../upstream/routes.ts';
 import { inert } from '../util/inert.ts';
-import { qt } from '../util/sql.ts';
 import type { CommandBody } from './commands.ts';
 import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
 
@@ -294,21 +293,10 @@ async function refresh(a: Args, config: Config): Promise<void> {
     try {
       await w.ensureTables(newSets);
       await w.transaction(async (tx) => {
+        // Read again whole from an empty table: a row the new deployment no longer has does not linger.
         for (const { chainId } of moved)
-          for (const d of newSets.filter((x) => !changed.includes(x))) {
-            for (const t of ['checkpoints', 'shard_checkpoints'])
-              await tx.exec(`DELETE FROM _pool_export.${t} WHERE dataset = $1 AND chain_id = $2`, [d.name, chainId]);
-            await markLakeRebuild(tx, d, chainId);
-            await tx.exec(`DELETE FROM ${qt(d.table)} WHERE chain_id = $1`, [chainId]);
-          }
-        for (const d of changed) {
-          for (const t of ['checkpoints', 'shard_checkpoints'])
-            await tx.exec(`DELETE FROM _pool_export.${t} WHERE dataset = $1`, [d.name]);
-          // The lake is rewritten from what the next run reads (until then it keeps serving the old rows).
-          await markLakeRebuild(tx, d);
-          // Read again whole from an empty table: a row the new deployment no longer has does not linger.
-          await tx.exec(`DELETE FROM ${qt(d.table)}`);
-        }
+          for (const d of newSets.filter((x) => !changed.includes(x))) await emptyForReread(tx, d, chainId);
+        for (const d of changed) await emptyForReread(tx, d);
       });
     } finally {
       await w.close();

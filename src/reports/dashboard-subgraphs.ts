@@ -205,7 +205,9 @@ function deploymentFreshness(
     if (!subgraphOf(schema)) continue;
     if (opts.filter.chains?.length && !opts.filter.chains.includes(e.chainId)) continue;
     const key = `${schema}/${e.chainId}`;
-    groups.set(key, [...(groups.get(key) ?? []), e]);
+    const group = groups.get(key);
+    if (group) group.push(e);
+    else groups.set(key, [e]);
   }
   return [...groups.values()]
     .map((es): DeploymentFreshness => {

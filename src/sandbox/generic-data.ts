@@ -214,13 +214,20 @@ const stored = (e: EntityModel) => e.fields.filter((f) => !f.derivedFrom && f.na
  * "difficulty")`): a value in every row, as a mapping that declares the aggregate non-null gives them (graph-node's
  * rollup stores `max(difficulty)` as SQL computes it, and a bucket of nulls would answer null for a non-null field).
  */
-function aggregatedFields(model: SchemaModel, e: EntityModel): Set<string> {
-  const out = new Set<string>();
-  for (const a of model.aggregations ?? [])
-    if (a.aggregation?.source === e.name)
-      for (const f of a.fields) if (f.aggregate?.arg && f.nonNull) out.add(f.aggregate.arg);
+function aggregatedFields(model: SchemaModel, e: EntityModel): ReadonlySet<string> {
+  let out = AGGREGATED.get(e);
+  if (!out) {
+    const found = new Set<string>();
+    for (const a of model.aggregations ?? [])
+      if (a.aggregation?.source === e.name)
+        for (const f of a.fields) if (f.aggregate?.arg && f.nonNull) found.add(f.aggregate.arg);
+    AGGREGATED.set(e, (out = found));
+  }
   return out;
 }
+
+/** `aggregatedFields` of each timeseries, worked out once (rows are filled by the thousand). */
+const AGGREGATED = new WeakMap<EntityModel, ReadonlySet<string>>();
 
 /** Fills a row's fields from a hash of its entity, row, version and block salt. */
 function fill(cx: Context, e: EntityModel, row: Row, parts: number[], at: number): Row {

@@ -147,7 +147,15 @@ export class Warehouse {
    * (`retypeColumns`).
    */
   async ensureTables(datasets: readonly Dataset[]): Promise<void> {
-    for (const d of datasets) if (d.formerly) await this.renameFormer(d);
+    const renamed = datasets.filter((d) => d.formerly);
+    if (renamed.length) {
+      const tables = new Set(
+        (await this.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables() WHERE NOT internal")).map(
+          (r) => String(r.t),
+        ),
+      );
+      for (const d of renamed) await this.renameFormer(d, tables);
+    }
     const have = await this.transaction(async (tx) => {
       for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!)))
         await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
@@ -176,16 +184,8 @@ export class Warehouse {
    * bucket lake's publish then deletes their objects). Nothing is read again. A process stopped after the commit
    * leaves the old folders, removed by the next start (the rename is found done, the folders still there).
    */
-  private async renameFormer(d: Dataset): Promise<void> {
-    const [schema, oldName] = d.formerly!.split('.') as [string, string];
-    const tables = new Set(
-      (
-        await this.all(
-          "SELECT schema_name || '.' || table_name AS t FROM duckdb_tables() WHERE NOT internal AND schema_name = $1",
-          [schema],
-        )
-      ).map((r) => String(r.t)),
-    );
+  private async renameFormer(d: Dataset, tables: ReadonlySet<string>): Promise<void> {
+    const oldName = d.formerly!.split('.')[1]!;
     if (tables.has(d.formerly!) && !tables.has(d.table)) {
       await this.transaction(async (tx) => {
         await tx.exec(`ALTER TABLE ${qt(d.formerly!)} RENAME TO ${q(d.table.split('.')[1]!)}`);

@@ -8,11 +8,11 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usd } from '../../src/reports/dashboard-page.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { chromiumPath } from '../support/chromium.ts';
+import { chromiumPath, openPage } from '../support/chromium.ts';
 import { cli, sandboxEnv } from '../support/export-check.ts';
 
 const CHROMIUM = chromiumPath();
@@ -39,24 +39,6 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Opens a page file, recording console errors, dialogs and every request it makes. */
-async function open(file: string): Promise<{ page: Page; errors: string[]; requests: string[]; dialogs: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const errors: string[] = [];
-  const requests: string[] = [];
-  const dialogs: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('request', (r) => requests.push(r.url()));
-  page.on('dialog', (d) => {
-    dialogs.push(d.message());
-    void d.dismiss();
-  });
-  await page.goto(`file://${file}`);
-  await page.waitForSelector('body[data-rendered]');
-  return { page, errors, requests, dialogs };
-}
-
 /** A report's rows, as the CLI prints them exactly. */
 async function report(args: string[]): Promise<Record<string, unknown>[]> {
   const r = await cli([...args, '--format', 'json'], env);
@@ -70,7 +52,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in Chromium', () => {
     const made = await cli(['dashboard', '--out', file], env);
     expect(made.code, made.stderr).toBe(0);
     expect(made.stdout).toContain(`dashboard: ${file}`);
-    const { page, errors, requests, dialogs } = await open(file);
+    const { page, errors, requests, dialogs } = await openPage(browser, file);
     try {
       expect(errors).toEqual([]);
       expect(dialogs).toEqual([]);
@@ -105,7 +87,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in Chromium', () => {
     const file = join(dir, 'dashboard-bsc.html');
     const made = await cli(['dashboard', '--out', file, '--chain', 'bsc'], env);
     expect(made.code, made.stderr).toBe(0);
-    const { page, errors } = await open(file);
+    const { page, errors } = await openPage(browser, file);
     try {
       // The top pool of bsc: the row's tracked and service TVL are the report's, as people read them.
       const top = (await report(['report', 'top_pools', '--chain', 'bsc'])).sort(
@@ -159,7 +141,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in Chromium', () => {
     const file = join(dir, 'empty.html');
     const made = await cli(['dashboard', '--out', file], { ...env, POOL_EXPORT_DATA_DIR: join(dir, 'nothing') });
     expect(made.code, made.stderr).toBe(0);
-    const { page, errors, requests } = await open(file);
+    const { page, errors, requests } = await openPage(browser, file);
     try {
       expect(errors).toEqual([]);
       expect(requests).toEqual([`file://${file}`]);

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { chromiumPath } from '../support/chromium.ts';
+import { chromiumPath, openPage } from '../support/chromium.ts';
 import { cli, sandboxEnv } from '../support/export-check.ts';
 import { allRows } from '../support/sandbox-client.ts';
 
@@ -65,15 +65,8 @@ describe.skipIf(!CHROMIUM)("the dashboard of a subgraph's folder in Chromium", (
     const made = await cli(['dashboard', '--out', file], env);
     expect(made.code, made.stderr).toBe(0);
     expect(made.stdout).toMatch(/^dashboard: .*subgraph\.html \(\d+ KiB; open it in a browser, no network needed\)\n$/);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: string[] = [];
-    const requests: string[] = [];
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('request', (r) => requests.push(r.url()));
+    const { page, errors, requests } = await openPage(browser, file);
     try {
-      await page.goto(`file://${file}`);
-      await page.waitForSelector('body[data-rendered]');
       expect(errors).toEqual([]);
       expect(requests).toEqual([`file://${file}`]);
       const parts = await page
