@@ -30,6 +30,7 @@ const VALUE_BYTES: Readonly<Record<Exclude<ColumnClass, 'list' | 'structs'>, num
   timestamp: 22,
   bigint: 22,
   raw: 82,
+  integer: 82,
   decimal: 100,
 };
 /** Items of a nested list of references a page asks for per row (`column.ts`). */

@@ -43,7 +43,7 @@ export interface Dataset {
   readonly columns: readonly Column[];
   /**
    * The GraphQL type of `id` where it is not `ID` (a subgraph's `Bytes`, `String` or `Int8` ids): the type of the
-   * variables that page and look up by id. Stored as text whatever its type.
+   * variables that page and look up by id. Stored as text, but an `Int8` id as BIGINT.
    */
   readonly idType?: 'Bytes' | 'String' | 'Int8';
   /**
@@ -127,16 +127,23 @@ export const RAW_AMOUNTS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * The column of a field. In a subgraph of any schema (`generic`), every BigInt may be a raw amount up to 2^256: DOUBLE,
- * with its exact text beside it.
+ * The column of a field. In a subgraph of any schema (`generic`), a BigInt may be a raw amount up to 2^256: DECIMAL(38,0)
+ * (exact, NULL beyond 38 digits), with its exact text beside it, unless the subgraph's `types` says otherwise
+ * (`override`: the class its SQL type names, `typeOverride`).
  */
-function column(f: FieldModel, at: { model: SchemaModel; entity: string; generic?: boolean }): Column | undefined {
-  const { model, entity, generic = false } = at;
+function column(
+  f: FieldModel,
+  at: { model: SchemaModel; entity: string; generic?: boolean; override?: ColumnClass },
+): Column | undefined {
+  const { model, entity, generic = false, override } = at;
   if (f.derivedFrom) return undefined;
   if (f.list) {
-    // A list of numbers or booleans is typed by its element (a BigInt as a raw amount, as the scalar is); enums,
-    // strings, bytes and ids are text.
-    const elem = f.ref || f.enum ? undefined : f.type === 'BigInt' && generic ? 'raw' : LIST_ELEM[f.type];
+    // A list of numbers or booleans is typed by its element (a BigInt as the scalar is); enums, strings, bytes and ids
+    // are text.
+    const elem =
+      f.ref || f.enum || override === 'text'
+        ? undefined
+        : ((override as ListElement | undefined) ?? (f.type === 'BigInt' && generic ? 'integer' : LIST_ELEM[f.type]));
     return {
       field: f.name,
       column: snake(f.name),
@@ -155,9 +162,66 @@ function column(f: FieldModel, at: { model: SchemaModel; entity: string; generic
       nullable: !f.nonNull,
       select: `${f.name} { id }`,
     };
-  const raw = f.type === 'BigInt' && (generic || RAW_AMOUNTS[entity]?.includes(f.name));
-  const cls = raw ? 'raw' : (CLASS[f.type] ?? 'text');
+  const cls =
+    override ??
+    (f.type === 'BigInt' && generic
+      ? 'integer'
+      : f.type === 'BigInt' && RAW_AMOUNTS[entity]?.includes(f.name)
+        ? 'raw'
+        : (CLASS[f.type] ?? 'text'));
   return { field: f.name, column: snake(f.name), cls, nullable: !f.nonNull, select: f.name };
+}
+
+/**
+ * The SQL types a subgraph's `types` may give a field, by its GraphQL type (a list's element: `DOUBLE[]`), and the
+ * class each stands for. A BigInt's default is DECIMAL(38,0); DOUBLE holds every uint256 rounded to about 16 digits;
+ * BIGINT fails the dataset on a value beyond 64 bits. Every numeric class keeps the exact text in `_text`.
+ */
+const OVERRIDES: Readonly<Record<string, Readonly<Record<string, ColumnClass>>>> = {
+  BigInt: { 'DECIMAL(38,0)': 'integer', DOUBLE: 'raw', BIGINT: 'bigint', VARCHAR: 'text' },
+  BigDecimal: { DOUBLE: 'decimal', VARCHAR: 'text' },
+  Int8: { BIGINT: 'int8', VARCHAR: 'text' },
+  Timestamp: { TIMESTAMPTZ: 'timestamp', BIGINT: 'int8' },
+};
+
+/**
+ * The class a subgraph's `types` entry gives a field (`"Pool.liquidity": "DOUBLE"`), or a usage error naming the entry,
+ * what is wrong and the types its field may take.
+ */
+export function typeOverride(
+  subgraph: { readonly name: string; readonly model: SchemaModel },
+  key: string,
+  type: string,
+): { entity: string; field: string; cls: ColumnClass } {
+  const { model } = subgraph;
+  const at = `subgraph ${subgraph.name}: types["${key}"]`;
+  const [entity = '', field = '', ...more] = key.split('.');
+  const e = model.entities.find((x) => x.name === entity) ?? model.aggregations?.find((x) => x.name === entity);
+  if (!e || more.length)
+    throw new UsageError(`${at}: no entity ${entity || key}; name a field as Entity.field, e.g. Pool.liquidity`);
+  const f = e.field.get(field);
+  if (!f || f.derivedFrom)
+    throw new UsageError(
+      `${at}: ${entity} has no stored field ${field}; its fields: ${e.fields
+        .filter((x) => !x.derivedFrom)
+        .map((x) => x.name)
+        .join(', ')}`,
+    );
+  const choices = f.ref || f.enum || field === 'id' ? undefined : OVERRIDES[f.type];
+  if (!choices)
+    throw new UsageError(
+      `${at}: ${entity}.${field} is ${f.list ? `[${f.type}]` : f.type}, whose type is fixed; types retype BigInt, BigDecimal, Int8 and Timestamp fields`,
+    );
+  const norm = type.toUpperCase().replace(/\s+/g, '');
+  const want = f.list ? norm.replace(/\[\]$/, '') : norm;
+  const cls = f.list && !norm.endsWith('[]') ? undefined : choices[want];
+  if (!cls)
+    throw new UsageError(
+      `${at}: "${type}" is not a type of a ${f.list ? `[${f.type}]` : f.type} field; give one of ${Object.keys(choices)
+        .map((t) => (f.list ? `${t}[]` : t))
+        .join(', ')}`,
+    );
+  return { entity, field, cls };
 }
 
 /** The GraphQL type of the id of an entity (or of an interface's implementers), `ID` when it has none declared. */
@@ -239,7 +303,17 @@ function genericKind(e: EntityModel): { kind: CursorKind; seq?: string; seqType?
 }
 
 /** The datasets of a subgraph of any schema, under a warehouse schema of its name (`uniswap_v2.swaps`). */
-export function subgraphDatasetsOf(name: string, model: SchemaModel): Dataset[] {
+export function subgraphDatasetsOf(
+  name: string,
+  model: SchemaModel,
+  types: Readonly<Record<string, string>> = {},
+): Dataset[] {
+  const overrides = new Map(
+    Object.entries(types).map(([k, t]) => {
+      const o = typeOverride({ name, model }, k, t);
+      return [`${o.entity}.${o.field}`, o.cls] as const;
+    }),
+  );
   // A field that references an aggregation would be asked per interval: it is left out (the aggregation is a dataset).
   const aggregations = new Set(model.aggregations?.map((a) => a.name));
   const entities = model.entities.map((e): Dataset => {
@@ -251,28 +325,36 @@ export function subgraphDatasetsOf(name: string, model: SchemaModel): Dataset[] 
       entity: e.name,
       table,
       ...(former !== table ? { formerly: former } : {}),
-      ...genericShape(model, e, aggregations),
+      ...genericShape({ model, e, aggregations, overrides }),
       ...genericKind(e),
     };
   });
-  return [...entities, ...(model.aggregations ?? []).flatMap((a) => aggregationDatasets(name, model, a))];
+  return [
+    ...entities,
+    ...(model.aggregations ?? []).flatMap((a) => aggregationDatasets({ name, model, a, overrides })),
+  ];
 }
 
 /**
  * The columns of an entity or aggregation of a subgraph of any schema (the fields referencing an aggregation left
  * out), and the GraphQL type of its id where it is not `ID`.
  */
-function genericShape(
-  model: SchemaModel,
-  e: EntityModel,
-  aggregations: ReadonlySet<string>,
-): Pick<Dataset, 'columns' | 'idType'> {
+function genericShape(at: {
+  model: SchemaModel;
+  e: EntityModel;
+  aggregations: ReadonlySet<string>;
+  overrides: ReadonlyMap<string, ColumnClass>;
+}): Pick<Dataset, 'columns' | 'idType'> {
+  const { model, e, aggregations, overrides } = at;
   const columns = e.fields
     .filter((f) => !aggregations.has(f.type))
-    .map((f) => column(f, { model, entity: e.name, generic: true }))
+    .map((f) => {
+      const override = overrides.get(`${e.name}.${f.name}`);
+      return column(f, { model, entity: e.name, generic: true, ...(override ? { override } : {}) });
+    })
     .filter((c): c is Column => c !== undefined)
-    // Ids are stored as text whatever their type (an Int8 id is graph-node's decimal text).
-    .map((c) => (c.field === 'id' ? { ...c, cls: 'text' as const } : c));
+    // Ids are text, but an Int8 id, BIGINT (graph-node's decimal text of a 64-bit integer).
+    .map((c) => (c.field === 'id' && c.cls !== 'int8' ? { ...c, cls: 'text' as const } : c));
   const idType = e.field.get('id')?.type;
   return { columns, ...(idType === 'Bytes' || idType === 'String' || idType === 'Int8' ? { idType } : {}) };
 }
@@ -282,8 +364,14 @@ function genericShape(
  * `_change_block` from the re-read window, the window's rows checked against the upstream), in the only order graph-node
  * gives an aggregation, `(timestamp, id)` descending.
  */
-function aggregationDatasets(name: string, model: SchemaModel, a: EntityModel): Dataset[] {
-  const shape = genericShape(model, a, new Set());
+function aggregationDatasets(at: {
+  name: string;
+  model: SchemaModel;
+  a: EntityModel;
+  overrides: ReadonlyMap<string, ColumnClass>;
+}): Dataset[] {
+  const { name, model, a, overrides } = at;
+  const shape = genericShape({ model, e: a, aggregations: new Set(), overrides });
   const timestampType = a.field.get('timestamp')?.type ?? 'Timestamp';
   return a.aggregation!.intervals.map((interval) => {
     const table = `${name}.${tableOf(a.name)}_${interval}`;

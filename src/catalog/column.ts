@@ -4,6 +4,8 @@
  * Storage class of a column: decides its SQL type, JSON check and conversion.
  * - `bigint`: a BigInt that counts, or is a time or a block: BIGINT (every real value fits 64 bits);
  * - `raw`: a BigInt holding a raw token amount or an 18-decimal fixed-point parameter (up to 2^256): DOUBLE;
+ * - `integer`: a BigInt of a subgraph of any schema: DECIMAL(38,0), exact; NULL where the value has more than 38 digits
+ *   (a uint256 beyond 10^38), whose exact text is in `<column>_text` as always;
  * - `decimal`: a BigDecimal: DOUBLE;
  * - `timestamp`: a subgraph's `Timestamp` (microseconds since the epoch, as graph-node sends it): TIMESTAMPTZ, which
  *   holds microseconds exactly;
@@ -18,6 +20,7 @@ export type ColumnClass =
   | 'bool'
   | 'bigint'
   | 'raw'
+  | 'integer'
   | 'decimal'
   | 'ref'
   | 'list'
@@ -55,7 +58,7 @@ export interface Column {
 }
 
 /** The classes a list of scalars may hold beside text. */
-export type ListElement = 'int' | 'int8' | 'bool' | 'bigint' | 'raw' | 'decimal';
+export type ListElement = 'int' | 'int8' | 'bool' | 'bigint' | 'raw' | 'integer' | 'decimal';
 
 /**
  * Items of a list of references a page asks for per row: one more than graph-node's default `first` (100), so that a

@@ -13,7 +13,7 @@
  */
 import { UsageError } from '../errors.ts';
 import { type EntityModel, parseSchemaModel, type SchemaModel, SchemaModelError } from '../schemas/entity-model.ts';
-import { type Dataset, registerDatasets, subgraphDatasetsOf, WAREHOUSE_SCHEMA } from './catalog.ts';
+import { type Dataset, registerDatasets, subgraphDatasetsOf, typeOverride, WAREHOUSE_SCHEMA } from './catalog.ts';
 import type { Job } from './job.ts';
 
 /** One deployment of a subgraph: the chain and the graph-node endpoint that serves it there. */
@@ -35,6 +35,11 @@ export interface SubgraphSpec {
   readonly schema: string;
   /** Only these entities (default: every one). */
   readonly entities?: readonly string[];
+  /**
+   * SQL types of fields that take another than their default (`{"Pool.sqrtPrice": "DOUBLE"}`), checked against the
+   * schema (`catalog.ts`, `typeOverride`).
+   */
+  readonly types?: Readonly<Record<string, string>>;
 }
 
 /** A subgraph's name: a warehouse schema, a lake folder and a path segment, so letters, digits, `_` and `-` only. */
@@ -56,7 +61,7 @@ export function checkSubgraphName(name: string): void {
 const registered = new Map<string, { spec: SubgraphSpec; model: SchemaModel; datasets: readonly Dataset[] }>();
 
 /** The model of a subgraph's schema, or a usage error naming the subgraph and what is wrong. */
-export function subgraphModel(spec: Pick<SubgraphSpec, 'name' | 'schema' | 'entities'>): SchemaModel {
+export function subgraphModel(spec: Pick<SubgraphSpec, 'name' | 'schema' | 'entities' | 'types'>): SchemaModel {
   let model: SchemaModel;
   try {
     model = parseSchemaModel(spec.name, spec.schema);
@@ -68,6 +73,7 @@ export function subgraphModel(spec: Pick<SubgraphSpec, 'name' | 'schema' | 'enti
   for (const n of spec.entities ?? [])
     if (!names.includes(n))
       throw new UsageError(`subgraph ${spec.name} has no entity ${n}; its entities: ${names.join(', ')}`);
+  for (const [key, type] of Object.entries(spec.types ?? {})) typeOverride({ name: spec.name, model }, key, type);
   return model;
 }
 
@@ -82,8 +88,12 @@ export function registerSubgraphs(specs: readonly SubgraphSpec[]): SubgraphSpec[
     const known = registered.get(spec.name);
     if (known) {
       // Loaded again (another configuration in the same process): its datasets stay; its deployments may move.
-      if (known.spec.schema !== spec.schema || String(known.spec.entities) !== String(spec.entities))
-        throw new Error(`subgraph ${spec.name} is registered twice with different schemas or entities`);
+      if (
+        known.spec.schema !== spec.schema ||
+        String(known.spec.entities) !== String(spec.entities) ||
+        JSON.stringify(known.spec.types ?? {}) !== JSON.stringify(spec.types ?? {})
+      )
+        throw new Error(`subgraph ${spec.name} is registered twice with different schemas, entities or types`);
       registered.set(spec.name, { ...known, spec });
       continue;
     }
@@ -96,11 +106,15 @@ export function registerSubgraphs(specs: readonly SubgraphSpec[]): SubgraphSpec[
 }
 
 /** The datasets of a subgraph: those of its schema's entities and aggregations, or of the ones `entities` names. */
-export function specDatasets(spec: Pick<SubgraphSpec, 'name' | 'entities'>, model: SchemaModel): Dataset[] {
+export function specDatasets(spec: Pick<SubgraphSpec, 'name' | 'entities' | 'types'>, model: SchemaModel): Dataset[] {
   const only = spec.entities?.length ? new Set(spec.entities) : undefined;
   const entities: EntityModel[] = model.entities.filter((e) => !only || only.has(e.name));
   const aggregations = model.aggregations?.filter((a) => !only || only.has(a.name));
-  return subgraphDatasetsOf(spec.name, { ...model, entities, ...(aggregations ? { aggregations } : {}) });
+  // The types of the entities taken (each was checked against the whole schema by `subgraphModel`).
+  const types = Object.fromEntries(
+    Object.entries(spec.types ?? {}).filter(([k]) => !only || only.has(k.split('.')[0]!)),
+  );
+  return subgraphDatasetsOf(spec.name, { ...model, entities, ...(aggregations ? { aggregations } : {}) }, types);
 }
 
 /** A registered subgraph by its warehouse schema, or undefined (DODO's schemas and the list). */

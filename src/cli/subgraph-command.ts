@@ -40,8 +40,21 @@ interface Args extends FolderArgs {
   url?: string[] | undefined;
   schema?: string | undefined;
   entities?: string | undefined;
+  type?: string[] | undefined;
   ipfs?: string | undefined;
   timeout: number;
+}
+
+/** `--type Entity.field=TYPE` (repeated) as a subgraph's `types`; undefined when none is given. */
+function typesOf(a: Pick<Args, 'type'>): Record<string, string> | undefined {
+  if (!a.type?.length) return undefined;
+  const types: Record<string, string> = {};
+  for (const t of a.type) {
+    const at = t.indexOf('=');
+    if (at < 1) throw new UsageError(`--type "${t}" must be Entity.field=TYPE, e.g. --type Pool.sqrtPrice=DOUBLE`);
+    types[t.slice(0, at).trim()] = t.slice(at + 1).trim();
+  }
+  return types;
 }
 
 /** A deployment of a subgraph as its endpoint answered `_meta`: its head, and its id (its manifest's IPFS hash). */
@@ -171,7 +184,14 @@ async function add(a: Args, config: Config): Promise<void> {
   const schema = await schemaText({ a, config, client, deps: answered });
   const entities = list(a.entities);
   const recorded = deployments.map((d, i) => withHash(d, answered[i]!.deployment));
-  const spec: SubgraphSpec = { name, deployments: recorded, schema, ...(entities?.length ? { entities } : {}) };
+  const types = typesOf(a);
+  const spec: SubgraphSpec = {
+    name,
+    deployments: recorded,
+    schema,
+    ...(entities?.length ? { entities } : {}),
+    ...(types ? { types } : {}),
+  };
   const model = subgraphModel(spec);
   writeFolderSubgraphs(config.dataDir, [...folder, spec]);
   const taken = entities ?? [...model.entities, ...(model.aggregations ?? [])].map((e) => e.name);
@@ -252,10 +272,12 @@ async function refresh(a: Args, config: Config): Promise<void> {
   const client = UpstreamClient.forConfig(config, { timeoutMs: a.timeout * 1000 });
   const answered: Answered[] = [];
   for (const d of was.deployments) answered.push(await checkGraphNode(client, d));
+  const types = typesOf(a);
   const now: SubgraphSpec = {
     ...was,
     deployments: was.deployments.map((d, i) => withHash(d, answered[i]!.deployment)),
     schema: await schemaText({ a, config, client, deps: answered }),
+    ...(types ? { types } : {}),
   };
   const [before, after] = [subgraphModel(was), subgraphModel(now)];
   const changes = subgraphDrift(before, after);
@@ -266,12 +288,15 @@ async function refresh(a: Args, config: Config): Promise<void> {
     return old !== undefined && d.deployment !== undefined && d.deployment !== old;
   });
   const learned = now.deployments.some((d, i) => d.deployment !== was.deployments[i]!.deployment);
-  if (!changes.length && !learned) {
+  const retyped = JSON.stringify(now.types ?? {}) !== JSON.stringify(was.types ?? {});
+  if (!changes.length && !learned && !retyped) {
     process.stdout.write(`subgraph ${name}: its schema is unchanged\n`);
     return;
   }
   const oldSets = new Map(specDatasets(was, before).map((d) => [d.name, d]));
-  const newSets = specDatasets(now, after);
+  // The shape the new schema gives under the old types: a column `--type` retypes is cast in place from its exact text
+  // (`store/warehouse.ts`, `retypeColumns`), not read again.
+  const newSets = specDatasets({ ...now, ...(was.types ? { types: was.types } : { types: {} }) }, after);
   // Read again whole: a dataset whose columns changed, or whose paging did (an entity found immutable or not).
   const shape = (d: Dataset) => JSON.stringify([tableColumns(d), d.kind, d.seq, d.idType, d.aggregation]);
   const changed = newSets.filter((d) => {
@@ -314,6 +339,15 @@ async function refresh(a: Args, config: Config): Promise<void> {
         ? `subgraph ${name}: ${changes.length} change(s) taken`
         : `subgraph ${name}: its schema is unchanged`,
       ...changes.map((c) => `  ${inert(describeChange(c))}`),
+      ...(retyped
+        ? [
+            `types: ${
+              Object.entries(now.types ?? {})
+                .map(([k, t]) => `${k} ${t}`)
+                .join(', ') || 'the defaults'
+            }; the next run casts the columns from their exact texts (nothing is read again)`,
+          ]
+        : []),
       ...(changed.length
         ? [`emptied, to be read again whole by the next run: ${changed.map((d) => d.name).join(', ')}`]
         : []),
@@ -345,6 +379,12 @@ export const subgraphCommand: CommandBody<Args> = {
           "the IPFS endpoint that holds the deployment's manifest and schema (default: ipfsUrl in the config file, POOL_EXPORT_IPFS_URL, or The Graph's)",
       })
       .option('entities', { type: 'string', describe: 'comma list of entities to export (default: every one)' })
+      .option('type', {
+        type: 'string',
+        array: true,
+        describe:
+          'Entity.field=TYPE: a field stored as another SQL type than its default (repeat; e.g. Pool.sqrtPrice=DOUBLE; docs/subgraphs.md lists them); refresh: replaces the list',
+      })
       .option('timeout', { type: 'number', default: 30, describe: 'seconds each request may take' }),
   handler: async (a) => {
     const config = configFor(a);

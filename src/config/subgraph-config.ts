@@ -65,7 +65,18 @@ export function subgraphsFromConfig(raw: unknown): SubgraphSpec[] {
     const entities = v.entities;
     if (entities !== undefined && (!Array.isArray(entities) || !entities.every((e) => typeof e === 'string')))
       throw new UsageError(`config subgraphs.${name}.entities must be a list of entity names`);
-    return { name, deployments, schema, ...(entities?.length ? { entities: entities as string[] } : {}) };
+    const types = v.types;
+    if (types !== undefined && (!isObject(types) || !Object.values(types).every((t) => typeof t === 'string')))
+      throw new UsageError(
+        `config subgraphs.${name}.types must map Entity.field to an SQL type, e.g. {"Pool.sqrtPrice": "DOUBLE"}`,
+      );
+    return {
+      name,
+      deployments,
+      schema,
+      ...(entities?.length ? { entities: entities as string[] } : {}),
+      ...(types && Object.keys(types).length ? { types: types as Record<string, string> } : {}),
+    };
   });
 }
 

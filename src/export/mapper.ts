@@ -189,6 +189,10 @@ function check(cell: Cell, v: unknown): unknown {
       if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(cell, v, 'a BigInt as a decimal string');
       if (!fitsInt64(v)) throw outOfRange(cell, v, 'a count, time or block number within 64 bits');
       return v;
+    case 'integer':
+      // Any length: DECIMAL(38,0) holds it where it fits, its text always.
+      if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(cell, v, 'a BigInt as a decimal string');
+      return v;
     case 'raw':
       if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(cell, v, 'a BigInt as a decimal string');
       if (!fitsDouble(v, v.length)) throw outOfRange(cell, v, 'an amount within DOUBLE range (below 1.8e308)');

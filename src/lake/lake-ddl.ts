@@ -27,6 +27,7 @@ export type LakeType =
   | 'bigint'
   | 'boolean'
   | 'double'
+  | 'decimal38'
   | 'timestamptz'
   | { readonly list: LakeType }
   | { readonly struct: readonly (readonly [name: string, type: LakeType])[] };
@@ -73,6 +74,8 @@ function columnType(c: Dataset['columns'][number]): LakeType {
     case 'raw':
     case 'decimal':
       return 'double';
+    case 'integer':
+      return 'decimal38';
     case 'list':
       return { list: c.elem ? columnType({ ...c, cls: c.elem }) : 'varchar' };
     case 'structs':
@@ -162,6 +165,7 @@ const TRINO: TypeNames = {
     bigint: 'bigint',
     boolean: 'boolean',
     double: 'double',
+    decimal38: 'decimal(38,0)',
     timestamptz: 'timestamp(3)',
   },
   list: (e) => `array(${e})`,
@@ -176,6 +180,7 @@ const HIVE: TypeNames = {
     bigint: 'bigint',
     boolean: 'boolean',
     double: 'double',
+    decimal38: 'decimal(38,0)',
     timestamptz: 'timestamp',
   },
   list: (e) => `array<${e}>`,
@@ -190,6 +195,7 @@ const DUCKDB: TypeNames = {
     bigint: 'BIGINT',
     boolean: 'BOOLEAN',
     double: 'DOUBLE',
+    decimal38: 'DECIMAL(38,0)',
     timestamptz: 'TIMESTAMP WITH TIME ZONE',
   },
   list: (e) => `${e}[]`,

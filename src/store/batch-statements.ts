@@ -14,7 +14,7 @@ import {
   checkpointStatement,
   dropShardsStatement,
 } from './checkpoint-store.ts';
-import { type BatchFormat, insertParts, jsonColumns, pageColumns } from './ddl.ts';
+import { type BatchFormat, idSqlType, insertParts, jsonColumns, pageColumns } from './ddl.ts';
 import { recordSnapshotDigest, sameAsStoredSnapshot } from './snapshot-digest.ts';
 
 /** Where the lake must rewrite a dataset of a chain from (null: only the runs' own rows), and the runs that wrote it. */
@@ -272,12 +272,15 @@ export async function writeOne(
     ]);
   if (b.replace.kind === 'range') await deleteRange(tx, b);
   if (b.replace.kind === 'ids' && rows)
-    await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT id FROM ${source})`, [b.chainId]);
+    await tx.exec(
+      `DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT CAST(id AS ${idSqlType(b.ds)}) FROM ${source})`,
+      [b.chainId],
+    );
   // The ids travel as one JSON parameter, never as SQL text.
   const removed =
     b.replace.kind === 'gone' && b.replace.ids.length
       ? await tx.exec(
-          `DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT unnest(from_json($2, '["VARCHAR"]')))`,
+          `DELETE FROM ${table} WHERE chain_id = $1 AND id IN (SELECT CAST(unnest(from_json($2, '["VARCHAR"]')) AS ${idSqlType(b.ds)}))`,
           [b.chainId, JSON.stringify(b.replace.ids)],
         )
       : 0;
@@ -300,7 +303,7 @@ export async function writeOne(
   }
   const older =
     events && rows && !b.checkpoint.shard
-      ? `chain_id = $1 AND id IN (SELECT id FROM ${source})`
+      ? `chain_id = $1 AND id IN (SELECT CAST(id AS ${idSqlType(b.ds)}) FROM ${source})`
       : events && b.mergeShards
         ? `rowid IN (${repeatedRows(table)})`
         : undefined;

@@ -5,8 +5,9 @@ import { lit, q, qt } from '../util/sql.ts';
 
 /**
  * SQL types: plain numbers that DuckDB, pandas and polars compute with, and that Parquet carries as they are (INT64,
- * DOUBLE). BigDecimal and raw BigInt amounts are DOUBLE (about 16 significant digits); counts, times and blocks BIGINT.
- * The exact upstream text of each is in `<column>_text`.
+ * DOUBLE, DECIMAL). BigDecimal and DODO's raw BigInt amounts are DOUBLE (about 16 significant digits); DODO's counts,
+ * times and blocks BIGINT; a BigInt of any other subgraph DECIMAL(38,0), exact, NULL beyond 38 digits. The exact
+ * upstream text of each is in `<column>_text`.
  */
 const SQL_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
   text: 'VARCHAR',
@@ -17,6 +18,7 @@ const SQL_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
   bool: 'BOOLEAN',
   bigint: 'BIGINT',
   raw: 'DOUBLE',
+  integer: 'DECIMAL(38,0)',
   decimal: 'DOUBLE',
   list: 'VARCHAR[]',
 };
@@ -31,6 +33,7 @@ const JSON_TYPE: Readonly<Record<Exclude<Column['cls'], 'structs'>, string>> = {
   bool: 'BOOLEAN',
   bigint: 'VARCHAR',
   raw: 'VARCHAR',
+  integer: 'VARCHAR',
   decimal: 'VARCHAR',
   list: 'VARCHAR[]',
 };
@@ -48,12 +51,18 @@ export function sqlType(c: Column): string {
   return c.cls === 'structs' ? `${structSql(c.struct!)}[]` : SQL_TYPE[c.cls];
 }
 
+/** The SQL type of a dataset's `id` (VARCHAR, but BIGINT for a subgraph's `Int8` ids). */
+export function idSqlType(ds: Dataset): string {
+  const id = ds.columns.find((c) => c.field === 'id');
+  return id ? sqlType(id) : 'VARCHAR';
+}
+
 function jsonType(c: Column): string {
   if (c.cls === 'list' && c.elem) return `${JSON_TYPE[c.elem]}[]`;
   return c.cls === 'structs' ? sqlType(c) : JSON_TYPE[c.cls];
 }
 
-const NUMERIC_TEXT = new Set<Column['cls']>(['bigint', 'raw', 'decimal']);
+const NUMERIC_TEXT = new Set<Column['cls']>(['bigint', 'raw', 'integer', 'decimal']);
 
 /** Numeric columns, and lists of numbers sent as text (BigInt, BigDecimal), also keep the exact upstream text. */
 export function hasText(c: Column): boolean {
@@ -110,8 +119,10 @@ export function insertParts(
     const v = fileValue(c, format);
     target.push(q(c.column));
     // The mapper (or the page checker, which checks as it does) has checked every value fits: a cast never fails
-    // here, and never gives NULL for a value.
+    // here, and never gives NULL for a value, but for a subgraph's BigInt beyond 38 digits (`integer`), NULL by rule.
     if (c.cls === 'decimal' || c.cls === 'raw') select.push(`CAST(${v} AS DOUBLE)`);
+    else if (c.cls === 'integer' || (c.cls === 'list' && c.elem === 'integer'))
+      select.push(`TRY_CAST(${v} AS ${sqlType(c)})`);
     else if (c.cls === 'bigint' || c.cls === 'int8') select.push(`CAST(${v} AS BIGINT)`);
     else if (c.cls === 'timestamp') select.push(`make_timestamptz(CAST(${v} AS BIGINT))`);
     else if (c.cls === 'list' && c.elem) select.push(`CAST(${v} AS ${sqlType(c)})`);

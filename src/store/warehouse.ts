@@ -8,7 +8,7 @@ import { dataFolder } from '../config/data-folder.ts';
 import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
 import { MigrationNeededError, StopRequested } from '../errors.ts';
 import { q, qt } from '../util/sql.ts';
-import { createTable, hasText, sqlType, tableColumns } from './ddl.ts';
+import { createTable, hasText, sqlType, tableColumns, textType } from './ddl.ts';
 import { markLakeRebuild } from './lake-rebuild.ts';
 import { migrate, migrateLedger, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
 
@@ -297,33 +297,48 @@ const RENAMED_LEDGER = [
 
 /**
  * Column types that changed: lists of numbers and booleans were text (`VARCHAR[]`) before they were typed by their
- * element, and a subgraph's `Timestamp` was BIGINT microseconds before it was TIMESTAMPTZ. Each such column is cast in
- * place (exactly: the texts were checked as their type when stored, and TIMESTAMPTZ holds microseconds), a list's
- * exact texts copied first where the new type has them (`<column>_text`), and the dataset's lake files are rebuilt
- * (their column type changes). DuckDB alters a table only in a transaction that has not changed its rows, so the copy
- * and the cast are two: a process stopped between them copies again (only texts still missing) and casts on its next
- * start.
+ * element; a subgraph's `Timestamp` was BIGINT microseconds before it was TIMESTAMPTZ; its BigInt was DOUBLE before it
+ * was DECIMAL(38,0); and a subgraph's `types` may retype a field either way. Each such column is cast in place from its
+ * exact text where it has one (a BigInt beyond 38 digits becomes NULL in DECIMAL(38,0), its text kept), the text copied
+ * first where the column had none, and the dataset's lake files are rebuilt (their column type changes). DuckDB alters
+ * a table only in a transaction that has not changed its rows, so the copy and the cast are two: a process stopped
+ * between them copies again (only texts still missing) and casts on its next start.
  */
 async function retypeColumns(w: Warehouse, d: Dataset, have: ReadonlyMap<string, string>): Promise<void> {
-  const present = (c: Column) => have.get(`${d.table}.${c.column}`);
-  const lists = d.columns.filter((c) => c.cls === 'list' && c.elem && present(c) === 'VARCHAR[]');
-  const times = d.columns.filter((c) => c.cls === 'timestamp' && present(c) === 'BIGINT');
-  if (!lists.length && !times.length) return;
+  // DuckDB names TIMESTAMPTZ by its long name; a list of structs (the liquidity list's) never changes type.
+  const changed = d.columns.filter((c) => {
+    const p = have.get(`${d.table}.${c.column}`);
+    return (
+      c.cls !== 'structs' && p !== undefined && p !== sqlType(c).replaceAll('TIMESTAMPTZ', 'TIMESTAMP WITH TIME ZONE')
+    );
+  });
+  if (!changed.length) return;
+  const hadText = (c: Column) => have.has(`${d.table}.${c.column}_text`);
   await w.transaction(async (tx) => {
-    for (const c of lists.filter(hasText))
+    for (const c of changed.filter((c) => hasText(c) && !hadText(c)))
       await tx.exec(
-        `UPDATE ${qt(d.table)} SET ${q(`${c.column}_text`)} = ${q(c.column)} WHERE ${q(`${c.column}_text`)} IS NULL`,
+        `UPDATE ${qt(d.table)} SET ${q(`${c.column}_text`)} = CAST(${q(c.column)} AS ${textType(c)}) WHERE ${q(`${c.column}_text`)} IS NULL`,
       );
   });
   await w.transaction(async (tx) => {
-    for (const c of lists)
+    for (const c of changed) {
+      const type = sqlType(c);
       await tx.exec(
-        `ALTER TABLE ${qt(d.table)} ALTER COLUMN ${q(c.column)} SET DATA TYPE ${sqlType(c)} USING CAST(${q(c.column)} AS ${sqlType(c)})`,
+        `ALTER TABLE ${qt(d.table)} ALTER COLUMN ${q(c.column)} SET DATA TYPE ${type} USING ${retypedValue(c, have.get(`${d.table}.${c.column}`)!, hadText(c))}`,
       );
-    for (const c of times)
-      await tx.exec(
-        `ALTER TABLE ${qt(d.table)} ALTER COLUMN ${q(c.column)} SET DATA TYPE TIMESTAMPTZ USING make_timestamptz(${q(c.column)})`,
-      );
+    }
     await markLakeRebuild(tx, d);
   });
+}
+
+/** The expression that gives a retyped column its value of the new type, from its exact text where it has one. */
+function retypedValue(c: Column, from: string, hadText: boolean): string {
+  const col = q(c.column);
+  const type = sqlType(c);
+  if (c.cls === 'timestamp' && from === 'BIGINT') return `make_timestamptz(${col})`;
+  if (from === 'TIMESTAMP WITH TIME ZONE' && c.cls === 'int8') return `epoch_us(${col})`;
+  const source = hadText ? q(`${c.column}_text`) : col;
+  // A BigInt beyond 38 digits is NULL by rule (`integer`); every other text was checked as its type when stored.
+  const exactInteger = c.cls === 'integer' || (c.cls === 'list' && c.elem === 'integer');
+  return `${exactInteger ? 'TRY_CAST' : 'CAST'}(${source} AS ${type})`;
 }

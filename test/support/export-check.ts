@@ -119,7 +119,8 @@ function exportSelect(ds: Dataset): string {
 /**
  * The typed value a numeric column must hold for an upstream text, computed independently of the exporter with
  * decimal.js and the documented rule (docs/exporting.md, The warehouse): a BigDecimal or raw amount is the DOUBLE nearest to the
- * exact decimal value; a count, time or block is that integer. As text, the way DuckDB's JSON rows carry it.
+ * exact decimal value; a count, time or block is that integer; a subgraph's BigInt (DECIMAL(38,0)) is that integer when
+ * it has at most 38 digits, else NULL. As text, the way DuckDB's JSON rows carry it.
  */
 function typedOracle(c: Dataset['columns'][number], text: unknown): string {
   if (text === null || text === undefined) return 'null';
@@ -127,6 +128,7 @@ function typedOracle(c: Dataset['columns'][number], text: unknown): string {
   if (Array.isArray(text)) return JSON.stringify(text.map((x) => typedOracle({ ...c, cls: c.elem ?? c.cls }, x)));
   const exact = new Decimal(String(text));
   if (c.cls === 'bigint') return exact.toFixed(0);
+  if (c.cls === 'integer') return exact.abs().lt(new Decimal('1e38')) ? exact.toFixed(0) : 'null';
   return String(exact.toNumber());
 }
 

@@ -107,6 +107,7 @@ describe('page mapper', () => {
       bool: true,
       bigint: '10',
       raw: '10',
+      integer: '10',
       decimal: '1.5',
       list: ['0xm'],
       structs: [],

@@ -1,6 +1,6 @@
 /**
  * Lists of scalars typed by their element: `[Int!]` as INTEGER[], `[Int8!]` and `[Timestamp!]` as BIGINT[],
- * `[Boolean!]` as BOOLEAN[], `[BigInt!]` and `[BigDecimal!]` as DOUBLE[] with their exact texts beside (`_text`,
+ * `[Boolean!]` as BOOLEAN[], `[BigInt!]` as DECIMAL(38,0)[] (NULL beyond 38 digits) and `[BigDecimal!]` as DOUBLE[] with their exact texts beside (`_text`,
  * VARCHAR[]), text as VARCHAR[]; in the warehouse and in the lake. A `Timestamp` is TIMESTAMPTZ (microseconds exactly; a
  * list of them stays BIGINT[] microseconds). The export is exact against the sandbox's rows. A
  * warehouse that stored such a list as text, or a Timestamp as BIGINT (an earlier version), has it cast in place on its
@@ -34,7 +34,7 @@ afterAll(async () => {
 const TYPES = {
   ints: 'INTEGER[]',
   maybe_ints: 'INTEGER[]',
-  bigs: 'DOUBLE[]',
+  bigs: 'DECIMAL(38,0)[]',
   bigs_text: 'VARCHAR[]',
   decimals: 'DOUBLE[]',
   decimals_text: 'VARCHAR[]',
@@ -81,7 +81,7 @@ describe('lists of scalars', () => {
       );
       expect(types).toMatchObject({
         ints: 'INTEGER[]',
-        bigs: 'DOUBLE[]',
+        bigs: 'DECIMAL(38,0)[]',
         flags: 'BOOLEAN[]',
         longs: 'BIGINT[]',
         at: 'TIMESTAMP WITH TIME ZONE',

@@ -98,7 +98,7 @@ describe('a subgraph whose schema changes upstream', () => {
     const lake = await openLakeDb(data);
     try {
       const rows = (
-        await lake.conn.runAndReadAll('SELECT count(*) AS n, count(fee_growth) AS f FROM pools.pools')
+        await lake.conn.runAndReadAll('SELECT count(*) AS n, count(_exact.fee_growth) AS f FROM pools.pools')
       ).getRowObjectsJson();
       expect(Number(rows[0]!.f)).toBe(Number(rows[0]!.n));
     } finally {
