@@ -25,6 +25,7 @@ import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-
 
 interface Args extends MaintenanceArgs {
   repair: boolean;
+  values: boolean;
   chains?: string;
   datasets?: string;
   from?: string;
@@ -88,7 +89,7 @@ function mismatchLines(ms: readonly Mismatch[], width: number): string[] {
     m.key === null ? '-' : `${m.keyKind} ${fit(inert(m.key), Math.max(12, width - 80))}`,
     String(m.expected),
     String(m.found),
-    m.identity === LAKE_IDENTITY ? 'lake rows (expected: the warehouse’s)' : m.identity,
+    `${m.identity === LAKE_IDENTITY ? 'lake rows (expected: the warehouse’s)' : m.identity}${m.detail ? `: ${inert(m.detail)}` : ''}`,
   ]);
   return tableLines(['chain', 'dataset', 'day', 'pool / token', 'expected', 'found', 'identity'], rows, {
     right: [false, false, false, false, true, true, false],
@@ -244,9 +245,15 @@ export const verifyCommand: CommandBody<Args> = {
         default: false,
         describe: 're-read what is missing (at the block it was checked at, checkpoints untouched), then verify again',
       })
+      .option('values', {
+        type: 'boolean',
+        default: false,
+        describe:
+          "compare every stored row's values with the upstream's at the checked block, and the lake's with the warehouse's (a full re-read's requests; docs/verifying.md)",
+      })
       .option('datasets', {
         type: 'string',
-        describe: `comma list of datasets (default: every one an identity checks)`,
+        describe: `comma list of datasets (default: every one an identity checks; with --values, every one exported)`,
       })
       .option('from', { type: 'string', describe: 'first day to check, YYYY-MM-DD (UTC; default: the first)' })
       .option('to', {
@@ -263,9 +270,9 @@ export const verifyCommand: CommandBody<Args> = {
     const ofSubgraph = (name: string) => subgraphOf(findDataset(name)!.schema) !== undefined;
     let datasets = list(a.datasets)?.map((n) => {
       const ds = datasetNamed(n);
-      if (!VERIFIED_DATASETS.has(ds.name) && !ofSubgraph(ds.name))
+      if (!a.values && !VERIFIED_DATASETS.has(ds.name) && !ofSubgraph(ds.name))
         throw new UsageError(
-          `no identity checks ${ds.name}; verify checks ${[...VERIFIED_DATASETS].join(', ')} and the subgraphs' datasets (see docs/verifying.md)`,
+          `no identity checks ${ds.name}; verify checks ${[...VERIFIED_DATASETS].join(', ')} and the subgraphs' datasets (see docs/verifying.md); verify --values compares every exported dataset's rows`,
         );
       return ds.name;
     });
@@ -286,6 +293,7 @@ export const verifyCommand: CommandBody<Args> = {
       ...(datasets ? { datasets: new Set(datasets) } : {}),
       ...(from !== undefined ? { from } : {}),
       ...(to !== undefined ? { to } : {}),
+      ...(a.values ? { values: true } : {}),
     });
   },
 };

@@ -108,6 +108,20 @@ function fileValue(c: Column, format: BatchFormat): string {
   return c.cls === 'list' && isRefList(c) ? `list_transform(${f}, x -> x."id")` : f;
 }
 
+/**
+ * A column's typed value from the upstream's value as a batch file carries it (`v`: its text, for numbers). The mapper
+ * (or the page checker, which checks as it does) has checked every value fits: a cast never fails here, and never gives
+ * NULL for a value, but for a subgraph's BigInt beyond 38 digits (`integer`), NULL by rule.
+ */
+export function typedFrom(c: Column, v: string): string {
+  if (c.cls === 'decimal' || c.cls === 'raw') return `CAST(${v} AS DOUBLE)`;
+  if (c.cls === 'integer' || (c.cls === 'list' && c.elem === 'integer')) return `TRY_CAST(${v} AS ${sqlType(c)})`;
+  if (c.cls === 'bigint' || c.cls === 'int8') return `CAST(${v} AS BIGINT)`;
+  if (c.cls === 'timestamp') return `make_timestamptz(CAST(${v} AS BIGINT))`;
+  if (c.cls === 'list' && c.elem) return `CAST(${v} AS ${sqlType(c)})`;
+  return v;
+}
+
 /** Target column list and SELECT expressions that convert a batch file's row into a table row. */
 export function insertParts(
   ds: Dataset,
@@ -118,15 +132,7 @@ export function insertParts(
   for (const c of ds.columns) {
     const v = fileValue(c, format);
     target.push(q(c.column));
-    // The mapper (or the page checker, which checks as it does) has checked every value fits: a cast never fails
-    // here, and never gives NULL for a value, but for a subgraph's BigInt beyond 38 digits (`integer`), NULL by rule.
-    if (c.cls === 'decimal' || c.cls === 'raw') select.push(`CAST(${v} AS DOUBLE)`);
-    else if (c.cls === 'integer' || (c.cls === 'list' && c.elem === 'integer'))
-      select.push(`TRY_CAST(${v} AS ${sqlType(c)})`);
-    else if (c.cls === 'bigint' || c.cls === 'int8') select.push(`CAST(${v} AS BIGINT)`);
-    else if (c.cls === 'timestamp') select.push(`make_timestamptz(CAST(${v} AS BIGINT))`);
-    else if (c.cls === 'list' && c.elem) select.push(`CAST(${v} AS ${sqlType(c)})`);
-    else select.push(v);
+    select.push(typedFrom(c, v));
     if (hasText(c)) {
       target.push(q(`${c.column}_text`));
       select.push(v);

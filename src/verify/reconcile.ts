@@ -21,6 +21,8 @@ export interface Mismatch {
   readonly keyKind: KeyKind | null;
   readonly expected: number;
   readonly found: number;
+  /** What differs, where a count does not say it (`verify --values`: the fields of a row whose values differ). */
+  readonly detail?: string;
 }
 
 /** A stored count of one group. */

@@ -24,6 +24,7 @@ import { headRoutesFor } from '../upstream/routes.ts';
 import type { EventLog } from '../util/logger.ts';
 import { qt } from '../util/sql.ts';
 import { LAKE_IDENTITY } from './lake-match.ts';
+import { VALUES_IDENTITY } from './row-values.ts';
 import { IDS_IDENTITY } from './subgraph-ids.ts';
 import type { Check } from './verify.ts';
 
@@ -65,8 +66,9 @@ export function repairTargets(checks: readonly Check[]): RepairTarget[] {
     for (const m of c.mismatches)
       if (m.day === null) t.all = true;
       else t.days.add(m.day);
-    // A subgraph's row ids: every row read again, and the rows the upstream no longer has taken out.
-    if (c.identity === IDS_IDENTITY) t.ids = true;
+    // A subgraph's row ids, or rows whose values differ: every row read again, and the rows the upstream no longer has
+    // taken out.
+    if (c.identity === IDS_IDENTITY || c.identity === VALUES_IDENTITY) t.ids = true;
     byDataset.set(key, t);
   }
   const rows = [...byDataset.values()].map(

@@ -62,16 +62,19 @@ async function upstreamIds(
   }
 }
 
+/** What a check that reads rows upstream needs: the warehouse, the client, the chains and datasets asked for. */
+export interface RowReading {
+  readonly warehouse: Pick<Warehouse, 'all'>;
+  readonly client: UpstreamClient;
+  readonly chains: readonly number[];
+  readonly datasets?: ReadonlySet<string> | undefined;
+  readonly pageSize: number;
+  readonly secrets: readonly string[];
+}
+
 /** The row-id checks of the subgraphs' datasets on the chains asked for. */
 export async function subgraphIdChecks(
-  req: {
-    readonly warehouse: Pick<Warehouse, 'all'>;
-    readonly client: UpstreamClient;
-    readonly chains: readonly number[];
-    readonly datasets?: ReadonlySet<string> | undefined;
-    readonly pageSize: number;
-    readonly secrets: readonly string[];
-  },
+  req: RowReading,
   scopes: Scopes,
   of: readonly Dataset[],
 ): Promise<{ checks: Check[]; requests: number }> {

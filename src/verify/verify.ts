@@ -4,7 +4,8 @@
  * of the subgraphs added by name (`subgraph-ids.ts`); then the lake against the warehouse (`lake-match.ts`).
  */
 import pLimit from 'p-limit';
-import { DATASETS, findDataset } from '../catalog/catalog.ts';
+import { DATASETS, type Dataset, findDataset } from '../catalog/catalog.ts';
+import { chainsOfSchema, subgraphOf } from '../catalog/subgraphs.ts';
 import type { Config } from '../config/config.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
@@ -14,6 +15,7 @@ import { CounterReader, type DayRange } from './counters.ts';
 import { IDENTITIES, type Identity } from './identities.ts';
 import { lakeChecks } from './lake-match.ts';
 import { foundCounts, type Mismatch, reconcile } from './reconcile.ts';
+import { valueChecks } from './row-values.ts';
 import { readScopes, type Scopes } from './scope.ts';
 import { subgraphIdChecks } from './subgraph-ids.ts';
 
@@ -30,6 +32,11 @@ export interface VerifyRequest {
   readonly to?: number;
   /** Whether the lake is checked against the warehouse too (by default it is). */
   readonly lake?: boolean;
+  /**
+   * Whether every stored row's values are compared with the upstream's at the checked block (`row-values.ts`), and the
+   * lake's rows with the warehouse's, value for value (`lake-match.ts`).
+   */
+  readonly values?: boolean;
 }
 
 /** One identity on one chain: what was compared, and what differed; or why it was not checked. */
@@ -143,20 +150,25 @@ export async function verify(req: VerifyRequest): Promise<VerifyReport> {
   );
   await reader.prefetch(asks);
   const checks = await Promise.all(routed.map((p) => ('check' in p ? p.check : limit(() => checkOne(req, reader, p)))));
+  // What reads rows upstream needs, for the row ids and the values.
+  const reading = {
+    warehouse: req.warehouse,
+    client: req.client,
+    chains: req.chains,
+    datasets: req.datasets,
+    pageSize: req.config.pageSize,
+    secrets: req.config.secrets,
+  };
   // A subgraph of any schema: its row ids against the upstream's (`subgraph-ids.ts`).
-  const ids = await subgraphIdChecks(
-    {
-      warehouse: req.warehouse,
-      client: req.client,
-      chains: req.chains,
-      datasets: req.datasets,
-      pageSize: req.config.pageSize,
-      secrets: req.config.secrets,
-    },
-    scopes,
-    DATASETS,
-  );
+  const ids = await subgraphIdChecks(reading, scopes, DATASETS);
   checks.push(...ids.checks);
+  // Every value of every row, DODO's datasets and any subgraph's (`row-values.ts`).
+  const routes = (ds: Dataset, chainId: number) =>
+    !subgraphOf(ds.schema) || chainsOfSchema(ds.schema)?.includes(chainId)
+      ? headRoutesFor(req.config, ds, chainId)
+      : [];
+  const values = req.values ? await valueChecks({ ...reading, routes }, scopes, DATASETS) : { checks: [], requests: 0 };
+  checks.push(...values.checks);
   // The lake against the warehouse: no request.
   for (const chainId of req.lake === false ? [] : req.chains)
     checks.push(
@@ -164,7 +176,12 @@ export async function verify(req: VerifyRequest): Promise<VerifyReport> {
         dataDir: req.config.dataDir,
         chainId,
         ...(req.datasets ? { datasets: req.datasets } : {}),
+        values: req.values === true,
       })),
     );
-  return { checks, mismatches: checks.flatMap((c) => c.mismatches), requests: reader.requests + ids.requests };
+  return {
+    checks,
+    mismatches: checks.flatMap((c) => c.mismatches),
+    requests: reader.requests + ids.requests + values.requests,
+  };
 }

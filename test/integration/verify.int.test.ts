@@ -4,7 +4,7 @@
  * rows deleted from the warehouse by hand. After a repair the warehouse equals the sandbox's rows at the checkpointed
  * blocks, the lake equals the warehouse, and the checkpoints are as they were.
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -281,6 +281,77 @@ describe('verify', () => {
     expect((await cli(['verify', '--repair', '--chains', 'optimism'], env)).code).toBe(0);
     expect((await cli(['status', '--chains', 'optimism'], env)).code).toBe(0);
     // Three runs, a verify during one, a repair and three statuses: about 40 s alone, and half again beside another file.
+  }, 180_000);
+
+  it('--values names a value changed in the warehouse and one changed in the lake, and --repair mends both', async () => {
+    const data = clean();
+    const env = sandboxEnv(sb, data);
+    const only = ['--chains', 'bsc', '--datasets', 'dodoex.pairs,dodoex.swaps'];
+    const first = await verifyJson(data, ['--values', ...only]);
+    expect(first.report.mismatches).toEqual([]);
+    expect(first.code).toBe(0);
+    const values = first.report.checks.filter((c: { identity: string }) => c.identity === 'row values');
+    expect(values.map((c: { dataset: string; groups: number }) => c.dataset).sort()).toEqual([
+      'dodoex.pairs',
+      'dodoex.swaps',
+    ]);
+    // By hand: one pair's reserve (its typed column alone), another's trader count (typed and text alike), and one
+    // swap's amount in the lake's file of its month.
+    const w = await Warehouse.open(data);
+    let pairs: string[];
+    let swap: Record<string, unknown>;
+    try {
+      pairs = (await w.all('SELECT id FROM dodoex.pairs WHERE chain_id = 56 ORDER BY id LIMIT 2')).map((r) =>
+        String(r.id),
+      );
+      await w.exec('UPDATE dodoex.pairs SET base_reserve = base_reserve + 1 WHERE chain_id = 56 AND id = $1', [
+        pairs[0]!,
+      ]);
+      await w.exec(
+        'UPDATE dodoex.pairs SET trader_count = trader_count + 7, trader_count_text = CAST(trader_count + 7 AS VARCHAR) WHERE chain_id = 56 AND id = $1',
+        [pairs[1]!],
+      );
+      swap = (
+        await w.all(
+          "SELECT id, strftime(to_timestamp(timestamp), '%Y-%m') AS month, timestamp // 86400 * 86400 AS day FROM dodoex.swaps WHERE chain_id = 56 ORDER BY id LIMIT 1",
+        )
+      )[0]!;
+      const folder = join(data, 'lake', 'dodoex', 'swaps', 'chain=bsc', `month=${swap.month}`);
+      const file = join(folder, readdirSync(folder).find((f) => f.endsWith('.parquet'))!);
+      await w.exec(
+        `COPY (SELECT * REPLACE (CASE WHEN id = $1 THEN amount_in * 2 + 1 ELSE amount_in END AS amount_in) FROM read_parquet('${file}')) TO '${file}.new' (FORMAT parquet)`,
+        [String(swap.id)],
+      );
+      renameSync(`${file}.new`, file);
+    } finally {
+      await w.close();
+    }
+    const found = await verifyJson(data, ['--values', ...only]);
+    expect(found.code).toBe(EXIT_GAPS);
+    const named = found.report.mismatches.map((m: Named & { identity: string; detail?: string }) => [
+      m.dataset,
+      m.identity,
+      m.day,
+      m.key,
+      m.detail,
+    ]);
+    expect(named.sort()).toEqual(
+      [
+        ['dodoex.pairs', 'row values', null, pairs[0], 'values of baseReserve (its typed column)'],
+        ['dodoex.pairs', 'row values', null, pairs[1], 'values of traderCount'],
+        // The lake's pairs are the warehouse's as it was: they differ from it now.
+        ['dodoex.pairs', 'lake rows', null, null, 'values differ'],
+        ['dodoex.swaps', 'lake rows', dayOf(swap.day), null, 'values differ'],
+      ].sort(),
+    );
+    const repaired = await cli(['verify', '--values', '--repair', ...only], env);
+    expect(repaired.code, repaired.stdout + repaired.stderr).toBe(0);
+    expect(repaired.stdout).toMatch(/repaired dodoex.pairs on bsc \(every row, those gone upstream taken out\)/);
+    expect(repaired.stdout).toMatch(/rewrote the lake's files of dodoex.swaps on bsc from the warehouse/);
+    expect(repaired.stdout).toMatch(/rewrote the lake's files of dodoex.pairs on bsc from the warehouse/);
+    expect((await compareWithSandbox(sb, data, [56], ['dodoex.pairs', 'dodoex.swaps'])).mismatches).toEqual([]);
+    expect(await lakeBehindWarehouse(data)).toEqual([]);
+    expect((await verifyJson(data, ['--values', ...only])).code).toBe(0);
   }, 180_000);
 
   it('refuses bad input with a usage error: an unknown dataset, one no identity checks, days the wrong way round', async () => {

@@ -2,7 +2,7 @@
  * The type of each scalar of a subgraph of any schema, pinned with values at their extremes, stored as the exporter
  * stores a page (its page columns and INSERT, `store/ddl.ts`) and written to Parquet as the lake writer does
  * (`lakeSelect`), then read back through DuckDB and through polars (nodejs-polars, another Parquet reader):
- * - `Int8`: BIGINT, −2^63 and 2^63−1 exactly;
+ * - `Int8`: BIGINT, −2^63 and 2^63−1 exactly, an `Int8` id too;
  * - `BigInt`: DECIMAL(38,0), exact up to 38 digits (±(10^38−1)); NULL beyond (2^127, 2^255, −2^255), never a rounded
  *   figure; its text exact in `_text` (the lake's `_exact`) always;
  * - `BigInt` retyped `DOUBLE` by the subgraph's `types`: the nearest double, text beside;
@@ -122,7 +122,7 @@ describe('the type of each scalar of any subgraph', () => {
       ).map((r) => [String(r.c), String(r.t)]),
     );
     expect(types).toMatchObject({
-      id: 'VARCHAR',
+      id: 'BIGINT',
       long: 'BIGINT',
       big: 'DECIMAL(38,0)',
       big_text: 'VARCHAR',
