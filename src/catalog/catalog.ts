@@ -56,6 +56,12 @@ export interface Dataset {
    * `uni.new_tt_ls` for `uni.new_ttls`): a warehouse that has it is renamed on its next run (`store/warehouse.ts`).
    */
   readonly formerly?: string;
+  /**
+   * A subgraph's immutable entity read as a mutable one (by id, then `_change_block` from the re-read window): it has
+   * no time in seconds to page by (a timeseries' `Timestamp`, or none). Its rows never change, so it keeps no history
+   * table path (`lake/layout.ts`, `hasHistory`).
+   */
+  readonly immutable?: boolean;
 }
 
 /** Warehouse schema per upstream schema (a subgraph added by name registers its own: `subgraphs.ts`). */
@@ -294,12 +300,15 @@ export function registerDatasets(datasets: readonly Dataset[]): void {
   }
 }
 
-/** The kind of a subgraph's entity: an event when immutable with a `timestamp` in seconds, else read by id. */
-function genericKind(e: EntityModel): { kind: CursorKind; seq?: string; seqType?: 'BigInt' | 'Int' } {
+/**
+ * The kind of a subgraph's entity: an event when immutable with a `timestamp` in seconds, else read by id (an
+ * immutable one without its history).
+ */
+function genericKind(e: EntityModel): Pick<Dataset, 'kind' | 'seq' | 'seqType' | 'immutable'> {
   const t = e.field.get('timestamp');
   if (e.immutable && t && !t.list && (t.type === 'BigInt' || t.type === 'Int'))
     return { kind: 'event', seq: 'timestamp', seqType: t.type };
-  return { kind: 'mutable' };
+  return { kind: 'mutable', ...(e.immutable ? { immutable: true } : {}) };
 }
 
 /** The datasets of a subgraph of any schema, under a warehouse schema of its name (`uniswap_v2.swaps`). */

@@ -16,7 +16,16 @@ import { dataFolder } from '../config/data-folder.ts';
 import { LakeLayoutError } from '../errors.ts';
 import { createTable } from '../store/ddl.ts';
 import { lit, q, qt } from '../util/sql.ts';
-import { byMonth, LAYOUT_VERSION, lakeLayout, lakeSelect, type TablePart, tableDir, tableGlob } from './layout.ts';
+import {
+  byMonth,
+  hasHistory,
+  LAYOUT_VERSION,
+  lakeLayout,
+  lakeSelect,
+  type TablePart,
+  tableDir,
+  tableGlob,
+} from './layout.ts';
 
 /** Whether a table path holds a Parquet file in one of its chain (and month) folders. */
 function hasFiles(dir: string, depth: number): boolean {
@@ -56,7 +65,7 @@ async function defineView(
 export function viewsWithFiles(dataDir: string): string[] {
   const lake = dataFolder(dataDir).lake;
   return DATASETS.flatMap((ds) =>
-    (ds.kind === 'mutable' ? (['data', 'history'] as const) : (['data'] as const))
+    (hasHistory(ds) ? (['data', 'history'] as const) : (['data'] as const))
       .filter((part) => hasFiles(tableDir(lake, ds, part), byMonth(ds, part) ? 2 : 1))
       .map((part) => (part === 'history' ? `${ds.table}_history` : ds.table)),
   );
@@ -74,6 +83,6 @@ export async function defineDatasetViews(conn: DuckDBConnection, dataDir: string
   for (const s of new Set(Object.values(WAREHOUSE_SCHEMA))) await conn.run(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
   for (const ds of DATASETS) {
     await defineView(conn, lake, { ds, part: 'data' });
-    if (ds.kind === 'mutable') await defineView(conn, lake, { ds, part: 'history' });
+    if (hasHistory(ds)) await defineView(conn, lake, { ds, part: 'history' });
   }
 }

@@ -14,7 +14,7 @@ import { DATASETS, type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts'
 import type { StructType } from '../catalog/column.ts';
 import { hasText } from '../store/ddl.ts';
 import { lit, q } from '../util/sql.ts';
-import { byMonth, seqColumn, type TablePart } from './layout.ts';
+import { byMonth, hasHistory, seqColumn, type TablePart } from './layout.ts';
 
 /** The engines `lake ddl` writes for. */
 export const ENGINES = ['duckdb', 'trino', 'spark', 'athena'] as const;
@@ -109,7 +109,7 @@ export function lakeColumns(ds: Dataset): LakeColumn[] {
 /** Every table path of the lake: each dataset's, and the history of each mutable entity. */
 export function lakeTables(): LakeTable[] {
   return DATASETS.flatMap((ds) =>
-    (ds.kind === 'mutable' ? (['data', 'history'] as TablePart[]) : (['data'] as TablePart[])).map((part) => {
+    (hasHistory(ds) ? (['data', 'history'] as TablePart[]) : (['data'] as TablePart[])).map((part) => {
       const schema = WAREHOUSE_SCHEMA[ds.schema]!;
       const name = `${ds.table.split('.')[1]!}${part === 'history' ? '_history' : ''}`;
       return {

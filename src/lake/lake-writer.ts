@@ -22,6 +22,7 @@ import { copyOpts, monthFiles, monthsIn, type Publish, partName, publish, recove
 import {
   chainDir,
   FILE_ROWS,
+  hasHistory,
   LAYOUT_VERSION,
   lakeLayout,
   lakeSelect,
@@ -301,7 +302,8 @@ export async function writePending(
     return writeSeq(w, t('data'), from);
   }
   const runs = { ids: p.runs, all: p.rebuild, ...(p.months ? { months: p.months } : {}) };
-  if (p.ds.kind === 'mutable') return (await writeState(w, t('data'))) + (await writeRuns(w, t('history'), runs));
+  if (p.ds.kind === 'mutable')
+    return (await writeState(w, t('data'))) + (hasHistory(p.ds) ? await writeRuns(w, t('history'), runs) : 0);
   return writeRuns(w, t('data'), runs);
 }
 

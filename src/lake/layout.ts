@@ -82,6 +82,15 @@ export function chainOfFolder(folder: string): number {
   return CHAINS[name] ?? Number(name);
 }
 
+/**
+ * Whether a dataset has a history table path (`<table>_history`, the rows each run read): a mutable entity's, but not
+ * an immutable entity's read as one (by id and `_change_block`: a subgraph's immutable entity without a time in
+ * seconds, a timeseries), whose rows never change, so that its history would repeat its state.
+ */
+export function hasHistory(ds: Dataset): boolean {
+  return ds.kind === 'mutable' && !ds.immutable;
+}
+
 /** Whether a table path is partitioned by month below its chains (every one but the state of mutable entities). */
 export function byMonth(ds: Dataset, part: TablePart): boolean {
   return ds.kind !== 'mutable' || part === 'history';

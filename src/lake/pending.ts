@@ -8,7 +8,7 @@
 import type { Dataset } from '../catalog/catalog.ts';
 import type { Sql } from '../store/warehouse.ts';
 import { lit, qt } from '../util/sql.ts';
-import { monthExpr } from './layout.ts';
+import { hasHistory, monthExpr } from './layout.ts';
 
 /** What the lake lacks for one dataset and chain (a row of `_pool_export.lake_pending`). */
 export interface Pending {
@@ -58,7 +58,8 @@ const monthsKey = (ds: Dataset, chainId: number) => `${ds.name}/${chainId}`;
 async function runMonths(w: Sql, entries: readonly Pending[]): Promise<Map<string, string[]>> {
   const groups = new Map<string, { ds: Dataset; runs: readonly string[]; chains: number[] }>();
   for (const e of entries) {
-    if (e.rebuild || e.ds.kind === 'event' || e.ds.kind === 'bucket') continue;
+    if (e.rebuild || e.ds.kind === 'event' || e.ds.kind === 'bucket' || (e.ds.kind === 'mutable' && !hasHistory(e.ds)))
+      continue;
     const key = `${e.ds.name}\u0000${JSON.stringify(e.runs)}`;
     const g = groups.get(key) ?? { ds: e.ds, runs: e.runs, chains: [] };
     g.chains.push(e.chainId);

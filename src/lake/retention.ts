@@ -14,12 +14,12 @@ import { join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
 import type { Sql } from '../store/warehouse.ts';
 import { qt } from '../util/sql.ts';
-import { type TablePart, tableDir } from './layout.ts';
+import { hasHistory, type TablePart, tableDir } from './layout.ts';
 
 /** The table path of a dataset that retention trims, or null for the ones it never touches. */
 export function retainedPart(ds: Dataset): TablePart | null {
   if (ds.kind === 'snapshot' || ds.kind === 'list') return 'data';
-  return ds.kind === 'mutable' ? 'history' : null;
+  return hasHistory(ds) ? 'history' : null;
 }
 
 /** The first month kept (`YYYY-MM`, UTC) when `keep` months are kept at `now`. */

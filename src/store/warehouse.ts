@@ -156,6 +156,13 @@ export class Warehouse {
       );
       for (const d of renamed) await this.renameFormer(d, tables);
     }
+    // An immutable entity read by id kept a history table path before: its rows never change, so it keeps none now.
+    const lake = dataFolder(dirname(this.path)).lake;
+    for (const d of datasets.filter((x) => x.kind === 'mutable' && x.immutable))
+      rmSync(join(lake, WAREHOUSE_SCHEMA[d.schema]!, `${d.table.split('.')[1]!}_history`), {
+        recursive: true,
+        force: true,
+      });
     const have = await this.transaction(async (tx) => {
       for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!)))
         await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);

@@ -1,9 +1,10 @@
 /**
  * A reorganisation to the same height (the last blocks replaced, no new block): every entity kind is exact after the
  * next run. An immutable entity without a time (Messari's `Account`: an id alone) is read as mutable ones are, by id;
- * its rows of the replaced blocks are gone upstream, and lingered here until a run with new blocks.
+ * its rows of the replaced blocks are gone upstream, and lingered here until a run with new blocks. Its rows never
+ * change, so it keeps no history in the lake (nor does a timeseries); one an earlier version wrote is removed.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +47,10 @@ describe('a reorganisation to the same height', () => {
     expect((await cli(run, env)).code).toBe(0);
     loadConfig({ env });
     const names = DATASETS.filter((d) => d.schema === 'pools').map((d) => d.name);
+    // The history an earlier version kept of an immutable entity read by id.
+    const lake = join(data, 'lake', 'pools');
+    mkdirSync(join(lake, 'visitors_history', 'chain=ethereum'), { recursive: true });
+    writeFileSync(join(lake, 'visitors_history', 'chain=ethereum', 'old.parquet'), '');
     // Several times, as a reorganisation may create no row of a kind: each at the same height.
     for (let i = 0; i < 2; i++) {
       const before = (await sb.control<{ chains: { head: number }[] }>('info')).chains[0]!.head;
@@ -57,5 +62,8 @@ describe('a reorganisation to the same height', () => {
     }
     expect(names).toContain('pools.visitors');
     expect(await lakeBehindWarehouse(data)).toEqual([]);
+    // The immutable entity and the timeseries have their rows in the lake and no history; a mutable entity has both.
+    const paths = ['visitors', 'visitors_history', 'price_ticks', 'price_ticks_history', 'pools', 'pools_history'];
+    expect(paths.filter((p) => existsSync(join(lake, p)))).toEqual(['visitors', 'price_ticks', 'pools', 'pools_history']);
   }, 180_000);
 });
