@@ -107,7 +107,7 @@ describe.skipIf(FILES.length === 0)(
           new Set(stale.mismatches.map((m) => m.dataset)),
         );
         expect(found.code).toBe(stale.mismatches.length ? EXIT_GAPS : 0);
-      const repaired = await cli(['verify', '--values', '--repair'], env);
+        const repaired = await cli(['verify', '--values', '--repair'], env);
         expect(repaired.code, repaired.stdout.slice(-3000) + repaired.stderr).toBe(0);
         await exact('after verify --values --repair');
       },

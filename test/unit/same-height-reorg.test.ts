@@ -64,6 +64,11 @@ describe('a reorganisation to the same height', () => {
     expect(await lakeBehindWarehouse(data)).toEqual([]);
     // The immutable entity and the timeseries have their rows in the lake and no history; a mutable entity has both.
     const paths = ['visitors', 'visitors_history', 'price_ticks', 'price_ticks_history', 'pools', 'pools_history'];
-    expect(paths.filter((p) => existsSync(join(lake, p)))).toEqual(['visitors', 'price_ticks', 'pools', 'pools_history']);
+    expect(paths.filter((p) => existsSync(join(lake, p)))).toEqual([
+      'visitors',
+      'price_ticks',
+      'pools',
+      'pools_history',
+    ]);
   }, 180_000);
 });
