@@ -110,6 +110,8 @@ export async function publishLake(
     if (t) dirty.add(t);
   }
   state.dirty = [...dirty].sort();
+  // Begun: a publish that does not end is taken up by the next run, whatever the cadence (`cadence.ts`).
+  state.publishing = true;
   saveSyncState(dataDir, state);
 
   // 1. The new and changed objects, each whole.
@@ -166,9 +168,22 @@ export async function publishLake(
   if (pending === 0) {
     await publishState(bucket, dataDir, opts);
     state.head = opts.runId;
-    saveSyncState(dataDir, state);
+    state.covered = await coveredTimes(opts.sql);
   }
+  // Ended: the bucket holds the lake as it is (its rows; the state too unless some are still to be written).
+  state.publishing = false;
+  state.owed = pending !== 0;
+  state.publishedAt = now * 1000;
+  saveSyncState(dataDir, state);
   return { uploaded: changed.length, bytes, deleted: removed.length, manifests: dirty.size, state: pending === 0 };
+}
+
+/** Per chain, the newest block time (seconds) of its checkpoints: what a published state lets a reader see up to. */
+async function coveredTimes(sql: Sql): Promise<Record<string, number>> {
+  const rows = await sql.all(
+    'SELECT chain_id, max(epoch(block_time))::BIGINT AS t FROM _pool_export.checkpoints WHERE block_time IS NOT NULL GROUP BY chain_id',
+  );
+  return Object.fromEntries(rows.map((r) => [String(r.chain_id), Number(r.t)]));
 }
 
 /** Rows per Parquet file, from their footers. */

@@ -26,15 +26,22 @@ export interface SyncState {
   dirty: string[];
   /** The run whose state head this data folder last published or restored: another in the bucket is another writer's. */
   head?: string;
+  /** When the last publish ended (milliseconds since the epoch). */
+  publishedAt?: number;
+  /** A publish began and has not ended (it failed, or the process stopped): the next run publishes, whatever the cadence. */
+  publishing?: boolean;
+  /** The lake changed since the last publish ended (a run within the cadence wrote it): the bucket is behind. */
+  owed?: boolean;
+  /** Per chain id, the newest block time (seconds) of the checkpoints whose rows the last published state covers. */
+  covered?: Record<string, number>;
 }
 
-export function readSyncState(dataDir: string, bucket: Bucket): SyncState {
+export function readSyncState(dataDir: string, bucket: Pick<Bucket, 'url'>): SyncState {
   const url = showLakeUrl(bucket.url);
   const file = dataFolder(dataDir).bucketSync;
   if (existsSync(file)) {
     const s = JSON.parse(readFileSync(file, 'utf8')) as SyncState;
-    if (s.url === url)
-      return { url, objects: { ...s.objects }, dirty: [...(s.dirty ?? [])], ...(s.head ? { head: s.head } : {}) };
+    if (s.url === url) return { ...s, objects: { ...s.objects }, dirty: [...(s.dirty ?? [])] };
   }
   return { url, objects: {}, dirty: [] };
 }

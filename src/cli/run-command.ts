@@ -135,6 +135,8 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
         log,
         ...(progress ? { progress } : {}),
         ...(metrics ? { onClient: (c: UpstreamClient) => metrics.watch(c) } : {}),
+        // A plain run publishes a bucket lake every time, unless `lake.publishEvery` says otherwise.
+        ...(config.lake.publishEverySecs ? { publishEverySecs: config.lake.publishEverySecs } : {}),
       });
     } catch (e) {
       await record(e instanceof DataLockedError ? { skipped: true } : { error: e });

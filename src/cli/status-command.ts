@@ -1,6 +1,7 @@
 /** `pool-export status`: per dataset and chain, the last success, rows, lag behind the upstream, the last error. */
 
 import { existsSync } from 'node:fs';
+import { type BucketFreshness, bucketFreshness } from '../bucket/cadence.ts';
 import { datasetNamed, findDataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
@@ -90,6 +91,18 @@ async function entries(dataDir: string): Promise<{ entries: readonly StatusEntry
 
 /** Whether a dataset's last verification found groups that differ from the upstream's counters. */
 const gaps = (r: StatusRow) => (r.verification?.gaps ?? 0) > 0;
+
+/**
+ * The bucket lake's own freshness, beside the warehouse's: when it was last published, whether the local lake holds
+ * rows it lacks (runs within `lake.publishEvery`), and its lag per chain (from the newest block its state covers).
+ */
+function bucketLine(b: BucketFreshness, chains: readonly number[], nowSecs: number): string {
+  if (b.publishedAt === null) return `bucket lake ${b.url}: never published from this data folder`;
+  const lags = [...b.lagSeconds].filter(([c]) => chains.includes(c));
+  return `bucket lake ${b.url}: published ${humanDuration(Math.max(0, nowSecs - b.publishedAt))} ago, ${
+    b.behind ? 'behind the warehouse until its next publish' : 'holding every row the warehouse does'
+  }${lags.length ? `; its lag: ${lags.map(([c, l]) => `${chainName(c)} ${humanDuration(l)}`).join(', ')}` : ''}`;
+}
 
 /** The status table, for an 80-column terminal: dataset, chain, rows, lag, last success, state; errors below. */
 function table(rows: readonly StatusRow[], width: number): string {
@@ -262,6 +275,7 @@ export const statusCommand: CommandBody<Args> = {
     const running = file?.run.state === 'running' && processAlive(file.run.pid) ? file.run : undefined;
     const lagAgainst = up.why ? `the clock: ${up.why}` : "the upstream's head";
     const routeLags = routeTable(config, keys, up.heads);
+    const bucket = bucketFreshness(config, now);
     if (a.json) {
       const out = {
         staleAfterSeconds: staleAfter,
@@ -271,6 +285,18 @@ export const statusCommand: CommandBody<Args> = {
         running: running ?? null,
         datasets: rows,
         routes: routeLags,
+        ...(bucket
+          ? {
+              bucket: {
+                url: bucket.url,
+                publishedAt: bucket.publishedAt === null ? null : new Date(bucket.publishedAt * 1000).toISOString(),
+                behind: bucket.behind,
+                lagSeconds: Object.fromEntries(
+                  [...bucket.lagSeconds].filter(([c]) => judged.includes(c)).map(([c, l]) => [chainName(c), l]),
+                ),
+              },
+            }
+          : {}),
       };
       process.stdout.write(`${jsonSafe(JSON.stringify(out, null, 2))}\n`);
     } else {
@@ -298,6 +324,7 @@ export const statusCommand: CommandBody<Args> = {
           `${wrap(`never exported on ${never.join(', ')}: a chain you do not export can be left out with "chains" in the config file, or with --chains`, { width, indent: 2 })}\n`,
         );
       if (routeLags.length) process.stdout.write(`${routeLines(routeLags, width)}\n`);
+      if (bucket) process.stdout.write(`${wrap(bucketLine(bucket, judged, now), { width, indent: 2 })}\n`);
     }
     if (rows.some(gaps)) process.exitCode = EXIT_GAPS;
     else if (rows.length === 0 || rows.some((r) => r.stale)) process.exitCode = EXIT_STALE;

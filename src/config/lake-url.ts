@@ -3,6 +3,7 @@
  * `s3://<bucket>/<prefix>` (`lake.url` in the config file, or `POOL_EXPORT_LAKE_URL`).
  */
 import { UsageError } from '../errors.ts';
+import { parseDuration } from '../util/duration.ts';
 
 /** A bucket lake: its bucket and the key prefix its objects live under (no leading or trailing slash; may be empty). */
 export interface LakeUrl {
@@ -61,6 +62,13 @@ export interface LakeSettings {
    * the current one included, in the warehouse and the lake; null keeps them all (`lake/retention.ts`).
    */
   readonly keepSnapshotMonths: number | null;
+  /**
+   * A bucket lake is published at most once per this many seconds (`lake.publishEvery`: `10m`; `0s` every run); null
+   * when not set: then a `run` publishes every time and `schedule` every `SCHEDULE_PUBLISH_EVERY_SECS`
+   * (`bucket/cadence.ts`). The warehouse and the data folder's own `lake/` are brought up to date every run whatever
+   * it is.
+   */
+  readonly publishEverySecs: number | null;
 }
 
 /** The lake's URL from the environment (`lake.url` of the config file otherwise). */
@@ -77,11 +85,22 @@ export function checkLake(raw: unknown, envUrl: string | undefined): LakeSetting
   const example = '{"url": "s3://my-bucket/pool-export"}';
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new UsageError(`config "lake" must be an object like ${example}`);
-  const extra = Object.keys(raw).find((k) => !['url', 'partMiB', 'keepSnapshotMonths'].includes(k));
+  const extra = Object.keys(raw).find((k) => !['url', 'partMiB', 'keepSnapshotMonths', 'publishEvery'].includes(k));
   if (extra !== undefined)
     throw new UsageError(
-      `config lake."${extra}" is not a field of it; lake is like ${example} (and "partMiB", "keepSnapshotMonths")`,
+      `config lake."${extra}" is not a field of it; lake is like ${example} (and "partMiB", "keepSnapshotMonths", "publishEvery")`,
     );
+  const every = (raw as { publishEvery?: unknown }).publishEvery ?? null;
+  if (every !== null && typeof every !== 'string')
+    throw new UsageError(
+      `config lake.publishEvery must be a duration text such as "10m" or "1h" ("0s": publish every run), not ${JSON.stringify(every)}`,
+    );
+  const publishEverySecs =
+    every === null
+      ? null
+      : /^0+(\.0+)?\s*[smhd]$/.test(every.trim())
+        ? 0
+        : parseDuration(every, 'config lake.publishEvery');
   const fromFile = (raw as { url?: unknown }).url ?? '';
   if (typeof fromFile !== 'string') throw new UsageError(`config lake.url must be a text like ${example}`);
   const part = (raw as { partMiB?: unknown }).partMiB ?? PART_MIB.default;
@@ -101,5 +120,6 @@ export function checkLake(raw: unknown, envUrl: string | undefined): LakeSetting
     bucket: parseLakeUrl(url, where),
     partBytes: part * 1024 ** 2,
     keepSnapshotMonths: keep as number | null,
+    publishEverySecs,
   });
 }

@@ -9,6 +9,7 @@
  *   seconds (against the heads given by `setHeads`, or the clock), staleness, and the last verification.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { bucketFreshness } from '../bucket/cadence.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { errorClass } from '../errors.ts';
@@ -208,6 +209,38 @@ export class ExportMetrics {
       "When the dataset on the chain was last verified against the upstream's counters (Unix time)",
       (e) => (e.verification ? Date.parse(e.verification.at) / 1000 : null),
     );
+    // A bucket lake's own freshness beside the warehouse's (`bucket/cadence.ts`): absent for a local lake.
+    const bucket = () => bucketFreshness(self.opts.config, self.now());
+    new Gauge({
+      name: `${PREFIX}bucket_published_timestamp_seconds`,
+      help: 'When the bucket lake was last published from this data folder (Unix time)',
+      registers,
+      collect() {
+        this.reset();
+        const b = bucket();
+        if (b?.publishedAt != null) this.set(b.publishedAt);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}bucket_behind`,
+      help: '1 while the local lake holds rows the bucket lake lacks (runs within lake.publishEvery, or a publish that failed), else 0',
+      registers,
+      collect() {
+        this.reset();
+        const b = bucket();
+        if (b) this.set(b.behind ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}bucket_lag_seconds`,
+      help: "Seconds from the newest block time the bucket lake's published state covers on the chain to now",
+      labelNames: ['chain'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [c, lag] of bucket()?.lagSeconds ?? []) this.set({ chain: chainName(c) }, lag);
+      },
+    });
     new Gauge({
       name: `${PREFIX}stale_after_seconds`,
       help: 'The lag beyond which a dataset is counted stale',

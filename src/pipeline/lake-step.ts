@@ -116,8 +116,10 @@ export async function writeLakeStep(
     readonly runId: string;
     readonly signal?: AbortSignal | undefined;
     readonly log: EventLog;
+    /** A bucket lake is published at most once per this many seconds (0 or absent: every time; `bucket/cadence.ts`). */
+    readonly publishEverySecs?: number;
   },
-): Promise<{ files: number; published?: PublishStats }> {
+): Promise<{ files: number; published?: PublishStats; publishDeferred?: boolean }> {
   const threads = lakeThreads(config.duckdbMemoryLimit);
   if (threads === undefined) return writeAndPublish(w, config, opts);
   await w.exec(`SET threads = ${threads}`);
@@ -153,7 +155,7 @@ async function writeAndPublish(
   w: Warehouse,
   config: Config,
   opts: Parameters<typeof writeLakeStep>[2],
-): Promise<{ files: number; published?: PublishStats }> {
+): Promise<{ files: number; published?: PublishStats; publishDeferred?: boolean }> {
   const { bucket, signal } = opts;
   const lanes = lakeLanes(config.duckdbMemoryLimit);
   if (!bucket) {
@@ -173,6 +175,22 @@ async function writeAndPublish(
   });
   if (signal?.aborted) return { files };
   if (!failure) await retain(w, config, opts);
+  // Within the cadence: the bucket is owed what this run wrote, which the first publish after it sends.
+  const { readSyncState, saveSyncState } = await import('../bucket/sync-state.ts');
+  const { publishDue } = await import('../bucket/cadence.ts');
+  const state = readSyncState(config.dataDir, bucket);
+  const when = publishDue(state, opts.publishEverySecs ?? 0, Date.now());
+  if (!when.due) {
+    if (files > 0 && !state.owed) saveSyncState(config.dataDir, { ...state, owed: true });
+    opts.log('lake-publish-deferred', {
+      runId: opts.runId,
+      to: bucket.show(),
+      dueInSecs: Math.ceil(when.inSecs),
+      publishEverySecs: opts.publishEverySecs,
+    });
+    if (failure) throw failure;
+    return { files, publishDeferred: true };
+  }
   const started = performance.now();
   const before = { ...bucket.requests };
   const published = await publishLake(bucket, config.dataDir, {

@@ -21,6 +21,8 @@ export interface RunOnceArgs extends Pick<RunArgs, 'config' | 'tasks' | 'jobs' |
   readonly verify?: boolean;
   /** Told of the run's upstream client once it exists, so that its 429s and pace can be watched during the run. */
   readonly onClient?: (client: UpstreamClient) => void;
+  /** A bucket lake is published at most once per this many seconds (0 or absent: by this run; `bucket/cadence.ts`). */
+  readonly publishEverySecs?: number;
 }
 
 /** One upstream host (or host and route key) of a run: the 429s it answered and the pace the run kept to. */
@@ -43,6 +45,8 @@ export interface RunOutcome {
   readonly verification?: RunVerification;
   /** The lake step: written (locally, and published to the bucket lake when there is one), failed, or deferred. */
   readonly lake: 'written' | 'failed' | 'deferred';
+  /** A bucket lake written within its cadence: the local lake is up to date, the bucket waits for a later publish. */
+  readonly publishDeferred?: boolean;
   /** Each upstream host the run asked. */
   readonly upstream: readonly UpstreamPace[];
 }
@@ -135,12 +139,21 @@ async function openAndRun(
     // interrupts it (see `writeLake`), so that a stop never waits for a lake write.
     let lakeError: string | undefined;
     let lakeStopped = false;
+    let publishDeferred = false;
     const lakeDeferred = signal.aborted;
     if (lakeDeferred) args.log('lake-deferred', { runId, reason: 'stopped before the lake write' }, 'warn');
     else
       try {
         const started = performance.now();
-        const { files } = await writeLakeStep(warehouse, args.config, { bucket, runId, signal, log: args.log });
+        const step = await writeLakeStep(warehouse, args.config, {
+          bucket,
+          runId,
+          signal,
+          log: args.log,
+          ...(args.publishEverySecs ? { publishEverySecs: args.publishEverySecs } : {}),
+        });
+        const { files } = step;
+        publishDeferred = step.publishDeferred === true;
         lakeStopped = signal.aborted;
         if (!signal.aborted) await writeViewsFile(args.config.dataDir, trackedSettings(args.config));
         // `ms`: the lake write and the views file, the part of a run after its tasks.
@@ -181,6 +194,7 @@ async function openAndRun(
       ...(lakeError ? { lakeError } : {}),
       ...(verification ? { verification } : {}),
       lake: lakeError ? 'failed' : lakeDeferred || lakeStopped ? 'deferred' : 'written',
+      ...(publishDeferred ? { publishDeferred } : {}),
       upstream,
     };
   } finally {

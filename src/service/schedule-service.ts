@@ -5,6 +5,9 @@
  * metrics endpoint with its head watch, and the signals that stop it all. `pool-export schedule` only parses its
  * flags and calls `serveSchedule`.
  */
+
+import { randomUUID } from 'node:crypto';
+import { SCHEDULE_PUBLISH_EVERY_SECS } from '../bucket/cadence.ts';
 import type { Job } from '../catalog/job.ts';
 import { type Config, trackedSettings } from '../config/config.ts';
 import { DataLockedError, UsageError } from '../errors.ts';
@@ -12,10 +15,13 @@ import type { Task } from '../export/task.ts';
 import { HeadWatch } from '../metrics/head-watch.ts';
 import type { ExportMetrics } from '../metrics/metrics.ts';
 import { serveMetrics } from '../metrics/metrics-server.ts';
+import { updateLakeFor } from '../pipeline/lake-step.ts';
 import { type RunOutcome, runOnce } from '../pipeline/run.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import { type JobTiming, Scheduler } from '../scheduler/scheduler.ts';
+import { lockDataDir } from '../store/data-lock.ts';
 import { readHeads } from '../store/freshness.ts';
+import { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { EventLog } from '../util/logger.ts';
 
@@ -46,9 +52,50 @@ export interface ScheduleService {
   readonly summarize: (outcome: RunOutcome) => string;
 }
 
+/**
+ * As the schedule stops: a bucket lake that runs within the cadence left behind the local lake is published, under
+ * the data folder's lock, so that the bucket holds every row the warehouse does when the process ends. A failure is
+ * logged: the next run publishes it (`bucket/cadence.ts`). A second signal ends the process at once.
+ */
+async function publishOwed(config: Config, opts: { readonly waitLockSecs: number; readonly log: EventLog }) {
+  if (!config.lake.bucket) return;
+  const { readSyncState } = await import('../bucket/sync-state.ts');
+  const { showLakeUrl } = await import('../config/lake-url.ts');
+  const state = readSyncState(config.dataDir, { url: config.lake.bucket });
+  if (!state.owed && !state.publishing) return;
+  const started = performance.now();
+  opts.log('lake-publish-on-stop', { to: showLakeUrl(config.lake.bucket) });
+  try {
+    const lock = await lockDataDir(config.dataDir, {
+      what: 'publish as the schedule stops',
+      waitSecs: opts.waitLockSecs,
+      onLost: () => undefined,
+    });
+    try {
+      const w = await Warehouse.open(
+        config.dataDir,
+        config.duckdbMemoryLimit ? { memoryLimit: config.duckdbMemoryLimit } : {},
+      );
+      try {
+        await updateLakeFor(w, config, { runId: `publish-${randomUUID()}`, log: opts.log });
+      } finally {
+        await w.close();
+      }
+    } finally {
+      await lock.release();
+    }
+    opts.log('lake-published-on-stop', { ms: Math.round(performance.now() - started) });
+  } catch (e) {
+    opts.log('lake-publish-failed', { error: (e as Error).message, next: 'the next run publishes it' }, 'error');
+  }
+}
+
 /** Serves the schedule until SIGINT or SIGTERM, then stops after the run under way. */
 export async function serveSchedule(s: ScheduleService): Promise<void> {
   const { config, log } = s;
+  // A bucket lake: published at most this often; what the runs between wrote goes up with the next publish, or as
+  // the schedule stops (`bucket/cadence.ts`).
+  const publishEverySecs = config.lake.publishEverySecs ?? SCHEDULE_PUBLISH_EVERY_SECS;
   const metrics = s.metrics?.metrics;
   const timing = (job: Job): JobTiming => {
     const cron = s.overrides[job.name];
@@ -102,6 +149,7 @@ export async function serveSchedule(s: ScheduleService): Promise<void> {
           signal,
           log,
           ...(metrics ? { onClient: (c: UpstreamClient) => metrics.watch(c) } : {}),
+          publishEverySecs,
         });
         metrics?.recordRun(job.name, { outcome }, seconds());
         const whole = !outcome.stopped && outcome.results.every((r) => r.status !== 'failed');
@@ -160,6 +208,7 @@ export async function serveSchedule(s: ScheduleService): Promise<void> {
       log('stopping', { signal: sig });
       void scheduler
         .stop()
+        .then(() => publishOwed(config, { waitLockSecs: s.waitLockSecs, log }))
         .then(() => heads?.stop())
         .then(() => server?.close())
         .then(resolve);

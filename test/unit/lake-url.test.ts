@@ -57,6 +57,7 @@ describe('the lake URL', () => {
       bucket: { bucket: 'from-file', prefix: 'p' },
       partBytes: 16 * 1024 * 1024,
       keepSnapshotMonths: null,
+      publishEverySecs: null,
     });
     expect(loadConfig({ env: { POOL_EXPORT_LAKE_URL: 's3://from-env' }, configFile: f }).lake.bucket).toEqual({
       bucket: 'from-env',
@@ -67,6 +68,7 @@ describe('the lake URL', () => {
       bucket: null,
       partBytes: 16_777_216,
       keepSnapshotMonths: null,
+      publishEverySecs: null,
     });
     expect(() => loadConfig({ env: { POOL_EXPORT_LAKE_URL: 'lake' } })).toThrow(/^POOL_EXPORT_LAKE_URL is a local/);
     expect(() => loadConfig({ env: {}, configFile: file('{"lake": {"url": "x"}}') })).toThrow(
@@ -91,6 +93,14 @@ describe('the lake URL', () => {
     ],
     ['{"lake": {"keepSnapshotMonths": 2.5}}', /lake.keepSnapshotMonths must be a whole number/],
     ['{"lake": {"keepSnapshotMonths": "6"}}', /lake.keepSnapshotMonths must be .* not "6"/],
+    [
+      '{"lake": {"publishEvery": 600}}',
+      /config lake.publishEvery must be a duration text such as "10m" or "1h" \("0s": publish every run\), not 600/,
+    ],
+    [
+      '{"lake": {"publishEvery": "10 minutes"}}',
+      /config lake.publishEvery takes a duration such as 90s, 15m, 2h or 1d, not "10 minutes"/,
+    ],
   ])('refuses the lake object %s', (content, message) => {
     expect(() => loadConfig({ env: {}, configFile: file(content) })).toThrow(message);
   });
@@ -104,6 +114,18 @@ describe('the lake URL', () => {
     const keep = (v: string) =>
       loadConfig({ env: {}, configFile: file(`{"lake": {"keepSnapshotMonths": ${v}}}`) }).lake.keepSnapshotMonths;
     expect([keep('null'), keep('1'), keep('24'), keep('1200')]).toEqual([null, 1, 24, 1200]);
+  });
+
+  it('publishes a bucket lake at most every publishEvery, unset by default, "0s" every run', () => {
+    const every = (v: string) =>
+      loadConfig({ env: {}, configFile: file(`{"lake": {"publishEvery": ${v}}}`) }).lake.publishEverySecs;
+    expect([every('null'), every('"0s"'), every('"90s"'), every('"10m"'), every('"1h"')]).toEqual([
+      null,
+      0,
+      90,
+      600,
+      3600,
+    ]);
   });
 
   it("removes a bucket lake's secrets from the environment from every message, and only then", () => {
