@@ -34,14 +34,38 @@ export interface BucketFreshness {
   readonly publishedAt: number | null;
   /** Whether the local lake holds rows the bucket does not (a run within the cadence, or a publish that failed). */
   readonly behind: boolean;
-  /** Per chain id: seconds from the newest block time the published state covers to `nowSecs`. */
+  /** Per chain id: seconds from the newest block time the published state covers to the chain's head (or the clock). */
   readonly lagSeconds: ReadonlyMap<number, number>;
 }
 
-/** The freshness of a config's bucket lake, or null for a local lake. */
+/**
+ * The time each chain's lag is measured against, as `status` measures the warehouse's: the upstream's head time where
+ * a dataset's freshness read it (its block time plus its lag), else the clock.
+ */
+export function headClock(
+  points: readonly {
+    readonly chainId: number;
+    readonly blockTime: string | null;
+    readonly lagSeconds: number | null;
+  }[],
+  nowSecs: number,
+): (chainId: number) => number {
+  const heads = new Map<number, number>();
+  for (const p of points)
+    if (p.blockTime !== null && p.lagSeconds !== null) {
+      const t = Date.parse(p.blockTime) / 1000 + p.lagSeconds;
+      heads.set(p.chainId, Math.max(heads.get(p.chainId) ?? 0, t));
+    }
+  return (chainId) => heads.get(chainId) ?? nowSecs;
+}
+
+/**
+ * The freshness of a config's bucket lake, or null for a local lake; `clock` gives the time each chain's lag is
+ * measured against (`headClock`).
+ */
 export function bucketFreshness(
   config: { readonly dataDir: string; readonly lake: { readonly bucket: LakeUrl | null } },
-  nowSecs: number,
+  clock: (chainId: number) => number,
 ): BucketFreshness | null {
   const bucket = config.lake.bucket;
   if (!bucket) return null;
@@ -50,6 +74,8 @@ export function bucketFreshness(
     url: showLakeUrl(bucket),
     publishedAt: s.publishedAt === undefined ? null : s.publishedAt / 1000,
     behind: s.owed === true || s.publishing === true,
-    lagSeconds: new Map(Object.entries(s.covered ?? {}).map(([c, t]) => [Number(c), Math.max(0, nowSecs - t)])),
+    lagSeconds: new Map(
+      Object.entries(s.covered ?? {}).map(([c, t]) => [Number(c), Math.max(0, clock(Number(c)) - t)]),
+    ),
   };
 }

@@ -1,7 +1,7 @@
 /** `pool-export status`: per dataset and chain, the last success, rows, lag behind the upstream, the last error. */
 
 import { existsSync } from 'node:fs';
-import { type BucketFreshness, bucketFreshness } from '../bucket/cadence.ts';
+import { type BucketFreshness, bucketFreshness, headClock } from '../bucket/cadence.ts';
 import { datasetNamed, findDataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
@@ -275,7 +275,7 @@ export const statusCommand: CommandBody<Args> = {
     const running = file?.run.state === 'running' && processAlive(file.run.pid) ? file.run : undefined;
     const lagAgainst = up.why ? `the clock: ${up.why}` : "the upstream's head";
     const routeLags = routeTable(config, keys, up.heads);
-    const bucket = bucketFreshness(config, now);
+    const bucket = bucketFreshness(config, headClock(rows, now));
     if (a.json) {
       const out = {
         staleAfterSeconds: staleAfter,

@@ -9,7 +9,7 @@
  *   seconds (against the heads given by `setHeads`, or the clock), staleness, and the last verification.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { bucketFreshness } from '../bucket/cadence.ts';
+import { bucketFreshness, headClock } from '../bucket/cadence.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { errorClass } from '../errors.ts';
@@ -210,7 +210,19 @@ export class ExportMetrics {
       (e) => (e.verification ? Date.parse(e.verification.at) / 1000 : null),
     );
     // A bucket lake's own freshness beside the warehouse's (`bucket/cadence.ts`): absent for a local lake.
-    const bucket = () => bucketFreshness(self.opts.config, self.now());
+    const bucket = () => {
+      const nowSecs = self.now();
+      const points = self.entries().map((e) => ({
+        chainId: e.chainId,
+        blockTime: e.blockTime,
+        lagSeconds: freshnessOf(self.opts.config, e, {
+          heads: self.heads,
+          nowSecs,
+          staleAfterSecs: opts.staleAfterSecs,
+        }).lagSeconds,
+      }));
+      return bucketFreshness(self.opts.config, headClock(points, nowSecs));
+    };
     new Gauge({
       name: `${PREFIX}bucket_published_timestamp_seconds`,
       help: 'When the bucket lake was last published from this data folder (Unix time)',
