@@ -1025,9 +1025,13 @@ async function noop(): Promise<void> {
     });
     if (QUICK) return;
     log('no-op: schedule --every 10s against a block a second, 5 minutes');
-    const follow = spawnSync(process.execPath, ['--import', 'tsx', join(HERE, 'follow-lag.ts'), '--minutes', '5', '--local'], {
-      encoding: 'utf8',
-    });
+    const follow = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(HERE, 'follow-lag.ts'), '--minutes', '5', '--local'],
+      {
+        encoding: 'utf8',
+      },
+    );
     const lag = /p95 (\d+(?:\.\d+)?) s/.exec(follow.stdout);
     const hourly = /requests an hour: (\d+) .*?: (\d+) \(/.exec(follow.stdout);
     target({
