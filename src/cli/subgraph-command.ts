@@ -172,6 +172,8 @@ async function add(a: Args, config: Config): Promise<void> {
     chainId: parseChain(c),
     url: checkUrl(`--url ${i + 1}`, urls[i]!),
   }));
+  // Before any request: a malformed --type is refused at once (each entry is checked against the schema below).
+  const types = typesOf(a);
   const dup = deployments.find((d, i) => deployments.findIndex((x) => x.chainId === d.chainId) !== i);
   if (dup) throw new UsageError(`--chain ${chainName(dup.chainId)} is given twice: one deployment per chain`);
   const folder = readFolderSubgraphs(config.dataDir);
@@ -184,7 +186,6 @@ async function add(a: Args, config: Config): Promise<void> {
   const schema = await schemaText({ a, config, client, deps: answered });
   const entities = list(a.entities);
   const recorded = deployments.map((d, i) => withHash(d, answered[i]!.deployment));
-  const types = typesOf(a);
   const spec: SubgraphSpec = {
     name,
     deployments: recorded,
@@ -383,7 +384,7 @@ export const subgraphCommand: CommandBody<Args> = {
         type: 'string',
         array: true,
         describe:
-          'Entity.field=TYPE: a field stored as another SQL type than its default (repeat; e.g. Pool.sqrtPrice=DOUBLE; docs/subgraphs.md lists them); refresh: replaces the list',
+          'Entity.field=TYPE: a field stored as another SQL type than its default (repeat; e.g. Pool.sqrtPrice=DOUBLE; docs/exporting.md lists them); refresh: replaces the list',
       })
       .option('timeout', { type: 'number', default: 30, describe: 'seconds each request may take' }),
   handler: async (a) => {

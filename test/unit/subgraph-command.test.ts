@@ -195,6 +195,16 @@ describe('pool-export subgraph', () => {
       /field Pool\.price of pools has type Money, which is neither a scalar of graph-node/,
     ],
     ['a --chain without its --url', () => ['--chain', 'ethereum'], /takes one --url per --chain/],
+    [
+      'a --type that is not Entity.field=TYPE',
+      () => [...deployments(), '--type', 'Pool.liquidity'],
+      /^pool-export: --type "Pool.liquidity" must be Entity.field=TYPE, e.g. --type Pool.sqrtPrice=DOUBLE$/,
+    ],
+    [
+      'a --type its field cannot take',
+      () => [...deployments(), '--type', 'Pool.liquidity=INTEGER'],
+      /^pool-export: subgraph pools: types\["Pool.liquidity"\]: "INTEGER" is not a type of a BigInt field; give one of DECIMAL\(38,0\), DOUBLE, BIGINT, VARCHAR$/,
+    ],
     ['a name that is not one', () => deployments(), /must start with a lowercase letter/, 'Uniswap-V2'],
   ])('refuses %s in one line with exit code 2, and writes nothing', async (_, args, message, name = 'pools') => {
     const data = join(dir, `bad-${name}-${Math.random()}`);
