@@ -1,9 +1,10 @@
 /**
  * When a bucket lake is published: at most once per `lake.publishEvery` (a `run` by default every time, `schedule`
  * every `SCHEDULE_PUBLISH_EVERY_SECS`), and at once after a publish that did not end (it failed, or the process
- * stopped during it). The warehouse and the data folder's own `lake/` are brought up to date by every run; what a run
- * within the cadence wrote is published by the first run after it, or by `schedule` as it stops on a signal. Each
- * publish sends whatever changed since the last one, so a bucket is never more than the cadence and one run behind.
+ * stopped during it). The cadence counts from the start of the run that last published (its rows were read from
+ * then). The warehouse and the data folder's own `lake/` are brought up to date by every run; what a run within the
+ * cadence wrote is published by the first run after it, or by `schedule` as it stops on a signal. Each publish sends
+ * whatever changed since the last one, so a bucket is never more than the cadence and one run behind.
  */
 import { type LakeUrl, showLakeUrl } from '../config/lake-url.ts';
 import { readSyncState, type SyncState } from './sync-state.ts';

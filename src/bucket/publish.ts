@@ -93,7 +93,17 @@ function isFinal(rel: string, now: number, windowSecs: number): boolean {
 export async function publishLake(
   bucket: Bucket,
   dataDir: string,
-  opts: { readonly sql: Sql; readonly runId: string; readonly reorgWindowSecs: number; readonly now?: number },
+  opts: {
+    readonly sql: Sql;
+    readonly runId: string;
+    readonly reorgWindowSecs: number;
+    readonly now?: number;
+    /**
+     * When the rows it publishes began to be read (milliseconds; the run's start): the cadence counts from there, so
+     * that the bucket's lag, measured from the blocks those rows were read at, stays within the cadence and one run.
+     */
+    readonly readSince?: number;
+  },
 ): Promise<PublishStats> {
   const lake = dataFolder(dataDir).lake;
   const now = opts.now ?? Date.now() / 1000;
@@ -173,7 +183,7 @@ export async function publishLake(
   // Ended: the bucket holds the lake as it is (its rows; the state too unless some are still to be written).
   state.publishing = false;
   state.owed = pending !== 0;
-  state.publishedAt = now * 1000;
+  state.publishedAt = opts.readSince ?? now * 1000;
   saveSyncState(dataDir, state);
   return { uploaded: changed.length, bytes, deleted: removed.length, manifests: dirty.size, state: pending === 0 };
 }

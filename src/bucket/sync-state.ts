@@ -26,7 +26,7 @@ export interface SyncState {
   dirty: string[];
   /** The run whose state head this data folder last published or restored: another in the bucket is another writer's. */
   head?: string;
-  /** When the last publish ended (milliseconds since the epoch). */
+  /** When the rows of the last publish that ended began to be read (its run's start; milliseconds since the epoch). */
   publishedAt?: number;
   /** A publish began and has not ended (it failed, or the process stopped): the next run publishes, whatever the cadence. */
   publishing?: boolean;

@@ -225,7 +225,7 @@ export class ExportMetrics {
     };
     new Gauge({
       name: `${PREFIX}bucket_published_timestamp_seconds`,
-      help: 'When the bucket lake was last published from this data folder (Unix time)',
+      help: 'When the run that last published the bucket lake from this data folder began (Unix time)',
       registers,
       collect() {
         this.reset();

@@ -118,6 +118,8 @@ export async function writeLakeStep(
     readonly log: EventLog;
     /** A bucket lake is published at most once per this many seconds (0 or absent: every time; `bucket/cadence.ts`). */
     readonly publishEverySecs?: number;
+    /** When the run began (milliseconds): the cadence counts from there (`publishLake`, `readSince`). */
+    readonly runStartedMs?: number;
   },
 ): Promise<{ files: number; published?: PublishStats; publishDeferred?: boolean }> {
   const threads = lakeThreads(config.duckdbMemoryLimit);
@@ -197,6 +199,7 @@ async function writeAndPublish(
     sql: w,
     runId: opts.runId,
     reorgWindowSecs: config.reorgWindowSecs,
+    ...(opts.runStartedMs ? { readSince: opts.runStartedMs } : {}),
   });
   const requests = Object.fromEntries(
     Object.entries(bucket.requests).map(([k, v]) => [k, v - before[k as keyof typeof before]]),

@@ -101,6 +101,7 @@ async function openAndRun(
     const client = UpstreamClient.forConfig(args.config, { signal });
     args.onClient?.(client);
     const runId = randomUUID();
+    const runStartedMs = Date.now();
     args.log('run-start', {
       runId,
       jobs: args.jobs,
@@ -151,6 +152,7 @@ async function openAndRun(
           signal,
           log: args.log,
           ...(args.publishEverySecs ? { publishEverySecs: args.publishEverySecs } : {}),
+          runStartedMs,
         });
         const { files } = step;
         publishDeferred = step.publishDeferred === true;

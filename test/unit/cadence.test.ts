@@ -10,7 +10,7 @@ describe('a publish of a bucket lake', () => {
     expect(publishDue({}, 600, NOW)).toEqual({ due: true, inSecs: 0 });
   });
 
-  it('waits out the cadence from the end of the last publish, and is due once it has passed', () => {
+  it('waits out the cadence from the start of the run that last published, and is due once it has passed', () => {
     expect(publishDue({ publishedAt: NOW - 60_000 }, 600, NOW)).toEqual({ due: false, inSecs: 540 });
     expect(publishDue({ publishedAt: NOW - 599_500 }, 600, NOW)).toEqual({ due: false, inSecs: 0.5 });
     expect(publishDue({ publishedAt: NOW - 600_000 }, 600, NOW)).toEqual({ due: true, inSecs: 0 });
