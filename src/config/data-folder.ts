@@ -8,6 +8,8 @@
  *   lake/                   the Parquet lake; what is inside it is the lake's layout (lake/layout.ts)
  *   views.duckdb            the views file: views over the lake and the report macros, for readers (earlier
  *                           versions called it lake.duckdb, beside lake/; the next write of the views removes that)
+ *   views.key.json          the key the views file was built for, with the file's size and time as written: a run
+ *                           finds the views file current without opening it
  *   status.json             the last run's figures, for `status` and health checks during a run
  *   subgraphs.json          the subgraphs of any schema added by `pool-export subgraph add`, with their schemas
  *   .lock, .lock-owner.json the data folder's lock and who holds it
@@ -26,6 +28,7 @@ export const DATA_FOLDER_NAMES = {
   lake: 'lake',
   views: 'views.duckdb',
   viewsBefore: 'lake.duckdb',
+  viewsKey: 'views.key.json',
   status: 'status.json',
   subgraphs: 'subgraphs.json',
   lock: '.lock',
@@ -53,6 +56,10 @@ export class DataFolder {
   /** The views file: views over the lake and the report macros. */
   get views(): string {
     return join(this.root, DATA_FOLDER_NAMES.views);
+  }
+  /** The key the views file was built for, and that file's size and time then (`reports/views.ts`). */
+  get viewsKey(): string {
+    return join(this.root, DATA_FOLDER_NAMES.viewsKey);
   }
   /** The views file's name in earlier versions, removed when the views are next written. */
   get viewsBefore(): string {

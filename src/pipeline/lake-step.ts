@@ -120,6 +120,10 @@ export async function writeLakeStep(
     readonly publishEverySecs?: number;
     /** When the run began (milliseconds): the cadence counts from there (`publishLake`, `readSince`). */
     readonly runStartedMs?: number;
+    /** `runId` is a run that committed rows and writes the lake now, for the first time (`writeLake`'s `freshRun`). */
+    readonly freshRun?: boolean;
+    /** Awaited before a bucket lake is published: what the publish must carry (the run's verification). */
+    readonly beforePublish?: () => Promise<void>;
   },
 ): Promise<{ files: number; published?: PublishStats; publishDeferred?: boolean }> {
   const threads = lakeThreads(config.duckdbMemoryLimit);
@@ -160,8 +164,9 @@ async function writeAndPublish(
 ): Promise<{ files: number; published?: PublishStats; publishDeferred?: boolean }> {
   const { bucket, signal } = opts;
   const lanes = lakeLanes(config.duckdbMemoryLimit);
+  const freshRun = opts.freshRun ? opts.runId : undefined;
   if (!bucket) {
-    const files = await updateLakeFiles(w, config, { signal, lanes });
+    const files = await updateLakeFiles(w, config, { signal, lanes, freshRun });
     if (!signal?.aborted) await retain(w, config, opts);
     return { files };
   }
@@ -170,7 +175,7 @@ async function writeAndPublish(
   // published, and the exporter's state is not (`publishLake` sends it only when nothing is listed), so that a run
   // resumed from the bucket never moves past rows the bucket lacks. The failure is the step's once published.
   let failure: LakeWriteError | undefined;
-  const files = await updateLakeFiles(w, config, { signal, lanes }).catch((e) => {
+  const files = await updateLakeFiles(w, config, { signal, lanes, freshRun }).catch((e) => {
     if (!(e instanceof LakeWriteError)) throw e;
     failure = e;
     return e.files;
@@ -193,6 +198,7 @@ async function writeAndPublish(
     if (failure) throw failure;
     return { files, publishDeferred: true };
   }
+  await opts.beforePublish?.();
   const started = performance.now();
   const before = { ...bucket.requests };
   const published = await publishLake(bucket, config.dataDir, {

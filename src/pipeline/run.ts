@@ -7,7 +7,8 @@ import type { TaskResult } from '../export/task.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { freeBytes, spillSpaceProblem } from '../store/spill-space.ts';
-import { refreshStatusFile } from '../store/status-file.ts';
+import { mark } from '../store/statement-log.ts';
+import { refreshVerifications } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { type RunVerification, verifyRun } from '../verify/after-run.ts';
@@ -64,6 +65,7 @@ export async function runOnce(args: RunOnceArgs): Promise<RunOutcome> {
 async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
   const lost = new AbortController();
   const signal = AbortSignal.any([args.signal, lost.signal]);
+  mark('lock');
   const lock = await lockDataDir(args.config.dataDir, {
     what: `run of ${args.jobs.join(',') || 'datasets'}`,
     waitSecs: args.waitLockSecs,
@@ -81,12 +83,15 @@ async function lockedRun(args: RunOnceArgs): Promise<RunOutcome> {
     const bucket = await openBucket(args.config, signal);
     try {
       if (bucket) await prepareBucket(bucket, dataDir, args.log);
+      mark('open');
       return await openAndRun(args, { signal, bucket });
     } finally {
       bucket?.close();
     }
   } finally {
+    mark('release');
     await lock.release();
+    mark('released');
   }
 }
 
@@ -109,6 +114,7 @@ async function openAndRun(
       memoryLimit: memoryLimit || 'none',
       memoryLimitFrom: args.config.duckdbMemoryLimitFrom,
     });
+    mark('tasks');
     const results = await runExport({
       config: args.config,
       tasks: args.tasks,
@@ -121,19 +127,26 @@ async function openAndRun(
       ...(args.progress ? { progress: args.progress } : {}),
     });
     // What the run touched, against the upstream's counters; a failure of the verification is no failure of the run.
-    // Before the lake step, so that a bucket lake's published state holds this run's verifications too.
-    let verification: RunVerification | undefined;
+    // It runs beside the lake write (its requests wait on the upstream while the lake's statements use the cores), and
+    // ends before a bucket lake is published, so that the published state holds this run's verifications too.
     // A run whose tasks all failed touched nothing to verify, and says so rather than "no gaps".
     const anyOk = results.some((r) => r.status === 'ok');
-    if (args.verify !== false && !signal.aborted && anyOk)
-      try {
-        verification = await verifyRun({ config: args.config, warehouse, client, runId, results, log: args.log });
-        // The status file shows the verification (derived data: a failure to write it is no failure); a run that
-        // verified nothing leaves it as its tasks wrote it.
-        if (verification.chains > 0) await refreshStatusFile(warehouse, args.config.dataDir).catch(() => undefined);
-      } catch (e) {
-        if (!signal.aborted) args.log('verify-failed', { runId, error: (e as Error).message }, 'warn');
-      }
+    const verifying: Promise<RunVerification | undefined> =
+      args.verify !== false && !signal.aborted && anyOk
+        ? (async () => {
+            mark('verify');
+            try {
+              const v = await verifyRun({ config: args.config, warehouse, client, runId, results, log: args.log });
+              // The status file shows the verification (derived data: a failure to write it is no failure); a run
+              // that verified nothing leaves it as its tasks wrote it.
+              if (v.chains > 0) await refreshVerifications(warehouse, args.config.dataDir).catch(() => undefined);
+              return v;
+            } catch (e) {
+              if (!signal.aborted) args.log('verify-failed', { runId, error: (e as Error).message }, 'warn');
+              return undefined;
+            }
+          })()
+        : Promise.resolve(undefined);
     // The new data goes to the Parquet lake (this run's, and any an interrupted run left), and the views file is renewed.
     // A failure here keeps the warehouse as committed: what the lake lacks stays listed for the next run. So does a
     // stop: a run stopped during its tasks leaves the lake to the next run, and one stopped during the lake write
@@ -146,6 +159,7 @@ async function openAndRun(
     else
       try {
         const started = performance.now();
+        mark('lake');
         const step = await writeLakeStep(warehouse, args.config, {
           bucket,
           runId,
@@ -153,10 +167,14 @@ async function openAndRun(
           log: args.log,
           ...(args.publishEverySecs ? { publishEverySecs: args.publishEverySecs } : {}),
           runStartedMs,
+          // No lake file holds a row of this run before its own lake write.
+          freshRun: true,
+          beforePublish: async () => void (await verifying),
         });
         const { files } = step;
         publishDeferred = step.publishDeferred === true;
         lakeStopped = signal.aborted;
+        mark('views');
         if (!signal.aborted) await writeViewsFile(args.config.dataDir, trackedSettings(args.config));
         // `ms`: the lake write and the views file, the part of a run after its tasks.
         args.log('lake-written', {
@@ -173,6 +191,7 @@ async function openAndRun(
           lakeError = `the Parquet lake was not brought up to date (the warehouse keeps every committed row; the next run writes what the lake lacks): ${explainWriteError(args.config, e)}`;
         if (lakeError) args.log('lake-failed', { runId, error: lakeError }, 'error');
       }
+    const verification = await verifying;
     const upstream = [...client.governors].map(
       ([host, g]): UpstreamPace => ({ host, limited: g.limited, requestsPerSecond: g.limited ? g.rate : null }),
     );
@@ -183,6 +202,7 @@ async function openAndRun(
           rateLimited: u.limited,
           requestsPerSecond: Number(u.requestsPerSecond!.toFixed(2)),
         });
+    mark('run-done');
     args.log('run-done', {
       runId,
       failed: results.filter((r) => r.status === 'failed').length,
@@ -201,6 +221,8 @@ async function openAndRun(
     };
   } finally {
     // A stopped run leaves the checkpoint of the write-ahead log to the next open, so that it ends sooner.
+    mark('close');
     await warehouse.close({ checkpoint: !signal.aborted });
+    mark('closed');
   }
 }

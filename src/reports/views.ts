@@ -6,7 +6,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DATASETS } from '../catalog/catalog.ts';
@@ -16,7 +16,7 @@ import { defineDatasetViews, viewsWithFiles } from '../lake/lake-db.ts';
 import { LAYOUT_VERSION } from '../lake/layout.ts';
 import { createTable } from '../store/ddl.ts';
 import { duckdb } from '../store/warehouse.ts';
-import { replaceFile } from '../util/atomic-file.ts';
+import { replaceFile, writeFileAtomic } from '../util/atomic-file.ts';
 
 const VIEWS_DIR = new URL('../../sql/views/', import.meta.url);
 /** Views the reports build on (tracked value), defined before them and not listed as reports. */
@@ -125,6 +125,41 @@ function viewsKey(dataDir: string, tracked: TrackedSettings): string {
   });
 }
 
+/**
+ * The views file's size and time of last change: another file put in its place, or the same one changed, differs in
+ * them (a copy of the folder that keeps times keeps both files alike, and a copy elsewhere has another key).
+ */
+function viewsStamp(dataDir: string): string | undefined {
+  try {
+    const st = statSync(dataFolder(dataDir).views);
+    return `${st.size}:${st.mtimeMs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The key the views file was built for, as kept beside it, while the file is the one it was kept for. */
+function keptKey(dataDir: string): string | undefined {
+  try {
+    const kept = JSON.parse(readFileSync(dataFolder(dataDir).viewsKey, 'utf8')) as { key?: string; stamp?: string };
+    const stamp = viewsStamp(dataDir);
+    return stamp !== undefined && kept.stamp === stamp ? kept.key : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keeps the views file's key beside it (derived: a failure to write it only costs the next run an open). */
+function keepKey(dataDir: string, key: string): void {
+  const stamp = viewsStamp(dataDir);
+  if (stamp === undefined) return;
+  try {
+    writeFileAtomic(dataFolder(dataDir).viewsKey, JSON.stringify({ key, stamp }));
+  } catch {
+    // The next run finds the views file current by opening it.
+  }
+}
+
 /** The table of a views file that holds its key. */
 const KEY_TABLE = 'main.pool_export_views';
 
@@ -187,11 +222,17 @@ async function defineInMemory(dataDir: string, tracked: TrackedSettings): Promis
  * need no new view). Returns whether it was built.
  */
 export async function writeViewsFile(dataDir: string, tracked: TrackedSettings = DEFAULT_TRACKED): Promise<boolean> {
+  // Opening the views file costs a run more than half a second (DuckDB reads its catalog of views and macros): the
+  // key it was built for is kept beside it, and holds while the file is the one written then.
+  const key = viewsKey(dataDir, tracked);
+  if (keptKey(dataDir) === key) return false;
   const current = await openViewsFile(dataDir, tracked);
   if (current) {
     current.close();
+    keepKey(dataDir, key);
     return false;
   }
+  rmSync(dataFolder(dataDir).viewsKey, { force: true });
   // The views file of an earlier version, beside the lake folder under the lake's name: its views are built here under
   // the new name (the first write after an upgrade builds them, there being no current file), so the old file goes,
   // with its write-ahead log if it has one.
@@ -207,13 +248,14 @@ export async function writeViewsFile(dataDir: string, tracked: TrackedSettings =
     const conn = await instance.connect();
     try {
       await defineViews(conn, dataDir, tracked);
-      await conn.run(`CREATE TABLE ${KEY_TABLE} AS SELECT CAST($1 AS VARCHAR) AS key`, [viewsKey(dataDir, tracked)]);
+      await conn.run(`CREATE TABLE ${KEY_TABLE} AS SELECT CAST($1 AS VARCHAR) AS key`, [key]);
       await conn.run('CHECKPOINT');
     } finally {
       conn.closeSync();
       instance.closeSync();
     }
     replaceFile(tmp, target);
+    keepKey(dataDir, key);
     return true;
   } catch (e) {
     // The old views file stays; no half-built one is left behind.

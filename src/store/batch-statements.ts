@@ -75,8 +75,11 @@ function repeatedRows(table: string): string {
     ) WHERE n > 1`;
 }
 
-/** The rows of batch files, read by DuckDB's JSON reader with the dataset's column types (mapped rows, or entities). */
-export function readFiles(ds: Dataset, src: BatchSource): string {
+/**
+ * The rows of batch files, read by DuckDB's JSON reader with the dataset's column types (mapped rows, or entities);
+ * `fileColumn` adds a column of that name holding each row's file, as given.
+ */
+export function readFiles(ds: Dataset, src: BatchSource, fileColumn?: string): string {
   const { files } = src;
   const paths = files.length === 1 ? lit(files[0]!.file) : `[${files.map((f) => lit(f.file)).join(', ')}]`;
   const longest = maxOf(files.map((f) => f.longest));
@@ -84,7 +87,8 @@ export function readFiles(ds: Dataset, src: BatchSource): string {
     src.format === 'pages'
       ? `format = 'array', columns = ${pageColumns(ds)}`
       : `format = 'newline_delimited', columns = ${jsonColumns(ds)}`;
-  return `read_json(${paths}, ${shape}, maximum_object_size = ${objectBytes(longest)})`;
+  const named = fileColumn === undefined ? '' : `, filename = ${lit(fileColumn)}`;
+  return `read_json(${paths}, ${shape}, maximum_object_size = ${objectBytes(longest)}${named})`;
 }
 
 /** Inserts the rows of `src`, written for batches like `b` (see `sameInsert`); returns how many went in. */

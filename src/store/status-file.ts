@@ -53,6 +53,26 @@ export interface StatusFile {
 const iso = (v: unknown) =>
   v === null || v === undefined ? null : new Date(String(v).replace(' ', 'T').replace(/\+00$/, 'Z')).toISOString();
 
+/** What `ledgerShape` found of each warehouse opened: it does not change while one is open. */
+const shapes = new WeakMap<Warehouse, { hasRoute: number; verified: number }>();
+
+/**
+ * Whether the run ledger has its route column and the verifications table exists: a warehouse last written by an
+ * earlier version, opened read-only, has neither yet. Read once per warehouse opened (the catalog queries cost a run
+ * 30 ms at each of its status reads).
+ */
+async function ledgerShape(w: Warehouse): Promise<{ hasRoute: number; verified: number }> {
+  const known = shapes.get(w);
+  if (known) return known;
+  const [shape] = await w.all(
+    `SELECT (SELECT count(*) FROM duckdb_columns() WHERE schema_name = '_pool_export' AND table_name = 'run_tasks' AND column_name = 'route')::INTEGER AS "hasRoute",
+            (SELECT count(*) FROM duckdb_tables() WHERE schema_name = '_pool_export' AND table_name = 'verifications')::INTEGER AS verified`,
+  );
+  const found = { hasRoute: Number(shape!.hasRoute), verified: Number(shape!.verified) };
+  shapes.set(w, found);
+  return found;
+}
+
 /**
  * Every dataset and chain with a checkpoint or a task in the ledger (one that only ever failed, too), from the
  * warehouse (optionally only one dataset and chain).
@@ -60,24 +80,8 @@ const iso = (v: unknown) =>
 export async function readEntries(w: Warehouse, only?: { dataset: string; chainId: number }): Promise<StatusEntry[]> {
   const filter = only ? 'AND dataset = $1 AND chain_id = $2' : '';
   const params = only ? [only.dataset, only.chainId] : [];
-  // A warehouse last written by an earlier version, opened read-only, has no route column yet.
-  const hasRoute = (
-    await w.all(
-      "SELECT count(*)::INTEGER AS n FROM duckdb_columns() WHERE schema_name = '_pool_export' AND table_name = 'run_tasks' AND column_name = 'route'",
-    )
-  )[0]!.n;
-  const verified = (
-    await w.all(
-      "SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE schema_name = '_pool_export' AND table_name = 'verifications'",
-    )
-  )[0]!.n;
-  // The last verification of each dataset and chain that checked something: its run's rows, gaps summed.
-  const v = verified
-    ? `SELECT chain_id, dataset, max(checked_at)::VARCHAR AS verified_at, sum(gaps)::INTEGER AS gaps,
-              string_agg(error, '; ') AS verify_error
-       FROM _pool_export.verifications WHERE skipped IS NULL GROUP BY chain_id, dataset, run_id
-       QUALIFY row_number() OVER (PARTITION BY chain_id, dataset ORDER BY max(checked_at) DESC) = 1`
-    : 'SELECT NULL::INTEGER AS chain_id, NULL AS dataset, NULL AS verified_at, NULL AS gaps, NULL AS verify_error WHERE false';
+  const { hasRoute, verified } = await ledgerShape(w);
+  const v = lastVerifications(verified);
   const rows = await w.all(
     `
     WITH v AS (${v}), t AS (
@@ -120,15 +124,69 @@ export async function readEntries(w: Warehouse, only?: { dataset: string; chainI
     block: r.block === null ? null : Number(r.block),
     blockTime: iso(r.block_time),
     route: r.route === null || r.route === undefined ? null : String(r.route),
-    verification:
-      r.verified_at === null || r.verified_at === undefined
-        ? null
-        : {
-            at: iso(r.verified_at)!,
-            gaps: Number(r.gaps),
-            error: r.verify_error === null ? null : String(r.verify_error),
-          },
+    verification: verificationOf(r),
   }));
+}
+
+/** The last verification of each dataset and chain that checked something: its run's rows, gaps summed. */
+function lastVerifications(verified: number): string {
+  return verified
+    ? `SELECT chain_id, dataset, max(checked_at)::VARCHAR AS verified_at, sum(gaps)::INTEGER AS gaps,
+              string_agg(error, '; ') AS verify_error
+       FROM _pool_export.verifications WHERE skipped IS NULL GROUP BY chain_id, dataset, run_id
+       QUALIFY row_number() OVER (PARTITION BY chain_id, dataset ORDER BY max(checked_at) DESC) = 1`
+    : 'SELECT NULL::INTEGER AS chain_id, NULL AS dataset, NULL AS verified_at, NULL AS gaps, NULL AS verify_error WHERE false';
+}
+
+/** An entry's verification from a row of `lastVerifications`. */
+function verificationOf(r: Record<string, unknown>): StatusEntry['verification'] {
+  return r.verified_at === null || r.verified_at === undefined
+    ? null
+    : {
+        at: iso(r.verified_at)!,
+        gaps: Number(r.gaps),
+        error: r.verify_error === null ? null : String(r.verify_error),
+      };
+}
+
+/** An entry with its rows and block as the warehouse holds them now. */
+async function readProgress(w: Warehouse, e: StatusEntry): Promise<StatusEntry | undefined> {
+  const ds = DATASETS.find((d) => d.name === e.dataset);
+  if (!ds) return e;
+  // A table the warehouse lacks (a dataset whose tasks all failed before it was made) leaves the entry as it was.
+  const [r] = await w
+    .all(
+      `SELECT (SELECT count(*) FROM ${qt(ds.table)} WHERE chain_id = $1) AS n,
+            c.block, c.block_time::VARCHAR AS block_time
+     FROM (SELECT 1) LEFT JOIN _pool_export.checkpoints c ON c.chain_id = $1 AND c.dataset = $2`,
+      [e.chainId, e.dataset],
+    )
+    .catch(() => [undefined]);
+  if (!r) return e;
+  return {
+    ...e,
+    rows: Number(r.n),
+    block: r.block === null ? null : Number(r.block),
+    blockTime: iso(r.block_time),
+  };
+}
+
+/**
+ * After a run's verification: the file's entries take their last verification from the warehouse, the rest of each
+ * kept as the run's end wrote it (nothing else changed since), which spares the file a reading of every table's rows.
+ */
+export async function refreshVerifications(w: Warehouse, dataDir: string): Promise<void> {
+  const file = readStatusFile(dataDir);
+  if (!file) return;
+  const { verified } = await ledgerShape(w);
+  const found = new Map(
+    (await w.all(lastVerifications(verified))).map((r) => [`${r.dataset}/${r.chain_id}`, verificationOf(r)]),
+  );
+  writeStatusFile(dataDir, {
+    ...file,
+    writtenAt: new Date().toISOString(),
+    entries: file.entries.map((e) => ({ ...e, verification: found.get(`${e.dataset}/${e.chainId}`) ?? null })),
+  });
 }
 
 /** Rebuilds the file's entries from the warehouse (after a run's verification), keeping what it says of the run. */
@@ -198,7 +256,14 @@ export class StatusKeeper {
     const reread = !before || (!t.unchanged && this.now() - this.readAt >= 1000);
     // Taken before the read: the tasks that end while it runs do not read again.
     if (reread) this.readAt = this.now();
-    const [fresh] = reread ? await readEntries(this.w, { dataset: t.dataset, chainId: t.chainId }) : [before];
+    const only = { dataset: t.dataset, chainId: t.chainId };
+    // An entry seen before changes by its rows and block alone while the run lasts (its outcome is the task's, its
+    // verification comes after the tasks): those are read, not the ledger's history.
+    const [fresh] = !reread
+      ? [before]
+      : before
+        ? [await readProgress(this.w, before)]
+        : await readEntries(this.w, only);
     const base = fresh ??
       before ?? {
         dataset: t.dataset,

@@ -11,6 +11,7 @@ import { q, qt } from '../util/sql.ts';
 import { createTable, hasText, sqlType, tableColumns, textType } from './ddl.ts';
 import { markLakeRebuild } from './lake-rebuild.ts';
 import { migrate, migrateLedger, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
+import { logged } from './statement-log.ts';
 
 const INTERNAL_SQL = readFileSync(new URL('../../sql/internal.sql', import.meta.url), 'utf8');
 
@@ -73,6 +74,8 @@ export interface Lane extends Sql {
 /** An open warehouse. */
 export class Warehouse {
   private queue: Promise<unknown> = Promise.resolve();
+  /** Lanes opened so far (they are named by it in the statement log). */
+  private lanes = 0;
 
   private constructor(
     readonly path: string,
@@ -103,7 +106,7 @@ export class Warehouse {
         );
       throw new Error(`cannot open the warehouse ${path}: ${msg}`, { cause: e });
     }
-    const conn = await instance.connect();
+    const conn = logged(await instance.connect(), 'main');
     const w = new Warehouse(path, instance, conn);
     try {
       await w.upgrade(opts.readOnly ?? false);
@@ -213,7 +216,7 @@ export class Warehouse {
    * beside this connection's (the lake writer's second lane). Close it before the warehouse.
    */
   async lane(): Promise<Lane> {
-    const conn = await this.instance.connect();
+    const conn = logged(await this.instance.connect(), `lane${++this.lanes}`);
     let queue: Promise<unknown> = Promise.resolve();
     const serial = <T>(fn: () => Promise<T>): Promise<T> => {
       const next = queue.then(fn, fn);

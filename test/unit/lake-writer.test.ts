@@ -5,6 +5,7 @@
  * reader; a second DuckDB instance reads the lake while the writer publishes.
  */
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -366,6 +367,40 @@ describe('state, history and snapshots', () => {
     expect(await ids('dodoex/pairs_history/chain=bsc/month=2026-02/part-00001.parquet')).toEqual(['p1', 'p3']);
   });
 
+  it('adds a run\u2019s history to the open file without searching it, and a second write of that run does not add it twice', async () => {
+    const history = (n: number) => `dodoex/pairs_history/chain=bsc/month=2026-01/part-0000${n}.parquet`;
+    const runs = async (file: string) =>
+      (
+        await w.all(`SELECT id || '/' || _run_id AS r FROM read_parquet($1) ORDER BY _run_id, id`, [join(lake, file)])
+      ).map((r) => String(r.r));
+    // Each run writes the lake of the rows it committed, as a run does: the first write of its own rows.
+    const run = async (id: string, ids: string[], time: string) => {
+      await pairs(ids, id, time);
+      await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: [id] });
+      await writeLake(w, dir, { fileRows: 2, freshRun: id });
+    };
+    await run('fresh-1', ['p1'], '2026-01-02 00:00:00+00');
+    await run('fresh-2', ['p2'], '2026-01-02 00:15:00+00');
+    expect(files().filter((f) => f.includes('history'))).toEqual([history(1)]);
+    expect(await runs(history(1))).toEqual(['p1/fresh-1', 'p2/fresh-2']);
+    const full = mark(history(1));
+    await run('fresh-3', ['p1', 'p3'], '2026-01-02 00:30:00+00');
+    expect(files().filter((f) => f.includes('history'))).toEqual([history(1), history(2)]);
+    expect(mark(history(1))).toBe(full);
+    expect(await runs(history(2))).toEqual(['p1/fresh-3', 'p3/fresh-3']);
+    // Its entry listed again (its clearing lost), and written again by the same run: its files are searched.
+    await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['fresh-3'] });
+    await writeLake(w, dir, { fileRows: 2, freshRun: 'fresh-3' });
+    expect(files().filter((f) => f.includes('history'))).toEqual([history(1), history(2)]);
+    expect(await runs('dodoex/pairs_history/chain=bsc/month=2026-01/*.parquet')).toEqual([
+      'p1/fresh-1',
+      'p2/fresh-2',
+      'p1/fresh-3',
+      'p3/fresh-3',
+    ]);
+    expect(await ids('dodoex/pairs/chain=bsc/data.parquet')).toEqual(['p1', 'p2', 'p3']);
+  });
+
   async function zoo(run: string, at: string) {
     await w.exec(
       `INSERT INTO dodoex.dodo_zoos (id, chain_id, _run_id, _taken_at) VALUES ('z', 56, $1, $2::TIMESTAMPTZ)`,
@@ -530,6 +565,16 @@ describe('readers', () => {
     const fewer = { ...DEFAULT_TRACKED, tokens: DEFAULT_TRACKED.tokens.slice(1) };
     expect(await writeViewsFile(dir, fewer)).toBe(true);
     expect(await writeViewsFile(dir, fewer)).toBe(false);
+    // The key the file was built for is kept beside it, so that a run finds it current without opening it; a views
+    // file put there since (here the one of other settings, copied over it) is not taken on that key's word.
+    expect(existsSync(dataFolder(dir).viewsKey)).toBe(true);
+    const other = join(dir, 'views-fewer.duckdb');
+    cpSync(file, other);
+    expect(await writeViewsFile(dir)).toBe(true);
+    cpSync(other, file);
+    expect(await writeViewsFile(dir)).toBe(true);
+    expect(await seen()).toMatchObject({ db: 'views', trusted: String(DEFAULT_TRACKED.tokens.length) });
+    expect(await writeViewsFile(dir, fewer)).toBe(true);
     await w.exec(`INSERT INTO dodoex.pairs (id, chain_id, _run_id, _taken_at) VALUES ('p', 56, 'r3', now())`);
     await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r3'] });
     await writeLake(w, dir);

@@ -194,9 +194,11 @@ describe('one run in-process', () => {
       expect(pages).toBeGreaterThan(0);
       expect(requests).toBeGreaterThanOrEqual(pages);
     }
-    expect(events.slice(-3)).toEqual([
-      // The run verifies what it touched: every identity of the chain, each over some groups, none of them differing;
-      // before its lake step, whose publish to a bucket then carries the verifications.
+    // The run verifies what it touched (every identity of the chain, each over some groups, none of them differing)
+    // while its lake step writes, whose publish to a bucket waits for it and then carries the verifications: the two
+    // end in either order.
+    const lakeFirst = events.at(-3)!.event === 'lake-written';
+    expect(lakeFirst ? [events.at(-2), events.at(-3), events.at(-1)] : events.slice(-3)).toEqual([
       {
         event: 'verified',
         fields: { runId, chains: 1, groups: expect.any(Number), gaps: 0, errors: 0, requests: expect.any(Number) },
@@ -211,9 +213,30 @@ describe('one run in-process', () => {
     ]);
     expect(lakeFiles).toBeGreaterThan(DATASETS.length);
     // The lake write's time, which a first backfill's thousands of files make far longer than a millisecond.
-    expect(events.at(-2)!.fields.ms).toBeGreaterThan(10);
+    expect(events.find((e) => e.event === 'lake-written')!.fields.ms).toBeGreaterThan(10);
     expect(outcome.verification).toMatchObject({ gaps: 0, errors: 0 });
     expect(outcome.verification!.groups).toBeGreaterThan(10);
+    // The status file shows the run's verification beside each dataset and chain it verified, as the warehouse's
+    // verifications table records them.
+    const checked = await withWarehouse(data, async (w) =>
+      (
+        await w.all(
+          `SELECT DISTINCT dataset || '/' || chain_id AS k FROM _pool_export.verifications WHERE run_id = $1 AND skipped IS NULL`,
+          [runId],
+        )
+      )
+        .map((r) => String(r.k))
+        .sort(),
+    );
+    expect(checked.length).toBeGreaterThan(0);
+    const status = readStatusFile(data)!;
+    expect(
+      status.entries
+        .filter((e) => e.verification)
+        .map((e) => `${e.dataset}/${e.chainId}`)
+        .sort(),
+    ).toEqual(checked);
+    for (const e of status.entries.filter((x) => x.verification)) expect(e.verification!.gaps).toBe(0);
     // The views file opens by itself in DuckDB, and every report view in it answers.
     const inst = await DuckDBInstance.create(dataFolder(data).views, { access_mode: 'READ_ONLY' });
     const conn = await inst.connect();

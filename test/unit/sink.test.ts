@@ -766,6 +766,47 @@ describe('the DuckDB sink', () => {
     expect(txs.map((t) => staging(t).length)).toEqual([0, 1]);
   });
 
+  it('re-reads kept as several pages each, on several chains in one group, give each page\u2019s rows to its own chain', async () => {
+    await seed(EVENTS, 1, [row(EVENTS, 'a', 10), row(EVENTS, 'b', 20), row(EVENTS, 'c', 30)]);
+    await seed(EVENTS, 2, [row(EVENTS, 'a', 10), row(EVENTS, 'x', 20)]);
+    await w.exec('DELETE FROM _pool_export.lake_pending');
+    const window = windowOf(EVENTS);
+    /** A batch's rows as kept pages, one file per list of rows: as the page checker keeps them. */
+    const paged = (b: Batch, pages: Record<string, unknown>[][]): Batch => ({
+      ...b,
+      rows: [],
+      count: pages.flat().length,
+      pages: pages.map((rows) => {
+        const file = sink.pageFile();
+        const text = JSON.stringify(rows);
+        writeFileSync(file, text);
+        return { file, length: text.length };
+      }),
+    });
+    const txs = spyStatements();
+    const written = await asGroup([
+      // Three pages on chain 1 (b unchanged, c changed, d new), two on chain 2 (x gone, y and z new).
+      paged(window(1, []), [[row(EVENTS, 'b', 20)], [row(EVENTS, 'c', 30, 'changed')], [row(EVENTS, 'd', 40)]]),
+      paged(window(2, []), [[row(EVENTS, 'y', 25)], [row(EVENTS, 'z', 45)]]),
+    ]);
+    expect(written).toEqual([
+      { rows: 2, replacedIds: [] },
+      { rows: 2, replacedIds: [] },
+    ]);
+    expect(await byChain(EVENTS)).toEqual([
+      '1:a@10=v-a/r1',
+      '1:b@20=v-b/r1',
+      '1:c@30=changed/r2',
+      '1:d@40=v-d/r2',
+      '2:a@10=v-a/r1',
+      '2:y@25=v-y/r2',
+      '2:z@45=v-z/r2',
+    ]);
+    expect(await pendingByChain()).toEqual(['1:30', '2:20']);
+    // One staging statement for the two batches and their five files.
+    expect(txs.map((t) => staging(t).length)).toEqual([0, 1]);
+  });
+
   it('bucket windows on several chains in one group mark the lake from the earliest row each inserted', async () => {
     for (const c of [1, 2]) await seed(BUCKETS, c, [row(BUCKETS, 'a', 10), row(BUCKETS, 'b', 20)]);
     await w.exec('DELETE FROM _pool_export.lake_pending');

@@ -186,6 +186,8 @@ describe('the status file', () => {
     expect(await readEntries(w, { dataset: 'dodoex.swaps', chainId: 56 })).toHaveLength(1);
     // A ledger written by a version without routes (read-only, not upgraded): no route, the rest as before.
     await w.exec('ALTER TABLE _pool_export.run_tasks DROP COLUMN route');
+    await w.close();
+    w = await Warehouse.open(dir, { readOnly: true });
     expect((await readEntries(w)).map((e) => [e.dataset, e.lastError, e.route])).toEqual([
       ['dodoex.pairs', 'boom', null],
       ['dodoex.swaps', 'later', null],
@@ -217,10 +219,14 @@ describe('the status file', () => {
     expect(rows()).toBe(1);
     expect(readStatusFile(dir)!.entries[0]!.lastSuccess).toBe('2026-01-03T00:00:01.000Z');
     clock += 1;
+    await w.exec(
+      "UPDATE _pool_export.checkpoints SET block = 101, block_time = TIMESTAMPTZ '2026-01-01 00:00:07+00' WHERE dataset = 'dodoex.swaps'",
+    );
     await ended('2026-01-03T00:00:02Z');
-    // Read again (a second since the last read), and written a second after the last write.
+    // Read again (a second since the last read), rows and block, and written a second after the last write.
     await new Promise((r) => setTimeout(r, 1100));
     expect(rows()).toBe(2);
+    expect(readStatusFile(dir)!.entries[0]).toMatchObject({ block: 101, blockTime: '2026-01-01T00:00:07.000Z' });
     await w.exec("INSERT INTO dodoex.swaps (chain_id, id) VALUES (56, 'c')");
     await ended('2026-01-03T00:00:03Z');
     expect(rows()).toBe(2);
