@@ -13,7 +13,7 @@ import { BucketError, LakeWriteError } from '../errors.ts';
 import { LANES } from '../lake/lake-writer.ts';
 import { applyRetention } from '../lake/retention.ts';
 import { updateLake } from '../lake/update-lake.ts';
-import type { Warehouse } from '../store/warehouse.ts';
+import { WAREHOUSE_THREADS, type Warehouse } from '../store/warehouse.ts';
 import type { EventLog } from '../util/logger.ts';
 import { lit } from '../util/sql.ts';
 
@@ -86,8 +86,8 @@ export async function prepareBucket(bucket: Bucket, dataDir: string, log: EventL
 /**
  * DuckDB's threads for the lake write under a memory limit below 512 MiB: one. The write sorts every new row of a
  * table, and each thread holds a Parquet row group of its own while it writes; a first lake write of 5,000,000 swaps
- * did not fit in 204 MiB or 256 MB on two threads, and did on one (with row groups of at most 16 MB). Undefined (DuckDB's
- * own count, one per core) otherwise.
+ * did not fit in 204 MiB or 256 MB on two threads, and did on one (with row groups of at most 16 MB). Undefined (the
+ * warehouse's own count, `warehouseThreads`) otherwise.
  */
 export function lakeThreads(memoryLimit: string): number | undefined {
   const bytes = sizeBytes(memoryLimit);
@@ -132,7 +132,8 @@ export async function writeLakeStep(
   try {
     return await writeAndPublish(w, config, opts);
   } finally {
-    await w.exec('RESET threads');
+    // Back to the warehouse's own count (RESET would give DuckDB's, one per core).
+    await w.exec(`SET threads = ${WAREHOUSE_THREADS}`);
   }
 }
 

@@ -1,14 +1,16 @@
 /** The warehouse file: transactions, serialized statements, tables made and widened, versions, and its errors. */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { dataFolder } from '../../src/config/data-folder.ts';
+import { writeLakeStep } from '../../src/pipeline/lake-step.ts';
 import { tableColumns } from '../../src/store/ddl.ts';
 import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
-import { ALLOCATOR_CONF, ALLOCATOR_ENV, Warehouse } from '../../src/store/warehouse.ts';
+import { ALLOCATOR_CONF, ALLOCATOR_ENV, Warehouse, warehouseThreads } from '../../src/store/warehouse.ts';
 
 const FIXTURES = new URL('../fixtures/hosts/', import.meta.url).pathname;
 
@@ -77,6 +79,23 @@ describe('the warehouse', () => {
       expect(await columns()).not.toContain(last![0]);
       await w.ensureTables([ds]);
       expect((await columns()).sort()).toEqual([...made].sort());
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('gives DuckDB one thread fewer than the cores, at least one, and keeps that count after a lake write under a small memory limit', async () => {
+    expect([1, 2, 3, 8].map((cores) => warehouseThreads(cores))).toEqual([1, 1, 2, 7]);
+    const cores = availableParallelism();
+    const w = await Warehouse.open(dir, { memoryLimit: '256MB' });
+    const threads = async () => Number((await w.all("SELECT current_setting('threads') AS t"))[0]!.t);
+    try {
+      expect(await threads()).toBe(Math.max(1, cores - 1));
+      // The lake step writes on one thread under 512 MiB, then gives the warehouse its own count back (not DuckDB's).
+      await w.exec('SET threads = 2');
+      const config = loadConfig({ env: {}, overrides: { dataDir: dir, duckdbMemoryLimit: '256MB' } });
+      await writeLakeStep(w, config, { bucket: null, runId: 'r', log: () => undefined });
+      expect(await threads()).toBe(Math.max(1, cores - 1));
     } finally {
       await w.close();
     }
