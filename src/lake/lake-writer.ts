@@ -377,7 +377,11 @@ export async function writeLake(
 ): Promise<number> {
   const { fileRows = FILE_ROWS, signal, lanes: laneCount = LANES } = opts;
   const fresh = opts.freshRun !== undefined && !lakeWriteBegun.has(opts.freshRun) ? opts.freshRun : undefined;
-  if (opts.freshRun !== undefined) lakeWriteBegun.add(opts.freshRun);
+  if (opts.freshRun !== undefined) {
+    lakeWriteBegun.add(opts.freshRun);
+    // A process that schedules runs for months keeps the last ones only (a run's writes follow one another).
+    if (lakeWriteBegun.size > 64) lakeWriteBegun.delete(lakeWriteBegun.values().next().value!);
+  }
   const lake = dataFolder(dataDir).lake;
   let files = 0;
   const layout = lakeLayout(lake);
