@@ -2,8 +2,8 @@
  * A log of every statement a DuckDB connection runs, with its time: a developer's view of where a run's seconds go
  * (`POOL_EXPORT_SQL_LOG=<file>`, docs/development.md). Off unless set; a line per statement, tab-separated: the
  * connection (`main`, `lane1`, …), the milliseconds since the process started when it began, its duration in
- * milliseconds, and the statement's first 2,000 characters on one line. Parameters are never written (a key could be
- * among them).
+ * milliseconds, and the statement's text on one line (its first 200,000 characters). Parameters are never written
+ * (a key could be among them).
  */
 import { appendFileSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -26,7 +26,7 @@ export function logged(conn: DuckDBConnection, name: string): DuckDBConnection {
         return await inner(...args);
       } finally {
         depth--;
-        const sql = String(args[0]).replace(/\s+/g, ' ').trim().slice(0, 200000);
+        const sql = String(args[0]).replace(/\s+/g, ' ').trim().slice(0, 200_000);
         appendFileSync(file, `${name}\t${t.toFixed(0)}\t${(performance.now() - t).toFixed(1)}\t${sql}\n`);
       }
     };
