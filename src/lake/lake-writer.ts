@@ -203,6 +203,10 @@ export async function writeSeq(w: Sql, t: Target, from: number | null): Promise<
   });
 }
 
+/** Whether an entry's runs are run `fresh` alone: rows no file of the lake holds yet (`writeLake`'s `freshRun`). */
+const onlyRun = (ids: readonly string[] | null, fresh: string | undefined): boolean =>
+  fresh !== undefined && ids?.length === 1 && ids[0] === fresh;
+
 const listLit = (xs: readonly string[]) => `[${xs.map(lit).join(', ')}]`;
 
 /**
@@ -249,12 +253,7 @@ export async function writeRuns(
   const kept: string[] = [];
   // Only rows of a run no file holds, into files whose rows all stay (a mutable entity's history keeps every row it
   // was given): no file needs searching for rows to replace or remove, and the write starts at the month's open file.
-  const appendOnly =
-    !runs.all &&
-    runs.fresh !== undefined &&
-    runs.ids?.length === 1 &&
-    runs.ids[0] === runs.fresh &&
-    stored('o') === 'true';
+  const appendOnly = !runs.all && onlyRun(runs.ids, runs.fresh) && stored('o') === 'true';
   for (const month of [...months].sort()) {
     let old: MonthPlan['old'] = monthFiles(join(dir, `month=${month}`));
     let start = runs.all ? 0 : old.length;
@@ -371,8 +370,7 @@ async function openFileRows(
 ): Promise<Map<string, number>> {
   const open: string[] = [];
   for (const e of entries) {
-    if (e.ds?.kind !== 'mutable' || !hasHistory(e.ds) || e.rebuild || !e.months) continue;
-    if (e.runs.length !== 1 || e.runs[0] !== at.fresh) continue;
+    if (e.ds?.kind !== 'mutable' || !hasHistory(e.ds) || e.rebuild || !e.months || !onlyRun(e.runs, at.fresh)) continue;
     const dir = chainDir(at.lake, { ds: e.ds, chainId: e.chainId }, 'history');
     for (const m of e.months) {
       const last = monthFiles(join(dir, `month=${m}`)).at(-1);
