@@ -252,7 +252,7 @@ function duckdbIngest(ndjson: string) {
         const root = join(work, 'ceiling-lake');
         await writePending(
           w,
-          { ds: SWAPS, chainId: CHAIN, fromSeq: null, runs: [], rebuild: true },
+          { ds: SWAPS, chainId: CHAIN, fromSeq: null, runs: [], rebuild: true, dropped: true },
           { root, lake: root },
         );
       },

@@ -82,6 +82,10 @@ CREATE TABLE IF NOT EXISTS _pool_export.lake_pending (
 );
 -- Rewrite every file of the dataset and chain, replacing its folders whole (after a migration changed its types).
 ALTER TABLE _pool_export.lake_pending ADD COLUMN IF NOT EXISTS rebuild BOOLEAN DEFAULT false;
+-- Whether the commits listed may have taken rows of other runs out of the table on this chain (a snapshot taken again
+-- at a block stored already, a re-read window): the lake's files of a snapshot or the list are then searched for rows to
+-- remove. False only where the sink knows that nothing left; true (the default) for every entry written otherwise.
+ALTER TABLE _pool_export.lake_pending ADD COLUMN IF NOT EXISTS dropped BOOLEAN DEFAULT true;
 
 -- Facts about the warehouse itself: `schema_version` (see src/store/migrations.ts).
 CREATE TABLE IF NOT EXISTS _pool_export.meta (

@@ -207,6 +207,25 @@ export async function writeSeq(w: Sql, t: Target, from: number | null): Promise<
 const onlyRun = (ids: readonly string[] | null, fresh: string | undefined): boolean =>
   fresh !== undefined && ids?.length === 1 && ids[0] === fresh;
 
+/**
+ * The table path an entry only adds rows to, with no file to search: the rows of run `fresh` alone, into a mutable
+ * entity's history (the lake's alone: every row stays), or into a snapshot's or the list's files when no row of
+ * another run left the warehouse since they were written (`dropped`). Null otherwise.
+ */
+function appendsTo(
+  e: {
+    readonly ds: Dataset | undefined;
+    readonly runs: readonly string[];
+    readonly rebuild: boolean;
+    readonly dropped: boolean;
+  },
+  fresh: string | undefined,
+): TablePart | null {
+  if (!e.ds || e.rebuild || !onlyRun(e.runs, fresh)) return null;
+  if (e.ds.kind === 'mutable') return hasHistory(e.ds) ? 'history' : null;
+  return (e.ds.kind === 'snapshot' || e.ds.kind === 'list') && !e.dropped ? 'data' : null;
+}
+
 const listLit = (xs: readonly string[]) => `[${xs.map(lit).join(', ')}]`;
 
 /**
@@ -228,6 +247,8 @@ export async function writeRuns(
     readonly fresh?: string | undefined;
     /** Rows of open files, by path, as their footers said before this write (`openFileRows`). */
     readonly openRows?: ReadonlyMap<string, number> | undefined;
+    /** Rows of other runs may have left the warehouse's table since the files were written (`lake_pending.dropped`). */
+    readonly dropped?: boolean;
   },
 ): Promise<number> {
   const { ds, chainId, fileRows } = t;
@@ -252,8 +273,9 @@ export async function writeRuns(
   const plans: MonthPlan[] = [];
   const kept: string[] = [];
   // Only rows of a run no file holds, into files whose rows all stay (a mutable entity's history keeps every row it
-  // was given): no file needs searching for rows to replace or remove, and the write starts at the month's open file.
-  const appendOnly = !runs.all && onlyRun(runs.ids, runs.fresh) && stored('o') === 'true';
+  // was given; a snapshot's files, while no row of another run left the warehouse): no file needs searching for rows
+  // to replace or remove, and the write starts at the month's open file.
+  const appendOnly = !runs.all && onlyRun(runs.ids, runs.fresh) && (stored('o') === 'true' || runs.dropped === false);
   for (const month of [...months].sort()) {
     let old: MonthPlan['old'] = monthFiles(join(dir, `month=${month}`));
     let start = runs.all ? 0 : old.length;
@@ -343,6 +365,7 @@ export async function writePending(
   const runs = {
     ids: p.runs,
     all: p.rebuild,
+    dropped: p.dropped,
     fresh: dirs.fresh,
     openRows: dirs.openRows,
     ...(p.months ? { months: p.months } : {}),
@@ -353,9 +376,9 @@ export async function writePending(
 }
 
 /**
- * The rows of the open files (each month's last) that the history entries of run `at.fresh` alone add to, from their
- * footers in one statement: one per entry cost the lake write of a run after 100 blocks 89 statements. Empty if that
- * statement fails: each entry then reads its own.
+ * The rows of the open files (each month's last) that the entries of run `at.fresh` alone add to (`appendsTo`), from
+ * their footers in one statement: one per entry cost the lake write of a run after 100 blocks 89 statements. Empty if
+ * that statement fails: each entry then reads its own.
  */
 async function openFileRows(
   w: Sql,
@@ -364,14 +387,16 @@ async function openFileRows(
     readonly chainId: number;
     readonly runs: readonly string[];
     readonly rebuild: boolean;
+    readonly dropped: boolean;
     readonly months?: readonly string[] | undefined;
   }[],
   at: { readonly lake: string; readonly fresh: string },
 ): Promise<Map<string, number>> {
   const open: string[] = [];
   for (const e of entries) {
-    if (e.ds?.kind !== 'mutable' || !hasHistory(e.ds) || e.rebuild || !e.months || !onlyRun(e.runs, at.fresh)) continue;
-    const dir = chainDir(at.lake, { ds: e.ds, chainId: e.chainId }, 'history');
+    const part = appendsTo(e, at.fresh);
+    if (!e.ds || !part || !e.months) continue;
+    const dir = chainDir(at.lake, { ds: e.ds, chainId: e.chainId }, part);
     for (const m of e.months) {
       const last = monthFiles(join(dir, `month=${m}`)).at(-1);
       if (last) open.push(last.path);

@@ -19,6 +19,8 @@ export interface Pending {
   readonly runs: readonly string[];
   /** Rewrite every file of the dataset and chain (after a change of column types). */
   readonly rebuild: boolean;
+  /** Rows of other runs may have left the table on this chain since the lake was written (`lake_pending.dropped`). */
+  readonly dropped: boolean;
   /** The months of the rows of `runs`, where they were read for several entries at once. */
   readonly months?: readonly string[] | undefined;
 }
@@ -33,7 +35,7 @@ export async function readPending(
 ): Promise<(Omit<Pending, 'ds'> & { readonly name: string; readonly ds: Dataset | undefined })[]> {
   const rows = (
     await w.all(
-      'SELECT chain_id, dataset, from_seq, runs, coalesce(rebuild, false) AS rebuild FROM _pool_export.lake_pending ORDER BY dataset, chain_id',
+      'SELECT chain_id, dataset, from_seq, runs, coalesce(rebuild, false) AS rebuild, coalesce(dropped, true) AS dropped FROM _pool_export.lake_pending ORDER BY dataset, chain_id',
     )
   ).map((r) => ({
     name: String(r.dataset),
@@ -42,6 +44,7 @@ export async function readPending(
     fromSeq: r.from_seq === null ? null : Number(r.from_seq),
     runs: (r.runs as unknown[]).map(String),
     rebuild: r.rebuild === true,
+    dropped: r.dropped !== false,
   }));
   const known = rows.filter((r): r is typeof r & { ds: Dataset } => r.ds !== undefined);
   const months = await runMonths(w, known).catch(() => new Map<string, string[]>());

@@ -23,13 +23,15 @@ export interface LakeMark {
   readonly dataset: string;
   readonly from: number | null;
   readonly runs: ReadonlySet<string>;
+  /** Rows of other runs may have left the table on this chain (see `lake_pending.dropped`). */
+  readonly dropped: boolean;
 }
 
 /** Two marks of one dataset and chain as one: the earlier start (a null start gives way to a number), both runs. */
 export function joinMarks(a: LakeMark | undefined, b: LakeMark): LakeMark {
   if (!a) return b;
   const from = a.from === null ? b.from : b.from === null ? a.from : Math.min(a.from, b.from);
-  return { ...a, from, runs: new Set([...a.runs, ...b.runs]) };
+  return { ...a, from, runs: new Set([...a.runs, ...b.runs]), dropped: a.dropped || b.dropped };
 }
 
 /** An open transaction, as a batch uses it. */
@@ -319,9 +321,12 @@ export async function writeOne(
     // The lake rewrites the days of the removed rows too.
     for (const r of gone) lakeFrom = Math.min(lakeFrom ?? Number(r.seq), Number(r.seq));
   }
-  // A snapshot replaces one taken at the same block (or, for the block-less list, by the same run).
-  if (b.replace.kind === 'snapshot' && b.block !== null)
-    await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block]);
+  // A snapshot replaces one taken at the same block (or, for the block-less list, by the same run: rows no earlier
+  // lake write of another run holds). Only the first takes rows of other runs out, and only when one was stored there.
+  const retaken =
+    b.replace.kind === 'snapshot' && b.block !== null
+      ? await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _block = $2`, [b.chainId, b.block])
+      : 0;
   if (b.replace.kind === 'snapshot' && b.block === null)
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
   if (b.replace.kind === 'snapshot') await recordSnapshotDigest(tx, b, src);
@@ -347,5 +352,10 @@ export async function writeOne(
   }
   const written = { rows: inserted, replacedIds };
   if (inserted === 0 && removed === 0 && lakeFrom === null) return { written };
-  return { written, mark: { chainId: b.chainId, dataset: b.ds.name, from: lakeFrom, runs: new Set([b.runId]) } };
+  // Rows of other runs left the table: any replace but a snapshot's and none, or a snapshot taken again at its block.
+  const dropped = (b.replace.kind !== 'snapshot' && b.replace.kind !== 'none') || retaken > 0 || replacedIds.length > 0;
+  return {
+    written,
+    mark: { chainId: b.chainId, dataset: b.ds.name, from: lakeFrom, runs: new Set([b.runId]), dropped },
+  };
 }

@@ -192,7 +192,14 @@ export async function writeCompared(
     if (rows[k] === 0 && lakeFrom[k] === null) return { written };
     return {
       written,
-      mark: { chainId: b.chainId, dataset: ds.name, from: lakeFrom[k] ?? null, runs: new Set([b.runId]) },
+      // A re-read window or an upsert by id replaces stored rows of other runs.
+      mark: {
+        chainId: b.chainId,
+        dataset: ds.name,
+        from: lakeFrom[k] ?? null,
+        runs: new Set([b.runId]),
+        dropped: true,
+      },
     };
   });
 }

@@ -201,7 +201,14 @@ export class DuckDBSink {
         // Its rows and its checkpoint move wait for those of the batches next to it.
         run.push(p);
         written = { rows: p.batch.count, replacedIds: [] };
-        mark = { chainId: p.batch.chainId, dataset: p.batch.ds.name, from, runs: new Set([p.batch.runId]) };
+        mark = {
+          chainId: p.batch.chainId,
+          dataset: p.batch.ds.name,
+          from,
+          runs: new Set([p.batch.runId]),
+          // Only a shard's key range, cleared, takes stored rows out.
+          dropped: p.batch.replace.kind !== 'none',
+        };
       } else if (together.has(i)) {
         const set = together.get(i)!;
         if (!done.has(i)) {
@@ -224,10 +231,10 @@ export class DuckDBSink {
     // JSON parameter).
     if (lake.size)
       await tx.exec(
-        `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs)
-         SELECT m.chain_id, m.dataset, m.from_seq, m.runs
-         FROM (SELECT unnest(from_json($1, '[{"chain_id":"INTEGER","dataset":"VARCHAR","from_seq":"BIGINT","runs":["VARCHAR"]}]')) AS m)
-         ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs))`,
+        `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs, dropped)
+         SELECT m.chain_id, m.dataset, m.from_seq, m.runs, m.dropped
+         FROM (SELECT unnest(from_json($1, '[{"chain_id":"INTEGER","dataset":"VARCHAR","from_seq":"BIGINT","runs":["VARCHAR"],"dropped":"BOOLEAN"}]')) AS m)
+         ON CONFLICT (chain_id, dataset) DO UPDATE SET from_seq = least(lake_pending.from_seq, excluded.from_seq), runs = list_distinct(list_concat(lake_pending.runs, excluded.runs)), dropped = coalesce(lake_pending.dropped, true) OR excluded.dropped`,
         [
           JSON.stringify(
             [...lake.values()].map((m) => ({
@@ -235,6 +242,7 @@ export class DuckDBSink {
               dataset: m.dataset,
               from_seq: m.from,
               runs: [...m.runs],
+              dropped: m.dropped,
             })),
           ),
         ],

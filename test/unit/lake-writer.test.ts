@@ -68,10 +68,17 @@ const mark = (f: string) => {
   return `${s.ino}:${s.mtimeMs}`;
 };
 
-async function pending(row: { chain: number; ds: string; from: number | null; runs: string[]; rebuild?: boolean }) {
+async function pending(row: {
+  chain: number;
+  ds: string;
+  from: number | null;
+  runs: string[];
+  rebuild?: boolean;
+  dropped?: boolean;
+}) {
   await w.exec(
-    `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs, rebuild) VALUES ($1, $2, $3, $4::VARCHAR[], $5)`,
-    [row.chain, row.ds, row.from, `[${row.runs.join(',')}]`, row.rebuild ?? false],
+    `INSERT INTO _pool_export.lake_pending (chain_id, dataset, from_seq, runs, rebuild, dropped) VALUES ($1, $2, $3, $4::VARCHAR[], $5, $6)`,
+    [row.chain, row.ds, row.from, `[${row.runs.join(',')}]`, row.rebuild ?? false, row.dropped ?? true],
   );
 }
 
@@ -474,6 +481,45 @@ describe('state, history and snapshots', () => {
       [join(lake, 'dodoex/dodo_zoos/chain=bsc/month=2026-01/*.parquet')],
     );
     expect(runs.map((r) => r.r)).toEqual(['r1', 'r3', 'r4']);
+  });
+
+  it('adds a run\u2019s snapshot to the open file unsearched while no other run\u2019s row left, and searches once one did', async () => {
+    // Statements that read the files' rows to find what to replace (the lake write in one lane: the warehouse's).
+    const searches: string[] = [];
+    const all = w.all.bind(w);
+    w.all = (sql, params) => {
+      if (sql.includes('filename = true')) searches.push(sql);
+      return all(sql, params);
+    };
+    const at = async (run: string, block: number, time: string) => {
+      // As the sink's 'snapshot' replace does, and as it tells the lake: rows of another run left only at a block
+      // stored already.
+      const left = await w.exec('DELETE FROM dodoex.dodo_zoos WHERE chain_id = 56 AND _block = $1', [block]);
+      await w.exec(
+        `INSERT INTO dodoex.dodo_zoos (id, chain_id, _block, _run_id, _taken_at) VALUES ('z', 56, $1, $2, $3::TIMESTAMPTZ)`,
+        [block, run, time],
+      );
+      await pending({ chain: 56, ds: 'dodoex.dodo_zoos', from: null, runs: [run], dropped: left > 0 });
+      searches.length = 0;
+      await writeLake(w, dir, { fileRows: 2, freshRun: run, lanes: 1 });
+      return searches.length;
+    };
+    const runs = async () =>
+      (
+        await w.all(`SELECT _run_id AS r FROM read_parquet($1, hive_partitioning = false) ORDER BY _taken_at`, [
+          join(lake, 'dodoex/dodo_zoos/chain=bsc/month=2026-01/*.parquet'),
+        ])
+      ).map((r) => r.r);
+    expect(await at('f1', 100, '2026-01-02 00:00:00+00')).toBe(0);
+    expect(await at('f2', 200, '2026-01-02 00:15:00+00')).toBe(0);
+    const full = mark(zoos(1));
+    expect(await at('f3', 300, '2026-01-02 00:30:00+00')).toBe(0);
+    expect(files()).toEqual([zoos(1), zoos(2)]);
+    expect(mark(zoos(1))).toBe(full);
+    expect(await runs()).toEqual(['f1', 'f2', 'f3']);
+    // f4 takes block 200 again: the files are searched, and f2's snapshot leaves the full file.
+    expect(await at('f4', 200, '2026-01-02 00:45:00+00')).toBe(1);
+    expect(await runs()).toEqual(['f1', 'f3', 'f4']);
   });
 
   it('writes a run\u2019s rows once however often its entry is written (a run killed before clearing it)', async () => {

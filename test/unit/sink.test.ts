@@ -311,6 +311,41 @@ describe('the DuckDB sink', () => {
     expect(await rows(LIST)).toEqual(['b @null r1', 'c @null r2']);
   });
 
+  it('tells the lake to search its files only when rows of another run left: a snapshot at a stored block, a re-read', async () => {
+    const take = (ds: Dataset, value: string, runId: string, block: number | null, move: [string | null, string]) => ({
+      ...batch(ds, [{ id: 'global', value }], { prev: move[0], next: move[1], replace: { kind: 'snapshot' } }),
+      runId,
+      block,
+      takenAt: '2026-01-01T10:00:00Z',
+    });
+    const dropped = async (ds: Dataset) =>
+      (await w.all('SELECT dropped FROM _pool_export.lake_pending WHERE dataset = $1', [ds.name]))[0]?.dropped;
+    // A snapshot at a block none was stored at, and the next at another: nothing of another run left.
+    await sink.write(take(SNAP, '7', 'r1', 100, [null, '100']));
+    expect(await dropped(SNAP)).toBe(false);
+    await sink.write(take(SNAP, '8', 'r2', 110, ['100', '110']));
+    expect(await dropped(SNAP)).toBe(false);
+    // Block 110 taken again: r2's row left the warehouse, and the lake must lose it too.
+    await sink.write(take(SNAP, '9', 'r3', 110, ['110', '110']));
+    expect(await dropped(SNAP)).toBe(true);
+    // The entry, not yet written to the lake, keeps saying so after a commit that took nothing out.
+    await sink.write(take(SNAP, '10', 'r4', 120, ['110', '120']));
+    expect(await dropped(SNAP)).toBe(true);
+    // The block-less list: a run's second read replaces its own first, rows no other run's lake write holds.
+    await sink.write(take(LIST, 'a', 'r1', null, [null, 'l1']));
+    await sink.write(take(LIST, 'b', 'r1', null, ['l1', 'l2']));
+    expect(await dropped(LIST)).toBe(false);
+    // A re-read window of events replaces stored rows of other runs.
+    await sink.write(
+      batch(EVENTS, [row(EVENTS, 'a', 10)], {
+        prev: null,
+        next: '1',
+        replace: { kind: 'from', column: 'timestamp', from: 0 },
+      }),
+    );
+    expect(await dropped(EVENTS)).toBe(true);
+  });
+
   it('a repair of a snapshot equal to the stored one still checks that its checkpoint stands', async () => {
     const take = (runId: string, prev: string | null, keep: boolean): Batch => ({
       ...batch(SNAP, [{ id: 'global', value: '7' }], { prev, next: '100', replace: { kind: 'snapshot' } }),
