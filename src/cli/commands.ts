@@ -65,7 +65,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     command: 'compact',
     describe:
-      'Rewrite each month of the Parquet lake whose files are more than its rows need (runs keep months compact)',
+      'Rewrite each month of the Parquet lake whose files are more than its rows need (runs keep months compact), and a warehouse file an earlier version made in larger blocks',
     load: async () => (await import('./compact-command.ts')).compactCommand,
   },
   {

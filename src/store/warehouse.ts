@@ -64,6 +64,16 @@ export function warehouseThreads(cores: number = availableParallelism()): number
 /** `warehouseThreads` of this host, set when the warehouse opens (`SET threads` changes it for a while). */
 export const WAREHOUSE_THREADS = warehouseThreads();
 
+/**
+ * The block size of a new warehouse file: 64 KiB, not DuckDB's 256 KiB. A commit that appends to a table whose last row
+ * group was checkpointed starts a segment of one block for each of its columns, and fills its validity mask whole:
+ * a run after 100 new blocks appends a few rows to 41 tables of 35-60 columns, so at 256 KiB that was about 1 s of CPU
+ * (a third of it page faults), its commits 700 ms and its closing checkpoint 850 ms; at 64 KiB 240 ms and 500 ms.
+ * Queries over 2,000,000 rows cost the same within this machine's noise, and the file is 5% larger; at 16 KiB they cost
+ * up to 2.7 times as much and the file 60% more (`npx tsx bench/block-size.ts`, docs/benchmarks.md).
+ */
+export const WAREHOUSE_BLOCK_SIZE = 65_536;
+
 /** What runs statements: the warehouse's own connection, or one of its lanes. */
 export interface Sql {
   exec(sql: string, params?: Params): Promise<number>;
@@ -112,6 +122,8 @@ export class Warehouse {
         // batch every few thousand rows, and at 16 MB a third of its commit time went to checkpoints (docs/benchmarks.md).
         ...(opts.readOnly ? {} : { checkpoint_threshold: CHECKPOINT_THRESHOLD }),
         threads: String(WAREHOUSE_THREADS),
+        // Taken by a warehouse file created now; one that exists keeps the block size it was made with.
+        default_block_size: String(WAREHOUSE_BLOCK_SIZE),
       });
     } catch (e) {
       const msg = (e as Error).message;

@@ -1,6 +1,6 @@
 /** The warehouse file: transactions, serialized statements, tables made and widened, versions, and its errors. */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { writeLakeStep } from '../../src/pipeline/lake-step.ts';
 import { tableColumns } from '../../src/store/ddl.ts';
 import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
 import { ALLOCATOR_CONF, ALLOCATOR_ENV, Warehouse, warehouseThreads } from '../../src/store/warehouse.ts';
+import { rewriteWarehouseBlocks } from '../../src/store/warehouse-blocks.ts';
 
 const FIXTURES = new URL('../fixtures/hosts/', import.meta.url).pathname;
 
@@ -99,6 +100,78 @@ describe('the warehouse', () => {
     } finally {
       await w.close();
     }
+  });
+
+  it('makes a new file in blocks of 64 KiB, and opens one made in DuckDB\u2019s 256 KiB as it is, its rows intact', async () => {
+    const blockSize = async (w: Warehouse) =>
+      Number((await w.all('SELECT block_size AS b FROM pragma_database_size()'))[0]!.b);
+    const fresh = await Warehouse.open(dir);
+    try {
+      expect(await blockSize(fresh)).toBe(65_536);
+    } finally {
+      await fresh.close();
+    }
+    // A warehouse an earlier version made, with DuckDB's default block size and a row in it.
+    const older = mkdtempSync(join(tmpdir(), 'pe-wh-'));
+    try {
+      const { DuckDBInstance } = await import('@duckdb/node-api');
+      const db = await DuckDBInstance.create(dataFolder(older).warehouse);
+      const c = await db.connect();
+      await c.run("CREATE TABLE kept AS SELECT 'row' AS v");
+      c.closeSync();
+      db.closeSync();
+      const w = await Warehouse.open(older);
+      try {
+        expect(await blockSize(w)).toBe(262_144);
+        expect(await w.all('SELECT v FROM kept')).toEqual([{ v: 'row' }]);
+      } finally {
+        await w.close();
+      }
+    } finally {
+      rmSync(older, { recursive: true, force: true });
+    }
+  });
+
+  it('rewrites a warehouse made in 256 KiB blocks in 64 KiB, every row and table kept, and leaves one in 64 KiB alone', async () => {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const path = dataFolder(dir).warehouse;
+    // A warehouse an earlier version made: DuckDB's default block size, the exporter's tables, a dataset's rows.
+    const db = await DuckDBInstance.create(path);
+    db.closeSync();
+    const swaps = findDataset('dodoex.swaps')!;
+    let w = await Warehouse.open(dir);
+    await w.ensureTables([swaps]);
+    await w.exec(
+      `INSERT INTO dodoex.swaps (id, "timestamp", amount_in, amount_in_text, chain_id, _run_id) SELECT 's' || r, r, r / 3, '0.' || r, 56, 'r1' FROM range(5000) t(r)`,
+    );
+    await w.exec(
+      "INSERT INTO _pool_export.checkpoints (chain_id, dataset, cursor, block) VALUES (56, 'dodoex.swaps', '{\"t\":4999}', 7)",
+    );
+    const read = async () => ({
+      swaps: await w.all('SELECT id, "timestamp", amount_in, amount_in_text FROM dodoex.swaps ORDER BY id'),
+      checkpoints: await w.all('SELECT chain_id, dataset, cursor, block FROM _pool_export.checkpoints'),
+      tables: await w.all('SELECT schema_name, table_name FROM duckdb_tables() ORDER BY ALL'),
+      // Keys too: the exporter's upserts (ON CONFLICT) need them.
+      keys: await w.all(
+        "SELECT schema_name, table_name, constraint_type, CAST(constraint_column_names AS VARCHAR) AS c FROM duckdb_constraints() WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE') ORDER BY ALL",
+      ),
+      block: Number((await w.all('SELECT block_size AS b FROM pragma_database_size()'))[0]!.b),
+    });
+    const before = await read();
+    await w.close();
+    expect(before.block).toBe(262_144);
+    expect(before.swaps).toHaveLength(5000);
+    const r = await rewriteWarehouseBlocks(dir);
+    expect(r).toEqual({ from: 262_144, to: 65_536, rows: expect.any(Number) });
+    expect(r!.rows).toBeGreaterThanOrEqual(5001);
+    expect(existsSync(`${path}.rewrite`)).toBe(false);
+    w = await Warehouse.open(dir);
+    try {
+      expect(await read()).toEqual({ ...before, block: 65_536 });
+    } finally {
+      await w.close();
+    }
+    expect(await rewriteWarehouseBlocks(dir)).toBeNull();
   });
 
   it('names the file when it cannot be opened', async () => {
