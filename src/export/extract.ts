@@ -256,7 +256,7 @@ async function firstAsks(
   },
 ): Promise<Map<Task, FirstAsk>> {
   const { pinned, completed, checkpoints } = run;
-  const asks = new Map<Task, FirstAsk>();
+  const planned: { task: Task; ask: FirstAsk; from: number | undefined }[] = [];
   for (const task of args.tasks) {
     const at = pinned.get(task);
     const probe = at?.probe;
@@ -270,11 +270,18 @@ async function firstAsks(
     if (!request) continue;
     // A mutable dataset's question of which rows of its window are still upstream goes in the batch too, up to a page.
     const from = windowPresenceFrom(task.ds, cursor, where);
-    const ids =
-      from === undefined ? [] : await checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: args.runId });
+    planned.push({ task, ask: { endpoint: at.endpoint, ds: task.ds, root, request }, from });
+  }
+  // The rows of every window, read for all tasks at once.
+  const windows = await checkpoints.idsReadSinceAll(
+    planned.flatMap(({ task, from }) => (from === undefined ? [] : [{ chainId: task.chainId, ds: task.ds, from }])),
+    args.runId,
+  );
+  const asks = new Map<Task, FirstAsk>();
+  for (const { task, ask, from } of planned) {
+    const ids = from === undefined ? [] : windows.get(`${task.chainId}/${task.ds.name}`)!;
     // None at all is an answer too: the task then asks nothing of its window.
-    const present = ids.length <= args.config.pageSize ? { present: ids } : {};
-    asks.set(task, { endpoint: at.endpoint, ds: task.ds, root, request, ...present });
+    asks.set(task, { ...ask, ...(ids.length <= args.config.pageSize ? { present: ids } : {}) });
   }
   return asks;
 }

@@ -181,6 +181,37 @@ export class CheckpointStore {
     return (await this.w.all(sql, [chainId, at.from, at.exceptRun])).map((r) => String(r.id));
   }
 
+  /**
+   * `idsReadSince` of many datasets and chains at once, by `<chainId>/<dataset>`: one statement per table for all its
+   * chains (a run's first requests asked each of 22 tables on 8 chains apart, 176 statements one after the other before
+   * the first request went out).
+   */
+  async idsReadSinceAll(
+    asks: readonly { readonly chainId: number; readonly ds: Dataset; readonly from: number }[],
+    exceptRun: string,
+  ): Promise<Map<string, string[]>> {
+    const ids = new Map<string, string[]>();
+    const byTable = new Map<string, (typeof asks)[number][]>();
+    for (const a of asks) {
+      ids.set(`${a.chainId}/${a.ds.name}`, []);
+      byTable.set(a.ds.table, [...(byTable.get(a.ds.table) ?? []), a]);
+    }
+    for (const [table, of] of byTable) {
+      const params: (string | number)[] = [exceptRun];
+      const where = of
+        .map((a) => {
+          params.push(a.chainId, a.from);
+          return `(chain_id = $${params.length - 1} AND _block >= $${params.length})`;
+        })
+        .join(' OR ');
+      const sql = `SELECT chain_id, id FROM ${qt(table)} WHERE _run_id IS DISTINCT FROM $1 AND (${where}) ORDER BY chain_id, id`;
+      const name = new Map(of.map((a) => [a.chainId, a.ds.name]));
+      for (const r of await this.w.all(sql, params))
+        ids.get(`${r.chain_id}/${name.get(Number(r.chain_id))}`)!.push(String(r.id));
+    }
+    return ids;
+  }
+
   /** The checkpoints of a backfill's shards, by shard number. */
   async shards(chainId: number, dataset: string): Promise<ShardCheckpoint[]> {
     const sql =

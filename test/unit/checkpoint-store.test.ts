@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findDataset } from '../../src/catalog/catalog.ts';
 import {
   type CheckpointKey,
   CheckpointStore,
@@ -23,6 +24,17 @@ const move = (prev: string | null, next: string) => ({
   block: { number: 7, time: '2026-01-01T00:00:00Z' },
   runId: 'r',
 });
+
+/** The statements `w.all` runs from now on. */
+function spyAll(w: Warehouse): string[] {
+  const asked: string[] = [];
+  const all = w.all.bind(w);
+  w.all = ((sql: string, params?: unknown[]) => {
+    asked.push(sql);
+    return all(sql, params as never);
+  }) as Warehouse['all'];
+  return asked;
+}
 
 describe('checkpoint moves', () => {
   for (const key of [
@@ -165,18 +177,57 @@ describe('checkpoint moves', () => {
       await w.exec("UPDATE _pool_export.checkpoints SET block = NULL WHERE dataset = 'dodoex.pairs'");
       const store = new CheckpointStore(w);
       await store.preload();
-      const asked: string[] = [];
-      const all = w.all.bind(w);
-      w.all = ((sql: string, params?: unknown[]) => {
-        asked.push(sql);
-        return all(sql, params as never);
-      }) as Warehouse['all'];
+      const asked = spyAll(w);
       expect(await store.get(56, 'dodoex.swaps')).toEqual({ cursor: 's1', block: 7 });
       expect(await store.get(1, 'dodoex.pairs')).toEqual({ cursor: 'p1', block: null });
       expect(await store.get(1, 'dodoex.swaps')).toBeUndefined();
       // Two answered from the preload; the one it did not hold, and one asked again, read the warehouse.
       expect(await store.get(56, 'dodoex.swaps')).toEqual({ cursor: 's1', block: 7 });
       expect(asked.length).toBe(2);
+    } finally {
+      await w.close();
+    }
+  });
+  it('reads the window rows of many tables and chains in one statement per table, each chain its own ids in id order', async () => {
+    const w = await Warehouse.open(dir);
+    try {
+      const [pairs, tokens] = [findDataset('dodoex.pairs')!, findDataset('dodoex.tokens')!];
+      await w.ensureTables([pairs, tokens]);
+      // [table, chain, id, block, run]: what each chain's window (from its block on, other runs') holds is listed below.
+      for (const [table, chain, id, block, run] of [
+        ['pairs', 56, 'p3', 120, 'old'],
+        ['pairs', 56, 'p1', 100, 'old'],
+        ['pairs', 56, 'p0', 99, 'old'],
+        ['pairs', 56, 'p2', 130, 'now'],
+        ['pairs', 1, 'e1', 50, 'old'],
+        ['pairs', 1, 'e2', 49, 'old'],
+        ['tokens', 56, 't1', 100, 'old'],
+        ['tokens', 137, 't9', 500, 'old'],
+      ] as const)
+        await w.exec(`INSERT INTO dodoex.${table} (id, chain_id, _block, _run_id) VALUES ($1, $2, $3, $4)`, [
+          id,
+          chain,
+          block,
+          run,
+        ]);
+      const store = new CheckpointStore(w);
+      const asked = spyAll(w);
+      const ids = await store.idsReadSinceAll(
+        [
+          { chainId: 56, ds: pairs, from: 100 },
+          { chainId: 1, ds: pairs, from: 50 },
+          { chainId: 56, ds: tokens, from: 101 },
+        ],
+        'now',
+      );
+      expect(Object.fromEntries(ids)).toEqual({
+        '56/dodoex.pairs': ['p1', 'p3'],
+        '1/dodoex.pairs': ['e1'],
+        '56/dodoex.tokens': [],
+      });
+      expect(asked.length).toBe(2);
+      // The same as each asked apart.
+      expect(await store.idsReadSince(56, pairs, { from: 100, exceptRun: 'now' })).toEqual(['p1', 'p3']);
     } finally {
       await w.close();
     }
