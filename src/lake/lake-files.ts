@@ -31,14 +31,15 @@ const ZSTD = `COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}`;
 const BASE_OPTS = `FORMAT parquet, ${ZSTD}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
 
 /**
- * A file that replaces files of less than 1 MiB in all is written in snappy, not zstd: DuckDB's writer compresses each
- * column chunk with a zstd context of its own, a fixed cost per column that a small file pays whole. A run after 100
- * new blocks rewrites 224 such files (the open files of each month, the state of each chain) of 28 to a few thousand
- * rows and 35-196 columns; snappy wrote the liquidity list's file (28 rows, 196 columns) in 13 ms against 20 ms, a
- * `pairs` history file in 7 ms against 15 ms (`docs/benchmarks.md`). A larger file keeps zstd, whose bytes are fewer.
- * Every Parquet reader reads both.
+ * A file that replaces files of less than 256 KiB in all is written in snappy, not zstd: DuckDB's writer compresses
+ * each column chunk with a zstd context of its own, a fixed cost per column that a small file pays whole. A run after
+ * 100 new blocks on the demo's 8 chains rewrites 224 files (the open files of each month, the state of each chain), 90%
+ * of them under 21 KB, of 35-196 columns; snappy wrote the liquidity list's file (28 rows, 196 columns) in 13 ms against
+ * 20 ms, a `pairs` history file in 7 ms against 15 ms, for 7-10% more bytes (`docs/benchmarks.md`). A larger file
+ * keeps zstd: at a month of 5,000 swaps (313 KB in zstd), snappy's bytes were 65% more, which a bucket lake uploads
+ * with each run. Every Parquet reader reads both.
  */
-export const SMALL_FILE_BYTES = 1 << 20;
+export const SMALL_FILE_BYTES = 256 * 1024;
 
 /** Whether a write replacing `paths` (one at least, each present) replaces less than `SMALL_FILE_BYTES`. */
 export function smallRewrite(paths: readonly string[]): boolean {

@@ -177,7 +177,7 @@ describe('events', () => {
     expect(await ids(jan(3))).toEqual(['s1500']);
   });
 
-  it('writes a file that replaces less than 1 MiB in snappy, and a first file or one replacing more in zstd', async () => {
+  it('writes a file that replaces less than 256 KiB in snappy, and a first file or one replacing more in zstd', async () => {
     const codecs = async (file: string) =>
       (await w.all('SELECT DISTINCT compression AS c FROM parquet_metadata($1)', [join(lake, file)])).map((r) => r.c);
     const write = async (run: string, from: number) => {
@@ -190,7 +190,7 @@ describe('events', () => {
     await swap(120, 'r2');
     await write('r2', 120);
     expect(await codecs(jan(1))).toEqual(['SNAPPY']);
-    // Rows that make the file larger than 1 MiB (ids of 640 characters that do not compress), added to a small one.
+    // Rows that make the file larger than 256 KiB (ids of 640 characters that do not compress), added to a small one.
     await w.exec(
       `INSERT INTO dodoex.swaps (id, "timestamp", chain_id, _run_id)
        SELECT 'big' || r || (SELECT string_agg(md5(r || '-' || k), '') FROM range(20) u(k)), $1, 56, 'r3' FROM range(4000) t(r)`,
@@ -198,7 +198,7 @@ describe('events', () => {
     );
     await write('r3', 180);
     expect(await codecs(jan(1))).toEqual(['SNAPPY']);
-    expect(statSync(join(lake, jan(1))).size).toBeGreaterThan(1 << 20);
+    expect(statSync(join(lake, jan(1))).size).toBeGreaterThan(256 * 1024);
     await swap(240, 'r4');
     await write('r4', 240);
     expect(await codecs(jan(1))).toEqual(['ZSTD']);
