@@ -287,7 +287,8 @@ export async function writeRuns(
   // Only rows of a run no file holds, into files whose rows all stay (a mutable entity's history keeps every row it
   // was given; a snapshot's files, while no row of another run left the warehouse): no file needs searching for rows
   // to replace or remove, and the write starts at the month's open file.
-  const appendOnly = !runs.all && onlyRun(runs.ids, runs.fresh) && (stored('o') === 'true' || runs.dropped === false);
+  const appendOnly =
+    appendsTo({ ds, runs: runs.ids ?? [], rebuild: runs.all, dropped: runs.dropped ?? true }, runs.fresh) === t.part;
   for (const month of [...months].sort()) {
     let old: MonthPlan['old'] = monthFiles(join(dir, `month=${month}`));
     let start = runs.all ? 0 : old.length;

@@ -177,8 +177,8 @@ export class CheckpointStore {
     ds: Dataset,
     at: { readonly from: number; readonly exceptRun: string },
   ): Promise<string[]> {
-    const sql = `SELECT id FROM ${qt(ds.table)} WHERE chain_id = $1 AND _block >= $2 AND _run_id IS DISTINCT FROM $3 ORDER BY id`;
-    return (await this.w.all(sql, [chainId, at.from, at.exceptRun])).map((r) => String(r.id));
+    const ids = await this.idsReadSinceAll([{ chainId, ds, from: at.from }], at.exceptRun);
+    return ids.get(`${chainId}/${ds.name}`)!;
   }
 
   /**

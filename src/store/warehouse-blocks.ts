@@ -25,7 +25,10 @@ export async function rewriteWarehouseBlocks(
 ): Promise<BlockRewrite | null> {
   const path = dataFolder(dataDir).warehouse;
   const next = `${path}.rewrite`;
-  for (const f of [next, `${next}.wal`]) rmSync(f, { force: true });
+  const removeNext = () => {
+    for (const f of [next, `${next}.wal`]) rmSync(f, { force: true });
+  };
+  removeNext();
   if (!existsSync(path)) return null;
   if (existsSync(`${path}.wal`))
     throw new Error(
@@ -71,11 +74,11 @@ export async function rewriteWarehouseBlocks(
   } finally {
     c.closeSync();
     db.closeSync();
-    if (!rewrite) for (const f of [next, `${next}.wal`]) rmSync(f, { force: true });
+    if (!rewrite) removeNext();
   }
   // Detached, the new file holds everything: a log left beside it would be replayed on the wrong file.
   if (existsSync(`${next}.wal`)) {
-    for (const f of [next, `${next}.wal`]) rmSync(f, { force: true });
+    removeNext();
     throw new Error(`the rewrite of the warehouse ${path} left a write-ahead log; the old file is kept`);
   }
   replaceFile(next, path);
