@@ -4,7 +4,7 @@
  * then removals, listed first in a journal (`.tmp/publish.json`) that the next write finishes if a process died
  * halfway, so no file is ever left half-published.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Sql } from '../store/warehouse.ts';
 import { replaceFiles, writeFileAtomic } from '../util/atomic-file.ts';
@@ -27,38 +27,13 @@ const ZSTD_LEVEL = 1;
  */
 const ROW_GROUP_BYTES = '16MB';
 
-const ZSTD = `COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}`;
-const BASE_OPTS = `FORMAT parquet, ${ZSTD}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
-
-/**
- * A file that replaces files of less than 256 KiB in all is written in snappy, not zstd: DuckDB's writer compresses
- * each column chunk with a zstd context of its own, a fixed cost per column that a small file pays whole. A run after
- * 100 new blocks on the demo's 8 chains rewrites 224 files (the open files of each month, the state of each chain), 90%
- * of them under 21 KB, of 35-196 columns; snappy wrote the liquidity list's file (28 rows, 196 columns) in 13 ms against
- * 20 ms, a `pairs` history file in 7 ms against 15 ms, for 7-10% more bytes (`docs/benchmarks.md`). A larger file
- * keeps zstd: at a month of 5,000 swaps (313 KB in zstd), snappy's bytes were 65% more, which a bucket lake uploads
- * with each run. Every Parquet reader reads both.
- */
-export const SMALL_FILE_BYTES = 256 * 1024;
-
-/** Whether a write replacing `paths` (one at least, each present) replaces less than `SMALL_FILE_BYTES`. */
-export function smallRewrite(paths: readonly string[]): boolean {
-  let bytes = 0;
-  for (const p of paths) {
-    if (!existsSync(p)) return false;
-    bytes += statSync(p).size;
-  }
-  return paths.length > 0 && bytes < SMALL_FILE_BYTES;
-}
+const BASE_OPTS = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
 
 /** The options of each connection's COPYs: its database's settings do not change while it is open. */
 const optsOf = new WeakMap<Sql, Promise<string>>();
 
-/**
- * The options of every COPY to the lake, for the settings of `w`'s database (read once per connection); `small`: a
- * file that replaces small ones (`smallRewrite`), in snappy.
- */
-export async function copyOpts(w: Sql, small = false): Promise<string> {
+/** The options of every COPY to the lake, for the settings of `w`'s database (read once per connection). */
+export function copyOpts(w: Sql): Promise<string> {
   let opts = optsOf.get(w);
   if (!opts) {
     opts = w
@@ -67,7 +42,7 @@ export async function copyOpts(w: Sql, small = false): Promise<string> {
     optsOf.set(w, opts);
     opts.catch(() => optsOf.delete(w));
   }
-  return small ? (await opts).replace(ZSTD, 'COMPRESSION snappy') : opts;
+  return opts;
 }
 
 /** The name of a month's `n`-th file. */

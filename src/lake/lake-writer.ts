@@ -18,16 +18,7 @@ import { LakeLayoutError, LakeWriteError, StopRequested } from '../errors.ts';
 import { type Sql, stoppable, type Warehouse } from '../store/warehouse.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import { cutMonth, fullFiles } from './key-ranges.ts';
-import {
-  copyOpts,
-  monthFiles,
-  monthsIn,
-  type Publish,
-  partName,
-  publish,
-  recoverPublish,
-  smallRewrite,
-} from './lake-files.ts';
+import { copyOpts, monthFiles, monthsIn, type Publish, partName, publish, recoverPublish } from './lake-files.ts';
 import {
   chainDir,
   FILE_ROWS,
@@ -106,10 +97,7 @@ async function stageAndPublish(
   // A write of one month into one file, replacing no full one (nearly every run's): one COPY, straight to its file.
   if (plans.length === 1 && full[0]!.length === 0) {
     const [file, plan] = [join(tmp, 'only.parquet'), plans[0]!];
-    // In snappy when the file it replaces is small (`smallRewrite`): a rewrite that turns out larger than a file
-    // goes on below, in zstd.
-    const only = await copyOpts(w, smallRewrite(replaced(plan).map((f) => f.path)));
-    const rows = await w.exec(`COPY (SELECT * FROM (${source}) ORDER BY ${key}) TO ${lit(file)} (${only})`);
+    const rows = await w.exec(`COPY (SELECT * FROM (${source}) ORDER BY ${key}) TO ${lit(file)} (${options})`);
     if (rows <= fileRows) return publishMonths(t.lake, [{ plan, files: rows > 0 ? [[plan.from, file]] : [] }], target);
   }
   const stage = join(tmp, 'stage.parquet');
@@ -327,7 +315,7 @@ export async function writeState(w: Sql, t: Target): Promise<number> {
   const { ds, chainId } = t;
   const file = join(chainDir(t.root, t, 'data'), 'data.parquet');
   const tmp = join(lakeTmp(t.lake), `s${process.pid}-${++tmpSeq}.parquet`);
-  const options = await copyOpts(w, smallRewrite([file]));
+  const options = await copyOpts(w);
   mkdirSync(dirname(tmp), { recursive: true });
   await w.exec(
     `COPY (SELECT ${lakeSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = ${chainId} ORDER BY id) TO ${lit(tmp)} (${options})`,

@@ -177,42 +177,6 @@ describe('events', () => {
     expect(await ids(jan(3))).toEqual(['s1500']);
   });
 
-  it('writes a file that replaces less than 256 KiB in snappy, and a first file or one replacing more in zstd', async () => {
-    const codecs = async (file: string) =>
-      (await w.all('SELECT DISTINCT compression AS c FROM parquet_metadata($1)', [join(lake, file)])).map((r) => r.c);
-    const write = async (run: string, from: number) => {
-      await pending({ chain: 56, ds: 'dodoex.swaps', from: T0 + from, runs: [run] });
-      await writeLake(w, dir);
-    };
-    await swaps([0, 60]);
-    await write('r1', 0);
-    expect(await codecs(jan(1))).toEqual(['ZSTD']);
-    await swap(120, 'r2');
-    await write('r2', 120);
-    expect(await codecs(jan(1))).toEqual(['SNAPPY']);
-    // Rows that make the file larger than 256 KiB (ids of 640 characters that do not compress), added to a small one.
-    await w.exec(
-      `INSERT INTO dodoex.swaps (id, "timestamp", chain_id, _run_id)
-       SELECT 'big' || r || (SELECT string_agg(md5(r || '-' || k), '') FROM range(20) u(k)), $1, 56, 'r3' FROM range(4000) t(r)`,
-      [String(T0 + 180)],
-    );
-    await write('r3', 180);
-    expect(await codecs(jan(1))).toEqual(['SNAPPY']);
-    expect(statSync(join(lake, jan(1))).size).toBeGreaterThan(256 * 1024);
-    await swap(240, 'r4');
-    await write('r4', 240);
-    expect(await codecs(jan(1))).toEqual(['ZSTD']);
-    expect(await ids(jan(1))).toHaveLength(4004);
-    // A chain's state: its first file in zstd, rewritten small in snappy.
-    await w.exec(`INSERT INTO dodoex.pairs (id, chain_id, _run_id) VALUES ('p1', 56, 'r1')`);
-    await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r1'] });
-    await writeLake(w, dir);
-    expect(await codecs('dodoex/pairs/chain=bsc/data.parquet')).toEqual(['ZSTD']);
-    await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: ['r1'] });
-    await writeLake(w, dir);
-    expect(await codecs('dodoex/pairs/chain=bsc/data.parquet')).toEqual(['SNAPPY']);
-  });
-
   it('keeps the key range of each full file a rewrite reaches into: rows added or taken out there move no other row to another file', async () => {
     await swaps([60, 120, 180, 240, 300, 360, 420, 480, 540, 600]);
     await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
