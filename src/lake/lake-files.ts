@@ -67,8 +67,15 @@ function replay(p: Publish): void {
   }
 }
 
-/** Publishes a write: the journal first, so that a crash in the middle is finished by `recoverPublish`. */
+/**
+ * Publishes a write: the journal first, so that a crash in the middle is finished by `recoverPublish`. A write of one
+ * file that removes none (nearly every run's, for each table path) is one rename, which a crash cannot leave halfway:
+ * it needs no journal. The journal's two syncs were half of the lake write's (448 of 896 after 100 new blocks on the
+ * demo's 8 chains, `strace -f -c -e trace=fsync`), and each held up every lane (their statements are sent from this
+ * thread) while it waited for the disk: the lake write took 1.8 s without them, 2.2-2.3 s with them.
+ */
 export function publish(lake: string, p: Publish): void {
+  if (p.removes.length === 0 && p.renames.length <= 1) return replay(p);
   const file = journalFile(lake);
   writeFileAtomic(file, JSON.stringify(p));
   replay(p);

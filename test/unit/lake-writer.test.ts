@@ -24,7 +24,7 @@ import { dataFolder } from '../../src/config/data-folder.ts';
 import { DEFAULT_TRACKED } from '../../src/config/tracked.ts';
 import { compactLake } from '../../src/lake/compact.ts';
 import { defineDatasetViews } from '../../src/lake/lake-db.ts';
-import { recoverPublish } from '../../src/lake/lake-files.ts';
+import { publish, recoverPublish } from '../../src/lake/lake-files.ts';
 import { writeLake } from '../../src/lake/lake-writer.ts';
 import { openLakeDb, writeViewsFile } from '../../src/reports/views.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
@@ -341,6 +341,28 @@ describe('events', () => {
     recoverPublish(lake);
     expect(files()).toEqual([jan(1), 'dodoex/swaps/chain=bsc/month=2026-03/part-00001.parquet']);
     expect(existsSync(join(lake, '.tmp'))).toBe(false);
+  });
+
+  it('publishes one file by its rename alone, and several steps through the journal', () => {
+    // The journal's temporary name taken by a folder: a publish that writes the journal fails, one that needs none not.
+    mkdirSync(join(lake, '.tmp', 'publish.json.tmp'), { recursive: true });
+    mkdirSync(join(lake, '.tmp', 'w1'), { recursive: true });
+    const staged = (name: string) => {
+      writeFileSync(join(lake, '.tmp', 'w1', name), name);
+      return join(lake, '.tmp', 'w1', name);
+    };
+    const target = (m: string) => join(lake, `dodoex/swaps/chain=bsc/month=2026-${m}/part-00001.parquet`);
+    publish(lake, { renames: [[staged('a'), target('03')]], removes: [] });
+    expect(readFileSync(target('03'), 'utf8')).toBe('a');
+    // Two files, or one with a file to remove: journalled, so this one fails before it renames anything.
+    const two = {
+      renames: [[staged('b'), target('04')] as [string, string], [staged('c'), target('05')] as [string, string]],
+      removes: [],
+    };
+    expect(() => publish(lake, two)).toThrow();
+    expect(() => publish(lake, { renames: [[staged('d'), target('06')]], removes: [target('03')] })).toThrow();
+    expect([target('04'), target('05'), target('06')].filter((f) => existsSync(f))).toEqual([]);
+    expect(readFileSync(target('03'), 'utf8')).toBe('a');
   });
 });
 
