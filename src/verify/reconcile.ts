@@ -37,13 +37,37 @@ export async function foundCounts(
   w: Pick<Warehouse, 'all'>,
   at: { readonly identity: Identity; readonly ds: Dataset; readonly chainId: number; readonly days?: DayRange },
 ): Promise<FoundValue[]> {
-  const sql = at.identity.found.replaceAll('{table}', qt(at.ds.table));
-  const params = at.identity.counter.byDay ? [at.chainId, at.days!.first, at.days!.last] : [at.chainId];
-  return (await w.all(sql, params)).map((r) => ({
-    key: String(r.key),
-    day: r.day === null ? null : Number(r.day),
-    found: Number(r.found),
-  }));
+  const { chainId, days } = at;
+  return (await foundCountsOf(w, at, [{ chainId, ...(days ? { days } : {}) }])).get(chainId)!;
+}
+
+/**
+ * `foundCounts` of several chains, each with its own days, in one statement: the identity's SQL once per chain, joined
+ * by UNION ALL, each copy with parameters of its own (a run's verification asked one statement per identity and chain,
+ * 120 on the demo's 8 chains).
+ */
+export async function foundCountsOf(
+  w: Pick<Warehouse, 'all'>,
+  of: { readonly identity: Identity; readonly ds: Dataset },
+  chains: readonly { readonly chainId: number; readonly days?: DayRange }[],
+): Promise<Map<number, FoundValue[]>> {
+  const found = new Map<number, FoundValue[]>(chains.map((c) => [c.chainId, []]));
+  if (chains.length === 0) return found;
+  const sql = of.identity.found.replaceAll('{table}', qt(of.ds.table));
+  const params: Record<string, number> = {};
+  const parts = chains.map((c, i) => {
+    params[`c${i}`] = c.chainId;
+    if (of.identity.counter.byDay) [params[`f${i}`], params[`l${i}`]] = [c.days!.first, c.days!.last];
+    const own = sql.replaceAll(/\$([123])\b/g, (_, n: string) => `$${'cfl'[Number(n) - 1]}${i}`);
+    return `SELECT $c${i} AS _chain, * FROM (${own})`;
+  });
+  for (const r of await w.all(parts.join(' UNION ALL '), params))
+    found.get(Number(r._chain))?.push({
+      key: String(r.key),
+      day: r.day === null ? null : Number(r.day),
+      found: Number(r.found),
+    });
+  return found;
 }
 
 /** Compares counters with stored counts: the groups compared, and those that differ (by day, then key). */

@@ -14,7 +14,7 @@ import { redact } from '../util/redact.ts';
 import { CounterReader, type DayRange } from './counters.ts';
 import { IDENTITIES, type Identity } from './identities.ts';
 import { lakeChecks } from './lake-match.ts';
-import { foundCounts, type Mismatch, reconcile } from './reconcile.ts';
+import { type FoundValue, foundCountsOf, type Mismatch, reconcile } from './reconcile.ts';
 import { valueChecks } from './row-values.ts';
 import { readScopes, type Scopes } from './scope.ts';
 import { subgraphIdChecks } from './subgraph-ids.ts';
@@ -112,19 +112,46 @@ function plan(req: VerifyRequest, scopes: Scopes, at: { identity: Identity; chai
   return { identity, chainId, routes, at: { block: scope.block, ...(days ? { days } : {}) } };
 }
 
-/** Reads a planned identity's counters and stored counts, and compares them. */
+/**
+ * The stored counts of every planned identity, one statement per identity for all its chains (`foundCountsOf`), by
+ * identity name; each settles when its statement ends, and a failure fails the checks of that identity alone.
+ */
+function storedCounts(
+  w: Pick<Warehouse, 'all'>,
+  planned: readonly Planned[],
+): ReadonlyMap<string, Promise<Map<number, FoundValue[]>>> {
+  const byIdentity = new Map<string, { identity: Identity; chains: { chainId: number; days?: DayRange }[] }>();
+  for (const p of planned) {
+    if ('check' in p) continue;
+    const g = byIdentity.get(p.identity.name) ?? { identity: p.identity, chains: [] };
+    g.chains.push({ chainId: p.chainId, ...(p.at.days ? { days: p.at.days } : {}) });
+    byIdentity.set(p.identity.name, g);
+  }
+  const found = new Map<string, Promise<Map<number, FoundValue[]>>>();
+  for (const [name, { identity, chains }] of byIdentity) {
+    const counts = foundCountsOf(w, { identity, ds: findDataset(identity.dataset)! }, chains);
+    // Awaited by each check of the identity; unhandled until then is no failure of the process.
+    counts.catch(() => undefined);
+    found.set(name, counts);
+  }
+  return found;
+}
+
+/** Reads a planned identity's counters and compares them with its stored counts. */
 async function checkOne(
   req: VerifyRequest,
   reader: CounterReader,
-  p: Exclude<Planned, { check: Check }> & { readonly endpoint: Endpoint },
+  p: Exclude<Planned, { check: Check }> & {
+    readonly endpoint: Endpoint;
+    readonly found: ReadonlyMap<string, Promise<Map<number, FoundValue[]>>>;
+  },
 ): Promise<Check> {
   const { identity, chainId, at } = p;
-  const ds = findDataset(identity.dataset)!;
   const base = { chainId, identity: identity.name, dataset: identity.dataset, block: at.block, days: at.days ?? null };
   try {
     const [counters, found] = await Promise.all([
       reader.read(p.endpoint, identity.counter, at),
-      foundCounts(req.warehouse, { identity, ds, chainId, ...(at.days ? { days: at.days } : {}) }),
+      p.found.get(identity.name)!.then((m) => m.get(chainId)!),
     ]);
     return { ...base, ...reconcile(identity, { chainId, counters, found }) };
   } catch (e) {
@@ -149,7 +176,10 @@ export async function verify(req: VerifyRequest): Promise<VerifyReport> {
     'check' in p ? [] : [{ endpoint: p.endpoint, source: p.identity.counter, at: p.at }],
   );
   await reader.prefetch(asks);
-  const checks = await Promise.all(routed.map((p) => ('check' in p ? p.check : limit(() => checkOne(req, reader, p)))));
+  const found = storedCounts(req.warehouse, routed);
+  const checks = await Promise.all(
+    routed.map((p) => ('check' in p ? p.check : limit(() => checkOne(req, reader, { ...p, found })))),
+  );
   // What reads rows upstream needs, for the row ids and the values.
   const reading = {
     warehouse: req.warehouse,

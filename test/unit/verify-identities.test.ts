@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS, findDataset } from '../../src/catalog/catalog.ts';
-import { Warehouse } from '../../src/store/warehouse.ts';
+import { type Params, Warehouse } from '../../src/store/warehouse.ts';
 import { IDENTITIES, type Identity } from '../../src/verify/identities.ts';
-import { foundCounts, type Mismatch, reconcile } from '../../src/verify/reconcile.ts';
+import { type FoundValue, foundCounts, foundCountsOf, type Mismatch, reconcile } from '../../src/verify/reconcile.ts';
 
 const D = 86_400;
 /** Day 20000 (2024-10-04) and the two after it. */
@@ -216,6 +216,39 @@ describe('the identities of verify, each on a hand-written fixture', () => {
     expect((await check('factory tokens', [{ id: 'DODO-Token', tokens: '2' }])).mismatches).toEqual([]);
     expect((await check('factory tokens', [{ id: 'DODO-Token', tokens: '5' }])).mismatches).toEqual([
       miss('factory tokens', { expected: 5, found: 2 }),
+    ]);
+  });
+
+  it('counts several chains in one statement, each over its own days', async () => {
+    const [A, B] = [7001, 7002];
+    await insert('dodoex.swaps', [
+      { id: 'a1', pair_id: '0xa', timestamp: D0 + 1, chain_id: A },
+      { id: 'a2', pair_id: '0xa', timestamp: D1 + 1, chain_id: A },
+      { id: 'a3', pair_id: '0xb', timestamp: D2 + 1, chain_id: A },
+      { id: 'b1', pair_id: '0xa', timestamp: D0 + 2, chain_id: B },
+      { id: 'b2', pair_id: '0xa', timestamp: D2 + 2, chain_id: B },
+      { id: 'b3', pair_id: '0xc', timestamp: D1 + 2, chain_id: B },
+      { id: 'b4', pair_id: '0xc', timestamp: D1 + 3, chain_id: B },
+    ]);
+    let statements = 0;
+    const counting = {
+      all: (sql: string, params?: Params) => {
+        statements++;
+        return w.all(sql, params);
+      },
+    };
+    const id = identity('swaps per pool and day');
+    const found = await foundCountsOf(counting, { identity: id, ds: findDataset(id.dataset)! }, [
+      { chainId: A, days: { first: D0, last: D0 } },
+      { chainId: B, days: { first: D1, last: D2 } },
+    ]);
+    const sorted = (xs: readonly FoundValue[] | undefined) => [...(xs ?? [])].sort((x, y) => x.day! - y.day!);
+    expect(statements).toBe(1);
+    // Chain A on day D0 alone: a1. Chain B on D1 and D2: b3 and b4 (one pool-day), b2; b1 is before its days.
+    expect(sorted(found.get(A))).toEqual([{ key: '0xa', day: D0, found: 1 }]);
+    expect(sorted(found.get(B))).toEqual([
+      { key: '0xc', day: D1, found: 2 },
+      { key: '0xa', day: D2, found: 1 },
     ]);
   });
 
