@@ -143,6 +143,19 @@ export async function writeLakeStep(
  */
 export const LAKE_MEMORY_FAULT_ENV = 'POOL_EXPORT_FAULT_LAKE_MEMORY';
 
+/**
+ * The checkpoint of a run's commits, made beside its lake write rather than after it (`Warehouse.checkpointBeside`):
+ * the lake write reads what the tasks committed, and leaves a core partly idle while its lanes wait on one another. After
+ * 100 new blocks on the demo's 8 chains the closing checkpoint took 0.45 s after the lake write; beside it, it ends
+ * within it, and the close's own checkpoint takes 0.1 s. Made where the lake write may take lanes (`lakeLanes` above
+ * one: the checkpoint's memory comes on top of theirs), and not under the lake's memory fault (which checkpoints before
+ * it lowers the limit). Undefined where it is not made: the close checkpoints as before.
+ */
+export function checkpointBesideLake(w: Warehouse, config: Config, signal: AbortSignal): Promise<void> | undefined {
+  if (lakeLanes(config.duckdbMemoryLimit) < 2 || process.env[LAKE_MEMORY_FAULT_ENV] || signal.aborted) return undefined;
+  return w.checkpointBeside(signal);
+}
+
 /** `updateLake`, under the memory limit of `POOL_EXPORT_FAULT_LAKE_MEMORY` when that is set. */
 async function updateLakeFiles(w: Warehouse, config: Config, opts: Parameters<typeof updateLake>[2]): Promise<number> {
   const squeeze = process.env[LAKE_MEMORY_FAULT_ENV];

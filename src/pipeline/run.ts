@@ -12,7 +12,7 @@ import { refreshVerifications } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { type RunVerification, verifyRun } from '../verify/after-run.ts';
-import { openBucket, prepareBucket, writeLakeStep } from './lake-step.ts';
+import { checkpointBesideLake, openBucket, prepareBucket, writeLakeStep } from './lake-step.ts';
 
 /** Inputs of one run: those of `runExport` that do not need the warehouse open, and the lock's patience. */
 export interface RunOnceArgs extends Pick<RunArgs, 'config' | 'tasks' | 'jobs' | 'signal' | 'log' | 'progress'> {
@@ -102,6 +102,7 @@ async function openAndRun(
   const { signal, bucket } = ctx;
   const { dataDir, duckdbMemoryLimit: memoryLimit } = args.config;
   const warehouse = await Warehouse.open(dataDir, memoryLimit ? { memoryLimit } : {});
+  let checkpointing: Promise<void> | undefined;
   try {
     const client = UpstreamClient.forConfig(args.config, { signal });
     args.onClient?.(client);
@@ -126,6 +127,8 @@ async function openAndRun(
       log: args.log,
       ...(args.progress ? { progress: args.progress } : {}),
     });
+    // The tasks' commits are checkpointed beside the lake write and the verification.
+    checkpointing = checkpointBesideLake(warehouse, args.config, signal);
     // What the run touched, against the upstream's counters; a failure of the verification is no failure of the run.
     // It runs beside the lake write (its requests wait on the upstream while the lake's statements use the cores), and
     // ends before a bucket lake is published, so that the published state holds this run's verifications too.
@@ -135,8 +138,18 @@ async function openAndRun(
       args.verify !== false && !signal.aborted && anyOk
         ? (async () => {
             mark('verify');
+            // On a connection of its own: its statements go beside the lake write's on the warehouse's connection, and
+            // its record waits for the checkpoint beside them (a commit waits for a checkpoint) without holding them up.
             try {
-              const v = await verifyRun({ config: args.config, warehouse, client, runId, results, log: args.log });
+              const lane = await warehouse.lane();
+              const v = await verifyRun({
+                config: args.config,
+                warehouse: lane,
+                client,
+                runId,
+                results,
+                log: args.log,
+              }).finally(() => lane.close());
               // The status file shows the verification (derived data: a failure to write it is no failure); a run
               // that verified nothing leaves it as its tasks wrote it.
               if (v.chains > 0) await refreshVerifications(warehouse, args.config.dataDir).catch(() => undefined);
@@ -222,6 +235,8 @@ async function openAndRun(
   } finally {
     // A stopped run leaves the checkpoint of the write-ahead log to the next open, so that it ends sooner.
     mark('close');
+    // The checkpoint beside the lake write ends before the close, whose own checkpoint writes what came after it.
+    await checkpointing;
     await warehouse.close({ checkpoint: !signal.aborted });
     mark('closed');
   }

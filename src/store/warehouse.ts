@@ -310,6 +310,25 @@ export class Warehouse {
    * Flushes and closes the file. `checkpoint: false` (a run stopped on request) leaves the write-ahead log for the next
    * open to replay, so that closing costs no checkpoint.
    */
+  /**
+   * A checkpoint on a connection of its own, beside the statements of the others: DuckDB (1.5) checkpoints what is
+   * committed while other connections read and commit. Never rejects: a failure, or a stop (`signal`, which interrupts
+   * it), leaves the rows to the checkpoint of `close`.
+   */
+  async checkpointBeside(signal?: AbortSignal): Promise<void> {
+    const lane = await this.lane();
+    const stop = () => lane.interrupt();
+    signal?.addEventListener('abort', stop);
+    try {
+      await lane.exec('CHECKPOINT');
+    } catch {
+      // What it did not write, the close's checkpoint writes.
+    } finally {
+      signal?.removeEventListener('abort', stop);
+      await lane.close();
+    }
+  }
+
   async close(opts: { readonly checkpoint?: boolean } = {}): Promise<void> {
     await this.queue;
     try {

@@ -1,13 +1,13 @@
 /** The warehouse file: transactions, serialized statements, tables made and widened, versions, and its errors. */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { dataFolder } from '../../src/config/data-folder.ts';
-import { writeLakeStep } from '../../src/pipeline/lake-step.ts';
+import { checkpointBesideLake, LAKE_MEMORY_FAULT_ENV, writeLakeStep } from '../../src/pipeline/lake-step.ts';
 import { tableColumns } from '../../src/store/ddl.ts';
 import { SCHEMA_VERSION } from '../../src/store/migrations.ts';
 import { ALLOCATOR_CONF, ALLOCATOR_ENV, Warehouse, warehouseThreads } from '../../src/store/warehouse.ts';
@@ -97,6 +97,69 @@ describe('the warehouse', () => {
       const config = loadConfig({ env: {}, overrides: { dataDir: dir, duckdbMemoryLimit: '256MB' } });
       await writeLakeStep(w, config, { bucket: null, runId: 'r', log: () => undefined });
       expect(await threads()).toBe(Math.max(1, cores - 1));
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('checkpoints beside another connection whose transaction is open: what is committed leaves the log, the rest stays', async () => {
+    const wal = `${dataFolder(dir).warehouse}.wal`;
+    const logged = () => (existsSync(wal) ? statSync(wal).size : 0);
+    const w = await Warehouse.open(dir);
+    try {
+      await w.exec('CREATE TABLE t (n INTEGER)');
+      await w.exec('CHECKPOINT');
+      await w.exec('INSERT INTO t SELECT range FROM range(1000)');
+      expect(logged()).toBeGreaterThan(0);
+      // Another connection reads and writes in a transaction it has not ended while the checkpoint runs.
+      const other = await w.lane();
+      await other.exec('BEGIN TRANSACTION');
+      await other.exec('INSERT INTO t VALUES (-1)');
+      expect(await other.all('SELECT count(*)::INTEGER AS c FROM t')).toEqual([{ c: 1001 }]);
+      await w.checkpointBeside();
+      expect(logged()).toBe(0);
+      await other.exec('COMMIT');
+      await other.close();
+      expect(logged()).toBeGreaterThan(0);
+      // A checkpoint interrupted by a stop is no failure: the close's own checkpoint writes what it did not.
+      const stop = new AbortController();
+      stop.abort();
+      await w.checkpointBeside(stop.signal);
+    } finally {
+      // Closed without its checkpoint: the committed row read again from the log on the next open.
+      await w.close({ checkpoint: false });
+    }
+    const again = await Warehouse.open(dir);
+    try {
+      expect(await again.all('SELECT count(*)::INTEGER AS c, min(n) AS lo FROM t')).toEqual([{ c: 1001, lo: -1 }]);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('checkpoints a run beside its lake write where the lake write may take lanes, and not under its memory fault', async () => {
+    const w = await Warehouse.open(dir);
+    const running = new AbortController();
+    const at = (limit: string) =>
+      checkpointBesideLake(
+        w,
+        loadConfig({ env: {}, overrides: { dataDir: dir, duckdbMemoryLimit: limit } }),
+        running.signal,
+      );
+    try {
+      // `lakeLanes`: one lane under 1 GiB, so no checkpoint beside it; two lanes from 1 GiB on, and with no limit.
+      expect(at('512MB')).toBeUndefined();
+      const beside = at('2GB');
+      expect(beside).toBeInstanceOf(Promise);
+      await beside;
+      process.env[LAKE_MEMORY_FAULT_ENV] = '64MB';
+      try {
+        expect(at('2GB')).toBeUndefined();
+      } finally {
+        delete process.env[LAKE_MEMORY_FAULT_ENV];
+      }
+      running.abort();
+      expect(at('2GB')).toBeUndefined();
     } finally {
       await w.close();
     }
