@@ -39,6 +39,13 @@ let dir: string;
 let lake: string;
 let w: Warehouse;
 
+/**
+ * What DuckDB's Parquet reader says when a file it listed was replaced before it read the rest (its footer and its row
+ * groups are read through separate opens): `npx tsx bench/reader-race.ts` prints each.
+ */
+const TORN_READ =
+  /TProtocolException|Could not read enough bytes|don't know what type|invalid TType|Variable-length int|decompression failure|data size mismatch/;
+
 const SWAPS = findDataset('dodoex.swaps')!;
 const PAIRS = findDataset('dodoex.pairs')!;
 const ZOOS = findDataset('dodoex.dodo_zoos')!;
@@ -269,6 +276,7 @@ describe('events', () => {
     const glob = join(lake, 'dodoex/swaps/*/*/*.parquet');
     let stored = 0;
     const seen: { n: number; distinct: number; lo: number; hi: number }[] = [];
+    let torn = 0;
     let writing = true;
     const read = (async () => {
       while (writing) {
@@ -277,9 +285,19 @@ describe('events', () => {
           continue;
         }
         const lo = stored;
-        const r = (
-          await reader.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT id) AS d FROM read_parquet('${glob}')`)
-        ).getRowObjectsJson()[0]!;
+        let r: Record<string, unknown>;
+        try {
+          r = (
+            await reader.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT id) AS d FROM read_parquet('${glob}')`)
+          ).getRowObjectsJson()[0]!;
+        } catch (e) {
+          // DuckDB opens a file more than once in a query (its footer, then its row groups): a query that spans the
+          // file's replacement can fail to read it, and is asked again (`npx tsx bench/reader-race.ts`). It returns
+          // no rows: what the promise is about.
+          if (!TORN_READ.test(String(e))) throw e;
+          torn++;
+          continue;
+        }
         seen.push({ n: Number(r.n), distinct: Number(r.d), lo, hi: stored });
       }
     })();
@@ -296,6 +314,8 @@ describe('events', () => {
     await read;
     reader.closeSync();
     expect(seen.length).toBeGreaterThan(10);
+    // Most reads end well: a failed one is the exception a reader retries, not the rule.
+    expect(torn).toBeLessThan(seen.length);
     for (const s of seen) {
       expect(s.n, JSON.stringify(s)).toBe(s.distinct);
       expect(s.n, JSON.stringify(s)).toBeGreaterThanOrEqual(s.lo);
