@@ -343,9 +343,12 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   const hosts = new Map<string, ReturnType<typeof pLimit>>();
   const hostLimit = (h: string) => hosts.get(h) ?? hosts.set(h, pLimit(args.config.perEndpointConcurrency)).get(h)!;
   // A task whose whole first page a batch holds asks the upstream nothing (what remains is its commit): such tasks run
-  // up to a commit group at a time, so that their commits share transactions, rather than `concurrency` at a time.
-  // Should one still ask something, its request waits for a place among its host's (`perEndpointConcurrency`).
-  const light = pLimit(GROUP_LIMIT);
+  // up to two commit groups at a time, so that their commits share transactions, rather than `concurrency` at a time:
+  // one group commits while the next one's tasks map their rows. With one group at a time, each full group's commit
+  // was followed by one of the 3-4 batches that came in meanwhile (18 commits after 100 new blocks on the demo's 8
+  // chains, where 10 now do). Should one still ask something, its request waits for a place among its host's
+  // (`perEndpointConcurrency`).
+  const light = pLimit(2 * GROUP_LIMIT);
   const short = (t: Task) => {
     const ask = asks.get(t);
     return ask !== undefined && source.holdsShort(ask);
