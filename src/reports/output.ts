@@ -3,7 +3,8 @@
 import { once } from 'node:events';
 import { closeSync, existsSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { type DuckDBConnection, type Json, JsonDuckDBValueConverter } from '@duckdb/node-api';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type DuckDBConnection, type DuckDBDataChunk, type Json, JsonDuckDBValueConverter } from '@duckdb/node-api';
 import { UsageError } from '../errors.ts';
 import { replaceFile } from '../util/atomic-file.ts';
 import { humanTime, terminalWidth } from '../util/display.ts';
@@ -116,9 +117,55 @@ interface ResultRows {
   countRest(): Promise<number>;
 }
 
-/** The result of `sql`, as DuckDB streams it: a result of any length costs the memory of a few chunks. */
+/**
+ * What DuckDB says when a query read a Parquet file's footer and its row groups through separate opens, and a run
+ * replaced the file in between (`bench/reader-race.ts`; `docs/bucket.md`): asked again, the query reads the new file.
+ */
+export const TORN_READ =
+  /TProtocolException|Could not read enough bytes|No magic bytes found|don't know what type|invalid TType|Variable-length int|decompression failure|data size mismatch/;
+
+/**
+ * Times a result is asked for in all while its read is torn. Two readers of a file replaced without pause failed 7.7%
+ * of their reads (`bench/reader-race.ts`); a run replaces a file once, and each try waits a little longer (`untorn`).
+ */
+export const TORN_TRIES = 5;
+
+/**
+ * `read`, asked again while it fails with a torn read (`TORN_READ`), up to `TORN_TRIES` times in all, each time after a
+ * pause of a few milliseconds more (at most 0.1 s in all): a try made at once can meet the same replacement again.
+ */
+export async function untorn<T>(read: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++)
+    try {
+      return await read();
+    } catch (e) {
+      if (tries >= TORN_TRIES || !TORN_READ.test(String(e))) throw e;
+      await sleep(tries * (2 + Math.random() * 8));
+    }
+}
+
+/**
+ * The result of `sql`, as DuckDB streams it: a result of any length costs the memory of a few chunks. Its first chunk
+ * is read before any row is written, asked again while that read is torn (`untorn`): a sorted or aggregated result
+ * has read every file by then. A plain scan of several files may read the later ones after its first chunk, where a torn read fails the
+ * query, as DuckDB's own.
+ */
 async function resultRows(conn: DuckDBConnection, sql: string, format: Format): Promise<ResultRows> {
-  const result = await conn.stream(sql);
+  const { result, first } = await untorn(async () => {
+    const result = await conn.stream(sql);
+    return { result, first: await result.fetchChunk() };
+  });
+  // The chunks in turn, the first one read already, for whichever of `chunks` and `countRest` reads on.
+  let head: DuckDBDataChunk | null | undefined = first;
+  const next = async () => {
+    if (head === undefined) return result.fetchChunk();
+    const c = head;
+    head = undefined;
+    return c;
+  };
+  const rest = async function* () {
+    for (let c = await next(); c && c.rowCount > 0; c = await next()) yield c;
+  };
   const types = result.columnTypes().map((t) => t.toString());
   // 64-bit integers (counts, ranks, blocks) come back as strings; they are numbers when JavaScript holds them exactly.
   const ints = types.map((t) => WIDE_INTEGERS.has(t));
@@ -128,7 +175,7 @@ async function resultRows(conn: DuckDBConnection, sql: string, format: Format): 
   return {
     names: result.deduplicatedColumnNames(),
     async *chunks() {
-      for await (const chunk of result) {
+      for await (const chunk of rest()) {
         const rows = chunk.convertRows(JsonDuckDBValueConverter) as Json[][];
         for (const r of rows)
           for (let i = 0; i < r.length; i++) {
@@ -142,7 +189,7 @@ async function resultRows(conn: DuckDBConnection, sql: string, format: Format): 
     },
     async countRest() {
       let n = 0;
-      for await (const chunk of result) {
+      for await (const chunk of rest()) {
         // A chunk's memory is DuckDB's, freed when the chunk is collected; a chunk only counted makes no garbage to
         // prompt a collection (6,000,000 rows counted so held 0.8 GB). Converting one column makes enough.
         chunk.convertColumnValues(0, JsonDuckDBValueConverter);
@@ -220,7 +267,10 @@ export async function writeResult(conn: DuckDBConnection, sql: string, to: Resul
   checkOutput(format, out);
   if (format === 'parquet') {
     if (!out) throw new UsageError('--format parquet needs --out FILE');
-    const r = await conn.run(`COPY ${subquery(sql)} TO ${lit(`${out}.tmp`)} (FORMAT parquet, COMPRESSION zstd)`);
+    // Written whole to its temporary file before it replaces `out`: a torn read is asked again from the start.
+    const r = await untorn(() =>
+      conn.run(`COPY ${subquery(sql)} TO ${lit(`${out}.tmp`)} (FORMAT parquet, COMPRESSION zstd)`),
+    );
     replaceFile(`${out}.tmp`, out);
     return r.rowsChanged;
   }

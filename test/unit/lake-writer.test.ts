@@ -26,6 +26,7 @@ import { compactLake } from '../../src/lake/compact.ts';
 import { defineDatasetViews } from '../../src/lake/lake-db.ts';
 import { publish, recoverPublish } from '../../src/lake/lake-files.ts';
 import { writeLake } from '../../src/lake/lake-writer.ts';
+import { TORN_READ } from '../../src/reports/output.ts';
 import { openLakeDb, writeViewsFile } from '../../src/reports/views.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 
@@ -38,13 +39,6 @@ const FEB = T0 + 31 * DAY;
 let dir: string;
 let lake: string;
 let w: Warehouse;
-
-/**
- * What DuckDB's Parquet reader says when a file it listed was replaced before it read the rest (its footer and its row
- * groups are read through separate opens): `npx tsx bench/reader-race.ts` prints each.
- */
-const TORN_READ =
-  /TProtocolException|Could not read enough bytes|don't know what type|invalid TType|Variable-length int|decompression failure|data size mismatch/;
 
 const SWAPS = findDataset('dodoex.swaps')!;
 const PAIRS = findDataset('dodoex.pairs')!;

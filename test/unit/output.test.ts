@@ -1,12 +1,12 @@
 /** Result output of `query` and `report` on a real in-memory DuckDB: every format, written to files, read back. */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.ts';
-import { checkOutput, writeResult } from '../../src/reports/output.ts';
+import { checkOutput, TORN_READ, writeResult } from '../../src/reports/output.ts';
 import { renderTable, tableCells } from '../../src/reports/table-format.ts';
 import { jsonSafe } from '../../src/util/inert.ts';
 
@@ -33,6 +33,51 @@ afterAll(() => {
 });
 
 describe('writeResult', () => {
+  it('asks a result again while its read of a file is torn by the file’s replacement, which a plain read is not', async () => {
+    // A writer replaces one Parquet file under its name every 15 ms or so, as runs publish rewritten files (a run
+    // replaces a file once); the file of run i holds 100 + i rows. Two readers read it meanwhile: writeResult, and
+    // DuckDB's own read beside it.
+    const race = join(dir, 'race');
+    const file = join(race, 'part-00001.parquet');
+    mkdirSync(race, { recursive: true });
+    const writer = await (await DuckDBInstance.create(':memory:')).connect();
+    const write = (to: string, i: number) =>
+      writer.run(
+        `COPY (SELECT range AS x, md5(range::VARCHAR) AS s FROM range(${100 + i})) TO '${to}' (FORMAT parquet)`,
+      );
+    await write(file, 0);
+    const sql = `SELECT count(*) AS n, max(s) AS m FROM read_parquet('${file}')`;
+    let writing = true;
+    const answers: number[] = [];
+    let plainFailed = 0;
+    const ours = (async () => {
+      for (let k = 0; writing; k++) {
+        const out = join(race, `r${k % 2}.csv`);
+        await writeResult(conn, sql, { format: 'csv', out });
+        answers.push(Number(readFileSync(out, 'utf8').split('\n')[1]!.split(',')[0]));
+      }
+    })();
+    const plain = (async () => {
+      const c = await inst.connect();
+      while (writing) await c.runAndReadAll(sql).catch((e) => void (TORN_READ.test(String(e)) && plainFailed++));
+    })();
+    try {
+      for (let i = 1; i <= 300; i++) {
+        await write(join(race, 'next.parquet'), i);
+        renameSync(join(race, 'next.parquet'), file);
+        await new Promise((r) => setTimeout(r, 15));
+      }
+    } finally {
+      writing = false;
+    }
+    await Promise.all([plain, ours]);
+    writer.closeSync();
+    // The race was on: DuckDB's own reads failed; writeResult's every answer was one file's whole count.
+    expect(plainFailed).toBeGreaterThan(0);
+    expect(answers.length).toBeGreaterThan(20);
+    for (const n of answers) expect(n >= 100 && n <= 400).toBe(true);
+  }, 60_000);
+
   it('CSV keeps every value exact, quotes what needs quoting, and leaves null empty', async () => {
     const out = join(dir, 'r.csv');
     expect(await writeResult(conn, SQL, { format: 'csv', out })).toBe(2);
