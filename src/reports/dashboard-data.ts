@@ -20,7 +20,7 @@ import { chainName } from '../config/chains.ts';
 import { lagSeconds } from '../store/freshness.ts';
 import { readStatusFile, type StatusEntry } from '../store/status-file.ts';
 import { type SubgraphFigures, subgraphFigures } from './dashboard-subgraphs.ts';
-import { untorn } from './output.ts';
+import { untornRows } from './torn-read.ts';
 
 /** What the dashboard shows: chains (ids) and UTC days (YYYY-MM-DD), each optional. */
 export interface DashboardFilter {
@@ -94,10 +94,7 @@ export const TOP_TOKENS = 15;
 
 type Row = Record<string, string | number | boolean | null>;
 
-/** A query's rows, asked again while a run's replacement of a file tears its read (`untorn`). */
-async function rows(conn: DuckDBConnection, sql: string): Promise<Row[]> {
-  return untorn(async () => (await conn.runAndReadAll(sql)).getRowObjectsJson() as Row[]);
-}
+const rows = (conn: DuckDBConnection, sql: string) => untornRows<Row>(conn, sql);
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));

@@ -24,7 +24,7 @@ import { urlEndpoint } from '../upstream/routes.ts';
 import { maxOf, minOf } from '../util/extremes.ts';
 import { qt } from '../util/sql.ts';
 import type { DashboardFilter } from './dashboard-data.ts';
-import { untorn } from './output.ts';
+import { untornRows } from './torn-read.ts';
 
 /** One dataset of a subgraph in the lake. */
 export interface SubgraphDataset {
@@ -93,10 +93,7 @@ function timeFieldOf(ds: Dataset): { field: string; type: string } | undefined {
 
 type Row = Record<string, string | number | boolean | null>;
 
-/** A query's rows, asked again while a run's replacement of a file tears its read (`untorn`). */
-async function rows(conn: DuckDBConnection, sql: string): Promise<Row[]> {
-  return untorn(async () => (await conn.runAndReadAll(sql)).getRowObjectsJson() as Row[]);
-}
+const rows = (conn: DuckDBConnection, sql: string) => untornRows<Row>(conn, sql);
 
 /** The SQL of a row's time in Unix seconds, by the view column's own type (a later layout may type it as a time). */
 async function secondsExpr(conn: DuckDBConnection, ds: Dataset, field: { field: string; type: string }) {

@@ -3,7 +3,6 @@
 import { once } from 'node:events';
 import { closeSync, existsSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type DuckDBConnection, type DuckDBDataChunk, type Json, JsonDuckDBValueConverter } from '@duckdb/node-api';
 import { UsageError } from '../errors.ts';
 import { replaceFile } from '../util/atomic-file.ts';
@@ -11,6 +10,7 @@ import { humanTime, terminalWidth } from '../util/display.ts';
 import { jsonSafe } from '../util/inert.ts';
 import { lit, subquery } from '../util/sql.ts';
 import { rowLimit, TableDraft, type TableOptions } from './table-format.ts';
+import { untorn } from './torn-read.ts';
 
 /** Output formats of `report` and `query`. */
 export const FORMATS = ['table', 'csv', 'json', 'parquet', 'arrow'] as const;
@@ -118,37 +118,10 @@ interface ResultRows {
 }
 
 /**
- * What DuckDB says when a query read a Parquet file's footer and its row groups through separate opens, and a run
- * replaced the file in between (`bench/reader-race.ts`; `docs/bucket.md`): asked again, the query reads the new file.
- */
-export const TORN_READ =
-  /TProtocolException|Could not read enough bytes|No magic bytes found|don't know what type|invalid TType|Variable-length int|decompression failure|data size mismatch/;
-
-/**
- * Times a result is asked for in all while its read is torn. Two readers of a file replaced without pause failed 7.7%
- * of their reads (`bench/reader-race.ts`); a run replaces a file once, and each try waits a little longer (`untorn`).
- */
-export const TORN_TRIES = 5;
-
-/**
- * `read`, asked again while it fails with a torn read (`TORN_READ`), up to `TORN_TRIES` times in all, each time after a
- * pause of a few milliseconds more (at most 0.1 s in all): a try made at once can meet the same replacement again.
- */
-export async function untorn<T>(read: () => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries++)
-    try {
-      return await read();
-    } catch (e) {
-      if (tries >= TORN_TRIES || !TORN_READ.test(String(e))) throw e;
-      await sleep(tries * (2 + Math.random() * 8));
-    }
-}
-
-/**
  * The result of `sql`, as DuckDB streams it: a result of any length costs the memory of a few chunks. Its first chunk
  * is read before any row is written, asked again while that read is torn (`untorn`): a sorted or aggregated result
- * has read every file by then. A plain scan of several files may read the later ones after its first chunk, where a torn read fails the
- * query, as DuckDB's own.
+ * has read every file by then. A plain scan of several files may read the later ones after its first chunk, where a
+ * torn read fails the query, as DuckDB's own.
  */
 async function resultRows(conn: DuckDBConnection, sql: string, format: Format): Promise<ResultRows> {
   const { result, first } = await untorn(async () => {

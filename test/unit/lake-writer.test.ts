@@ -26,7 +26,7 @@ import { compactLake } from '../../src/lake/compact.ts';
 import { defineDatasetViews } from '../../src/lake/lake-db.ts';
 import { publish, recoverPublish } from '../../src/lake/lake-files.ts';
 import { writeLake } from '../../src/lake/lake-writer.ts';
-import { TORN_READ } from '../../src/reports/output.ts';
+import { TORN_READ } from '../../src/reports/torn-read.ts';
 import { openLakeDb, writeViewsFile } from '../../src/reports/views.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 

@@ -6,8 +6,9 @@ import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.ts';
-import { checkOutput, TORN_READ, writeResult } from '../../src/reports/output.ts';
+import { checkOutput, writeResult } from '../../src/reports/output.ts';
 import { renderTable, tableCells } from '../../src/reports/table-format.ts';
+import { TORN_READ } from '../../src/reports/torn-read.ts';
 import { jsonSafe } from '../../src/util/inert.ts';
 
 let inst: DuckDBInstance;
