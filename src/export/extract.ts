@@ -6,7 +6,7 @@ import type { Config } from '../config/config.ts';
 import { errorClass, explainWriteError, TaskError, UpstreamError } from '../errors.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { type LedgerTask, RunLedger } from '../store/run-ledger.ts';
-import { DuckDBSink, GROUP_LIMIT } from '../store/sink.ts';
+import { commitLanes, DuckDBSink, GROUP_LIMIT } from '../store/sink.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
@@ -320,7 +320,10 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   const pinned = await chooseRoutes(args, await probeRoutes(args));
   // 4. What is new: the first page of every task that continues a complete read, one batched request per route. Then
   //    tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
-  const sink = new DuckDBSink(args.warehouse, args.config.dataDir, args.signal);
+  const sink = new DuckDBSink(args.warehouse, args.config.dataDir, {
+    signal: args.signal,
+    lanes: commitLanes(args.config.duckdbMemoryLimit),
+  });
   const checkpoints = new CheckpointStore(args.warehouse);
   const complete = await checkpoints.complete();
   await checkpoints.preload();
@@ -386,6 +389,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
     results = settled.filter((r) => r !== undefined);
   } finally {
     await checker.close();
+    await sink.close();
   }
   args.progress?.stop();
   // 5. Each task and the run close in the ledger.

@@ -164,7 +164,7 @@ async function repairOne(args: RepairArgs, t: RepairTarget): Promise<Repaired> {
     config,
     source: args.client,
     checker: new InlinePageChecker(),
-    sink: new DuckDBSink(warehouse, config.dataDir, args.signal),
+    sink: new DuckDBSink(warehouse, config.dataDir, { signal: args.signal }),
     checkpoints,
     runId: `repair-${randomUUID()}`,
     signal: args.signal,
