@@ -263,8 +263,10 @@ describe('verify', () => {
     const json = JSON.parse((await cli(['status', '--json', '--chains', 'optimism'], env)).stdout);
     const swaps = json.datasets.find((d: { dataset: string }) => d.dataset === 'dodoex.swaps');
     expect(swaps.verification.gaps).toBe(groups.size);
-    // While a run holds the warehouse, verify answers with the last verification the runs recorded.
-    await sb.control('faults', { latencyMs: 300 });
+    // While a run holds the warehouse, verify answers with the last verification the runs recorded. Each answer takes
+    // 1.5 s, so the run still holds it (its requests after the third wait for a second round of answers) once verify,
+    // started after the third request, opens it: at 0.3 s a run whose commits ended sooner let go first.
+    await sb.control('faults', { latencyMs: 1500 });
     await sb.control('stats', {});
     const held = cli(['run', '--chains', 'optimism', '--no-verify'], env);
     try {
