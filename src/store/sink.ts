@@ -42,7 +42,8 @@ export const GROUP_LIMIT = 64;
  * The DuckDB sink: a batch's rows are in files (its pages as the page checker kept them, or its mapped rows written to
  * an NDJSON file when it arrives), read by one `INSERT … SELECT … FROM read_json` in a transaction with its checkpoint.
  * Batches that arrive while a transaction runs are committed together in the next one (group commit), since the commit
- * itself costs far more than a small batch; a failing group is retried batch by batch.
+ * itself costs far more than a small batch; a failing group is retried batch by batch. With two lanes (`commitLanes`),
+ * each table's batches queue on one of two connections, and the two commit their groups side by side.
  */
 export class DuckDBSink {
   private readonly tmpDir: string;
