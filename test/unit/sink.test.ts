@@ -12,7 +12,7 @@ import { ConcurrentWriterError } from '../../src/errors.ts';
 import type { Batch, Replace } from '../../src/store/batch.ts';
 import { createTable } from '../../src/store/ddl.ts';
 import { commitLanes, DuckDBSink } from '../../src/store/sink.ts';
-import { Warehouse } from '../../src/store/warehouse.ts';
+import { type Sql, Warehouse } from '../../src/store/warehouse.ts';
 import { qt } from '../../src/util/sql.ts';
 import { PROBE_ROWS, probeDataset } from '../support/probes.ts';
 import { fakeDataset } from '../support/task-fakes.ts';
@@ -1332,34 +1332,23 @@ describe('two commit lanes', () => {
   /** The connection ('main' or 'side') each statement of the sink ran on, with its text. */
   function spyConnections(): { conn: string; sql: string }[] {
     const seen: { conn: string; sql: string }[] = [];
+    const recording = (conn: string, sql: Sql): Sql => ({
+      exec: (text, params) => {
+        seen.push({ conn, sql: text });
+        return sql.exec(text, params);
+      },
+      all: (text, params) => {
+        seen.push({ conn, sql: text });
+        return sql.all(text, params);
+      },
+    });
     const transaction = w.transaction.bind(w);
     w.transaction = ((fn: Parameters<Warehouse['transaction']>[0]) =>
-      transaction((tx) =>
-        fn({
-          exec: (sql, params) => {
-            seen.push({ conn: 'main', sql });
-            return tx.exec(sql, params);
-          },
-          all: (sql, params) => {
-            seen.push({ conn: 'main', sql });
-            return tx.all(sql, params);
-          },
-        }),
-      )) as Warehouse['transaction'];
+      transaction((tx) => fn(recording('main', tx)))) as Warehouse['transaction'];
     const lane = w.lane.bind(w);
     w.lane = async () => {
       const l = await lane();
-      return {
-        ...l,
-        exec: (sql, params) => {
-          seen.push({ conn: 'side', sql });
-          return l.exec(sql, params);
-        },
-        all: (sql, params) => {
-          seen.push({ conn: 'side', sql });
-          return l.all(sql, params);
-        },
-      };
+      return { ...l, ...recording('side', l) };
     };
     return seen;
   }
