@@ -37,25 +37,32 @@ export function comparable(b: Batch): boolean {
 }
 
 /**
- * The sets of a group's batches that can be written together, each a list of indexes into `group`: comparable batches
- * of one dataset, file format and kind of replace, on different chains, where no other batch of the group writes the
- * same table on the same chain (so the order of the group's statements does not matter to them). Sets of one are left
- * out: those batches are written alone.
+ * The sets of a group's batches that one set of statements can write, each a list of indexes into `group`: batches of
+ * one key (`keyOf`; undefined: written alone), on different chains, where no other batch of the group writes the same
+ * table on the same chain (so the order of the group's statements does not matter to them). Sets of one are left out.
  */
-export function comparedSets(group: readonly Compared[]): number[][] {
+export function setsOf(group: readonly Compared[], keyOf: (p: Compared) => string | undefined): number[][] {
   const perTableChain = new Map<string, number>();
   for (const { batch: b } of group) {
     const k = `${b.ds.table}\u0000${b.chainId}`;
     perTableChain.set(k, (perTableChain.get(k) ?? 0) + 1);
   }
   const sets = new Map<string, number[]>();
-  for (const [i, { batch: b, source }] of group.entries()) {
-    if (!comparable(b) || perTableChain.get(`${b.ds.table}\u0000${b.chainId}`) !== 1) continue;
-    const column = b.replace.kind === 'from' ? b.replace.column : '';
-    const k = JSON.stringify([b.ds.name, source.format, b.replace.kind, column]);
+  for (const [i, p] of group.entries()) {
+    const k = keyOf(p);
+    if (k === undefined || perTableChain.get(`${p.batch.ds.table}\u0000${p.batch.chainId}`) !== 1) continue;
     sets.set(k, [...(sets.get(k) ?? []), i]);
   }
   return [...sets.values()].filter((s) => s.length > 1);
+}
+
+/** The sets of a group's comparable batches (`setsOf`) of one dataset, file format and kind of replace. */
+export function comparedSets(group: readonly Compared[]): number[][] {
+  return setsOf(group, ({ batch: b, source }) =>
+    comparable(b)
+      ? JSON.stringify([b.ds.name, source.format, b.replace.kind, b.replace.kind === 'from' ? b.replace.column : ''])
+      : undefined,
+  );
 }
 
 /** The columns of the staging read that name a row's file and its batch: with a space, as no upstream field's name is. */
@@ -63,24 +70,22 @@ const FILE_COLUMN = 'pool-export file';
 const BATCH_COLUMN = 'pool-export batch';
 
 /** A chain id or batch number written into a statement: an integer, never text. */
-function int(n: number): string {
+export function int(n: number): string {
   if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
   return String(n);
 }
 
 /**
- * Writes the batches of one set (see `comparedSets`) inside an open transaction, their checkpoint moves left to the
- * caller, as `writeOne` writes each: returns what each wrote and where the lake must rewrite its chain from.
+ * The rows of a set's batches, each with its batch's number (`_b`), chain, block, run and time taken, and the
+ * dataset's columns typed as the table's, read in one statement; its parameters travel beside it.
  */
-export async function writeCompared(
-  tx: Tx,
-  set: readonly Compared[],
-): Promise<{ written: Written; mark?: LakeMark }[]> {
+export function stagedRows(set: readonly Compared[]): {
+  readonly sql: string;
+  readonly params: (string | number | null)[];
+} {
   const { ds } = set[0]!.batch;
   const format = set[0]!.source.format;
-  const table = qt(ds.table);
-  const kind = set[0]!.batch.replace.kind;
-  const { target, columns, values } = insertParts(ds, format);
+  const { columns, values } = insertParts(ds, format);
   const params: (string | number | null)[] = [];
   const param = (v: string | number | null) => {
     params.push(v);
@@ -109,6 +114,22 @@ export async function writeCompared(
     'VARCHAR',
   )} AS TIMESTAMPTZ) AS _taken, ${values.map((v, i) => `${v} AS ${columns[i]}`).join(', ')}
     FROM (SELECT ${batch} AS ${q(BATCH_COLUMN)}, * FROM ${readFiles(ds, { format, files }, FILE_COLUMN)})`;
+  return { sql: staged, params };
+}
+
+/**
+ * Writes the batches of one set (see `comparedSets`) inside an open transaction, their checkpoint moves left to the
+ * caller, as `writeOne` writes each: returns what each wrote and where the lake must rewrite its chain from.
+ */
+export async function writeCompared(
+  tx: Tx,
+  set: readonly Compared[],
+): Promise<{ written: Written; mark?: LakeMark }[]> {
+  const { ds } = set[0]!.batch;
+  const table = qt(ds.table);
+  const kind = set[0]!.batch.replace.kind;
+  const { target, columns } = insertParts(ds, set[0]!.source.format);
+  const { sql: staged, params } = stagedRows(set);
   // Rows lost here would show as fewer inserted than the batches hold, which fails the write below.
   await tx.exec(`CREATE OR REPLACE TEMP TABLE ${SET} AS ${staged}`, params);
   const byChain = new Map(set.map(({ batch: b }, k) => [b.chainId, k]));

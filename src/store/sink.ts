@@ -22,6 +22,7 @@ import {
 } from './batch-statements.ts';
 import { comparedSets, writeCompared } from './compared-batches.ts';
 import { snapshotDigest } from './snapshot-digest.ts';
+import { snapshotSets, writeSnapshots } from './snapshot-sets.ts';
 import type { Lane, Warehouse } from './warehouse.ts';
 
 /** A batch waiting for its commit, with its rows already in files. */
@@ -205,9 +206,14 @@ export class DuckDBSink {
     // Every checkpoint move of the group, in its order, by compare-and-set in as few statements as they allow: one
     // UPDATE for the group's existing checkpoints (a group of 64 short tasks moved 64 of them one by one).
     const moves: Batch[] = [];
-    // Re-reads of one table on several chains are compared and written together, when the first of them comes.
-    const together = new Map<number, readonly number[]>();
-    for (const set of comparedSets(group)) for (const i of set) together.set(i, set);
+    // Re-reads of one table on several chains are compared and written together, when the first of them comes; so are
+    // snapshots of one table on several chains.
+    type SetWriter = (set: readonly Pending[]) => Promise<{ written: Written; mark?: LakeMark }[]>;
+    const together = new Map<number, { readonly set: readonly number[]; readonly write: SetWriter }>();
+    const compared: SetWriter = (set) => writeCompared(tx, set);
+    const snapshots: SetWriter = (set) => writeSnapshots(tx, set, (p) => writeOne(tx, p));
+    for (const set of comparedSets(group)) for (const i of set) together.set(i, { set, write: compared });
+    for (const set of snapshotSets(group)) for (const i of set) together.set(i, { set, write: snapshots });
     const done = new Map<number, { written: Written; mark?: LakeMark }>();
     for (const [i, p] of group.entries()) {
       const joins = joinsInsert(p.batch);
@@ -230,12 +236,9 @@ export class DuckDBSink {
           dropped: p.batch.replace.kind !== 'none',
         };
       } else if (together.has(i)) {
-        const set = together.get(i)!;
+        const { set, write } = together.get(i)!;
         if (!done.has(i)) {
-          const results = await writeCompared(
-            tx,
-            set.map((k) => group[k]!),
-          );
+          const results = await write(set.map((k) => group[k]!));
           for (const [n, k] of set.entries()) done.set(k, results[n]!);
         }
         ({ written, mark } = done.get(i)!);

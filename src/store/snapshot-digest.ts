@@ -31,6 +31,40 @@ export function snapshotDigest(lines: readonly string[]): string {
 /** Milliseconds in a day. */
 const DAY_MS = 86_400_000;
 
+/** Whether a snapshot of the liquidity list was taken the same UTC day as one stored at `ms`. */
+function sameDay(b: Batch, ms: unknown): boolean {
+  return (
+    b.ds.kind === 'list' &&
+    ms !== null &&
+    b.takenAt !== undefined &&
+    Math.floor(Number(ms) / DAY_MS) === Math.floor(Date.parse(b.takenAt) / DAY_MS)
+  );
+}
+
+/**
+ * The digest of each chain's stored snapshot of dataset `$1` in `table` (`chains`: a list of chain ids, or of parameters
+ * holding them), with its rows as recorded and as still stored (`stored`), in one statement.
+ */
+export function storedDigests(table: string, chains: string): string {
+  return `SELECT d.chain_id, d.digest, d.block, epoch_ms(d.taken_at) AS ms, d.rows, count(s.chain_id) AS stored
+    FROM _pool_export.snapshot_digests AS d LEFT JOIN ${table} AS s
+      ON s.chain_id = d.chain_id AND s._run_id = d.run_id AND s._block IS NOT DISTINCT FROM d.block
+    WHERE d.dataset = $1 AND d.chain_id IN (${chains}) GROUP BY ALL`;
+}
+
+/**
+ * What the digest of the chain's stored snapshot (`d`, a row of `storedDigests`) says of a batch: the same snapshot
+ * (true), another (false), or nothing (undefined: no digest, or its snapshot is no longer stored whole), when the
+ * rows must be compared.
+ */
+export function digestSays(b: Batch, src: BatchSource, d: Record<string, unknown> | undefined): boolean | undefined {
+  // A digest whose snapshot is still stored whole answers: another digest is another snapshot.
+  if (!src.digest || !d || Number(d.stored) !== Number(d.rows)) return undefined;
+  if (d.digest !== src.digest || Number(d.rows) !== b.count) return false;
+  const sameBlock = b.block !== null && d.block !== null && Number(d.block) === b.block;
+  return sameBlock || sameDay(b, d.ms);
+}
+
 /**
  * Whether a snapshot equals, row for row and column for column, one stored already: the chain's snapshot of the same
  * block (a run that read the same head again), or, for the liquidity list, its latest snapshot if taken the same UTC
@@ -46,27 +80,10 @@ export async function sameAsStoredSnapshot(
   { src, stage }: { src: BatchSource; stage: () => Promise<{ readonly same: string; readonly table: string }> },
 ): Promise<boolean> {
   const table = qt(b.ds.table);
-  const sameDay = (ms: unknown) =>
-    b.ds.kind === 'list' &&
-    ms !== null &&
-    b.takenAt !== undefined &&
-    Math.floor(Number(ms) / DAY_MS) === Math.floor(Date.parse(b.takenAt) / DAY_MS);
   // The digest of the snapshot stored last, while that snapshot is stored whole: no row of either is read.
-  const [d] = src.digest
-    ? await tx.all(
-        `SELECT d.digest, d.block, epoch_ms(d.taken_at) AS ms, d.rows,
-           (SELECT count(*) FROM ${table} AS s WHERE s.chain_id = d.chain_id AND s._run_id = d.run_id
-              AND s._block IS NOT DISTINCT FROM d.block) AS stored
-         FROM _pool_export.snapshot_digests AS d WHERE d.chain_id = $1 AND d.dataset = $2`,
-        [b.chainId, b.ds.name],
-      )
-    : [];
-  // A digest whose snapshot is still stored whole answers: another digest is another snapshot.
-  if (d && Number(d.stored) === Number(d.rows)) {
-    if (d.digest !== src.digest || Number(d.rows) !== b.count) return false;
-    const sameBlock = b.block !== null && d.block !== null && Number(d.block) === b.block;
-    return sameBlock || sameDay(d.ms);
-  }
+  const [d] = src.digest ? await tx.all(storedDigests(table, '$2'), [b.ds.name, b.chainId]) : [];
+  const said = digestSays(b, src, d);
+  if (said !== undefined) return said;
   const [last] = await tx.all(
     `SELECT _block AS block, _run_id AS run, epoch_ms(_taken_at) AS ms FROM ${table} WHERE chain_id = $1
      ORDER BY _block IS NOT DISTINCT FROM $2 DESC, _taken_at DESC NULLS LAST, _block DESC NULLS LAST, rowid DESC LIMIT 1`,
@@ -74,7 +91,7 @@ export async function sameAsStoredSnapshot(
   );
   if (!last) return false;
   const sameBlock = b.block !== null && last.block !== null && Number(last.block) === b.block;
-  if (!sameBlock && !sameDay(last.ms)) return false;
+  if (!sameBlock && !sameDay(b, last.ms)) return false;
   const { same, table: incoming } = await stage();
   // Ids are unique in a snapshot: equal when each incoming row meets its stored row of the same id, column for column.
   const [n] = await tx.all(
