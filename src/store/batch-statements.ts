@@ -15,7 +15,7 @@ import {
   dropShardsStatement,
 } from './checkpoint-store.ts';
 import { type BatchFormat, idSqlType, insertParts, jsonColumns, pageColumns } from './ddl.ts';
-import { recordSnapshotDigest, sameAsStoredSnapshot } from './snapshot-digest.ts';
+import { recordSnapshotDigests, sameAsStoredSnapshot } from './snapshot-digest.ts';
 
 /** Where the lake must rewrite a dataset of a chain from (null: only the runs' own rows), and the runs that wrote it. */
 export interface LakeMark {
@@ -32,6 +32,12 @@ export function joinMarks(a: LakeMark | undefined, b: LakeMark): LakeMark {
   if (!a) return b;
   const from = a.from === null ? b.from : b.from === null ? a.from : Math.min(a.from, b.from);
   return { ...a, from, runs: new Set([...a.runs, ...b.runs]), dropped: a.dropped || b.dropped };
+}
+
+/** What a batch wrote, and what the lake must write again (none: nothing changed for it). */
+export interface Wrote {
+  readonly written: Written;
+  readonly mark?: LakeMark;
 }
 
 /** An open transaction, as a batch uses it. */
@@ -251,7 +257,7 @@ export async function moveCheckpoints(tx: Tx, batches: readonly Batch[]): Promis
 export async function writeOne(
   tx: Tx,
   { batch: b, source: src }: { readonly batch: Batch; readonly source: BatchSource },
-): Promise<{ written: Written; mark?: LakeMark }> {
+): Promise<Wrote> {
   const table = qt(b.ds.table);
   // A snapshot equal to one stored already is left as it is.
   const stage = async () => ({ ...(await stageIncoming(tx, b, src)), table: INCOMING });
@@ -329,7 +335,7 @@ export async function writeOne(
       : 0;
   if (b.replace.kind === 'snapshot' && b.block === null)
     await tx.exec(`DELETE FROM ${table} WHERE chain_id = $1 AND _run_id = $2`, [b.chainId, b.runId]);
-  if (b.replace.kind === 'snapshot') await recordSnapshotDigest(tx, b, src);
+  if (b.replace.kind === 'snapshot') await recordSnapshotDigests(tx, [{ batch: b, source: src }]);
   const inserted = !rows
     ? 0
     : compared

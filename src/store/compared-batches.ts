@@ -9,8 +9,8 @@
  */
 
 import { q, qt } from '../util/sql.ts';
-import type { Batch, Written } from './batch.ts';
-import { type BatchSource, type LakeMark, readFiles, seqColumn, type Tx } from './batch-statements.ts';
+import type { Batch } from './batch.ts';
+import { type BatchSource, readFiles, seqColumn, type Tx, type Wrote } from './batch-statements.ts';
 import { insertParts } from './ddl.ts';
 
 /** A batch and its files, as the sink holds them. */
@@ -118,17 +118,32 @@ export function stagedRows(set: readonly Compared[]): {
 }
 
 /**
+ * Inserts a set's staged rows (`stagedRows`, or a table of them: `from`) into the dataset's table, each with its batch's
+ * chain, block, run and time taken; returns how many went in.
+ */
+export function insertStaged(
+  tx: Tx,
+  set: readonly Compared[],
+  from: { readonly sql: string; readonly params?: (string | number | null)[] },
+): Promise<number> {
+  const { ds } = set[0]!.batch;
+  const { target, columns } = insertParts(ds, set[0]!.source.format);
+  return tx.exec(
+    `INSERT INTO ${qt(ds.table)} (${target}, chain_id, _block, _run_id, _taken_at)
+     SELECT ${columns.join(', ')}, _chain, _block, _run, _taken FROM ${from.sql}`,
+    from.params,
+  );
+}
+
+/**
  * Writes the batches of one set (see `comparedSets`) inside an open transaction, their checkpoint moves left to the
  * caller, as `writeOne` writes each: returns what each wrote and where the lake must rewrite its chain from.
  */
-export async function writeCompared(
-  tx: Tx,
-  set: readonly Compared[],
-): Promise<{ written: Written; mark?: LakeMark }[]> {
+export async function writeCompared(tx: Tx, set: readonly Compared[]): Promise<Wrote[]> {
   const { ds } = set[0]!.batch;
   const table = qt(ds.table);
   const kind = set[0]!.batch.replace.kind;
-  const { target, columns } = insertParts(ds, set[0]!.source.format);
+  const { columns } = insertParts(ds, set[0]!.source.format);
   const { sql: staged, params } = stagedRows(set);
   // Rows lost here would show as fewer inserted than the batches hold, which fails the write below.
   await tx.exec(`CREATE OR REPLACE TEMP TABLE ${SET} AS ${staged}`, params);
@@ -202,13 +217,7 @@ export async function writeCompared(
       lakeFrom[k] = Math.min(lakeFrom[k] ?? Number(r.seq), Number(r.seq));
     }
   }
-  const inserted =
-    left > 0
-      ? await tx.exec(
-          `INSERT INTO ${table} (${target}, chain_id, _block, _run_id, _taken_at)
-           SELECT ${columns.join(', ')}, _chain, _block, _run, _taken FROM ${SET}`,
-        )
-      : 0;
+  const inserted = left > 0 ? await insertStaged(tx, set, { sql: SET }) : 0;
   await tx.exec(`DROP TABLE ${SET}`);
   if (inserted !== left) throw new Error(`inserted ${inserted} of ${left} rows into ${ds.table}`);
   return set.map(({ batch: b }, k) => {

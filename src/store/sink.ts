@@ -18,6 +18,7 @@ import {
   type LakeMark,
   moveCheckpoints,
   type Tx,
+  type Wrote,
   writeOne,
 } from './batch-statements.ts';
 import { comparedSets, writeCompared } from './compared-batches.ts';
@@ -208,13 +209,13 @@ export class DuckDBSink {
     const moves: Batch[] = [];
     // Re-reads of one table on several chains are compared and written together, when the first of them comes; so are
     // snapshots of one table on several chains.
-    type SetWriter = (set: readonly Pending[]) => Promise<{ written: Written; mark?: LakeMark }[]>;
+    type SetWriter = (set: readonly Pending[]) => Promise<Wrote[]>;
     const together = new Map<number, { readonly set: readonly number[]; readonly write: SetWriter }>();
     const compared: SetWriter = (set) => writeCompared(tx, set);
     const snapshots: SetWriter = (set) => writeSnapshots(tx, set, (p) => writeOne(tx, p));
     for (const set of comparedSets(group)) for (const i of set) together.set(i, { set, write: compared });
     for (const set of snapshotSets(group)) for (const i of set) together.set(i, { set, write: snapshots });
-    const done = new Map<number, { written: Written; mark?: LakeMark }>();
+    const done = new Map<number, Wrote>();
     for (const [i, p] of group.entries()) {
       const joins = joinsInsert(p.batch);
       if (!joins || (run.length && !sameInsert(run[0]!, p))) await insertRun();

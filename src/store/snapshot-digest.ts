@@ -106,18 +106,37 @@ export async function sameAsStoredSnapshot(
 }
 
 /**
- * Records the digest of the snapshot a batch stored (or forgets the chain's, when its rows came as pages): the next
- * snapshot equal to it is then found without reading a row.
+ * Records the digests of the snapshots of one dataset that batches stored, each in place of its chain's (a snapshot
+ * whose rows came as pages leaves its chain none): the next snapshot equal to one is then found without reading a row.
+ * The digests travel as one JSON parameter.
  */
-export async function recordSnapshotDigest(tx: Tx, b: Batch, src: BatchSource): Promise<void> {
-  await tx.exec('DELETE FROM _pool_export.snapshot_digests WHERE chain_id = $1 AND dataset = $2', [
-    b.chainId,
-    b.ds.name,
-  ]);
-  if (src.digest)
+export async function recordSnapshotDigests(
+  tx: Tx,
+  stored: readonly { readonly batch: Batch; readonly source: BatchSource }[],
+): Promise<void> {
+  const { ds } = stored[0]!.batch;
+  await tx.exec(
+    `DELETE FROM _pool_export.snapshot_digests WHERE dataset = $1 AND chain_id IN (SELECT unnest(from_json($2, '["INTEGER"]')))`,
+    [ds.name, JSON.stringify(stored.map(({ batch: b }) => b.chainId))],
+  );
+  const digests = stored.filter(({ source }) => source.digest !== undefined);
+  if (digests.length)
     await tx.exec(
       `INSERT INTO _pool_export.snapshot_digests (chain_id, dataset, run_id, block, taken_at, rows, digest)
-       VALUES ($1, $2, $3, $4, $5::TIMESTAMPTZ, $6, $7)`,
-      [b.chainId, b.ds.name, b.runId, b.block, b.takenAt ?? null, b.count, src.digest],
+       SELECT d.chain_id, $1, d.run_id, d.block, CAST(d.taken_at AS TIMESTAMPTZ), d.rows, d.digest
+       FROM (SELECT unnest(from_json($2, '[{"chain_id":"INTEGER","run_id":"VARCHAR","block":"BIGINT","taken_at":"VARCHAR","rows":"BIGINT","digest":"VARCHAR"}]')) AS d)`,
+      [
+        ds.name,
+        JSON.stringify(
+          digests.map(({ batch: b, source }) => ({
+            chain_id: b.chainId,
+            run_id: b.runId,
+            block: b.block,
+            taken_at: b.takenAt ?? null,
+            rows: b.count,
+            digest: source.digest,
+          })),
+        ),
+      ],
     );
 }
