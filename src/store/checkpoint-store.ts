@@ -182,9 +182,10 @@ export class CheckpointStore {
   }
 
   /**
-   * `idsReadSince` of many datasets and chains at once, by `<chainId>/<dataset>`: one statement per table for all its
-   * chains (a run's first requests asked each of 22 tables on 8 chains apart, 176 statements one after the other before
-   * the first request went out).
+   * `idsReadSince` of many datasets and chains at once, by `<chainId>/<dataset>`: one statement for all their tables
+   * (a run's first requests asked each of 22 tables on 8 chains apart, 176 statements one after the other before the
+   * first request went out; then one per table, 26 statements and 80 ms after 100 new blocks on the demo's 8 chains).
+   * Tables of `Int8` ids go in a statement of their own, so that every id keeps its column's type and order.
    */
   async idsReadSinceAll(
     asks: readonly { readonly chainId: number; readonly ds: Dataset; readonly from: number }[],
@@ -196,18 +197,23 @@ export class CheckpointStore {
       ids.set(`${a.chainId}/${a.ds.name}`, []);
       byTable.set(a.ds.table, [...(byTable.get(a.ds.table) ?? []), a]);
     }
-    for (const [table, of] of byTable) {
+    const tables = [...byTable.values()];
+    for (const int of [false, true]) {
+      const of = tables.filter((t) => (t[0]!.ds.idType === 'Int8') === int);
+      if (of.length === 0) continue;
       const params: (string | number)[] = [exceptRun];
-      const where = of
-        .map((a) => {
-          params.push(a.chainId, a.from);
-          return `(chain_id = $${params.length - 1} AND _block >= $${params.length})`;
-        })
-        .join(' OR ');
-      const sql = `SELECT chain_id, id FROM ${qt(table)} WHERE _run_id IS DISTINCT FROM $1 AND (${where}) ORDER BY chain_id, id`;
-      const name = new Map(of.map((a) => [a.chainId, a.ds.name]));
-      for (const r of await this.w.all(sql, params))
-        ids.get(`${r.chain_id}/${name.get(Number(r.chain_id))}`)!.push(String(r.id));
+      const parts = of.map((t, g) => {
+        const where = t
+          .map((a) => {
+            params.push(a.chainId, a.from);
+            return `(chain_id = $${params.length - 1} AND _block >= $${params.length})`;
+          })
+          .join(' OR ');
+        return `SELECT ${g} AS g, chain_id, id FROM ${qt(t[0]!.ds.table)} WHERE _run_id IS DISTINCT FROM $1 AND (${where})`;
+      });
+      const names = of.map((t) => new Map(t.map((a) => [a.chainId, a.ds.name])));
+      for (const r of await this.w.all(`${parts.join(' UNION ALL ')} ORDER BY g, chain_id, id`, params))
+        ids.get(`${r.chain_id}/${names[Number(r.g)]!.get(Number(r.chain_id))}`)!.push(String(r.id));
     }
     return ids;
   }

@@ -11,6 +11,7 @@ import {
   checkpointStatement,
 } from '../../src/store/checkpoint-store.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
+import { spyAll } from '../support/statement-spy.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -24,17 +25,6 @@ const move = (prev: string | null, next: string) => ({
   block: { number: 7, time: '2026-01-01T00:00:00Z' },
   runId: 'r',
 });
-
-/** The statements `w.all` runs from now on. */
-function spyAll(w: Warehouse): string[] {
-  const asked: string[] = [];
-  const all = w.all.bind(w);
-  w.all = ((sql: string, params?: unknown[]) => {
-    asked.push(sql);
-    return all(sql, params as never);
-  }) as Warehouse['all'];
-  return asked;
-}
 
 describe('checkpoint moves', () => {
   for (const key of [
@@ -188,11 +178,28 @@ describe('checkpoint moves', () => {
       await w.close();
     }
   });
-  it('reads the window rows of many tables and chains in one statement per table, each chain its own ids in id order', async () => {
+  it('reads the window rows of many tables and chains in one statement, each chain its own ids in id order', async () => {
     const w = await Warehouse.open(dir);
     try {
       const [pairs, tokens] = [findDataset('dodoex.pairs')!, findDataset('dodoex.tokens')!];
-      await w.ensureTables([pairs, tokens]);
+      // A subgraph's table of Int8 ids (BIGINT): its ids keep their numeric order, not the text order of the others.
+      const counters = {
+        ...pairs,
+        name: 'dodoex.counters',
+        table: 'dodoex.counters',
+        idType: 'Int8' as const,
+        columns: pairs.columns.map((c) => (c.field === 'id' ? { ...c, cls: 'int8' as const } : c)),
+      };
+      await w.ensureTables([pairs, tokens, counters]);
+      expect(
+        (
+          await w.all(
+            `SELECT data_type AS t FROM duckdb_columns() WHERE table_name = 'counters' AND column_name = 'id'`,
+          )
+        )[0]?.t,
+      ).toBe('BIGINT');
+      for (const id of [10, 9, 100])
+        await w.exec(`INSERT INTO dodoex.counters (id, chain_id, _block, _run_id) VALUES ($1, 56, 100, 'old')`, [id]);
       // [table, chain, id, block, run]: what each chain's window (from its block on, other runs') holds is listed below.
       for (const [table, chain, id, block, run] of [
         ['pairs', 56, 'p3', 120, 'old'],
@@ -217,6 +224,7 @@ describe('checkpoint moves', () => {
           { chainId: 56, ds: pairs, from: 100 },
           { chainId: 1, ds: pairs, from: 50 },
           { chainId: 56, ds: tokens, from: 101 },
+          { chainId: 56, ds: counters, from: 100 },
         ],
         'now',
       );
@@ -224,7 +232,9 @@ describe('checkpoint moves', () => {
         '56/dodoex.pairs': ['p1', 'p3'],
         '1/dodoex.pairs': ['e1'],
         '56/dodoex.tokens': [],
+        '56/dodoex.counters': ['9', '10', '100'],
       });
+      // One statement for the tables of text ids, one for those of Int8 ids.
       expect(asked.length).toBe(2);
       // The same as each asked apart.
       expect(await store.idsReadSince(56, pairs, { from: 100, exceptRun: 'now' })).toEqual(['p1', 'p3']);
