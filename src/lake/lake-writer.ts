@@ -156,20 +156,29 @@ function publishMonths(
 /**
  * Events and buckets of one chain from `from` (seconds; null: every row) on: each month from `from`'s is rewritten
  * from its first file whose rows reach `from` (or its open file, if that still has room), the rows before that file
- * kept as they are.
+ * kept as they are. `months`: those of the warehouse's rows from `from` on, where they were read already.
  */
-export async function writeSeq(w: Sql, t: Target, from: number | null): Promise<number> {
+export async function writeSeq(
+  w: Sql,
+  t: Target,
+  at: { readonly from: number | null; readonly months?: readonly string[] | undefined },
+): Promise<number> {
+  const { from, months: rowMonths } = at;
   const { ds, chainId, fileRows } = t;
   const seq = q(seqColumn(ds)!);
   const dir = chainDir(t.root, t, t.part);
   const first = from === null ? null : monthOf(from);
   const months = new Set(monthsIn(dir).filter((m) => first === null || m >= first));
   // The months of rows from `from` on (the first month is planned anyway).
-  for (const r of await w.all(
-    `SELECT DISTINCT ${monthExpr(ds, t.part)} AS m FROM ${qt(ds.table)} WHERE chain_id = $1 AND ${seq} >= $2`,
-    [chainId, from ?? 0],
-  ))
-    months.add(String(r.m));
+  const found =
+    rowMonths ??
+    (
+      await w.all(
+        `SELECT DISTINCT ${monthExpr(ds, t.part)} AS m FROM ${qt(ds.table)} WHERE chain_id = $1 AND ${seq} >= $2`,
+        [chainId, from ?? 0],
+      )
+    ).map((r) => String(r.m));
+  for (const m of found) months.add(m);
   if (first !== null) months.add(first);
   const plans: MonthPlan[] = [];
   // The rows the first month keeps: those up to the last row of the file before the first one rewritten.
@@ -351,6 +360,9 @@ export async function writePending(
     part,
   });
   if (p.ds.kind === 'event' || p.ds.kind === 'bucket') {
+    // Where the pending entries were read, so were the write's start and its months (`readPending`).
+    if (!p.rebuild && p.seqFrom !== undefined)
+      return p.seqFrom === null ? 0 : writeSeq(w, t('data'), { from: p.seqFrom, months: p.months });
     let from = p.rebuild ? null : p.fromSeq;
     if (from === null && !p.rebuild) {
       // Only added rows: the write starts at the first of them.
@@ -361,7 +373,7 @@ export async function writePending(
       if (r[0]?.s == null) return 0;
       from = Number(r[0].s);
     }
-    return writeSeq(w, t('data'), from);
+    return writeSeq(w, t('data'), { from });
   }
   const runs = {
     ids: p.runs,

@@ -57,7 +57,8 @@ export async function migrateLake(w: Warehouse, dataDir: string): Promise<number
       ? (await w.all(`SELECT DISTINCT chain_id AS c FROM ${qt(ds.table)} ORDER BY 1`)).map((r) => Number(r.c))
       : [];
     for (const chainId of chains) {
-      if (ds.kind === 'event' || ds.kind === 'bucket') files += await writeSeq(w, target(chainId, 'data'), null);
+      if (ds.kind === 'event' || ds.kind === 'bucket')
+        files += await writeSeq(w, target(chainId, 'data'), { from: null });
       else if (ds.kind === 'mutable') files += await writeState(w, target(chainId, 'data'));
       else files += await writeRuns(w, target(chainId, 'data'), { ids: null, all: false });
     }

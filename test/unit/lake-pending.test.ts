@@ -1,6 +1,6 @@
 /**
  * What the lake write reads of `_pool_export.lake_pending` (`src/lake/pending.ts`), on a real warehouse file: each
- * entry as stored, and the months of its runs' rows, read for every chain of a table at once. The expected months are
+ * entry as stored, and the months of its runs' rows, read for every table and chain at once. The expected months are
  * written out by hand from the rows' times.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DATASETS, findDataset } from '../../src/catalog/catalog.ts';
 import { readPending } from '../../src/lake/pending.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
+import { spyAll } from '../support/statement-spy.ts';
 
 const SWAPS = findDataset('dodoex.swaps')!;
 const PAIRS = findDataset('dodoex.pairs')!;
@@ -44,7 +45,7 @@ const row = (table: string, id: string, chain: number, run: string, at: string) 
   ]);
 
 describe('the pending entries of a lake write', () => {
-  it('carry the months of their runs’ rows, chain by chain, for snapshots and mutable history; none for events, rebuilds and unknown datasets', async () => {
+  it('carry the months of their runs’ rows, chain by chain, for snapshots and mutable history; for events, where their write starts and the months from there; none for rebuilds and unknown datasets', async () => {
     // Zoos: r1 on bsc in January, on polygon in January and February; r0 (an earlier run) on bsc in December.
     await row('dodoex.dodo_zoos', 'a', 56, 'r1', '2026-01-31 23:59:00+00');
     await row('dodoex.dodo_zoos', 'b', 137, 'r1', '2026-01-31 23:59:30+00');
@@ -54,13 +55,35 @@ describe('the pending entries of a lake write', () => {
     await row('dodoex.pairs', 'p', 56, 'r1', '2026-03-05 00:00:00+00');
     await pending(56, 'dodoex.dodo_zoos', ['r1']);
     await pending(137, 'dodoex.dodo_zoos', ['r1']);
-    // Another set of runs on chain 1: its own statement, its own months (r0 has no row there, r2 none anywhere).
+    // Another set of runs on chain 1: its own part of the statement, its own months (r0 has no row there, r2 none
+    // anywhere).
     await pending(1, 'dodoex.dodo_zoos', ['r0', 'r2']);
     await pending(56, 'dodoex.pairs', ['r1']);
     await pending(10, 'dodoex.pairs', []);
+    // Swaps (events): on bsc from 2026-01-01 on, whatever run read them; on polygon from the first of r1's rows; on
+    // optimism, r9 left no row.
+    const swap = (id: string, chain: number, run: string, timestamp: number) =>
+      w.exec(`INSERT INTO dodoex.swaps (id, chain_id, _run_id, "timestamp") VALUES ($1, $2, $3, $4)`, [
+        id,
+        chain,
+        run,
+        timestamp,
+      ]);
+    await swap('s0', 56, 'r0', 1_767_139_200); // 2025-12-31: before the entry's start
+    await swap('s1', 56, 'r0', 1_768_435_200); // 2026-01-15
+    await swap('s2', 56, 'r1', 1_770_076_800); // 2026-02-03
+    await swap('s3', 137, 'r0', 1_771_545_600); // 2026-02-20: before r1's first
+    await swap('s4', 137, 'r1', 1_775_088_000); // 2026-04-02
+    await swap('s5', 137, 'r1', 1_772_668_800); // 2026-03-05: r1's first
     await pending(56, 'dodoex.swaps', ['r1'], { from: 1_767_225_600 });
+    await pending(137, 'dodoex.swaps', ['r1']);
+    await pending(10, 'dodoex.swaps', ['r9']);
+    await pending(1, 'dodoex.swaps', ['r1'], { rebuild: true });
     await pending(137, 'dodoex.pairs', ['r1'], { rebuild: true });
     await pending(56, 'dodoex.gone', ['r1']);
+    // The statements it runs: the entries, the months of every snapshot and history in one, and the start and months of
+    // every event entry in one.
+    const asked = spyAll(w);
     const got = (await readPending(w, byName)).map((e) => ({
       entry: `${e.name}/${e.chainId}`,
       ds: e.ds?.name,
@@ -68,6 +91,7 @@ describe('the pending entries of a lake write', () => {
       runs: e.runs,
       rebuild: e.rebuild,
       months: e.months && [...e.months].sort(),
+      ...(e.seqFrom !== undefined ? { seqFrom: e.seqFrom } : {}),
     }));
     expect(got).toEqual([
       {
@@ -105,14 +129,35 @@ describe('the pending entries of a lake write', () => {
         months: ['2026-03'],
       },
       { entry: 'dodoex.pairs/137', ds: 'dodoex.pairs', fromSeq: null, runs: ['r1'], rebuild: true, months: undefined },
+      { entry: 'dodoex.swaps/1', ds: 'dodoex.swaps', fromSeq: null, runs: ['r1'], rebuild: true, months: undefined },
+      {
+        entry: 'dodoex.swaps/10',
+        ds: 'dodoex.swaps',
+        fromSeq: null,
+        runs: ['r9'],
+        rebuild: false,
+        months: [],
+        seqFrom: null,
+      },
       {
         entry: 'dodoex.swaps/56',
         ds: 'dodoex.swaps',
         fromSeq: 1_767_225_600,
         runs: ['r1'],
         rebuild: false,
-        months: undefined,
+        months: ['2026-01', '2026-02'],
+        seqFrom: 1_767_225_600,
+      },
+      {
+        entry: 'dodoex.swaps/137',
+        ds: 'dodoex.swaps',
+        fromSeq: null,
+        runs: ['r1'],
+        rebuild: false,
+        months: ['2026-03', '2026-04'],
+        seqFrom: 1_772_668_800,
       },
     ]);
+    expect(asked.length).toBe(3);
   });
 });
