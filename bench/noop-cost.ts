@@ -3,7 +3,8 @@
  * with nothing new upstream, then runs after 100 new blocks. Each run after new blocks is made twice on the same data,
  * from two copies of one data folder: with the batched first pages (one request per route for what is new, the
  * default) and without them (`batchDatasets: 0`: each task asks its own first page, as every run did before), the
- * baseline of the same run. For each: the requests the sandbox served (`/_sandbox/stats`), the wall time of the whole
+ * baseline of the same run. The batched run is made three times, from three copies, and its median reported, as the
+ * no-op's is. For each: the requests the sandbox served (`/_sandbox/stats`), the wall time of the whole
  * command, and the lake files its lake write wrote (`lake-written`). Then the requests a day of the default schedules
  * (each job's cron), from each job's own run after 100 new blocks, with and without the batch.
  *
@@ -69,16 +70,27 @@ try {
   lines.push(row('nothing new upstream (median of 3)', noop));
   await sb.control('advance', { blocks: 100 });
   cpSync(batched, alone, { recursive: true });
-  const inc = await run('incremental', batched);
+  // The run after 100 blocks, three times from three copies of one folder (the last on the folder itself, which the
+  // day's runs below go on from), its median reported: one run was as noisy as one no-op.
+  const again = [join(root, 'again-1'), join(root, 'again-2')];
+  for (const d of again) cpSync(batched, d, { recursive: true });
+  const incs = [
+    await run('incremental', again[0]!),
+    await run('incremental', again[1]!),
+    await run('incremental', batched),
+  ];
+  if (new Set(incs.map((c) => `${c.requests}/${c.files}`)).size !== 1)
+    throw new Error(`the three runs after 100 blocks differ: ${JSON.stringify(incs)}`);
+  const inc = [...incs].sort((a, b) => a.secs - b.secs)[1]!;
   const base = await run('incremental, unbatched', alone, ['--config', unbatched]);
-  lines.push(row('after 100 new blocks, one batch per route', inc));
+  lines.push(row('after 100 new blocks, one batch per route (median of 3)', inc));
   lines.push(row('after 100 new blocks, a first request per task (baseline)', base));
   lines.push('');
   lines.push(
     `target 1 (no-op at most 2 requests per route, and at most 1/8 of the wall time of a run that reads every task, as every run did before: the unbatched run after 100 blocks): ${(noop.requests / ROUTES).toFixed(2)} per route: ${noop.requests <= 2 * ROUTES ? 'met' : 'not met'}; ${noop.secs.toFixed(1)} s against ${base.secs.toFixed(1)} s, 1/${(base.secs / noop.secs).toFixed(1)}: ${noop.secs * 8 <= base.secs ? 'met' : 'not met'}`,
   );
   lines.push(
-    `target 2 (after 100 blocks at most 3 requests per route, plus full pages): ${(inc.requests / ROUTES).toFixed(2)} per route against ${(base.requests / ROUTES).toFixed(2)} unbatched (${(base.requests / inc.requests).toFixed(1)} × fewer): ${inc.requests <= 3 * ROUTES ? 'met' : 'not met'}; wall time ${(inc.secs / noop.secs).toFixed(2)} × the no-op's (target at most 3.5 ×), ${(inc.secs / base.secs).toFixed(2)} × the unbatched run's`,
+    `target 2 (after 100 blocks at most 3 requests per route, plus full pages): ${(inc.requests / ROUTES).toFixed(2)} per route against ${(base.requests / ROUTES).toFixed(2)} unbatched (${(base.requests / inc.requests).toFixed(1)} × fewer): ${inc.requests <= 3 * ROUTES ? 'met' : 'not met'}; wall time ${(inc.secs / noop.secs).toFixed(2)} × the no-op's (target at most 3.5 ×; the three: ${incs.map((c) => `${c.secs.toFixed(1)} s`).join(', ')}; the no-ops: ${noops.map((c) => `${c.secs.toFixed(1)} s`).join(', ')}), ${(inc.secs / base.secs).toFixed(2)} × the unbatched run's`,
   );
   lines.push(
     `target 3 (a no-op rewrites no lake file): ${noop.files} written: ${noop.files === 0 ? 'met' : 'not met'} (an unchanged liquidity list stores no new snapshot)`,
