@@ -60,6 +60,8 @@ export interface Config {
   readonly batchRows: number;
   /** Datasets whose first page a run asks in one request per route (`export/first-pages.ts`); 0: each its own. */
   readonly batchDatasets: number;
+  /** Runs the ledger keeps (`store/run-ledger.ts`: older ones go, but for the rows still read). */
+  readonly keepRuns: number;
   /** Shards of a first backfill larger than a page: key ranges fetched at once, then merged; 1 turns sharding off. */
   readonly shards: number;
   /**
@@ -117,6 +119,7 @@ export const DEFAULTS = {
   confirmations: 0,
   reorgWindowSecs: 3_600,
   batchDatasets: 32,
+  keepRuns: 1_000,
   batchRows: 20_000,
   shards: 4,
   // Measured on a first backfill of 500,000 swaps (2 cores): 0.70 GB peak and 0.89 × the time, against 0.90 GB with
@@ -200,6 +203,7 @@ const INT_KEYS = [
   'reorgWindowSecs',
   'batchRows',
   'batchDatasets',
+  'keepRuns',
   'shards',
   'maxLagBlocks',
 ] as const;

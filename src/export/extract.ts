@@ -5,7 +5,7 @@ import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { errorClass, explainWriteError, TaskError, UpstreamError } from '../errors.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
-import { type LedgerTask, RunLedger } from '../store/run-ledger.ts';
+import { type LedgerTask, pruneLedger, RunLedger } from '../store/run-ledger.ts';
 import { commitLanes, DuckDBSink, GROUP_LIMIT } from '../store/sink.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import type { Warehouse } from '../store/warehouse.ts';
@@ -396,6 +396,11 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   const records = results.map(ledgerTask);
   await ledger.tasks(args.runId, records);
   await ledger.finish(args.runId, records, args.signal.aborted);
+  // The ledger keeps the last `keepRuns` runs; a failure to prune it is no failure of the run (the next one prunes).
+  await pruneLedger(args.warehouse, args.config.keepRuns).then(
+    (tasks) => tasks > 0 && args.log('ledger-pruned', { runId: args.runId, keepRuns: args.config.keepRuns, tasks }),
+    (e: unknown) => args.log('ledger-prune-failed', { runId: args.runId, error: (e as Error).message }, 'warn'),
+  );
   await status.end();
   return results;
 }

@@ -1,4 +1,9 @@
-/** The run ledger: one row per run and one per task, so that `status` can tell what happened and when. */
+/**
+ * The run ledger: one row per run and one per task, so that `status` can tell what happened and when. It keeps the
+ * last `keepRuns` runs (`prune`): a follower that runs every 10 s adds 8,640 runs and, on the demo's 8 chains, 2.8
+ * million task rows a day, which every status read scans, every checkpoint rewrites the end of and every bucket
+ * publish uploads whole.
+ */
 import { insertJsonRows } from './json-rows.ts';
 import type { Warehouse } from './warehouse.ts';
 
@@ -117,4 +122,74 @@ export class RunLedger {
       ],
     );
   }
+}
+
+/**
+ * Rows of the ledger and of the verifications that `prune` keeps beyond the last runs: those the exporter still reads.
+ * A checkpoint's run tells its head and the status of the task that moved it (`checkpoint-store.ts`, `verify/scope.ts`);
+ * a dataset's last task and last successful task are its `status` (`status-file.ts`); its last verification too.
+ */
+const LEDGER_KEPT = `
+  kept_tasks AS (
+    SELECT run_id, chain_id, dataset FROM _pool_export.checkpoints WHERE run_id IS NOT NULL
+    UNION SELECT run_id, chain_id, dataset FROM _pool_export.shard_checkpoints WHERE run_id IS NOT NULL
+    UNION SELECT run_id, chain_id, dataset FROM _pool_export.run_tasks
+      QUALIFY ended_at = max(ended_at) OVER (PARTITION BY chain_id, dataset)
+    UNION SELECT run_id, chain_id, dataset FROM _pool_export.run_tasks WHERE status = 'ok'
+      QUALIFY ended_at = max(ended_at) OVER (PARTITION BY chain_id, dataset)
+  ),
+  kept_verifications AS (
+    SELECT run_id, chain_id, dataset FROM _pool_export.verifications WHERE skipped IS NULL GROUP BY run_id, chain_id, dataset
+      QUALIFY row_number() OVER (PARTITION BY chain_id, dataset ORDER BY max(checked_at) DESC) = 1
+  )`;
+
+/**
+ * Deletes what the ledger holds of runs before the last `keep` (by start): their runs, their tasks and the
+ * verifications checked before the oldest of those runs began, but for the rows the exporter still reads
+ * (`LEDGER_KEPT`). It does so once a tenth of `keep` runs came since it last did (`meta.ledger_pruned_at`), so that a
+ * run seldom pays for it, whatever the rows it keeps. Returns the task rows deleted.
+ */
+export async function pruneLedger(w: Warehouse, keep: number): Promise<number> {
+  const [n] = await w.all(
+    `SELECT count(*) AS runs, count(*) FILTER (WHERE started_at > coalesce(
+       (SELECT TRY_CAST(value AS TIMESTAMPTZ) FROM _pool_export.meta WHERE key = 'ledger_pruned_at'),
+       '-infinity'::TIMESTAMPTZ)) AS since
+     FROM _pool_export.runs`,
+  );
+  if (Number(n!.runs) <= keep || Number(n!.since) <= Math.ceil(keep / 10)) return 0;
+  return w.transaction(async (tx) => {
+    const [cut] = await tx.all(
+      'SELECT min(started_at)::VARCHAR AS since FROM (SELECT started_at FROM _pool_export.runs ORDER BY started_at DESC LIMIT $1)',
+      [keep],
+    );
+    const since = String(cut!.since);
+    const tasks = await tx.exec(
+      `WITH ${LEDGER_KEPT}
+       DELETE FROM _pool_export.run_tasks t
+       WHERE t.run_id IN (SELECT run_id FROM _pool_export.runs WHERE started_at < $1::TIMESTAMPTZ)
+         AND NOT EXISTS (SELECT 1 FROM kept_tasks k WHERE k.run_id = t.run_id AND k.chain_id = t.chain_id AND k.dataset = t.dataset)`,
+      [since],
+    );
+    await tx.exec(
+      `WITH ${LEDGER_KEPT}
+       DELETE FROM _pool_export.verifications v
+       WHERE v.checked_at < $1::TIMESTAMPTZ
+         AND NOT EXISTS (SELECT 1 FROM kept_verifications k WHERE k.run_id = v.run_id AND k.chain_id = v.chain_id AND k.dataset = v.dataset)`,
+      [since],
+    );
+    await tx.exec(
+      `DELETE FROM _pool_export.runs r
+       WHERE r.started_at < $1::TIMESTAMPTZ
+         AND NOT EXISTS (SELECT 1 FROM _pool_export.run_tasks t WHERE t.run_id = r.run_id)
+         AND NOT EXISTS (SELECT 1 FROM _pool_export.verifications v WHERE v.run_id = r.run_id)
+         AND NOT EXISTS (SELECT 1 FROM _pool_export.checkpoints c WHERE c.run_id = r.run_id)
+         AND NOT EXISTS (SELECT 1 FROM _pool_export.shard_checkpoints s WHERE s.run_id = r.run_id)`,
+      [since],
+    );
+    // The mark is the start of the last run it saw: the runs after it are counted, whatever the clock says.
+    await tx.exec(
+      "INSERT OR REPLACE INTO _pool_export.meta (key, value) SELECT 'ledger_pruned_at', max(started_at)::VARCHAR FROM _pool_export.runs",
+    );
+    return tasks;
+  });
 }
