@@ -113,6 +113,9 @@ bench-512: $(NODE_MODULES) $(BUNDLE) ## The memory matrix: one month of 2,000,00
 bench-noop: $(NODE_MODULES) $(BUNDLE) ## What a run costs by what is new on the demo's data: requests, seconds and lake files of a backfill, a no-op run and a run after 100 blocks batched and unbatched, and the requests a day of the default schedules (about 4 min)
 	npx tsx bench/noop-cost.ts
 
+bench-ledger: $(NODE_MODULES) $(BUNDLE) ## What a follower's run ledger costs each run: runs after 100 blocks with the ledger of a backfill, of a day of runs every 10 s kept whole, and of the same under the default keepRuns, and the ledger's bytes as a bucket publish uploads them (about 2 min)
+	npx tsx bench/ledger-growth.ts
+
 bench-base: $(NODE_MODULES) $(BUNDLE) ## What a DODO-only run costs now against an earlier commit (BASE=ref; default: the last before subgraphs of any schema): requests and wall time of paired no-op and incremental runs on the demo's data (about 6 min)
 	npx tsx bench/base-compare.ts $(if $(BASE),--base $(BASE))
 
@@ -145,4 +148,4 @@ s3rver: $(NODE_MODULES) ## A local S3-compatible server to try a bucket lake: ht
 clean: ## Remove generated data
 	rm -rf data
 
-.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-base bench-noop test-schemas bench-verify bench-bucket bench-upload bench-sandbox sandbox s3rver clean
+.PHONY: help install build typecheck lint format mutation demo test test-unit test-integration test-containers test-browser chromium docker-engine bench bench-quick bench-base bench-noop bench-ledger test-schemas bench-verify bench-bucket bench-upload bench-sandbox sandbox s3rver clean
