@@ -125,28 +125,33 @@ export class RunLedger {
 }
 
 /**
- * Rows of the ledger and of the verifications that `prune` keeps beyond the last runs: those the exporter still reads.
- * A checkpoint's run tells its head and the status of the task that moved it (`checkpoint-store.ts`, `verify/scope.ts`);
- * a dataset's last task and last successful task are its `status` (`status-file.ts`); its last verification too.
+ * What `pruneLedger` keeps beyond the last runs: the rows the exporter still reads. A checkpoint's run tells its head
+ * and the status of the task that moved it (`checkpoint-store.ts`, `verify/scope.ts`); a dataset's last task and last
+ * successful task are its `status` (`status-file.ts`), and so is its last verification: each found by an aggregate
+ * of one row per dataset and chain.
  */
-const LEDGER_KEPT = `
-  kept_tasks AS (
-    SELECT run_id, chain_id, dataset FROM _pool_export.checkpoints WHERE run_id IS NOT NULL
+const KEPT_TASKS = `
+  kept AS (
+    SELECT t.run_id, t.chain_id, t.dataset FROM _pool_export.run_tasks t
+    JOIN (SELECT chain_id, dataset, max(ended_at) AS last, max(ended_at) FILTER (WHERE status = 'ok') AS last_ok
+          FROM _pool_export.run_tasks GROUP BY chain_id, dataset) l
+      ON l.chain_id = t.chain_id AND l.dataset = t.dataset AND (t.ended_at = l.last OR t.ended_at = l.last_ok)
+    UNION SELECT run_id, chain_id, dataset FROM _pool_export.checkpoints WHERE run_id IS NOT NULL
     UNION SELECT run_id, chain_id, dataset FROM _pool_export.shard_checkpoints WHERE run_id IS NOT NULL
-    UNION SELECT run_id, chain_id, dataset FROM _pool_export.run_tasks
-      QUALIFY ended_at = max(ended_at) OVER (PARTITION BY chain_id, dataset)
-    UNION SELECT run_id, chain_id, dataset FROM _pool_export.run_tasks WHERE status = 'ok'
-      QUALIFY ended_at = max(ended_at) OVER (PARTITION BY chain_id, dataset)
-  ),
-  kept_verifications AS (
-    SELECT run_id, chain_id, dataset FROM _pool_export.verifications WHERE skipped IS NULL GROUP BY run_id, chain_id, dataset
-      QUALIFY row_number() OVER (PARTITION BY chain_id, dataset ORDER BY max(checked_at) DESC) = 1
+  )`;
+const LAST_VERIFIED = `
+  last_verified AS (
+    SELECT v.run_id, v.chain_id, v.dataset FROM _pool_export.verifications v
+    JOIN (SELECT chain_id, dataset, max(checked_at) AS at FROM _pool_export.verifications WHERE skipped IS NULL
+          GROUP BY chain_id, dataset) l
+      ON l.chain_id = v.chain_id AND l.dataset = v.dataset AND l.at = v.checked_at
+    WHERE v.skipped IS NULL
   )`;
 
 /**
  * Deletes what the ledger holds of runs before the last `keep` (by start): their runs, their tasks and the
  * verifications checked before the oldest of those runs began, but for the rows the exporter still reads
- * (`LEDGER_KEPT`). It does so once a tenth of `keep` runs came since it last did (`meta.ledger_pruned_at`), so that a
+ * (`KEPT_TASKS`, `LAST_VERIFIED`). It does so once a tenth of `keep` runs came since it last did (`meta.ledger_pruned_at`), so that a
  * run seldom pays for it, whatever the rows it keeps. Returns the task rows deleted.
  */
 export async function pruneLedger(w: Warehouse, keep: number): Promise<number> {
@@ -164,17 +169,17 @@ export async function pruneLedger(w: Warehouse, keep: number): Promise<number> {
     );
     const since = String(cut!.since);
     const tasks = await tx.exec(
-      `WITH ${LEDGER_KEPT}
+      `WITH ${KEPT_TASKS}
        DELETE FROM _pool_export.run_tasks t
        WHERE t.run_id IN (SELECT run_id FROM _pool_export.runs WHERE started_at < $1::TIMESTAMPTZ)
-         AND NOT EXISTS (SELECT 1 FROM kept_tasks k WHERE k.run_id = t.run_id AND k.chain_id = t.chain_id AND k.dataset = t.dataset)`,
+         AND NOT EXISTS (SELECT 1 FROM kept k WHERE k.run_id = t.run_id AND k.chain_id = t.chain_id AND k.dataset = t.dataset)`,
       [since],
     );
     await tx.exec(
-      `WITH ${LEDGER_KEPT}
+      `WITH ${LAST_VERIFIED}
        DELETE FROM _pool_export.verifications v
        WHERE v.checked_at < $1::TIMESTAMPTZ
-         AND NOT EXISTS (SELECT 1 FROM kept_verifications k WHERE k.run_id = v.run_id AND k.chain_id = v.chain_id AND k.dataset = v.dataset)`,
+         AND NOT EXISTS (SELECT 1 FROM last_verified k WHERE k.run_id = v.run_id AND k.chain_id = v.chain_id AND k.dataset = v.dataset)`,
       [since],
     );
     await tx.exec(
