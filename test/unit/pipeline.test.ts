@@ -345,6 +345,33 @@ describe('one run in-process', () => {
     expect((await compareWithSandbox(sb, data, [CHAIN], DATASETS)).mismatches).toEqual([]);
   });
 
+  it('a run keeps the ledger to its last keepRuns runs: of an older run, only the tasks its checkpoints name stay', async () => {
+    const data = folder();
+    const overrides = { keepRuns: 1 };
+    const first = await exportOnce(data, { overrides });
+    expect(first.events.filter((e) => e.event === 'ledger-pruned')).toEqual([]);
+    const tasksOf = (run: string) =>
+      withWarehouse(data, (w) =>
+        w.all('SELECT count(*)::INTEGER AS n FROM _pool_export.run_tasks WHERE run_id = $1', [run]),
+      );
+    expect(await tasksOf(first.outcome.runId)).toEqual([{ n: first.outcome.results.length }]);
+    // The second run (at the same head: its tasks move no checkpoint but the list's) deletes the first's other tasks.
+    const second = await exportOnce(data, { overrides });
+    const pruned = second.events.filter((e) => e.event === 'ledger-pruned');
+    expect(pruned.map((e) => e.fields.keepRuns)).toEqual([1]);
+    const named = await withWarehouse(data, (w) =>
+      w.all('SELECT count(*)::INTEGER AS n FROM _pool_export.checkpoints WHERE run_id = $1', [first.outcome.runId]),
+    );
+    expect(named[0]!.n).toBeGreaterThan(0);
+    expect(await tasksOf(first.outcome.runId)).toEqual(named);
+    expect(pruned[0]!.fields.tasks).toBe(first.outcome.results.length - Number(named[0]!.n));
+    expect(await tasksOf(second.outcome.runId)).toEqual([{ n: second.outcome.results.length }]);
+    // The third is within a tenth of keepRuns of the last pruning: it deletes nothing.
+    const third = await exportOnce(data, { overrides });
+    expect(third.events.filter((e) => e.event === 'ledger-pruned')).toEqual([]);
+    expect(await tasksOf(second.outcome.runId)).toEqual([{ n: second.outcome.results.length }]);
+  });
+
   it('a run after new blocks asks every first page of a route in one batched request, and none with batching off', async () => {
     await withOwnSandbox(async (own) => {
       for (const batchDatasets of [32, 0]) {
