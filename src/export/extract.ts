@@ -397,10 +397,12 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   await ledger.tasks(args.runId, records);
   await ledger.finish(args.runId, records, args.signal.aborted);
   // The ledger keeps the last `keepRuns` runs; a failure to prune it is no failure of the run (the next one prunes).
-  await pruneLedger(args.warehouse, args.config.keepRuns).then(
-    (tasks) => tasks > 0 && args.log('ledger-pruned', { runId: args.runId, keepRuns: args.config.keepRuns, tasks }),
-    (e: unknown) => args.log('ledger-prune-failed', { runId: args.runId, error: (e as Error).message }, 'warn'),
-  );
+  try {
+    const tasks = await pruneLedger(args.warehouse, args.config.keepRuns);
+    if (tasks > 0) args.log('ledger-pruned', { runId: args.runId, keepRuns: args.config.keepRuns, tasks });
+  } catch (e) {
+    args.log('ledger-prune-failed', { runId: args.runId, error: (e as Error).message }, 'warn');
+  }
   await status.end();
   return results;
 }

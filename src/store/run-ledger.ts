@@ -1,6 +1,6 @@
 /**
  * The run ledger: one row per run and one per task, so that `status` can tell what happened and when. It keeps the
- * last `keepRuns` runs (`prune`): a follower that runs every 10 s adds 8,640 runs and, on the demo's 8 chains, 2.8
+ * last `keepRuns` runs (`pruneLedger`): a follower that runs every 10 s adds 8,640 runs and, on the demo's 8 chains, 2.8
  * million task rows a day, which every status read scans, every checkpoint rewrites the end of and every bucket
  * publish uploads whole.
  */
@@ -151,8 +151,9 @@ const LAST_VERIFIED = `
 /**
  * Deletes what the ledger holds of runs before the last `keep` (by start): their runs, their tasks and the
  * verifications checked before the oldest of those runs began, but for the rows the exporter still reads
- * (`KEPT_TASKS`, `LAST_VERIFIED`). It does so once a tenth of `keep` runs came since it last did (`meta.ledger_pruned_at`), so that a
- * run seldom pays for it, whatever the rows it keeps. Returns the task rows deleted.
+ * (`KEPT_TASKS`, `LAST_VERIFIED`). It does so once a tenth of `keep` runs came since it last did
+ * (`meta.ledger_pruned_at`), so that a run seldom pays for it, whatever the rows it keeps. Returns the task rows
+ * deleted.
  */
 export async function pruneLedger(w: Warehouse, keep: number): Promise<number> {
   const [n] = await w.all(
