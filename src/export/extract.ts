@@ -10,6 +10,7 @@ import { commitLanes, DuckDBSink, GROUP_LIMIT } from '../store/sink.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
 import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
 import { runTask } from './by-kind.ts';
@@ -35,6 +36,8 @@ export interface RunArgs {
   readonly signal: AbortSignal;
   readonly log: EventLog;
   readonly progress?: ProgressSink;
+  /** Filled with what the run's probe of each route found (the routes that answered), by URL, for its verification. */
+  readonly probed?: Map<string, EndpointInfo>;
 }
 
 /** Receives progress of tasks (progress bars on a terminal). */
@@ -317,7 +320,9 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   const status = await StatusKeeper.start(args.warehouse, args.config.dataDir, args.runId);
   // 3. One probe per route pins every page of its tasks to a block and names the root fields there; each task takes
   //    its route (with several: the first healthy one on the main fork, within maxLagBlocks of the freshest).
-  const pinned = await chooseRoutes(args, await probeRoutes(args));
+  const probes = await probeRoutes(args);
+  for (const [url, p] of probes) if (!(p instanceof Error)) args.probed?.set(url, p.info);
+  const pinned = await chooseRoutes(args, probes);
   // 4. What is new: the first page of every task that continues a complete read, one batched request per route. Then
   //    tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
   const sink = new DuckDBSink(args.warehouse, args.config.dataDir, {

@@ -11,6 +11,7 @@ import { mark } from '../store/statement-log.ts';
 import { refreshVerifications } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
+import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
 import { type RunVerification, verifyRun } from '../verify/after-run.ts';
 import { checkpointBesideLake, openBucket, prepareBucket, writeLakeStep } from './lake-step.ts';
 
@@ -116,6 +117,8 @@ async function openAndRun(
       memoryLimitFrom: args.config.duckdbMemoryLimitFrom,
     });
     mark('tasks');
+    // What the run's probes find of its routes, which its verification reads rather than probing them again.
+    const probed = new Map<string, EndpointInfo>();
     const results = await runExport({
       config: args.config,
       tasks: args.tasks,
@@ -126,6 +129,7 @@ async function openAndRun(
       signal,
       log: args.log,
       ...(args.progress ? { progress: args.progress } : {}),
+      probed,
     });
     // The tasks' commits are checkpointed beside the lake write and the verification.
     checkpointing = checkpointBesideLake(warehouse, args.config, signal);
@@ -149,6 +153,7 @@ async function openAndRun(
                 runId,
                 results,
                 log: args.log,
+                probed,
               }).finally(() => lane.close());
               // The status file shows the verification (derived data: a failure to write it is no failure); a run
               // that verified nothing leaves it as its tasks wrote it.

@@ -8,6 +8,7 @@ import type { Config } from '../config/config.ts';
 import type { TaskResult } from '../export/task.ts';
 import type { Sql } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
 import type { EventLog } from '../util/logger.ts';
 import { redact } from '../util/redact.ts';
 import { VERIFIED_DATASETS } from './identities.ts';
@@ -35,6 +36,8 @@ export async function verifyRun(args: {
   readonly runId: string;
   readonly results: readonly TaskResult[];
   readonly log: EventLog;
+  /** What the run's probes found of its routes (see `VerifyRequest.probed`). */
+  readonly probed?: ReadonlyMap<string, EndpointInfo>;
 }): Promise<RunVerification> {
   const byChain = new Map<number, { datasets: Set<string>; from: number | undefined }>();
   for (const r of args.results) {
@@ -65,6 +68,7 @@ export async function verifyRun(args: {
       datasets: c.datasets,
       lake: false,
       ...(c.from !== undefined ? { from: c.from } : {}),
+      ...(args.probed ? { probed: args.probed } : {}),
     });
     await recordChecks(args.warehouse, args.runId, report.checks);
     total.groups += report.checks.reduce((n, x) => n + x.groups, 0);

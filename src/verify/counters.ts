@@ -41,10 +41,17 @@ export class CounterReader {
   private readonly probes = new Map<string, Promise<EndpointInfo>>();
   private readonly reads = new Map<string, Promise<Record<string, unknown>[]>>();
 
+  /**
+   * `probed`: what probes of this run found of routes already (a run's own probe of each route it read, moments
+   * before): those routes are not probed again.
+   */
   constructor(
     private readonly client: UpstreamClient,
     private readonly config: Pick<Config, 'maxAttempts' | 'pageSize'>,
-  ) {}
+    probed: ReadonlyMap<string, EndpointInfo> = new Map(),
+  ) {
+    for (const [url, info] of probed) this.probes.set(url, Promise.resolve(info));
+  }
 
   /** One request, retried. */
   private send<T>(endpoint: Endpoint, query: string, vars: Record<string, unknown>): Promise<T> {

@@ -13,7 +13,7 @@ import { chainsOfSchema, deploymentUrl, subgraphOf } from '../catalog/subgraphs.
 import { firstId, pageQuery } from '../export/queries.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
-import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
+import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import { urlEndpoint } from '../upstream/routes.ts';
 import { redact } from '../util/redact.ts';
 import { qt } from '../util/sql.ts';
@@ -70,6 +70,8 @@ export interface RowReading {
   readonly datasets?: ReadonlySet<string> | undefined;
   readonly pageSize: number;
   readonly secrets: readonly string[];
+  /** What the run's probes found of its routes, by URL (see `VerifyRequest.probed`): those are not probed again. */
+  readonly probed?: ReadonlyMap<string, EndpointInfo> | undefined;
 }
 
 /** The row-id checks of the subgraphs' datasets on the chains asked for. */
@@ -82,7 +84,9 @@ export async function subgraphIdChecks(
   const count = () => {
     requests++;
   };
-  const roots = new Map<string, Promise<ReadonlyMap<string, string>>>();
+  const roots = new Map<string, Promise<ReadonlyMap<string, string>>>(
+    [...(req.probed ?? [])].map(([url, info]) => [url, Promise.resolve(info.roots)]),
+  );
   const checks: Check[] = [];
   for (const ds of of) {
     if (!subgraphOf(ds.schema) || (req.datasets && !req.datasets.has(ds.name))) continue;

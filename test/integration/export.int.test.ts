@@ -231,6 +231,16 @@ describe('export core', () => {
     expect(batches.reduce((n, b) => n + b.datasets, 0)).toBe(41 * 2 - lists);
     const movedRequests = (await sb.control<{ requests: number }>('stats')).requests;
     expect(movedRequests).toBeLessThanOrEqual(3 * (routes + lists));
+    // The verification reads the counters of each route it verifies (dodoex and token on each chain) in one request,
+    // and probes none: the run's own probes, moments before, told it each route's head and root fields.
+    const verified = moved.stderr
+      .split('\n')
+      .filter((l) => l.includes('"event":"verified"'))
+      .map((l) => JSON.parse(l) as { chains: number; groups: number; requests: number });
+    expect(verified).toHaveLength(1);
+    expect(verified[0]!.chains).toBe(2);
+    expect(verified[0]!.groups).toBeGreaterThan(0);
+    expect(verified[0]!.requests).toBe(2 * 2);
     // No task but the lists asked anything itself: the batches' requests are counted by the tasks they served.
     const tasks = moved.stderr
       .split('\n')
