@@ -36,8 +36,12 @@ export interface RunArgs {
   readonly signal: AbortSignal;
   readonly log: EventLog;
   readonly progress?: ProgressSink;
-  /** Filled with what the run's probe of each route found (the routes that answered), by URL, for its verification. */
-  readonly probed?: Map<string, EndpointInfo>;
+}
+
+/** What the tasks of a run did, and what the run's probe of each route found (the routes that answered), by URL. */
+export interface ExportOutcome {
+  readonly results: TaskResult[];
+  readonly probed: ReadonlyMap<string, EndpointInfo>;
 }
 
 /** Receives progress of tasks (progress bars on a terminal). */
@@ -311,7 +315,7 @@ function ledgerTask(r: TaskResult): LedgerTask {
 }
 
 /** Runs every task of the plan; each task commits its own batches, so a failure never undoes another task's work. */
-export async function runExport(args: RunArgs): Promise<TaskResult[]> {
+export async function runExport(args: RunArgs): Promise<ExportOutcome> {
   // 1. Tables for every dataset of the plan.
   await args.warehouse.ensureTables([...new Set(args.tasks.map((t) => t.ds))]);
   // 2. The run enters the ledger, and the status file (which `status` reads while the warehouse is held) is renewed.
@@ -321,7 +325,6 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
   // 3. One probe per route pins every page of its tasks to a block and names the root fields there; each task takes
   //    its route (with several: the first healthy one on the main fork, within maxLagBlocks of the freshest).
   const probes = await probeRoutes(args);
-  for (const [url, p] of probes) if (!(p instanceof Error)) args.probed?.set(url, p.info);
   const pinned = await chooseRoutes(args, probes);
   // 4. What is new: the first page of every task that continues a complete read, one batched request per route. Then
   //    tasks run concurrently, at most `perEndpointConcurrency` per upstream host.
@@ -409,5 +412,7 @@ export async function runExport(args: RunArgs): Promise<TaskResult[]> {
     args.log('ledger-prune-failed', { runId: args.runId, error: (e as Error).message }, 'warn');
   }
   await status.end();
-  return results;
+  const probed = new Map<string, EndpointInfo>();
+  for (const [url, p] of probes) if (!(p instanceof Error)) probed.set(url, p.info);
+  return { results, probed };
 }

@@ -11,7 +11,6 @@ import { mark } from '../store/statement-log.ts';
 import { refreshVerifications } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
-import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
 import { type RunVerification, verifyRun } from '../verify/after-run.ts';
 import { checkpointBesideLake, openBucket, prepareBucket, writeLakeStep } from './lake-step.ts';
 
@@ -117,9 +116,8 @@ async function openAndRun(
       memoryLimitFrom: args.config.duckdbMemoryLimitFrom,
     });
     mark('tasks');
-    // What the run's probes find of its routes, which its verification reads rather than probing them again.
-    const probed = new Map<string, EndpointInfo>();
-    const results = await runExport({
+    // What the run's probes found of its routes, which its verification reads rather than probing them again.
+    const { results, probed } = await runExport({
       config: args.config,
       tasks: args.tasks,
       jobs: args.jobs,
@@ -129,7 +127,6 @@ async function openAndRun(
       signal,
       log: args.log,
       ...(args.progress ? { progress: args.progress } : {}),
-      probed,
     });
     // The tasks' commits are checkpointed beside the lake write and the verification.
     checkpointing = checkpointBesideLake(warehouse, args.config, signal);
