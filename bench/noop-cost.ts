@@ -9,11 +9,11 @@
  *
  *   npx tsx bench/noop-cost.ts      (make bench-noop; about 4 minutes)
  */
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, startSandbox } from '../src/sandbox/spawn.ts';
+import { startSandbox } from '../src/sandbox/spawn.ts';
+import { cliRun } from './util.ts';
 
 const sb = await startSandbox(['--scale', '5000', '--now', '2026-11-20T00:00:00Z']);
 const root = mkdtempSync(join(tmpdir(), 'pe-noop-'));
@@ -40,18 +40,11 @@ interface Cost {
 /** One `run` (every job, or `args`' jobs) on `data`: its requests, seconds and lake files. */
 async function run(what: string, data: string, args: string[] = []): Promise<Cost> {
   await sb.control('stats', {});
-  const t = performance.now();
-  const r = spawnSync(process.execPath, [BIN, 'run', '--log-format', 'json', ...args], {
-    env: env(data),
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  });
-  const secs = (performance.now() - t) / 1000;
-  if (r.status !== 0) throw new Error(`${what}: exit ${r.status}: ${r.stderr.slice(-2000)}`);
+  const r = cliRun(env(data), ['run', '--log-format', 'json', ...args], what);
   const lake = (r.stdout + r.stderr).split('\n').find((l) => l.includes('"event":"lake-written"'));
   const { files, ms } = lake ? (JSON.parse(lake) as { files: number; ms: number }) : { files: 0, ms: 0 };
   const { requests } = await sb.control<{ requests: number }>('stats');
-  return { requests, secs, files, lakeSecs: ms / 1000 };
+  return { requests, secs: r.secs, files, lakeSecs: ms / 1000 };
 }
 
 const row = (what: string, c: Cost) =>
