@@ -18,7 +18,16 @@ import { LakeLayoutError, LakeWriteError, StopRequested } from '../errors.ts';
 import { type Sql, stoppable, type Warehouse } from '../store/warehouse.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import { cutMonth, fullFiles } from './key-ranges.ts';
-import { copyOpts, monthFiles, monthsIn, type Publish, partName, publish, recoverPublish } from './lake-files.ts';
+import {
+  copyOpts,
+  monthFiles,
+  monthsIn,
+  type Publish,
+  partName,
+  publish,
+  recoverPublish,
+  replacesSmall,
+} from './lake-files.ts';
 import {
   chainDir,
   FILE_ROWS,
@@ -97,7 +106,9 @@ async function stageAndPublish(
   // A write of one month into one file, replacing no full one (nearly every run's): one COPY, straight to its file.
   if (plans.length === 1 && full[0]!.length === 0) {
     const [file, plan] = [join(tmp, 'only.parquet'), plans[0]!];
-    const rows = await w.exec(`COPY (SELECT * FROM (${source}) ORDER BY ${key}) TO ${lit(file)} (${options})`);
+    const small = replacesSmall(replaced(plan).map((f) => f.path));
+    const only = small ? await copyOpts(w, { small }) : options;
+    const rows = await w.exec(`COPY (SELECT * FROM (${source}) ORDER BY ${key}) TO ${lit(file)} (${only})`);
     if (rows <= fileRows) return publishMonths(t.lake, [{ plan, files: rows > 0 ? [[plan.from, file]] : [] }], target);
   }
   const stage = join(tmp, 'stage.parquet');
@@ -324,7 +335,7 @@ export async function writeState(w: Sql, t: Target): Promise<number> {
   const { ds, chainId } = t;
   const file = join(chainDir(t.root, t, 'data'), 'data.parquet');
   const tmp = join(lakeTmp(t.lake), `s${process.pid}-${++tmpSeq}.parquet`);
-  const options = await copyOpts(w);
+  const options = await copyOpts(w, { small: replacesSmall([file]) });
   mkdirSync(dirname(tmp), { recursive: true });
   await w.exec(
     `COPY (SELECT ${lakeSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = ${chainId} ORDER BY id) TO ${lit(tmp)} (${options})`,

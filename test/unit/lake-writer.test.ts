@@ -592,6 +592,57 @@ async function seen(tracked = DEFAULT_TRACKED) {
   }
 }
 
+describe('compression', () => {
+  /** The codecs of a lake file's column chunks. */
+  async function codecs(file: string): Promise<string[]> {
+    const rows = await w.all('SELECT DISTINCT compression AS c FROM parquet_metadata($1) ORDER BY 1', [
+      join(lake, file),
+    ]);
+    return rows.map((r) => String(r.c));
+  }
+
+  it('writes a file in snappy where it replaces one of less than 64 KiB, and in zstd where it replaces none or a larger one', async () => {
+    await swaps([0, 5]);
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r1'] });
+    await writeLake(w, dir);
+    // A month's first file replaces none.
+    expect(await codecs(jan(1))).toEqual(['ZSTD']);
+    await swaps([9], 'r2');
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r2'] });
+    await writeLake(w, dir);
+    expect(await ids(jan(1))).toEqual(['s0', 's5', 's9']);
+    expect(await codecs(jan(1))).toEqual(['SNAPPY']);
+    // 20,000 swaps of distinct hashes make the open file larger than 64 KiB in either codec.
+    await w.exec(
+      `INSERT INTO dodoex.swaps (id, "timestamp", hash, chain_id, _run_id) SELECT 'b' || i, $1 + i, md5(i::VARCHAR), 56, 'r3' FROM range(20000) t(i)`,
+      [T0 + 100],
+    );
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r3'] });
+    await writeLake(w, dir);
+    expect(files()).toEqual([jan(1)]);
+    expect(statSync(join(lake, jan(1))).size).toBeGreaterThan(64 * 1024);
+    await swaps([99_000], 'r4');
+    await pending({ chain: 56, ds: 'dodoex.swaps', from: null, runs: ['r4'] });
+    await writeLake(w, dir);
+    expect((await ids(jan(1))).length).toBe(20_004);
+    expect(await codecs(jan(1))).toEqual(['ZSTD']);
+  });
+
+  it('writes a state file in zstd the first time, and in snappy when it replaces a small one', async () => {
+    const state = 'dodoex/pairs/chain=bsc/data.parquet';
+    const write = async (id: string, run: string) => {
+      await w.exec(`INSERT INTO dodoex.pairs (id, chain_id, _run_id, _taken_at) VALUES ($1, 56, $2, now())`, [id, run]);
+      await pending({ chain: 56, ds: 'dodoex.pairs', from: null, runs: [run] });
+      await writeLake(w, dir);
+    };
+    await write('p1', 'r1');
+    expect(await codecs(state)).toEqual(['ZSTD']);
+    await write('p2', 'r2');
+    expect(await ids(state)).toEqual(['p1', 'p2']);
+    expect(await codecs(state)).toEqual(['SNAPPY']);
+  });
+});
+
 describe('readers', () => {
   it('refuse a lake of the earlier layout with the command that migrates it', async () => {
     mkdirSync(join(lake, 'dodoex/swaps/chain=bsc/day=2026-01-01'), { recursive: true });
