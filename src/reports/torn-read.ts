@@ -9,9 +9,11 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 /**
  * What DuckDB says when a query read a Parquet file's footer and its row groups through separate opens, and a run
  * replaced the file in between (`bench/reader-race.ts`; `docs/bucket.md`): asked again, the query reads the new file.
+ * A file written in zstd can be replaced by one in snappy and back (`lake-files.ts` `SMALL_FILE_BYTES`): the old
+ * footer's codec over the new bytes fails as "ZSTD Decompression failure" or "Snappy decompression failure".
  */
 export const TORN_READ =
-  /TProtocolException|Could not read enough bytes|No magic bytes found|don't know what type|invalid TType|Variable-length int|decompression failure|data size mismatch/;
+  /TProtocolException|Could not read enough bytes|No magic bytes found|don't know what type|invalid TType|Variable-length int|[Dd]ecompression failure|data size mismatch/;
 
 /**
  * Times a result is asked for in all while its read is torn. Two readers of a file replaced without pause failed 7.7%
