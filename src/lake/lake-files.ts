@@ -27,7 +27,8 @@ const ZSTD_LEVEL = 1;
  */
 const ROW_GROUP_BYTES = '16MB';
 
-const BASE_OPTS = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
+/** The codec of a lake file: zstd, or snappy for a small one (`SMALL_FILE_BYTES`). */
+const CODEC = { zstd: `COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}`, snappy: 'COMPRESSION snappy' } as const;
 
 /**
  * A file that replaces files of less than this many bytes in all is written in snappy rather than zstd. zstd costs
@@ -39,26 +40,24 @@ const BASE_OPTS = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LE
  */
 export const SMALL_FILE_BYTES = 64 * 1024;
 
-/** The options of each connection's COPYs: its database's settings do not change while it is open. */
-const optsOf = new WeakMap<Sql, Promise<string>>();
+/** The row group options of each connection's COPYs: its database's settings do not change while it is open. */
+const rowGroupsOf = new WeakMap<Sql, Promise<string>>();
 
 /**
  * The options of every COPY to the lake, for the settings of `w`'s database (read once per connection); with `small`,
  * those of a file that replaces files of less than `SMALL_FILE_BYTES` (`replacesSmall`).
  */
 export async function copyOpts(w: Sql, opts: { readonly small?: boolean } = {}): Promise<string> {
-  let found = optsOf.get(w);
-  if (!found) {
-    found = w
+  let rowGroups = rowGroupsOf.get(w);
+  if (!rowGroups) {
+    const rows = `ROW_GROUP_SIZE ${ROW_GROUP_SIZE}`;
+    rowGroups = w
       .all("SELECT current_setting('preserve_insertion_order') AS keep")
-      .then(([r]) => (r?.keep === false ? `${BASE_OPTS}, ROW_GROUP_SIZE_BYTES '${ROW_GROUP_BYTES}'` : BASE_OPTS));
-    optsOf.set(w, found);
-    found.catch(() => optsOf.delete(w));
+      .then(([r]) => (r?.keep === false ? `${rows}, ROW_GROUP_SIZE_BYTES '${ROW_GROUP_BYTES}'` : rows));
+    rowGroupsOf.set(w, rowGroups);
+    rowGroups.catch(() => rowGroupsOf.delete(w));
   }
-  const options = await found;
-  return opts.small
-    ? options.replace(`COMPRESSION zstd, COMPRESSION_LEVEL ${ZSTD_LEVEL}`, 'COMPRESSION snappy')
-    : options;
+  return `FORMAT parquet, ${opts.small ? CODEC.snappy : CODEC.zstd}, ${await rowGroups}`;
 }
 
 /** Whether `files` (those a write replaces) are some, and of less than `SMALL_FILE_BYTES` in all. */

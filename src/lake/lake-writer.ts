@@ -106,8 +106,7 @@ async function stageAndPublish(
   // A write of one month into one file, replacing no full one (nearly every run's): one COPY, straight to its file.
   if (plans.length === 1 && full[0]!.length === 0) {
     const [file, plan] = [join(tmp, 'only.parquet'), plans[0]!];
-    const small = replacesSmall(replaced(plan).map((f) => f.path));
-    const only = small ? await copyOpts(w, { small }) : options;
+    const only = await copyOpts(w, { small: replacesSmall(replaced(plan).map((f) => f.path)) });
     const rows = await w.exec(`COPY (SELECT * FROM (${source}) ORDER BY ${key}) TO ${lit(file)} (${only})`);
     if (rows <= fileRows) return publishMonths(t.lake, [{ plan, files: rows > 0 ? [[plan.from, file]] : [] }], target);
   }
