@@ -17,6 +17,7 @@ import { dataFolder } from '../config/data-folder.ts';
 import { LakeLayoutError, LakeWriteError, StopRequested } from '../errors.ts';
 import { type Sql, stoppable, type Warehouse } from '../store/warehouse.ts';
 import { lit, q, qt } from '../util/sql.ts';
+import { appendsTo, type ChainEntry, type ChainWrite, planChainWrites, writeChains } from './chain-writes.ts';
 import { cutMonth, fullFiles } from './key-ranges.ts';
 import {
   copyOpts,
@@ -222,29 +223,6 @@ export async function writeSeq(
   });
 }
 
-/** Whether an entry's runs are run `fresh` alone: rows no file of the lake holds yet (`writeLake`'s `freshRun`). */
-const onlyRun = (ids: readonly string[] | null, fresh: string | undefined): boolean =>
-  fresh !== undefined && ids?.length === 1 && ids[0] === fresh;
-
-/**
- * The table path an entry only adds rows to, with no file to search: the rows of run `fresh` alone, into a mutable
- * entity's history (the lake's alone: every row stays), or into a snapshot's or the list's files when no row of
- * another run left the warehouse since they were written (`dropped`). Null otherwise.
- */
-function appendsTo(
-  e: {
-    readonly ds: Dataset | undefined;
-    readonly runs: readonly string[];
-    readonly rebuild: boolean;
-    readonly dropped: boolean;
-  },
-  fresh: string | undefined,
-): TablePart | null {
-  if (!e.ds || e.rebuild || !onlyRun(e.runs, fresh)) return null;
-  if (e.ds.kind === 'mutable') return hasHistory(e.ds) ? 'history' : null;
-  return (e.ds.kind === 'snapshot' || e.ds.kind === 'list') && !e.dropped ? 'data' : null;
-}
-
 const listLit = (xs: readonly string[]) => `[${xs.map(lit).join(', ')}]`;
 
 /**
@@ -359,8 +337,11 @@ export async function writePending(
     readonly fresh?: string | undefined;
     /** Rows of open files, by path (`openFileRows`). */
     readonly openRows?: ReadonlyMap<string, number> | undefined;
+    /** Files a COPY of several chains already wrote (`writeChains`): the state file, the runs' file. */
+    readonly written?: { readonly state: boolean; readonly runs: boolean };
   },
 ): Promise<number> {
+  const written = dirs.written ?? { state: false, runs: false };
   const t = (part: TablePart): Target => ({
     fileRows: dirs.fileRows ?? FILE_ROWS,
     root: dirs.root,
@@ -394,8 +375,11 @@ export async function writePending(
     ...(p.months ? { months: p.months } : {}),
   };
   if (p.ds.kind === 'mutable')
-    return (await writeState(w, t('data'))) + (hasHistory(p.ds) ? await writeRuns(w, t('history'), runs) : 0);
-  return writeRuns(w, t('data'), runs);
+    return (
+      (written.state ? 0 : await writeState(w, t('data'))) +
+      (hasHistory(p.ds) && !written.runs ? await writeRuns(w, t('history'), runs) : 0)
+    );
+  return written.runs ? 0 : writeRuns(w, t('data'), runs);
 }
 
 /**
@@ -405,14 +389,7 @@ export async function writePending(
  */
 async function openFileRows(
   w: Sql,
-  entries: readonly {
-    readonly ds: Dataset | undefined;
-    readonly chainId: number;
-    readonly runs: readonly string[];
-    readonly rebuild: boolean;
-    readonly dropped: boolean;
-    readonly months?: readonly string[] | undefined;
-  }[],
+  entries: readonly ChainEntry[],
   at: { readonly lake: string; readonly fresh: string },
 ): Promise<Map<string, number>> {
   const open: string[] = [];
@@ -430,6 +407,23 @@ async function openFileRows(
     .all(`SELECT file_name AS f, num_rows AS n FROM parquet_file_metadata(${listLit(open)})`)
     .catch(() => []);
   return new Map(rows.map((r) => [String(r.f), Number(r.n)]));
+}
+
+/**
+ * The lake write's work, in the order the lanes take it: each dataset with COPYs of several chains (`writeChains`)
+ * first, with its entries (which write what those COPYs left), the largest first; then every other entry alone.
+ */
+function workItems<E extends { readonly name: string }>(
+  entries: readonly E[],
+  writes: readonly ChainWrite[],
+): { readonly writes: readonly ChainWrite[]; readonly entries: readonly E[] }[] {
+  const of = new Map<string, ChainWrite[]>();
+  for (const c of writes) of.set(c.ds.name, [...(of.get(c.ds.name) ?? []), c]);
+  const grouped = [...of.entries()]
+    .map(([name, ws]) => ({ writes: ws, entries: entries.filter((e) => e.name === name) }))
+    .sort((a, b) => b.entries.length - a.entries.length);
+  const alone = entries.filter((e) => !of.has(e.name)).map((e) => ({ writes: [], entries: [e] }));
+  return [...grouped, ...alone];
 }
 
 /** The runs of this process whose lake write has begun: from then on, files may hold their rows. */
@@ -485,6 +479,10 @@ export async function writeLake(
   // lane leaves the cores idle between them. Each lane's sort takes what memory it can, so under a small memory limit
   // (`lakeLanes`) one lane writes alone.
   const lanes = await Promise.all(Array.from({ length: Math.max(0, laneCount - 1) }, () => w.lane()));
+  // COPYs of several chains, where DuckDB writes their partitions in order (one thread) and memory allows lanes
+  // (`chain-writes.ts`).
+  const oneThread = laneCount > 1 && Number((await w.all("SELECT current_setting('threads') AS n"))[0]?.n) === 1;
+  const chainWrites = oneThread ? planChainWrites(rows, { lake, fresh, openRows, fileRows }) : [];
   const done: string[] = [];
   const failed: { entry: string; error: unknown }[] = [];
   // A stop interrupts the statements under way: their entries fail before they publish anything (files are written
@@ -495,21 +493,38 @@ export async function writeLake(
   };
   signal?.addEventListener('abort', interrupt);
   try {
-    const next = rows[Symbol.iterator]();
+    const next = workItems(rows, chainWrites)[Symbol.iterator]();
     const work = async (sql: Sql) => {
-      for (let r = next.next(); !r.done && !signal?.aborted; r = next.next()) {
-        const { ds, chainId, name } = r.value;
-        try {
-          const p = ds && { ...r.value, ds };
-          // Added after the await: `files += await …` would read `files` before the other lane's additions.
-          const written = p ? await writePending(sql, p, { root: lake, lake, fileRows, fresh, openRows }) : 0;
-          files += written;
-          done.push(`${chainId}/${name}`);
-        } catch (e) {
-          // A stop ends the write; any other failure (DuckDB's memory, a file) leaves this entry listed, and the
-          // others are written all the same.
-          if (signal?.aborted || e instanceof StopRequested) throw e;
-          failed.push({ entry: `${name} on ${chainName(chainId)}`, error: e });
+      for (let item = next.next(); !item.done && !signal?.aborted; item = next.next()) {
+        // The COPYs of several chains first; what they leave, each entry writes.
+        const byChains = { state: new Set<string>(), runs: new Set<string>() };
+        for (const c of item.value.writes) {
+          const tmp = join(lakeTmp(lake), `c${process.pid}-${++tmpSeq}`);
+          try {
+            const entries = await writeChains(sql, c, { lake, tmp, fileRows });
+            for (const e of entries) byChains[c.run === undefined ? 'state' : 'runs'].add(e);
+            files += entries.length;
+          } catch (e) {
+            // What a COPY of several chains failed to write, each entry writes (and fails alone if it must).
+            if (signal?.aborted || e instanceof StopRequested) throw e;
+          }
+        }
+        for (const r of item.value.entries) {
+          const { ds, chainId, name } = r;
+          const key = `${chainId}/${name}`;
+          try {
+            const p = ds && { ...r, ds };
+            const written = { state: byChains.state.has(key), runs: byChains.runs.has(key) };
+            // Added after the await: `files += await …` would read `files` before the other lane's additions.
+            const n = p ? await writePending(sql, p, { root: lake, lake, fileRows, fresh, openRows, written }) : 0;
+            files += n;
+            done.push(key);
+          } catch (e) {
+            // A stop ends the write; any other failure (DuckDB's memory, a file) leaves this entry listed, and the
+            // others are written all the same.
+            if (signal?.aborted || e instanceof StopRequested) throw e;
+            failed.push({ entry: `${name} on ${chainName(chainId)}`, error: e });
+          }
         }
       }
     };

@@ -109,12 +109,14 @@ export function seqColumn(ds: Dataset): string | undefined {
 }
 
 /**
- * The order of rows in a month (and the key the run's rewrite starts from): events and buckets by their time, the
- * others by when they were taken; then `id`.
+ * The order of rows in a month (and the key the run's rewrite starts from): events and buckets by their time, then
+ * `id`; the others by when they were taken, then `id`, then the block and run that read them, so that the versions of
+ * an id in a history (or of a snapshot row read by several runs) are in the order they were read, whichever way the
+ * file was written. (Their time taken is null where the upstream gives none: `id` alone left their order to the sort.)
  */
 export function orderKey(ds: Dataset, part: TablePart): string {
   const seq = part === 'data' ? seqColumn(ds) : undefined;
-  return seq ? `${q(seq)}, "id"` : '"_taken_at", "id"';
+  return seq ? `${q(seq)}, "id"` : '"_taken_at", "id", "_block", "_run_id"';
 }
 
 /**
