@@ -139,9 +139,9 @@ const CHAIN_COLUMN = 'pool-export chain';
 const listLit = (xs: readonly string[]) => `[${xs.map(lit).join(', ')}]`;
 
 /**
- * Writes `c` into `tmp` (a folder of the lake's `.tmp/` that does not exist yet) in one COPY, then publishes each chain's file; returns
- * the entries whose file is in place. A chain the COPY wrote no single file for, or (appends) more rows than
- * `fileRows`, is left out, its file never published: its entry writes it.
+ * Writes `c` into `tmp` (a folder of the lake's `.tmp/` that does not exist yet) in one COPY, then publishes each
+ * chain's file; returns the entries whose file is in place. A chain the COPY wrote no single file for, or (appends)
+ * more rows than `fileRows`, is left out, its file never published: its entry writes it.
  */
 export async function writeChains(
   w: Sql,
