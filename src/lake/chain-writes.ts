@@ -14,10 +14,13 @@
  *   open file holds a row group of its own while the COPY runs;
  * - the file is one the entry's own write would write as a single file: the state file, or the rows of the run being
  *   written alone (`appendsTo`) into one month's open file (or that month's next or first file); a chain whose file
- *   would pass `fileRows` is left to its entry, which cuts it.
+ *   would pass `fileRows` is left to its entry, which cuts it;
+ * - its files hold at most `CHAIN_ROWS` rows in all, as the footers of the files they replace and the count of the
+ *   entries' rows (`readPending`) tell: DuckDB holds a partitioned COPY's rows in memory until it writes them (in a
+ *   256 MB limit, 1,500,000 rows of 42 columns in 8 partitions ran out of memory).
  * Whatever a COPY of several chains does not write (a chain it left, a COPY that failed), the entry writes itself.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Dataset } from '../catalog/catalog.ts';
 import type { Sql } from '../store/warehouse.ts';
@@ -33,6 +36,8 @@ export interface ChainEntry {
   readonly rebuild: boolean;
   readonly dropped: boolean;
   readonly months?: readonly string[] | undefined;
+  /** The rows of `runs` on the chain (`readPending`). */
+  readonly runRows?: number | undefined;
 }
 
 /** Whether an entry's runs are run `fresh` alone: rows no file of the lake holds yet (`writeLake`'s `freshRun`). */
@@ -67,6 +72,8 @@ interface ChainFile {
   readonly target: string;
   /** The open file whose rows the new file keeps (it replaces it); undefined where it replaces none or is a state file. */
   readonly kept: string | undefined;
+  /** At most how many rows the file will hold: those of the file it replaces, and of the entry's runs. */
+  readonly rows: number;
 }
 
 /** A COPY of several chains' files of one table path. */
@@ -82,7 +89,8 @@ export interface ChainWrite {
 
 /**
  * The COPYs of several chains that the pending `entries` allow (see the module's header), each of two files or more.
- * `openRows`: rows of open files by path (`openFileRows`); an append whose open file is not in it is left to its entry.
+ * `openRows`: rows of open files and state files by path (`openFileRows`); a file whose old rows are not known there is
+ * left to its entry, as is an entry whose runs' rows are not known.
  */
 export function planChainWrites(
   entries: readonly ChainEntry[],
@@ -104,16 +112,20 @@ export function planChainWrites(
   };
   for (const e of entries) {
     const ds = e.ds;
-    if (!ds || e.rebuild) continue;
+    // The rows a file will hold are those of the file it replaces, and at most those of the entry's runs.
+    if (!ds || e.rebuild || e.runRows === undefined) continue;
     const entry = `${e.chainId}/${ds.name}`;
     if (ds.kind === 'mutable') {
       const target = join(chainDir(at.lake, { ds, chainId: e.chainId }, 'data'), 'data.parquet');
-      add({ ds, part: 'data', run: undefined, small: replacesSmall([target]) }, false, {
-        entry,
-        chainId: e.chainId,
-        target,
-        kept: undefined,
-      });
+      const old = existsSync(target) ? at.openRows?.get(target) : 0;
+      if (old !== undefined)
+        add({ ds, part: 'data', run: undefined, small: replacesSmall([target]) }, false, {
+          entry,
+          chainId: e.chainId,
+          target,
+          kept: undefined,
+          rows: old + e.runRows,
+        });
     }
     const part = appendsTo(e, at.fresh);
     if (!part || e.months?.length !== 1) continue;
@@ -128,10 +140,21 @@ export function planChainWrites(
       chainId: e.chainId,
       target,
       kept,
+      rows: (kept === undefined ? 0 : rows!) + e.runRows,
     });
   }
-  return [...groups.values()].filter((g) => g.files.length > 1);
+  return [...groups.values()].filter(
+    (g) => g.files.length > 1 && g.files.reduce((n, f) => n + f.rows, 0) <= CHAIN_ROWS,
+  );
 }
+
+/**
+ * The most rows a COPY of several chains writes: DuckDB holds the rows of a partitioned COPY until they pass its
+ * `partitioned_write_flush_threshold` (524,288 rows), where the entry's own write holds a row group of one file (at most
+ * 16 MB under a memory limit). A run after a few new blocks writes tens or hundreds of rows a dataset; a larger write (a
+ * catch-up, a large state) is left to the entries.
+ */
+export const CHAIN_ROWS = 10_000;
 
 /** The column a COPY of several chains partitions its rows by: named with a space, as no upstream field is. */
 const CHAIN_COLUMN = 'pool-export chain';

@@ -28,6 +28,11 @@ export interface Pending {
    */
   readonly months?: readonly string[] | undefined;
   /**
+   * Snapshots, the list and mutable history: the rows of `runs` on this chain, read with `months`; undefined where
+   * those were not read.
+   */
+  readonly runRows?: number | undefined;
+  /**
    * Events and buckets (not rebuilt): the second the write starts at: `fromSeq`, or else the first second of the rows
    * of `runs` (null: none is stored, nothing to write). Undefined where the entry reads its own.
    */
@@ -56,12 +61,13 @@ export async function readPending(
     dropped: r.dropped !== false,
   }));
   const known = rows.filter((r): r is typeof r & { ds: Dataset } => r.ds !== undefined);
-  const months = await runMonths(w, known).catch(() => new Map<string, string[]>());
+  const months = await runMonths(w, known).catch(() => new Map<string, { months: string[]; rows: number }>());
   const seqs = await seqMonths(w, known).catch(() => new Map<string, { from: number | null; months: string[] }>());
   return rows.map((r) => {
     const seq = r.ds && seqs.get(monthsKey(r.ds, r.chainId));
     if (seq) return { ...r, months: seq.months, seqFrom: seq.from };
-    return { ...r, months: r.ds && months.get(monthsKey(r.ds, r.chainId)) };
+    const run = r.ds && months.get(monthsKey(r.ds, r.chainId));
+    return { ...r, months: run?.months, runRows: run?.rows };
   });
 }
 
@@ -70,10 +76,13 @@ const monthsKey = (ds: Dataset, chainId: number) => `${ds.name}/${chainId}`;
 
 /**
  * The months of the rows of each entry's runs (entries of events and buckets, and rebuilds, left out: they find
- * their months otherwise), keyed by `monthsKey`, in month order. Entries of one table with the same runs share one
- * part of the statement.
+ * their months otherwise), keyed by `monthsKey`, in month order, and how many rows those are. Entries of one table
+ * with the same runs share one part of the statement.
  */
-async function runMonths(w: Sql, entries: readonly Pending[]): Promise<Map<string, string[]>> {
+async function runMonths(
+  w: Sql,
+  entries: readonly Pending[],
+): Promise<Map<string, { months: string[]; rows: number }>> {
   const groups = new Map<string, { ds: Dataset; runs: readonly string[]; chains: number[] }>();
   for (const e of entries) {
     if (e.rebuild || e.ds.kind === 'event' || e.ds.kind === 'bucket' || (e.ds.kind === 'mutable' && !hasHistory(e.ds)))
@@ -83,17 +92,20 @@ async function runMonths(w: Sql, entries: readonly Pending[]): Promise<Map<strin
     g.chains.push(e.chainId);
     groups.set(key, g);
   }
-  const months = new Map<string, string[]>();
+  const months = new Map<string, { months: string[]; rows: number }>();
   const parts = [...groups.values()].map(({ ds, runs, chains }, g) => {
-    for (const c of chains) months.set(monthsKey(ds, c), []);
+    for (const c of chains) months.set(monthsKey(ds, c), { months: [], rows: 0 });
     const part = ds.kind === 'mutable' ? 'history' : 'data';
     const inRuns = runs.length > 0 ? runs.map(lit).join(', ') : 'NULL';
-    return `SELECT DISTINCT ${g} AS g, chain_id, ${monthExpr(ds, part)} AS m FROM ${qt(ds.table)} WHERE chain_id IN (${chains.map(Number).join(', ')}) AND _run_id IN (${inRuns})`;
+    return `SELECT ${g} AS g, chain_id, ${monthExpr(ds, part)} AS m, count(*) AS n FROM ${qt(ds.table)} WHERE chain_id IN (${chains.map(Number).join(', ')}) AND _run_id IN (${inRuns}) GROUP BY ALL`;
   });
   if (parts.length === 0) return months;
   const ds = [...groups.values()].map((g) => g.ds);
-  for (const r of await w.all(`${parts.join(' UNION ALL ')} ORDER BY g, chain_id, m`))
-    months.get(monthsKey(ds[Number(r.g)]!, Number(r.chain_id)))?.push(String(r.m));
+  for (const r of await w.all(`${parts.join(' UNION ALL ')} ORDER BY g, chain_id, m`)) {
+    const e = months.get(monthsKey(ds[Number(r.g)]!, Number(r.chain_id)));
+    e?.months.push(String(r.m));
+    if (e) e.rows += Number(r.n);
+  }
   return months;
 }
 

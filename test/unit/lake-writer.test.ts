@@ -22,6 +22,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findDataset } from '../../src/catalog/catalog.ts';
 import { dataFolder } from '../../src/config/data-folder.ts';
 import { DEFAULT_TRACKED } from '../../src/config/tracked.ts';
+import { CHAIN_ROWS } from '../../src/lake/chain-writes.ts';
 import { compactLake } from '../../src/lake/compact.ts';
 import { defineDatasetViews } from '../../src/lake/lake-db.ts';
 import { publish, recoverPublish } from '../../src/lake/lake-files.ts';
@@ -918,5 +919,51 @@ describe('several chains in one COPY', () => {
     } finally {
       await oracle.close();
     }
+  });
+
+  it('leaves a write of more than CHAIN_ROWS rows in all to the entries, and writes it whole', async () => {
+    await w.exec('SET threads = 1');
+    const seen = copies(w);
+    // 10,001 pairs over two chains, one run: their state and their history each pass the bound.
+    await w.exec(
+      `INSERT INTO dodoex.pairs (id, chain_id, _run_id, _taken_at)
+       SELECT 'p' || i, CASE WHEN i % 2 = 0 THEN 56 ELSE 1 END, 'big', '2026-01-02 00:00:00+00'::TIMESTAMPTZ FROM range($1) t(i)`,
+      [CHAIN_ROWS + 1],
+    );
+    for (const chain of [56, 1]) await pending({ chain, ds: PAIRS.name, from: null, runs: ['big'] });
+    expect(await writeLake(w, dir, { freshRun: 'big' })).toBe(4);
+    expect(seen.filter((c) => c.includes('PARTITION_BY'))).toEqual([]);
+    const rows = await w.all(
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT chain_id || '/' || id)::INTEGER AS d FROM read_parquet($1)`,
+      [join(lake, 'dodoex', 'pairs_history', '**', '*.parquet')],
+    );
+    expect(rows).toEqual([{ n: CHAIN_ROWS + 1, d: CHAIN_ROWS + 1 }]);
+    expect((await ids('dodoex/pairs/chain=bsc/data.parquet')).length).toBe(5_001);
+  });
+
+  it('counts the rows of the files it would replace against CHAIN_ROWS', async () => {
+    await w.exec('SET threads = 1');
+    const add = async (run: string, n: number, from: number) => {
+      await w.exec(
+        `INSERT INTO dodoex.pairs (id, chain_id, _run_id, _taken_at)
+         SELECT 'p' || i, CASE WHEN i % 2 = 0 THEN 56 ELSE 1 END, $1, '2026-01-02 00:00:00+00'::TIMESTAMPTZ FROM range($2, $3) t(i)`,
+        [run, from, from + n],
+      );
+      for (const chain of [56, 1]) await pending({ chain, ds: PAIRS.name, from: null, runs: [run] });
+      const seen = copies(w);
+      await writeLake(w, dir, { freshRun: run });
+      // The COPYs of several chains: of the history (one run's rows) and of the state.
+      const chains = seen.filter((c) => c.includes('PARTITION_BY'));
+      const history = chains.filter((c) => c.includes(`_run_id = '${run}'`)).length;
+      return { history, state: chains.length - history };
+    };
+    // The first run's rows, within the bound: their history and the state in one COPY each. The next run adds 20 rows
+    // to files that hold all but 10 of the bound already: each chain's history and state are then written apart.
+    expect(await add('first', CHAIN_ROWS - 10, 0)).toEqual({ history: 1, state: 1 });
+    expect(await add('next', 20, CHAIN_ROWS - 10)).toEqual({ history: 0, state: 0 });
+    const rows = await w.all(`SELECT count(DISTINCT chain_id || '/' || id)::INTEGER AS d FROM read_parquet($1)`, [
+      join(lake, 'dodoex', 'pairs_history', '**', '*.parquet'),
+    ]);
+    expect(rows).toEqual([{ d: CHAIN_ROWS + 10 }]);
   });
 });
