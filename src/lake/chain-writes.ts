@@ -15,12 +15,13 @@
  * - the file is one the entry's own write would write as a single file: the state file, or the rows of the run being
  *   written alone (`appendsTo`) into one month's open file (or that month's next or first file); a chain whose file
  *   would pass `fileRows` is left to its entry, which cuts it;
- * - its files hold at most `CHAIN_ROWS` rows in all, as the footers of the files they replace and the count of the
- *   entries' rows (`readPending`) tell: DuckDB holds a partitioned COPY's rows in memory until it writes them (in a
- *   256 MB limit, 1,500,000 rows of 42 columns in 8 partitions ran out of memory).
+ * - its files hold at most `CHAIN_ROWS` rows in all: those of the open files kept (their footers) and of the entries'
+ *   runs (`readPending`), or for states their table's on every chain (DuckDB's catalog): DuckDB holds a partitioned
+ *   COPY's rows in memory until it writes them (in a 256 MB limit, 1,500,000 rows of 42 columns in 8 partitions ran
+ *   out of memory).
  * Whatever a COPY of several chains does not write (a chain it left, a COPY that failed), the entry writes itself.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Dataset } from '../catalog/catalog.ts';
 import type { Sql } from '../store/warehouse.ts';
@@ -72,7 +73,7 @@ interface ChainFile {
   readonly target: string;
   /** The open file whose rows the new file keeps (it replaces it); undefined where it replaces none or is a state file. */
   readonly kept: string | undefined;
-  /** At most how many rows the file will hold: those of the file it replaces, and of the entry's runs. */
+  /** Appends: at most how many rows the file will hold (those of the file it keeps, and of the entry's runs). */
   readonly rows: number;
 }
 
@@ -89,8 +90,8 @@ export interface ChainWrite {
 
 /**
  * The COPYs of several chains that the pending `entries` allow (see the module's header), each of two files or more.
- * `openRows`: rows of open files and state files by path (`openFileRows`); a file whose old rows are not known there is
- * left to its entry, as is an entry whose runs' rows are not known.
+ * `openRows`: rows of open files by path (`openFileRows`); an append whose open file is not in it is left to its entry,
+ * as is one whose runs' rows are not known.
  */
 export function planChainWrites(
   entries: readonly ChainEntry[],
@@ -99,6 +100,8 @@ export function planChainWrites(
     readonly fresh: string | undefined;
     readonly openRows: ReadonlyMap<string, number> | undefined;
     readonly fileRows: number;
+    /** A table's rows on every chain (DuckDB's estimate, deleted rows not yet vacuumed included); undefined: unknown. */
+    readonly tableRows: (table: string) => number | undefined;
   },
 ): ChainWrite[] {
   const groups = new Map<string, Omit<ChainWrite, 'files'> & { files: ChainFile[] }>();
@@ -112,23 +115,21 @@ export function planChainWrites(
   };
   for (const e of entries) {
     const ds = e.ds;
-    // The rows a file will hold are those of the file it replaces, and at most those of the entry's runs.
-    if (!ds || e.rebuild || e.runRows === undefined) continue;
+    if (!ds || e.rebuild) continue;
     const entry = `${e.chainId}/${ds.name}`;
     if (ds.kind === 'mutable') {
       const target = join(chainDir(at.lake, { ds, chainId: e.chainId }, 'data'), 'data.parquet');
-      const old = existsSync(target) ? at.openRows?.get(target) : 0;
-      if (old !== undefined)
-        add({ ds, part: 'data', run: undefined, small: replacesSmall([target]) }, false, {
-          entry,
-          chainId: e.chainId,
-          target,
-          kept: undefined,
-          rows: old + e.runRows,
-        });
+      add({ ds, part: 'data', run: undefined, small: replacesSmall([target]) }, false, {
+        entry,
+        chainId: e.chainId,
+        target,
+        kept: undefined,
+        rows: 0,
+      });
     }
     const part = appendsTo(e, at.fresh);
-    if (!part || e.months?.length !== 1) continue;
+    // An append holds the rows of the file it keeps, and at most those of the entry's runs.
+    if (!part || e.months?.length !== 1 || e.runRows === undefined) continue;
     const month = join(chainDir(at.lake, { ds, chainId: e.chainId }, part), `month=${e.months[0]!}`);
     const open = monthFiles(month).at(-1);
     const rows = open && at.openRows?.get(open.path);
@@ -143,9 +144,10 @@ export function planChainWrites(
       rows: (kept === undefined ? 0 : rows!) + e.runRows,
     });
   }
-  return [...groups.values()].filter(
-    (g) => g.files.length > 1 && g.files.reduce((n, f) => n + f.rows, 0) <= CHAIN_ROWS,
-  );
+  // A state holds its table's rows on its chain: the table's, on every chain, bound them.
+  const rows = (g: Omit<ChainWrite, 'files'> & { files: ChainFile[] }) =>
+    g.run === undefined ? (at.tableRows(g.ds.table) ?? Infinity) : g.files.reduce((n, f) => n + f.rows, 0);
+  return [...groups.values()].filter((g) => g.files.length > 1 && rows(g) <= CHAIN_ROWS);
 }
 
 /**

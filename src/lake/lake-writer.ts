@@ -9,7 +9,7 @@
  * starts the next, so the file count grows with the data, not with the runs; a full file rewritten keeps its key range
  * (`key-ranges.ts`). Every file is written under `.tmp/` first, then published by the journal of `lake-files.ts`.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
@@ -383,9 +383,9 @@ export async function writePending(
 }
 
 /**
- * The rows of the open files (each month's last) that the entries of run `at.fresh` alone add to (`appendsTo`), and of
- * the state files of mutable entities (for `planChainWrites`), from their footers in one statement: one per entry cost
- * the lake write of a run after 100 blocks 89 statements. Empty if that statement fails: each entry then reads its own.
+ * The rows of the open files (each month's last) that the entries of run `at.fresh` alone add to (`appendsTo`), from
+ * their footers in one statement: one per entry cost the lake write of a run after 100 blocks 89 statements. Empty if
+ * that statement fails: each entry then reads its own.
  */
 async function openFileRows(
   w: Sql,
@@ -394,10 +394,6 @@ async function openFileRows(
 ): Promise<Map<string, number>> {
   const open: string[] = [];
   for (const e of entries) {
-    if (e.ds?.kind === 'mutable' && !e.rebuild) {
-      const state = join(chainDir(at.lake, { ds: e.ds, chainId: e.chainId }, 'data'), 'data.parquet');
-      if (existsSync(state)) open.push(state);
-    }
     const part = appendsTo(e, at.fresh);
     if (!e.ds || !part || !e.months) continue;
     const dir = chainDir(at.lake, { ds: e.ds, chainId: e.chainId }, part);
@@ -486,7 +482,17 @@ export async function writeLake(
   // COPYs of several chains, where DuckDB writes their partitions in order (one thread) and memory allows lanes
   // (`chain-writes.ts`).
   const oneThread = laneCount > 1 && Number((await w.all("SELECT current_setting('threads') AS n"))[0]?.n) === 1;
-  const chainWrites = oneThread ? planChainWrites(rows, { lake, fresh, openRows, fileRows }) : [];
+  // Each table's rows, as DuckDB's catalog counts them (deleted ones not yet vacuumed too): a state's bound.
+  const tables = oneThread
+    ? new Map(
+        (await w.all("SELECT schema_name || '.' || table_name AS t, estimated_size AS n FROM duckdb_tables()")).map(
+          (r) => [String(r.t), Number(r.n)],
+        ),
+      )
+    : new Map<string, number>();
+  const chainWrites = oneThread
+    ? planChainWrites(rows, { lake, fresh, openRows, fileRows, tableRows: (t) => tables.get(t) })
+    : [];
   const done: string[] = [];
   const failed: { entry: string; error: unknown }[] = [];
   // A stop interrupts the statements under way: their entries fail before they publish anything (files are written
