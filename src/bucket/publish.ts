@@ -22,7 +22,7 @@ import pLimit from 'p-limit';
 import { dataFolder } from '../config/data-folder.ts';
 import { LAYOUT_VERSION } from '../lake/layout.ts';
 import type { Sql } from '../store/warehouse.ts';
-import { lit } from '../util/sql.ts';
+import { listLit, lit } from '../util/sql.ts';
 import type { Bucket } from './bucket.ts';
 import {
   type LocalFile,
@@ -201,9 +201,7 @@ async function rowCounts(sql: Sql, paths: readonly string[]): Promise<Map<string
   const out = new Map<string, number>();
   const parquet = paths.filter((p) => p.endsWith('.parquet'));
   if (parquet.length === 0) return out;
-  const r = await sql.all(
-    `SELECT file_name AS f, num_rows AS n FROM parquet_file_metadata([${parquet.map(lit).join(', ')}])`,
-  );
+  const r = await sql.all(`SELECT file_name AS f, num_rows AS n FROM parquet_file_metadata(${listLit(parquet)})`);
   for (const x of r) out.set(String(x.f), Number(x.n));
   return out;
 }

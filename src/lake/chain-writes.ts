@@ -25,9 +25,9 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Dataset } from '../catalog/catalog.ts';
 import type { Sql } from '../store/warehouse.ts';
-import { lit, q, qt } from '../util/sql.ts';
+import { listLit, lit, q, qt } from '../util/sql.ts';
 import { copyOpts, monthFiles, partName, publish, replacesSmall } from './lake-files.ts';
-import { chainDir, hasHistory, lakeSelect, orderKey, type TablePart } from './layout.ts';
+import { chainDir, hasHistory, lakeSelect, orderKey, STATE_KEY, type TablePart } from './layout.ts';
 
 /** A pending entry, as the lake write reads it (`readPending`). */
 export interface ChainEntry {
@@ -161,8 +161,6 @@ export const CHAIN_ROWS = 10_000;
 /** The column a COPY of several chains partitions its rows by: named with a space, as no upstream field is. */
 const CHAIN_COLUMN = 'pool-export chain';
 
-const listLit = (xs: readonly string[]) => `[${xs.map(lit).join(', ')}]`;
-
 /**
  * Writes `c` into `tmp` (a folder of the lake's `.tmp/` that does not exist yet) in one COPY, then publishes each
  * chain's file; returns the entries whose file is in place. A chain the COPY wrote no single file for, or (appends)
@@ -185,8 +183,8 @@ export async function writeChains(
     kept.length > 0
       ? `SELECT * FROM read_parquet(${listLit(kept)}, hive_partitioning = false, union_by_name = true) UNION ALL BY NAME ${rows}`
       : rows;
-  // The state is in id order (`writeState`); appends in the key order of their table path.
-  const key = c.run === undefined ? '"id"' : orderKey(c.ds, c.part);
+  // The state in the order of `writeState`; appends in the key order of their table path.
+  const key = c.run === undefined ? STATE_KEY : orderKey(c.ds, c.part);
   const options = await copyOpts(w, { small: c.small });
   // DuckDB makes the folder of a partitioned COPY, not its parents.
   mkdirSync(dirname(at.tmp), { recursive: true });

@@ -16,7 +16,7 @@ import { chainName } from '../config/chains.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { LakeLayoutError, LakeWriteError, StopRequested } from '../errors.ts';
 import { type Sql, stoppable, type Warehouse } from '../store/warehouse.ts';
-import { lit, q, qt } from '../util/sql.ts';
+import { listLit, lit, q, qt } from '../util/sql.ts';
 import { appendsTo, type ChainEntry, type ChainWrite, planChainWrites, writeChains } from './chain-writes.ts';
 import { cutMonth, fullFiles } from './key-ranges.ts';
 import {
@@ -41,6 +41,7 @@ import {
   monthOf,
   monthStart,
   orderKey,
+  STATE_KEY,
   seqColumn,
   type TablePart,
   writeLayoutFile,
@@ -223,8 +224,6 @@ export async function writeSeq(
   });
 }
 
-const listLit = (xs: readonly string[]) => `[${xs.map(lit).join(', ')}]`;
-
 /**
  * Snapshots, the liquidity list and mutable history of one chain: the rows of `runs` go into their months' files,
  * replacing any row of the same `id` and run already there (a run written twice is not doubled); a snapshot the
@@ -315,7 +314,7 @@ export async function writeState(w: Sql, t: Target): Promise<number> {
   const options = await copyOpts(w, { small: replacesSmall([file]) });
   mkdirSync(dirname(tmp), { recursive: true });
   await w.exec(
-    `COPY (SELECT ${lakeSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = ${chainId} ORDER BY id) TO ${lit(tmp)} (${options})`,
+    `COPY (SELECT ${lakeSelect(ds)} FROM ${qt(ds.table)} WHERE chain_id = ${chainId} ORDER BY ${STATE_KEY}) TO ${lit(tmp)} (${options})`,
   );
   try {
     publish(t.lake, { renames: [[tmp, file]], removes: [] });

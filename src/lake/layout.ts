@@ -108,6 +108,9 @@ export function seqColumn(ds: Dataset): string | undefined {
   return ds.kind === 'event' || ds.kind === 'bucket' ? ds.columns.find((c) => c.field === ds.seq)!.column : undefined;
 }
 
+/** The order of a state file's rows: by `id` (one row each). */
+export const STATE_KEY = '"id"';
+
 /**
  * The order of rows in a month (and the key the run's rewrite starts from): events and buckets by their time, then
  * `id`; the others by when they were taken, then `id`, then the block and run that read them, so that the versions of

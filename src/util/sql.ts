@@ -15,6 +15,11 @@ export function lit(s: string): string {
   return `'${s.replaceAll("'", "''")}'`;
 }
 
+/** A SQL list of string literals (`['a', 'b']`), as DuckDB's file functions take a list of paths. */
+export function listLit(xs: readonly string[]): string {
+  return `[${xs.map(lit).join(', ')}]`;
+}
+
 /**
  * One SELECT statement as the body of a subquery, `(…)` around it: its trailing semicolons dropped, and each parenthesis
  * on a line of its own, so that a `--` comment on its last line ends before the closing one.
