@@ -1,6 +1,7 @@
 // Compiles the command line into ES modules under dist/bin: pool-export.js (what every command needs: the command
-// table and yargs), one chunk per command and the code they share, loaded when a command is named, and the page
-// worker it starts, page-worker.js (esbuild).
+// table and yargs), one chunk per command and the code they share, loaded when a command is named, and the workers
+// it starts: page-worker.js (pages checked beside the run) and parse-worker.js (manifests and schemas read within
+// bounds) (esbuild).
 // `make` runs it when a source is newer than the bundle, and `npm pack` (the `prepack` step) before it packs. The bundle sits two
 // folders below the root, like the sources, so that the paths they read relative to themselves (sql/, src/schemas/,
 // package.json) resolve the same from either.
@@ -21,7 +22,11 @@ const common = JSON.parse(readFileSync(new URL('./bundle-options.json', import.m
 rmSync('dist/bin', { recursive: true, force: true });
 await build({
   ...common,
-  entryPoints: { 'pool-export': 'bin/main.ts', 'page-worker': 'src/export/check/page-worker.ts' },
+  entryPoints: {
+    'pool-export': 'bin/main.ts',
+    'page-worker': 'src/export/check/page-worker.ts',
+    'parse-worker': 'src/upstream/parse-worker.ts',
+  },
   splitting: true,
   external: ['@duckdb/node-api', 'apache-arrow', 'echarts'],
   outdir: 'dist/bin',

@@ -5,13 +5,10 @@
  * the network each data source indexes. Read through the Kubo RPC API's `cat` (`POST <ipfs>/api/v0/cat?arg=HASH`, an
  * empty body: graph-node's `graph/src/ipfs/rpc_client.rs` at 90e949d), which The Graph's IPFS endpoint serves.
  */
-import { parse as parseYaml } from 'yaml';
-import { UsageError } from '../errors.ts';
+import { BodyTooLargeError, UsageError } from '../errors.ts';
 import { bytesText, readText } from '../util/http-body.ts';
 import { inert } from '../util/inert.ts';
-
-/** Bytes a manifest or a schema may take: the largest real schemas are a few hundred kilobytes. */
-const FILE_BUDGET = 8 * 1024 ** 2;
+import { MANIFEST_BYTES, parseManifestBounded, SCHEMA_BYTES } from './bounded-parse.ts';
 
 /** An IPFS endpoint that could not give a file: unreachable, too slow, or without it. */
 export class IpfsUnavailable extends Error {}
@@ -26,22 +23,36 @@ export interface DeploymentFiles {
   readonly networks: readonly string[];
 }
 
-/** One file of an IPFS endpoint, within the time and byte budgets. */
-export async function ipfsCat(ipfs: string, hash: string, timeoutMs: number): Promise<string> {
+/** Why a fetch or the read of its body failed, in a few words: a time-out, or the cause fetch hides (ECONNRESET…). */
+function failure(e: unknown, timeoutMs: number): string {
+  const err = e as Error;
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return `no answer in ${timeoutMs / 1000} s`;
+  // fetch's own message is "fetch failed" (or "terminated", the body cut off): what failed is its cause.
+  const cause = (err.cause as Error | undefined)?.message;
+  return cause ?? err.message;
+}
+
+/**
+ * One file of an IPFS endpoint, within the time (`timeoutMs`, the body's read included) and byte (`budget`) budgets.
+ * A file past the budget is refused; one the endpoint could not give (unreachable, an HTTP error, too slow, the
+ * connection reset) is `IpfsUnavailable`, naming why.
+ */
+export async function ipfsCat(
+  ipfs: string,
+  hash: string,
+  at: { readonly timeoutMs: number; readonly budget: number; readonly signal?: AbortSignal },
+): Promise<string> {
   const url = `${ipfs.replace(/\/*$/, '/')}api/v0/cat?arg=${encodeURIComponent(hash)}`;
+  const signal = at.signal
+    ? AbortSignal.any([at.signal, AbortSignal.timeout(at.timeoutMs)])
+    : AbortSignal.timeout(at.timeoutMs);
+  const unavailable = (e: unknown) =>
+    new IpfsUnavailable(`the IPFS endpoint ${ipfs} could not give ${hash} (${failure(e, at.timeoutMs)})`, { cause: e });
   let res: Response;
   try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-length': '0' },
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+    res = await fetch(url, { method: 'POST', headers: { 'content-length': '0' }, signal });
   } catch (e) {
-    // fetch's own message is "fetch failed"; what failed is its cause (ECONNREFUSED, a name not found, …).
-    const cause = ((e as Error).cause as Error | undefined)?.message;
-    const why =
-      (e as Error).name === 'TimeoutError' ? `no answer in ${timeoutMs / 1000} s` : (cause ?? (e as Error).message);
-    throw new IpfsUnavailable(`the IPFS endpoint ${ipfs} could not give ${hash} (${why})`, { cause: e });
+    throw unavailable(e);
   }
   if (!res.ok) {
     const body = await readText(res, 4096, { truncate: true }).catch(() => '');
@@ -50,46 +61,25 @@ export async function ipfsCat(ipfs: string, hash: string, timeoutMs: number): Pr
     );
   }
   try {
-    return await readText(res, FILE_BUDGET);
-  } catch {
-    throw new UsageError(`${hash} from ${ipfs} is larger than ${bytesText(FILE_BUDGET)}: it is no subgraph's file`);
+    return await readText(res, at.budget);
+  } catch (e) {
+    if (e instanceof BodyTooLargeError)
+      throw new UsageError(`${hash} from ${ipfs} is larger than ${bytesText(at.budget)}: it is no subgraph's file`);
+    throw unavailable(e);
   }
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The link of a manifest's file entry (`file: { /: /ipfs/HASH }`): its hash. */
-function linked(file: unknown): string | undefined {
-  const link = isObject(file) ? file['/'] : undefined;
-  return typeof link === 'string' && /^\/ipfs\/\w+$/.test(link) ? link.slice('/ipfs/'.length) : undefined;
 }
 
 /**
- * A manifest's schema link and networks; a text that is not a subgraph manifest (no `schema.file` link, no data
- * source naming a network) is refused, naming the hash.
+ * The files of the deployment `deployment`, read from the IPFS endpoint `ipfs`: the manifest (at most
+ * `MANIFEST_BYTES`) and the schema it links (at most `SCHEMA_BYTES`), each parsed within bounds (`bounded-parse.ts`).
  */
-export function parseManifest(text: string, hash: string): { schemaHash: string; networks: string[] } {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text, { maxAliasCount: 100 });
-  } catch {
-    doc = undefined;
-  }
-  const schema = isObject(doc) && isObject(doc.schema) ? linked(doc.schema.file) : undefined;
-  const sources = isObject(doc) ? [doc.dataSources, doc.templates].flatMap((l) => (Array.isArray(l) ? l : [])) : [];
-  const networks = [...new Set(sources.map((s) => (isObject(s) ? s.network : undefined)))].filter(
-    (n): n is string => typeof n === 'string',
-  );
-  if (!schema || !networks.length)
-    throw new UsageError(
-      `${hash} is not a subgraph manifest (it has no ${schema ? 'data source naming a network' : 'schema.file link'}): the endpoint's _meta { deployment } should name a deployment published by graph deploy`,
-    );
-  return { schemaHash: schema, networks };
-}
-
-/** The files of the deployment `deployment`, read from the IPFS endpoint `ipfs`. */
-export async function deploymentFiles(ipfs: string, deployment: string, timeoutMs: number): Promise<DeploymentFiles> {
-  const manifest = parseManifest(await ipfsCat(ipfs, deployment, timeoutMs), deployment);
-  const schema = await ipfsCat(ipfs, manifest.schemaHash, timeoutMs);
+export async function deploymentFiles(
+  ipfs: string,
+  deployment: string,
+  at: { readonly timeoutMs: number; readonly signal?: AbortSignal },
+): Promise<DeploymentFiles> {
+  const text = await ipfsCat(ipfs, deployment, { ...at, budget: MANIFEST_BYTES });
+  const manifest = await parseManifestBounded(text, deployment, at.signal);
+  const schema = await ipfsCat(ipfs, manifest.schemaHash, { ...at, budget: SCHEMA_BYTES });
   return { deployment, schema, networks: manifest.networks };
 }

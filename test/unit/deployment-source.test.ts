@@ -17,7 +17,7 @@ import { UsageError } from '../../src/errors.ts';
 import { manifestText } from '../../src/sandbox/ipfs.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { parseSchemaModel } from '../../src/schemas/entity-model.ts';
-import { parseManifest } from '../../src/upstream/deployment-source.ts';
+import { parseManifest } from '../../src/upstream/manifest.ts';
 import { cli, sandboxEnv } from '../support/export-check.ts';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
@@ -58,7 +58,6 @@ describe('a manifest', () => {
 
   it.each([
     ['YAML that is no manifest', 'hello: world\n', 'it has no schema.file link'],
-    ['text that is not YAML', '{{{ :', 'it has no schema.file link'],
     [
       'a manifest naming no network',
       'schema:\n  file:\n    /: /ipfs/QmS\ndataSources: []\n',
@@ -69,6 +68,15 @@ describe('a manifest', () => {
       new UsageError(
         `QmBad is not a subgraph manifest (${why}): the endpoint's _meta { deployment } should name a deployment published by graph deploy`,
       ),
+    );
+  });
+
+  it('names the real cause of a text that is not one: YAML that does not parse, where; an HTML page', () => {
+    expect(() => parseManifest('a: [b\n  c: }', 'QmBad')).toThrow(
+      /^QmBad is not a subgraph manifest: it is not YAML \(.+ at line 1, column 5:\); the endpoint's _meta/,
+    );
+    expect(() => parseManifest('<!DOCTYPE html>\n<html><body>Not found</body></html>', 'QmBad')).toThrow(
+      /^QmBad is an HTML page, not a subgraph manifest: is the IPFS endpoint \(--ipfs\) an IPFS API/,
     );
   });
 });

@@ -4,12 +4,10 @@
  * checking a page costs several milliseconds there, and with the main thread busy, every DuckDB statement waited for
  * it (docs/benchmarks.md: most of a backfill's time).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Dataset } from '../../catalog/catalog.ts';
 import { type GarbageAt, GarbageError } from '../../errors.ts';
+import { startWorker as startWorkerOf } from '../../util/worker-start.ts';
 import { type CheckedPage, checkPageAnswer, type PageToCheck } from './page-check.ts';
 
 /** What checking an answer gave: the page, its rows kept; or, for an answer that is not a page of rows alone, its body. */
@@ -57,22 +55,12 @@ export class InlinePageChecker implements PageChecker {
  */
 const WORKER_YOUNG_MB = 8;
 
-/**
- * Starts the page worker: the bundle's script (`dist/bin/page-worker.js`, beside the command line's) or, running from
- * the sources, the TypeScript through tsx, registered in the worker first (a worker takes no `--import` of its own).
- */
+/** Starts the page worker (`util/worker-start.ts`). */
 function startWorker(): Worker {
-  const options = { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } };
-  const bundled = new URL('./page-worker.js', import.meta.url);
-  if (existsSync(bundled)) return new Worker(bundled, options);
-  const pkg = createRequire(import.meta.url).resolve('tsx/package.json');
-  const exports = (
-    JSON.parse(readFileSync(pkg, 'utf8')) as { exports: Record<string, { import: { default: string } }> }
-  ).exports;
-  const api = new URL(exports['./esm/api']!.import.default, pathToFileURL(pkg)).href;
-  const script = new URL('./page-worker.ts', import.meta.url).href;
-  const code = `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(script)}); })`;
-  return new Worker(code, { ...options, eval: true });
+  return startWorkerOf(
+    { script: new URL('./page-worker.js', import.meta.url), source: new URL('./page-worker.ts', import.meta.url) },
+    { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } },
+  );
 }
 
 /**
