@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
+import { textColumn } from '../catalog/column.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { LAYOUT_VERSION, tableDir, tableGlob } from '../lake/layout.ts';
 import { hasText } from '../store/ddl.ts';
@@ -77,7 +78,7 @@ export function warehouseSelect(ds: Dataset): string {
   const cols: string[] = [];
   for (const c of ds.columns) {
     cols.push(q(c.column));
-    if (hasText(c)) cols.push(`"_exact".${q(c.column)} AS ${q(`${c.column}_text`)}`);
+    if (hasText(c)) cols.push(`"_exact".${q(c.column)} AS ${q(textColumn(c))}`);
   }
   cols.push('"chain_id"', '"_block"', '"_run_id"', '"_taken_at"');
   return cols.join(', ');

@@ -1,4 +1,6 @@
 /** A stored column of a dataset: its upstream field, its warehouse name and its storage class. */
+import type { FieldModel, SchemaModel } from '../schemas/entity-model.ts';
+import { snake } from './names.ts';
 
 /**
  * Storage class of a column: decides its SQL type, JSON check and conversion.
@@ -55,7 +57,17 @@ export interface Column {
   readonly struct?: StructType;
   /** For a nested list field: whether each object on its path may be null (then so is the value), outermost first. */
   readonly parents?: readonly boolean[];
+  /** The column of its exact text, where it keeps one (`hasText`) and that is not `<column>_text` (`names.ts`). */
+  readonly text?: string;
+  /**
+   * The names an earlier version gave its column and its exact text, where they differ (a subgraph's, before
+   * `names.ts`): a table that has them is renamed by the next run (`store/warehouse.ts`).
+   */
+  readonly formerly?: { readonly column: string; readonly text: string };
 }
+
+/** The column of a column's exact upstream text (numbers, and lists of them): `<column>_text`, unless named otherwise. */
+export const textColumn = (c: Column): string => c.text ?? `${c.column}_text`;
 
 /** The classes a list of scalars may hold beside text. */
 export type ListElement = 'int' | 'int8' | 'bool' | 'bigint' | 'raw' | 'integer' | 'decimal';
@@ -75,3 +87,93 @@ export const refListSelect = (field: string): string =>
 
 /** Whether a `list` column holds entity references (`tokens { id }`) rather than strings. */
 export const isRefList = (c: Column): boolean => c.select.includes('{');
+
+const CLASS: Readonly<Record<string, ColumnClass>> = {
+  ID: 'text',
+  String: 'text',
+  Bytes: 'text',
+  Int: 'int',
+  Int8: 'int8',
+  Timestamp: 'timestamp',
+  Boolean: 'bool',
+  BigInt: 'bigint',
+  BigDecimal: 'decimal',
+};
+
+/** The element class of a list of scalars by GraphQL type; a list of Timestamps stays microseconds (BIGINT[]). */
+const LIST_ELEM: Readonly<Record<string, ListElement>> = {
+  Int: 'int',
+  Int8: 'int8',
+  Timestamp: 'int8',
+  Boolean: 'bool',
+  BigInt: 'bigint',
+  BigDecimal: 'decimal',
+};
+
+/**
+ * BigInt fields that hold raw token amounts (up to 2^256) or 18-decimal fixed-point parameters, by entity, as the real
+ * mappings fill them (DODOEX/dodoex_v2_subgraph 0eb5baca, src/mappings): total supplies, PMM `i`/`k` and pool state
+ * `b`/`q`/`b0`/`q0`, fee rates, reward per block, staked balance. They do not fit 64 bits (nor, always, 128), so their
+ * column is DOUBLE. Every other BigInt is a count, a time, a block number, a duration, decimals or a small code: BIGINT.
+ */
+export const RAW_AMOUNTS: Readonly<Record<string, readonly string[]>> = {
+  Token: ['totalSupply'],
+  LpToken: ['totalSupply'],
+  Pair: ['i', 'k', 'mtFeeRate'],
+  PairDetail: ['i', 'k', 'b', 'q', 'b0', 'q0'],
+  CrowdPooling: ['i', 'k', 'feeRate', 'tokenCliffRate'],
+  RewardDetail: ['rewardPerBlock'],
+  UserStake: ['balance'],
+};
+
+/**
+ * The column of a field, named by DODO's rule (a subgraph's are renamed by its names, `subgraph-datasets.ts`). In a subgraph of any schema (`generic`), a BigInt may be a raw amount up to 2^256: DECIMAL(38,0)
+ * (exact, NULL beyond 38 digits), with its exact text beside it, unless the subgraph's `types` says otherwise
+ * (`override`: the class its SQL type names, `typeOverride`).
+ */
+export function fieldColumn(
+  f: FieldModel,
+  at: { model: SchemaModel; entity: string; generic?: boolean; override?: ColumnClass },
+): Column | undefined {
+  const { model, entity, generic = false, override } = at;
+  if (f.derivedFrom) return undefined;
+  if (f.list) {
+    // A list of numbers or booleans is typed by its element (a BigInt as the scalar is); enums, strings, bytes and ids
+    // are text.
+    const elem =
+      f.ref || f.enum || override === 'text'
+        ? undefined
+        : ((override as ListElement | undefined) ?? (f.type === 'BigInt' && generic ? 'integer' : LIST_ELEM[f.type]));
+    return {
+      field: f.name,
+      column: snake(f.name),
+      cls: 'list',
+      nullable: !f.nonNull,
+      select: f.ref ? refListSelect(f.name) : f.name,
+      ...(f.ref ? { refIdType: refIdType(model, f.type) } : {}),
+      ...(elem ? { elem } : {}),
+    };
+  }
+  if (f.ref)
+    return {
+      field: f.name,
+      column: `${snake(f.name)}_id`,
+      cls: 'ref',
+      nullable: !f.nonNull,
+      select: `${f.name} { id }`,
+    };
+  const cls =
+    override ??
+    (f.type === 'BigInt' && generic
+      ? 'integer'
+      : f.type === 'BigInt' && RAW_AMOUNTS[entity]?.includes(f.name)
+        ? 'raw'
+        : (CLASS[f.type] ?? 'text'));
+  return { field: f.name, column: snake(f.name), cls, nullable: !f.nonNull, select: f.name };
+}
+
+/** The GraphQL type of the id of an entity (or of an interface's implementers), `ID` when it has none declared. */
+function refIdType(model: SchemaModel, type: string): string {
+  const e = model.byName.get(type) ?? model.interfaces?.get(type);
+  return e?.fields.find((f) => f.name === 'id')?.type ?? 'ID';
+}

@@ -13,8 +13,11 @@
  */
 import { UsageError } from '../errors.ts';
 import { type EntityModel, parseSchemaModel, type SchemaModel, SchemaModelError } from '../schemas/entity-model.ts';
-import { type Dataset, registerDatasets, subgraphDatasetsOf, typeOverride, WAREHOUSE_SCHEMA } from './catalog.ts';
+import { inert } from '../util/inert.ts';
+import { type Dataset, registerDatasets, WAREHOUSE_SCHEMA } from './catalog.ts';
 import type { Job } from './job.ts';
+import { decideNames, layoutConflicts, type SubgraphNames } from './names.ts';
+import { subgraphDatasetsOf, typeOverride } from './subgraph-datasets.ts';
 
 /** One deployment of a subgraph: the chain and the graph-node endpoint that serves it there. */
 export interface SubgraphDeployment {
@@ -37,30 +40,68 @@ export interface SubgraphSpec {
   readonly entities?: readonly string[];
   /**
    * SQL types of fields that take another than their default (`{"Pool.sqrtPrice": "DOUBLE"}`), checked against the
-   * schema (`catalog.ts`, `typeOverride`).
+   * schema (`subgraph-datasets.ts`, `typeOverride`).
    */
   readonly types?: Readonly<Record<string, string>>;
+  /**
+   * The names of its tables and columns, decided when it was added or last refreshed (`names.ts`) and kept from then
+   * on; absent for a subgraph of the config file and one added before names were kept, which take the rule's names.
+   */
+  readonly names?: SubgraphNames;
 }
 
-/** A subgraph's name: a warehouse schema, a lake folder and a path segment, so letters, digits, `_` and `-` only. */
+/** A subgraph's name: a warehouse schema, a lake folder and a path segment, so letters, digits and `_` only. */
 export const SUBGRAPH_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 
-/** Names a subgraph cannot take: DODO's schemas and the exporter's own. */
-const TAKEN = new Set(['dodoex', 'token', 'mine', 'list', 'exchange', 'main', '_pool_export', 'information_schema']);
+/** Schema and catalog names a subgraph cannot take, and whose they are. */
+const TAKEN: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(['dodoex', 'exchange', 'token', 'mine', 'list'].map((n) => [n, "DODO's data"])),
+  reports: "pool-export's report views",
+  main: "DuckDB's default schema, where pool-export keeps its macros",
+  ...Object.fromEntries(
+    ['temp', 'system', 'pg_catalog', 'information_schema', 'memory'].map((n) => [n, "DuckDB's own schema or catalog"]),
+  ),
+  ...Object.fromEntries(
+    ['warehouse', 'views', 'lake', 'old_wh', 'new_wh'].map((n) => [n, 'the name of a database file pool-export opens']),
+  ),
+};
 
-/** Checks a subgraph's name; the message names the fix. */
+/**
+ * DuckDB's reserved keywords (`duckdb_keywords()` of DuckDB 1.5, category `reserved`; test/unit/names.test.ts compares
+ * them with the DuckDB installed): a schema of one of these names has to be quoted in every query a user writes.
+ */
+export const SQL_RESERVED: ReadonlySet<string> = new Set(
+  `all analyse analyze and any array as asc asymmetric both case cast check collate column constraint create default
+  deferrable desc describe distinct do else end except false fetch for foreign from group having in initially intersect
+  into lambda lateral leading limit not null offset on only or order pivot pivot_longer pivot_wider placing primary
+  qualify references returning select show some summarize symmetric table then to trailing true union unique unpivot
+  using variadic when where window with`.split(/\s+/),
+);
+
+/** Checks a subgraph's name; the message names the rule and a name that can be used. */
 export function checkSubgraphName(name: string): void {
-  if (!SUBGRAPH_NAME.test(name))
-    throw new UsageError(
-      `subgraph name "${name}" must start with a lowercase letter and hold only a-z, 0-9 and _ (at most 63), as it names a warehouse schema: e.g. uniswap_v2`,
-    );
-  if (TAKEN.has(name))
-    throw new UsageError(`subgraph name "${name}" is taken by pool-export's own data: choose another`);
+  const rule =
+    'a subgraph name starts with a lowercase letter and holds only a-z, 0-9 and _ (at most 63), as it names a warehouse schema';
+  if (!SUBGRAPH_NAME.test(name)) {
+    const near = name
+      .toLowerCase()
+      .replace(/[^a-z0-9_]+/g, '_')
+      .replace(/^[^a-z]+/, '')
+      .slice(0, 63);
+    throw new UsageError(`subgraph name "${inert(name)}": ${rule}: e.g. ${near || 'uniswap_v2'}`);
+  }
+  const whose =
+    TAKEN[name] ??
+    (SQL_RESERVED.has(name) ? 'a reserved word of SQL, which every query would have to quote' : undefined);
+  if (whose) throw new UsageError(`subgraph name "${name}" is ${whose}: choose another, such as ${name}_sg`);
 }
 
 const registered = new Map<string, { spec: SubgraphSpec; model: SchemaModel; datasets: readonly Dataset[] }>();
 
-/** The model of a subgraph's schema, or a usage error naming the subgraph and what is wrong. */
+/**
+ * The model of a subgraph's schema, or a usage error naming the subgraph and what is wrong: a schema that does not
+ * parse, one graph-node cannot lay out (`names.ts`, `layoutConflicts`), an entity or `types` entry it lacks.
+ */
 export function subgraphModel(spec: Pick<SubgraphSpec, 'name' | 'schema' | 'entities' | 'types'>): SchemaModel {
   let model: SchemaModel;
   try {
@@ -69,44 +110,82 @@ export function subgraphModel(spec: Pick<SubgraphSpec, 'name' | 'schema' | 'enti
     if (e instanceof SchemaModelError) throw new UsageError(`subgraph ${spec.name}: ${e.message}`);
     throw e;
   }
+  const conflicts = layoutConflicts(model);
+  if (conflicts.length) throw new UsageError(`subgraph ${spec.name}: ${inert(conflicts.join('; '))}`);
   const names = [...model.entities, ...(model.aggregations ?? [])].map((e) => e.name);
   for (const n of spec.entities ?? [])
     if (!names.includes(n))
-      throw new UsageError(`subgraph ${spec.name} has no entity ${n}; its entities: ${names.join(', ')}`);
+      throw new UsageError(`subgraph ${spec.name} has no entity ${inert(n)}; its entities: ${names.join(', ')}`);
   for (const [key, type] of Object.entries(spec.types ?? {})) typeOverride({ name: spec.name, model }, key, type);
   return model;
 }
 
+/** A subgraph of the configuration that could not be taken: its name, and why, in one line naming the fix. */
+export interface SetAside {
+  readonly name: string;
+  readonly error: string;
+}
+
+const setAside = new Map<string, SetAside>();
+
+/** The subgraphs the last registration set aside (each fails alone: the others are exported). */
+export function setAsideSubgraphs(): readonly SetAside[] {
+  return [...setAside.values()];
+}
+
+/** Sets a subgraph aside that cannot be read from the configuration at all (a malformed entry, an unreadable list). */
+export function setSubgraphAside(entry: SetAside): void {
+  setAside.set(entry.name, entry);
+}
+
 /**
  * Registers subgraphs into the catalog, once per name: the same schema and entities again take the new deployments;
- * another schema under a known name is an error (a process serves one catalog). Returns them.
+ * another schema under a known name is an error (a process serves one catalog). A subgraph that cannot be registered
+ * (its name, schema, entities or types refused) is set aside with its reason (`setAsideSubgraphs`): the others are
+ * registered all the same; unless `strict` says it is one whose refusal stops the command (the config file's, which its
+ * user has just written). Returns those registered.
  */
-export function registerSubgraphs(specs: readonly SubgraphSpec[]): SubgraphSpec[] {
+export function registerSubgraphs(
+  specs: readonly SubgraphSpec[],
+  opts: { readonly strict?: (name: string) => boolean } = {},
+): SubgraphSpec[] {
+  const taken: SubgraphSpec[] = [];
   for (const spec of specs) {
-    checkSubgraphName(spec.name);
-    const model = subgraphModel(spec);
-    const known = registered.get(spec.name);
-    if (known) {
-      // Loaded again (another configuration in the same process): its datasets stay; its deployments may move.
-      if (
-        known.spec.schema !== spec.schema ||
-        String(known.spec.entities) !== String(spec.entities) ||
-        JSON.stringify(known.spec.types ?? {}) !== JSON.stringify(spec.types ?? {})
-      )
-        throw new Error(`subgraph ${spec.name} is registered twice with different schemas, entities or types`);
-      registered.set(spec.name, { ...known, spec });
-      continue;
+    try {
+      register(spec);
+      setAside.delete(spec.name);
+      taken.push(spec);
+    } catch (e) {
+      if (!(e instanceof UsageError) || opts.strict?.(spec.name)) throw e;
+      setAside.set(spec.name, { name: spec.name, error: e.message });
     }
-    const datasets = specDatasets(spec, model);
-    WAREHOUSE_SCHEMA[spec.name] = spec.name;
-    registerDatasets(datasets);
-    registered.set(spec.name, { spec, model, datasets });
   }
-  return [...specs];
+  return taken;
+}
+
+function register(spec: SubgraphSpec): void {
+  checkSubgraphName(spec.name);
+  const model = subgraphModel(spec);
+  const known = registered.get(spec.name);
+  if (known) {
+    // Loaded again (another configuration in the same process): its datasets stay; its deployments may move.
+    const same = (s: SubgraphSpec) => JSON.stringify([s.schema, s.entities, s.types ?? {}, s.names ?? {}]);
+    if (same(known.spec) !== same(spec))
+      throw new Error(`subgraph ${spec.name} is registered twice with different schemas, entities, types or names`);
+    registered.set(spec.name, { ...known, spec });
+    return;
+  }
+  const datasets = specDatasets(spec, model);
+  WAREHOUSE_SCHEMA[spec.name] = spec.name;
+  registerDatasets(datasets);
+  registered.set(spec.name, { spec, model, datasets });
 }
 
 /** The datasets of a subgraph: those of its schema's entities and aggregations, or of the ones `entities` names. */
-export function specDatasets(spec: Pick<SubgraphSpec, 'name' | 'entities' | 'types'>, model: SchemaModel): Dataset[] {
+export function specDatasets(
+  spec: Pick<SubgraphSpec, 'name' | 'entities' | 'types' | 'names'>,
+  model: SchemaModel,
+): Dataset[] {
   const only = spec.entities?.length ? new Set(spec.entities) : undefined;
   const entities: EntityModel[] = model.entities.filter((e) => !only || only.has(e.name));
   const aggregations = model.aggregations?.filter((a) => !only || only.has(a.name));
@@ -114,7 +193,13 @@ export function specDatasets(spec: Pick<SubgraphSpec, 'name' | 'entities' | 'typ
   const types = Object.fromEntries(
     Object.entries(spec.types ?? {}).filter(([k]) => !only || only.has(k.split('.')[0]!)),
   );
-  return subgraphDatasetsOf(spec.name, { ...model, entities, ...(aggregations ? { aggregations } : {}) }, types);
+  // Names are decided over the whole schema, so that an entity taken later keeps the names it has now.
+  const names = decideNames(model, spec.names).names;
+  return subgraphDatasetsOf(
+    spec.name,
+    { ...model, entities, ...(aggregations ? { aggregations } : {}) },
+    { types, names },
+  );
 }
 
 /** A registered subgraph by its warehouse schema, or undefined (DODO's schemas and the list). */

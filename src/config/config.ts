@@ -378,7 +378,9 @@ export function loadConfig(
   // a message that quotes an environment would).
   const aws = lake.bucket ? [env.AWS_SECRET_ACCESS_KEY ?? '', env.AWS_SESSION_TOKEN ?? ''] : [];
   const dataDir = resolve(merged.dataDir as string);
-  const subgraphs = registerSubgraphs(configuredSubgraphs(merged.subgraphs, dataDir));
+  // The config file's subgraphs are refused at once, as the rest of the file is; the data folder's are set aside.
+  const inFile = new Set(Object.keys((merged.subgraphs as Record<string, unknown> | undefined) ?? {}));
+  const subgraphs = registerSubgraphs(configuredSubgraphs(merged.subgraphs, dataDir), { strict: (n) => inFile.has(n) });
   const routeKeys = Object.values(routes).flatMap((l) => l.map((r) => r.apiKey ?? ''));
   const secrets = [apiKey, ...routeKeys, ...urlSecrets(subgraphs), ...aws].filter(Boolean);
   return Object.freeze({

@@ -9,9 +9,15 @@
  * ```
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { checkSubgraphName, type SubgraphDeployment, type SubgraphSpec } from '../catalog/subgraphs.ts';
+import {
+  checkSubgraphName,
+  type SubgraphDeployment,
+  type SubgraphSpec,
+  setSubgraphAside,
+} from '../catalog/subgraphs.ts';
 import { UsageError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic-file.ts';
+import { inert } from '../util/inert.ts';
 import { parseChain } from './chains.ts';
 import { dataFolder } from './data-folder.ts';
 import { checkUrl } from './route-config.ts';
@@ -19,20 +25,15 @@ import { checkUrl } from './route-config.ts';
 /** The subgraphs of the config file's `subgraphs` and of the data folder's list; a name in both is an error. */
 export function configuredSubgraphs(raw: unknown, dataDir: string): SubgraphSpec[] {
   const out = subgraphsFromConfig(raw);
-  for (const s of readFolderSubgraphs(dataDir)) {
+  for (const s of readFolderSubgraphs(dataDir, { lenient: true })) {
     if (out.some((c) => c.name === s.name))
-      throw new UsageError(
-        `subgraph ${s.name} is both in the config file and added to the data folder: remove one (pool-export subgraph remove ${s.name})`,
-      );
-    out.push(s);
+      setSubgraphAside({
+        name: s.name,
+        error: `subgraph ${s.name} is both in the config file and added to the data folder: remove one (pool-export subgraph remove ${s.name})`,
+      });
+    else out.push(s);
   }
   return out;
-}
-
-/** The data folder's list of subgraphs, as `subgraph add` writes it. */
-interface FolderFile {
-  readonly version: 1;
-  readonly subgraphs: readonly SubgraphSpec[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -85,8 +86,12 @@ export function urlSecrets(specs: readonly SubgraphSpec[]): string[] {
   return specs.flatMap((s) => s.deployments.map((d) => /\/api\/([^/]+)\//.exec(d.url)?.[1] ?? '')).filter(Boolean);
 }
 
-/** The subgraphs the data folder's list holds (none when it has none). */
-export function readFolderSubgraphs(dataDir: string): SubgraphSpec[] {
+/**
+ * The entries of the data folder's list as they are written (none when it has none), each read back by
+ * `readFolderSubgraphs`; an error naming the fix when the list cannot be read. `subgraph add` and `remove` rewrite
+ * the list from these, so that an entry this version cannot read is kept, or removed, as it is.
+ */
+export function folderEntries(dataDir: string): unknown[] {
   const file = dataFolder(dataDir).subgraphs;
   if (!existsSync(file)) return [];
   let parsed: unknown;
@@ -99,12 +104,51 @@ export function readFolderSubgraphs(dataDir: string): SubgraphSpec[] {
   }
   if (!isObject(parsed) || parsed.version !== 1 || !Array.isArray(parsed.subgraphs))
     throw new UsageError(`${file} is not a list of subgraphs this version reads: remove it and add them again`);
-  return (parsed as unknown as FolderFile).subgraphs.map((s) => ({ ...s }));
+  return parsed.subgraphs;
+}
+
+/** The name of an entry of the data folder's list (`entry N` where it names none). */
+export const entryName = (entry: unknown, i: number): string =>
+  isObject(entry) && typeof entry.name === 'string' ? entry.name : `entry ${i + 1}`;
+
+/**
+ * The subgraphs the data folder's list holds (none when it has none). A list that cannot be read, and an entry that is
+ * not a subgraph, are errors naming the fix; with `lenient` (loading the configuration, which no state of the folder
+ * may stop), they are set aside instead (`setAsideSubgraphs`), and the entries that can be read are returned.
+ */
+export function readFolderSubgraphs(dataDir: string, opts: { readonly lenient?: boolean } = {}): SubgraphSpec[] {
+  const refuse = (name: string, error: string): SubgraphSpec[] => {
+    if (!opts.lenient) throw new UsageError(error);
+    setSubgraphAside({ name, error });
+    return [];
+  };
+  let entries: unknown[];
+  try {
+    entries = folderEntries(dataDir);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    return refuse(dataFolder(dataDir).subgraphs, e.message);
+  }
+  return entries.flatMap((entry, i) => {
+    const name = inert(entryName(entry, i));
+    const ok =
+      isObject(entry) &&
+      typeof entry.name === 'string' &&
+      typeof entry.schema === 'string' &&
+      Array.isArray(entry.deployments) &&
+      entry.deployments.every((d) => isObject(d) && typeof d.chainId === 'number' && typeof d.url === 'string');
+    if (!ok)
+      return refuse(
+        name,
+        `${dataFolder(dataDir).subgraphs}: ${name} is not a subgraph (a name, a schema, and deployments of a chain id and a URL each): pool-export subgraph remove ${name}, then add it again`,
+      );
+    return [{ ...(entry as unknown as SubgraphSpec) }];
+  });
 }
 
 /** Replaces the data folder's list of subgraphs (atomically: a reader sees the old list or the new one). */
-export function writeFolderSubgraphs(dataDir: string, specs: readonly SubgraphSpec[]): void {
-  const body: FolderFile = { version: 1, subgraphs: specs };
+export function writeFolderSubgraphs(dataDir: string, specs: readonly unknown[]): void {
+  const body = { version: 1, subgraphs: specs };
   mkdirSync(dataDir, { recursive: true });
   writeFileAtomic(dataFolder(dataDir).subgraphs, `${JSON.stringify(body, null, 2)}\n`);
 }

@@ -286,7 +286,7 @@ export async function writeRuns(
     } else if (!runs.all && old.length > 0) {
       // Per file: its rows, and those of the runs written (the first file holding any is where the rewrite starts).
       const per = await w.all(
-        `SELECT filename AS f, count(*) AS n, count(*) FILTER (WHERE ${inRuns} OR NOT ${stored('o')}) AS hits FROM read_parquet(${listLit(old.map((f) => f.path))}, filename = true, hive_partitioning = false) o GROUP BY ALL`,
+        `SELECT _file AS f, count(*) AS n, count(*) FILTER (WHERE ${inRuns} OR NOT ${stored('o')}) AS hits FROM read_parquet(${listLit(old.map((f) => f.path))}, filename = '_file', hive_partitioning = false) o GROUP BY ALL`,
       );
       old = old.map((f) => ({ ...f, rows: Number(per.find((r) => r.f === f.path)?.n ?? 0) }));
       const at = old.findIndex((f) => per.some((r) => r.f === f.path && Number(r.hits) > 0));

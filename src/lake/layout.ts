@@ -20,6 +20,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
+import { textColumn } from '../catalog/column.ts';
 import { CHAINS, chainFolder } from '../config/chains.ts';
 import { hasText, sqlType, textType } from '../store/ddl.ts';
 import { writeFileAtomic } from '../util/atomic-file.ts';
@@ -151,7 +152,7 @@ export function lakeSelect(ds: Dataset, has: (column: string) => boolean = () =>
   cols.push(col('_taken_at', 'TIMESTAMPTZ'));
   const texts = ds.columns.filter(hasText);
   if (texts.length > 0) {
-    const text = (c: (typeof texts)[number]) => (has(`${c.column}_text`) ? q(`${c.column}_text`) : 'NULL');
+    const text = (c: (typeof texts)[number]) => (has(textColumn(c)) ? q(textColumn(c)) : 'NULL');
     cols.push(
       `struct_pack(${texts.map((c) => `${q(c.column)} := CAST(${text(c)} AS ${textType(c)})`).join(', ')}) AS "_exact"`,
     );

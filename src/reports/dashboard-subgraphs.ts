@@ -14,7 +14,7 @@
  *   success and the datasets whose last task failed.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { DATASETS, type Dataset, snake } from '../catalog/catalog.ts';
+import { DATASETS, type Dataset } from '../catalog/catalog.ts';
 import { deploymentUrl, subgraphEntity, subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import { viewsWithFiles } from '../lake/lake-db.ts';
@@ -97,7 +97,7 @@ const rows = (conn: DuckDBConnection, sql: string) => untornRows<Row>(conn, sql)
 
 /** The SQL of a row's time in Unix seconds, by the view column's own type (a later layout may type it as a time). */
 async function secondsExpr(conn: DuckDBConnection, ds: Dataset, field: { field: string; type: string }) {
-  const column = snake(field.field);
+  const column = ds.columns.find((c) => c.field === field.field)!.column;
   const described = await rows(conn, `DESCRIBE ${qt(ds.table)}`);
   const type = String(described.find((r) => r.column_name === column)?.column_type ?? '');
   const col = qt(column);

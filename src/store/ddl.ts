@@ -1,6 +1,6 @@
 /** DDL and conversions of a dataset's table, derived from the catalog. */
 import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
-import { isRefList } from '../catalog/column.ts';
+import { isRefList, textColumn } from '../catalog/column.ts';
 import { lit, q, qt } from '../util/sql.ts';
 
 /**
@@ -78,7 +78,7 @@ export function textType(c: Column): string {
 export function tableColumns(ds: Dataset): [name: string, type: string][] {
   return ds.columns.flatMap((c): [string, string][] => [
     [c.column, sqlType(c)],
-    ...(hasText(c) ? [[`${c.column}_text`, textType(c)] as [string, string]] : []),
+    ...(hasText(c) ? [[textColumn(c), textType(c)] as [string, string]] : []),
   ]);
 }
 
@@ -134,7 +134,7 @@ export function insertParts(
     target.push(q(c.column));
     select.push(typedFrom(c, v));
     if (hasText(c)) {
-      target.push(q(`${c.column}_text`));
+      target.push(q(textColumn(c)));
       select.push(v);
     }
   }

@@ -9,6 +9,7 @@
  * a read-only open of an older warehouse stops with an error that names the command.
  */
 import { type Column, DATASETS } from '../catalog/catalog.ts';
+import { textColumn } from '../catalog/column.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import { hasText, sqlType, tableColumns } from './ddl.ts';
 import { markLakeRebuild } from './lake-rebuild.ts';
@@ -52,7 +53,7 @@ export async function writeVersion(tx: MigrationTx, version: number): Promise<vo
 function retyped(c: Column): { type: string; using: string } | undefined {
   if (c.cls === 'int8') return { type: sqlType(c), using: `CAST(${q(c.column)} AS BIGINT)` };
   if (!hasText(c) || c.cls === 'list') return undefined;
-  return { type: sqlType(c), using: `CAST(${q(`${c.column}_text`)} AS ${sqlType(c)})` };
+  return { type: sqlType(c), using: `CAST(${q(textColumn(c))} AS ${sqlType(c)})` };
 }
 
 /**

@@ -4,15 +4,15 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue, Json } from '@duckdb/node-api';
-import { type Column, type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
+import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
 import { MigrationNeededError, StopRequested } from '../errors.ts';
 import { q, qt } from '../util/sql.ts';
-import { createTable, hasText, sqlType, tableColumns, textType } from './ddl.ts';
-import { markLakeRebuild } from './lake-rebuild.ts';
+import { createTable, tableColumns } from './ddl.ts';
 import { migrate, migrateLedger, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
 import { logged } from './statement-log.ts';
+import { renameFormer, retypeColumns } from './table-changes.ts';
 
 const INTERNAL_SQL = readFileSync(new URL('../../sql/internal.sql', import.meta.url), 'utf8');
 
@@ -178,15 +178,8 @@ export class Warehouse {
    * (`retypeColumns`).
    */
   async ensureTables(datasets: readonly Dataset[]): Promise<void> {
-    const renamed = datasets.filter((d) => d.formerly);
-    if (renamed.length) {
-      const tables = new Set(
-        (await this.all("SELECT schema_name || '.' || table_name AS t FROM duckdb_tables() WHERE NOT internal")).map(
-          (r) => String(r.t),
-        ),
-      );
-      for (const d of renamed) await this.renameFormer(d, tables);
-    }
+    // Tables and columns an earlier version named otherwise are renamed first, their rows kept.
+    await renameFormer(this, datasets);
     // An immutable entity read by id kept a history table path before: its rows never change, so it keeps none now.
     const lake = dataFolder(dirname(this.path)).lake;
     for (const d of datasets.filter((x) => x.kind === 'mutable' && x.immutable))
@@ -213,30 +206,6 @@ export class Warehouse {
     });
     for (const d of datasets) await retypeColumns(this, d, have);
     await this.exec('CHECKPOINT');
-  }
-
-  /**
-   * A dataset an earlier version named otherwise (`Dataset.formerly`): its table is renamed, its rows in the exporter's
-   * own tables (checkpoints, shards, the run ledger, verifications, digests, pending lake writes) take the new name, in
-   * one transaction; then its lake files are rebuilt under the new table path, and the old path's folders removed (a
-   * bucket lake's publish then deletes their objects). Nothing is read again. A process stopped after the commit
-   * leaves the old folders, removed by the next start (the rename is found done, the folders still there).
-   */
-  private async renameFormer(d: Dataset, tables: ReadonlySet<string>): Promise<void> {
-    const oldName = d.formerly!.split('.')[1]!;
-    if (tables.has(d.formerly!) && !tables.has(d.table)) {
-      await this.transaction(async (tx) => {
-        await tx.exec(`ALTER TABLE ${qt(d.formerly!)} RENAME TO ${q(d.table.split('.')[1]!)}`);
-        for (const t of RENAMED_LEDGER)
-          await tx.exec(`UPDATE _pool_export.${t} SET dataset = $1 WHERE dataset = $2`, [d.name, d.formerly!]);
-        await markLakeRebuild(tx, d);
-      });
-      await this.exec('CHECKPOINT');
-    }
-    // The old table paths, `<lake>/<schema>/<table>` and its history (the layout of `lake/layout.ts`, `tableDir`).
-    const lake = dataFolder(dirname(this.path)).lake;
-    for (const name of [oldName, `${oldName}_history`])
-      rmSync(join(lake, WAREHOUSE_SCHEMA[d.schema]!, name), { recursive: true, force: true });
   }
 
   /**
@@ -340,62 +309,4 @@ export class Warehouse {
     this.conn.closeSync();
     this.instance.closeSync();
   }
-}
-
-/** The exporter's own tables that name datasets (`renameFormer`). */
-const RENAMED_LEDGER = [
-  'checkpoints',
-  'shard_checkpoints',
-  'run_tasks',
-  'verifications',
-  'snapshot_digests',
-  'lake_pending',
-];
-
-/**
- * Column types that changed: lists of numbers and booleans were text (`VARCHAR[]`) before they were typed by their
- * element; a subgraph's `Timestamp` was BIGINT microseconds before it was TIMESTAMPTZ; its BigInt was DOUBLE before it
- * was DECIMAL(38,0); and a subgraph's `types` may retype a field either way. Each such column is cast in place from its
- * exact text where it has one (a BigInt beyond 38 digits becomes NULL in DECIMAL(38,0), its text kept), the text copied
- * first where the column had none, and the dataset's lake files are rebuilt (their column type changes). DuckDB alters
- * a table only in a transaction that has not changed its rows, so the copy and the cast are two: a process stopped
- * between them copies again (only texts still missing) and casts on its next start.
- */
-async function retypeColumns(w: Warehouse, d: Dataset, have: ReadonlyMap<string, string>): Promise<void> {
-  // DuckDB names TIMESTAMPTZ by its long name; a list of structs (the liquidity list's) never changes type.
-  const changed = d.columns.filter((c) => {
-    const p = have.get(`${d.table}.${c.column}`);
-    return (
-      c.cls !== 'structs' && p !== undefined && p !== sqlType(c).replaceAll('TIMESTAMPTZ', 'TIMESTAMP WITH TIME ZONE')
-    );
-  });
-  if (!changed.length) return;
-  const hadText = (c: Column) => have.has(`${d.table}.${c.column}_text`);
-  await w.transaction(async (tx) => {
-    for (const c of changed.filter((c) => hasText(c) && !hadText(c)))
-      await tx.exec(
-        `UPDATE ${qt(d.table)} SET ${q(`${c.column}_text`)} = CAST(${q(c.column)} AS ${textType(c)}) WHERE ${q(`${c.column}_text`)} IS NULL`,
-      );
-  });
-  await w.transaction(async (tx) => {
-    for (const c of changed) {
-      const type = sqlType(c);
-      await tx.exec(
-        `ALTER TABLE ${qt(d.table)} ALTER COLUMN ${q(c.column)} SET DATA TYPE ${type} USING ${retypedValue(c, have.get(`${d.table}.${c.column}`)!, hadText(c))}`,
-      );
-    }
-    await markLakeRebuild(tx, d);
-  });
-}
-
-/** The expression that gives a retyped column its value of the new type, from its exact text where it has one. */
-function retypedValue(c: Column, from: string, hadText: boolean): string {
-  const col = q(c.column);
-  const type = sqlType(c);
-  if (c.cls === 'timestamp' && from === 'BIGINT') return `make_timestamptz(${col})`;
-  if (from === 'TIMESTAMP WITH TIME ZONE' && c.cls === 'int8') return `epoch_us(${col})`;
-  const source = hadText ? q(`${c.column}_text`) : col;
-  // A BigInt beyond 38 digits is NULL by rule (`integer`); every other text was checked as its type when stored.
-  const exactInteger = c.cls === 'integer' || (c.cls === 'list' && c.elem === 'integer');
-  return `${exactInteger ? 'TRY_CAST' : 'CAST'}(${source} AS ${type})`;
 }

@@ -65,12 +65,16 @@ function listOf(t: TypeRef): string | undefined {
   return cur?.kind === 'OBJECT' && cur.name ? cur.name : undefined;
 }
 
-/** The collection root field of each entity, from the `Query` type's fields. The first field of a type wins. */
+/**
+ * The collection root field of each entity, from the `Query` type's fields. The first field of a type wins. Only names
+ * that start with `__` are GraphQL's own (graph-node f27eb5f, `graph/src/schema/api.rs`): an entity `_ActivityHelper`
+ * has a root field that starts with `_`, and `_meta` returns no list.
+ */
 export function collectionRoots(fields: readonly { name: string; type: TypeRef }[]): Map<string, string> {
   const roots = new Map<string, string>();
   for (const f of fields) {
     const entity = listOf(f.type);
-    if (entity && !f.name.startsWith('_') && !roots.has(entity)) roots.set(entity, f.name);
+    if (entity && !f.name.startsWith('__') && !roots.has(entity)) roots.set(entity, f.name);
   }
   return roots;
 }

@@ -13,7 +13,7 @@
  * time series of whole reads, each kept as read) and the liquidity list (not kept by block) are not compared.
  */
 import type { Column, Dataset } from '../catalog/catalog.ts';
-import { isRefList } from '../catalog/column.ts';
+import { isRefList, textColumn } from '../catalog/column.ts';
 import { appendRest, findLongLists, LIST_PAGE, type ListRest, restItems, restQuery } from '../export/long-lists.ts';
 import { mapPage } from '../export/mapper.ts';
 import { firstId, pageQuery } from '../export/queries.ts';
@@ -37,7 +37,7 @@ const SHOWN = 50;
 /** A stored column as the upstream's value (the text of a number, an Int8 or a Timestamp), named as the column. */
 function asUpstream(c: Column): string {
   const col = q(c.column);
-  if (hasText(c)) return `${q(`${c.column}_text`)} AS ${col}`;
+  if (hasText(c)) return `${q(textColumn(c))} AS ${col}`;
   if (c.cls === 'int8') return `CAST(${col} AS VARCHAR) AS ${col}`;
   if (c.cls === 'list' && c.elem === 'int8') return `CAST(${col} AS VARCHAR[]) AS ${col}`;
   if (c.cls === 'timestamp') return `CAST(epoch_us(${col}) AS VARCHAR) AS ${col}`;
@@ -46,7 +46,7 @@ function asUpstream(c: Column): string {
 
 /** Whether a stored number's typed column is what its exact text makes (as the export typed it), by column. */
 const typedOk = (c: Column, i: number): string =>
-  `CAST(${q(c.column)} AS VARCHAR) IS NOT DISTINCT FROM CAST(${typedFrom(c, q(`${c.column}_text`))} AS ${
+  `CAST(${q(c.column)} AS VARCHAR) IS NOT DISTINCT FROM CAST(${typedFrom(c, q(textColumn(c)))} AS ${
     c.cls === 'list' ? 'VARCHAR[]' : 'VARCHAR'
   }) AS "_ok${i}"`;
 

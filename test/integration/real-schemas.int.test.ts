@@ -35,8 +35,10 @@ const FILES = DIR
 /** A subgraph name from a file name: `v2.graphql` → `real_v2`. */
 const nameOf = (f: string) =>
   `real_${basename(f, '.graphql')
+    .split('--')
+    .at(-1)!
     .toLowerCase()
-    .replace(/[^a-z0-9_]/g, '_')}`;
+    .replace(/[^a-z0-9_]/g, '_')}`.slice(0, 63);
 
 let sb: SandboxProcess;
 let dir: string;

@@ -354,9 +354,9 @@ describe('subgraphs in the config file', () => {
   it.each([
     [
       { 'Bad-Name': { deployments: { bsc: 'http://x' }, schema } },
-      /subgraph name "Bad-Name" must start with a lowercase/,
+      /subgraph name "Bad-Name": a subgraph name starts with a lowercase letter .*: e\.g\. bad_name/,
     ],
-    [{ dodoex: { deployments: { bsc: 'http://x' }, schema } }, /subgraph name "dodoex" is taken/],
+    [{ dodoex: { deployments: { bsc: 'http://x' }, schema } }, /subgraph name "dodoex" is DODO's data: choose another/],
     [{ pools: { deployments: { mars: 'http://x' }, schema } }, /unknown chain "mars"/],
     [
       { pools: { deployments: { bsc: 'ftp://x' }, schema } },

@@ -525,7 +525,7 @@ describe('state, history and snapshots', () => {
     const searches: string[] = [];
     const all = w.all.bind(w);
     w.all = (sql, params) => {
-      if (sql.includes('filename = true')) searches.push(sql);
+      if (sql.includes("filename = '_file'")) searches.push(sql);
       return all(sql, params);
     };
     const at = async (run: string, block: number, time: string) => {

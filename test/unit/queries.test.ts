@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { type GraphQLSchema, parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { DATASETS, type Dataset, findDataset, subgraphDatasetsOf } from '../../src/catalog/catalog.ts';
+import { DATASETS, type Dataset, findDataset } from '../../src/catalog/catalog.ts';
+import { subgraphDatasetsOf } from '../../src/catalog/subgraph-datasets.ts';
 import { firstId, type PageShape, pageQuery } from '../../src/export/queries.ts';
 import { buildApiSchema } from '../../src/sandbox/api-schema.ts';
 import { rootNames } from '../../src/sandbox/naming.ts';

@@ -205,7 +205,7 @@ describe('pool-export subgraph', () => {
       () => [...deployments(), '--type', 'Pool.liquidity=INTEGER'],
       /^pool-export: subgraph pools: types\["Pool.liquidity"\]: "INTEGER" is not a type of a BigInt field; give one of DECIMAL\(38,0\), DOUBLE, BIGINT, VARCHAR$/,
     ],
-    ['a name that is not one', () => deployments(), /must start with a lowercase letter/, 'Uniswap-V2'],
+    ['a name that is not one', () => deployments(), /starts with a lowercase letter .*e\.g\. uniswap_v2/, 'Uniswap-V2'],
   ])('refuses %s in one line with exit code 2, and writes nothing', async (_, args, message, name = 'pools') => {
     const data = join(dir, `bad-${name}-${Math.random()}`);
     const r = await cli(['subgraph', 'add', name, ...args()], sandboxEnv(sb, data));

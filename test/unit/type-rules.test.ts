@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pl from 'nodejs-polars';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Dataset, subgraphDatasetsOf, WAREHOUSE_SCHEMA } from '../../src/catalog/catalog.ts';
+import { type Dataset, WAREHOUSE_SCHEMA } from '../../src/catalog/catalog.ts';
+import { subgraphDatasetsOf } from '../../src/catalog/subgraph-datasets.ts';
 import { subgraphModel } from '../../src/catalog/subgraphs.ts';
 import { checkPage } from '../../src/export/mapper.ts';
 import { lakeSelect } from '../../src/lake/layout.ts';
@@ -38,7 +39,7 @@ type Holder @entity(immutable: true) {
 `;
 const NAME = 'typerules';
 const model = parseSchemaModel(NAME, SCHEMA);
-const datasetWith = (types: Record<string, string> = {}): Dataset => subgraphDatasetsOf(NAME, model, types)[0]!;
+const datasetWith = (types: Record<string, string> = {}): Dataset => subgraphDatasetsOf(NAME, model, { types })[0]!;
 
 const P127 = (2n ** 127n).toString();
 const P255 = (2n ** 255n).toString();
