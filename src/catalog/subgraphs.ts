@@ -56,7 +56,7 @@ export const SUBGRAPH_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 /** Schema and catalog names a subgraph cannot take, and whose they are. */
 const TAKEN: Readonly<Record<string, string>> = {
   ...Object.fromEntries(['dodoex', 'exchange', 'token', 'mine', 'list'].map((n) => [n, "DODO's data"])),
-  reports: "pool-export's report views",
+  reports: "the schema of pool-export's report views",
   main: "DuckDB's default schema, where pool-export keeps its macros",
   ...Object.fromEntries(
     ['temp', 'system', 'pg_catalog', 'information_schema', 'memory'].map((n) => [n, "DuckDB's own schema or catalog"]),
@@ -91,9 +91,9 @@ export function checkSubgraphName(name: string): void {
     throw new UsageError(`subgraph name "${inert(name)}": ${rule}: e.g. ${near || 'uniswap_v2'}`);
   }
   const whose =
-    TAKEN[name] ??
-    (SQL_RESERVED.has(name) ? 'a reserved word of SQL, which every query would have to quote' : undefined);
-  if (whose) throw new UsageError(`subgraph name "${name}" is ${whose}: choose another, such as ${name}_sg`);
+    TAKEN[name] ?? (SQL_RESERVED.has(name) ? 'a reserved word of SQL, which a query must quote' : undefined);
+  if (whose)
+    throw new UsageError(`subgraph name "${name}" is taken: it is ${whose}; choose another, such as ${name}_sg`);
 }
 
 const registered = new Map<string, { spec: SubgraphSpec; model: SchemaModel; datasets: readonly Dataset[] }>();
@@ -218,7 +218,9 @@ export function subgraphs(): readonly SubgraphSpec[] {
  */
 export function subgraphJob(name: string): Job {
   const r = registered.get(name);
-  if (!r) throw new UsageError(`unknown subgraph "${name}"; ${knownList()}`);
+  const aside = setAside.get(name);
+  if (!r && aside) throw new UsageError(`subgraph ${name} is set aside, not exported: ${aside.error}`);
+  if (!r) throw new UsageError(`unknown subgraph "${inert(name)}"; ${knownList()}`);
   return {
     name,
     schedule: '7 * * * *',

@@ -1,7 +1,7 @@
 /** `pool-export run`: exports the selected jobs, chains and datasets once, then prints a summary. */
 import { existsSync, statSync } from 'node:fs';
 import type { Job } from '../catalog/job.ts';
-import { subgraphOf } from '../catalog/subgraphs.ts';
+import { setAsideSubgraphs, subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
@@ -173,7 +173,10 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
             ? `GAPS: ${v.gaps} groups of the days this run touched differ from the upstream's counters (${v.requests} requests); \`pool-export verify\` names them, \`pool-export verify --repair\` re-reads them`
             : `verified against the upstream's counters: ${v.groups} groups of the days this run touched, no gaps (${v.requests} requests)${v.errors ? `; ${v.errors} identities could not be checked (see the log)` : ''}`,
       );
-    if (outcome.stopped || outcome.lakeError || outcome.results.some((r) => r.status === 'failed'))
+    // A plain run takes every subgraph of the folder: one set aside was not exported, and says why.
+    const aside = a.subgraphs || a.jobs || a.datasets ? [] : setAsideSubgraphs();
+    for (const s of aside) say(`FAILED subgraph ${inert(s.name)} was set aside, not exported: ${inert(s.error)}`);
+    if (outcome.stopped || outcome.lakeError || aside.length || outcome.results.some((r) => r.status === 'failed'))
       process.exitCode = 1;
     // Stopped by a signal: the process ends by it (130 or 143 as a shell reports it), whatever else happened.
     stop.end();

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { type BucketFreshness, bucketFreshness, headClock } from '../bucket/cadence.ts';
 import { datasetNamed, findDataset } from '../catalog/catalog.ts';
+import { setAsideSubgraphs } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
@@ -13,7 +14,7 @@ import { Warehouse } from '../store/warehouse.ts';
 import { headRoutesFor } from '../upstream/routes.ts';
 import { fit, humanDuration, humanNumber, humanTime, tableLines, terminalWidth } from '../util/display.ts';
 import { maxOf } from '../util/extremes.ts';
-import { jsonSafe } from '../util/inert.ts';
+import { inert, jsonSafe } from '../util/inert.ts';
 import { processAlive } from '../util/processes.ts';
 import { wrap } from '../util/wrap.ts';
 import type { CommandBody } from './commands.ts';
@@ -218,7 +219,11 @@ export const statusCommand: CommandBody<Args> = {
       throw new UsageError(
         `the data folder ${config.dataDir} does not exist, so nothing has been exported there; run \`pool-export run\`, or point --data-dir (or POOL_EXPORT_DATA_DIR) at a data folder (data/demo after \`make demo\`)`,
       );
-    const { entries: all, file } = await entries(config.dataDir);
+    const { entries: read, file } = await entries(config.dataDir);
+    // Datasets this configuration does not name (a subgraph removed, or set aside) are not shown: a line says so.
+    const all = read.filter((e) => findDataset(e.dataset));
+    const gone = [...new Set(read.filter((e) => !findDataset(e.dataset)).map((e) => e.dataset.split('.')[0]!))];
+    const aside = setAsideSubgraphs();
     // The chains judged: those named, or those the configuration selects and those of its subgraphs' deployments. A chain exported once but no longer
     // configured is not stale: it is left out, and a line says so.
     const judged = chains ?? [
@@ -284,6 +289,8 @@ export const statusCommand: CommandBody<Args> = {
         lagAgainst,
         running: running ?? null,
         datasets: rows,
+        setAside: aside,
+        notConfigured: gone,
         routes: routeLags,
         ...(bucket
           ? {
@@ -323,10 +330,18 @@ export const statusCommand: CommandBody<Args> = {
         process.stdout.write(
           `${wrap(`never exported on ${never.join(', ')}: a chain you do not export can be left out with "chains" in the config file, or with --chains`, { width, indent: 2 })}\n`,
         );
+      for (const x of aside)
+        process.stdout.write(
+          `${wrap(`subgraph ${inert(x.name)} is set aside, not exported: ${inert(x.error)}`, { width, indent: 2 })}\n`,
+        );
+      if (gone.length)
+        process.stdout.write(
+          `${wrap(`not shown: data of ${gone.map(inert).join(', ')}, which this folder no longer exports (its tables stay; pool-export subgraph list shows what it exports)`, { width, indent: 2 })}\n`,
+        );
       if (routeLags.length) process.stdout.write(`${routeLines(routeLags, width)}\n`);
       if (bucket) process.stdout.write(`${wrap(bucketLine(bucket, judged, now), { width, indent: 2 })}\n`);
     }
     if (rows.some(gaps)) process.exitCode = EXIT_GAPS;
-    else if (rows.length === 0 || rows.some((r) => r.stale)) process.exitCode = EXIT_STALE;
+    else if (rows.length === 0 || rows.some((r) => r.stale) || aside.length) process.exitCode = EXIT_STALE;
   },
 };

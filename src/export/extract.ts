@@ -1,6 +1,7 @@
 /** The extract stage of a run: every task of the plan on its route, each committing its own batches, and the ledger. */
 
 import pLimit from 'p-limit';
+import type { Dataset } from '../catalog/catalog.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { errorClass, explainWriteError, TaskError, UpstreamError } from '../errors.ts';
@@ -8,6 +9,7 @@ import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { type LedgerTask, pruneLedger, RunLedger } from '../store/run-ledger.ts';
 import { commitLanes, DuckDBSink, GROUP_LIMIT } from '../store/sink.ts';
 import { StatusKeeper } from '../store/status-file.ts';
+import { prepareTables } from '../store/tables.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
@@ -64,6 +66,8 @@ interface RunPlumbing {
   readonly complete: ReadonlyMap<string, { readonly cursor: string; readonly head: string }>;
   /** The routes the run gave up on. */
   readonly health: RouteHealth;
+  /** The datasets whose table could not be readied, and why: their tasks fail at once, the others run. */
+  readonly unready: ReadonlyMap<Dataset, Error>;
 }
 
 /** Runs one task and turns any failure into a failed result naming the task. */
@@ -90,18 +94,19 @@ async function runOne(run: RunPlumbing, planned: Task, at: TaskRoute): Promise<T
 
 /** Runs one task on its route and turns any failure into a failed result naming the task. */
 async function runRouted(
-  { args, sink, source, checkpoints, checker, complete: completed, health }: RunPlumbing,
+  { args, sink, source, checkpoints, checker, complete: completed, health, unready }: RunPlumbing,
   task: Task,
   at: TaskRoute,
 ): Promise<TaskResult> {
-  const probe = at.probe;
+  const probe = unready.get(task.ds) ?? at.probe;
   const startedAt = new Date();
   const label = { dataset: task.ds.name, chain: chainName(task.chainId), chainId: task.chainId };
   const empty = emptyStats();
   if (probe instanceof Error) {
     // An unreachable host says so in the same words for all of its tasks (the summary then gives them one line).
-    const why =
-      (probe instanceof UpstreamError && probe.kind === 'unreachable') || probe instanceof NoRouteError
+    const why = unready.has(task.ds)
+      ? `its table could not be readied, so it was not read (the run's other datasets were): ${probe.message.split('\n')[0]}`
+      : (probe instanceof UpstreamError && probe.kind === 'unreachable') || probe instanceof NoRouteError
         ? probe.message
         : `the block lookup failed: ${probe.message}`;
     const message = redact(`${task.ds.name} on ${label.chain}: ${why}`, args.config.secrets);
@@ -316,8 +321,8 @@ function ledgerTask(r: TaskResult): LedgerTask {
 
 /** Runs every task of the plan; each task commits its own batches, so a failure never undoes another task's work. */
 export async function runExport(args: RunArgs): Promise<ExportOutcome> {
-  // 1. Tables for every dataset of the plan.
-  await args.warehouse.ensureTables([...new Set(args.tasks.map((t) => t.ds))]);
+  // 1. Tables for every dataset of the plan: one that cannot be readied fails its tasks alone.
+  const unready = await prepareTables(args.warehouse, [...new Set(args.tasks.map((t) => t.ds))]);
   // 2. The run enters the ledger, and the status file (which `status` reads while the warehouse is held) is renewed.
   const ledger = new RunLedger(args.warehouse);
   await ledger.start(args.runId, args.jobs);
@@ -380,7 +385,7 @@ export async function runExport(args: RunArgs): Promise<ExportOutcome> {
         const t = args.tasks[i]!;
         // After a stop request, the tasks not started yet are left out: not run, not in the ledger.
         if (args.signal.aborted) return undefined;
-        const plumbing = { args, sink, source: src, checkpoints, checker, complete, health: given };
+        const plumbing = { args, sink, source: src, checkpoints, checker, complete, health: given, unready };
         const r = await runOne(plumbing, t, pinned.get(t)!);
         args.progress?.done(r);
         await status.taskEnded({

@@ -35,16 +35,16 @@ function hasFiles(dir: string, depth: number): boolean {
   );
 }
 
-/** The view of one table path, or an empty table of its columns where the lake has no file of it yet. */
+/** The view of one table path, or an empty table of its columns where the lake has no file of it yet (or `empty`). */
 async function defineView(
   conn: DuckDBConnection,
   lake: string,
-  view: { readonly ds: Dataset; readonly part: TablePart },
+  view: { readonly ds: Dataset; readonly part: TablePart; readonly empty?: boolean },
 ): Promise<void> {
   const { ds, part } = view;
   const name = part === 'history' ? `${ds.table}_history` : ds.table;
   const months = byMonth(ds, part);
-  if (hasFiles(tableDir(lake, ds, part), months ? 2 : 1)) {
+  if (!view.empty && hasFiles(tableDir(lake, ds, part), months ? 2 : 1)) {
     const types = months ? "{'chain': VARCHAR, 'month': VARCHAR}" : "{'chain': VARCHAR}";
     await conn.run(
       `CREATE OR REPLACE VIEW ${qt(name)} AS SELECT * FROM read_parquet(${lit(tableGlob(lake, ds, part))}, hive_partitioning = true, hive_types = ${types})`,
@@ -73,16 +73,24 @@ export function viewsWithFiles(dataDir: string): string[] {
 
 /**
  * Creates a view per dataset over its Parquet files, named like its warehouse table, and one per mutable entity's
- * history. A lake of another layout is refused with the command that migrates it.
+ * history. A lake of another layout is refused with the command that migrates it. A view DuckDB cannot make over its
+ * files (a file it cannot read) is an empty table of its columns, and is returned with why: one dataset's files never
+ * keep the others' views from being made.
  */
-export async function defineDatasetViews(conn: DuckDBConnection, dataDir: string): Promise<void> {
+export async function defineDatasetViews(conn: DuckDBConnection, dataDir: string): Promise<string[]> {
   const lake = dataFolder(dataDir).lake;
   const layout = lakeLayout(lake);
   if (layout !== null && layout !== LAYOUT_VERSION)
     throw new LakeLayoutError(lake, { found: layout, needed: LAYOUT_VERSION });
   for (const s of new Set(Object.values(WAREHOUSE_SCHEMA))) await conn.run(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
-  for (const ds of DATASETS) {
-    await defineView(conn, lake, { ds, part: 'data' });
-    if (hasHistory(ds)) await defineView(conn, lake, { ds, part: 'history' });
-  }
+  const failed: string[] = [];
+  for (const ds of DATASETS)
+    for (const part of hasHistory(ds) ? (['data', 'history'] as const) : (['data'] as const))
+      await defineView(conn, lake, { ds, part }).catch(async (e: unknown) => {
+        failed.push(
+          `${part === 'history' ? `${ds.table}_history` : ds.table} (${(e as Error).message.split('\n')[0]})`,
+        );
+        await defineView(conn, lake, { ds, part, empty: true });
+      });
+  return failed;
 }

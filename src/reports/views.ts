@@ -88,10 +88,11 @@ export async function defineReportViews(conn: DuckDBConnection, tracked: Tracked
   for (const v of reportViews()) await conn.run(v.sql);
 }
 
-/** The dataset views, the tracked-value helpers and the report views. */
-async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: TrackedSettings): Promise<void> {
-  await defineDatasetViews(conn, dataDir);
+/** The dataset views, the tracked-value helpers and the report views; the views that are empty tables for want of files DuckDB can read. */
+async function defineViews(conn: DuckDBConnection, dataDir: string, tracked: TrackedSettings): Promise<string[]> {
+  const failed = await defineDatasetViews(conn, dataDir);
   await defineReportViews(conn, tracked);
+  return failed;
 }
 
 let digest: string | undefined;
@@ -246,15 +247,21 @@ export async function writeViewsFile(dataDir: string, tracked: TrackedSettings =
   try {
     const instance = await (await duckdb()).DuckDBInstance.create(tmp);
     const conn = await instance.connect();
+    let failed: string[];
     try {
-      await defineViews(conn, dataDir, tracked);
-      await conn.run(`CREATE TABLE ${KEY_TABLE} AS SELECT CAST($1 AS VARCHAR) AS key`, [key]);
+      failed = await defineViews(conn, dataDir, tracked);
+      // A file with a view it could not make is never found current (`openViewsFile`): the next write makes it again.
+      await conn.run(`CREATE TABLE ${KEY_TABLE} AS SELECT CAST($1 AS VARCHAR) AS key`, [failed.length ? '' : key]);
       await conn.run('CHECKPOINT');
     } finally {
       conn.closeSync();
       instance.closeSync();
     }
     replaceFile(tmp, target);
+    if (failed.length)
+      throw new Error(
+        `the views file was written, but these views read no file (DuckDB refused them): ${failed.join('; ')}`,
+      );
     keepKey(dataDir, key);
     return true;
   } catch (e) {

@@ -155,6 +155,21 @@ function aggregationQueryField(agg: EntityModel, naming: NamingMode): string {
   return `  ${rootNames(agg.name, naming).plural}(${args}, ${block}): [${agg.name}!]!`;
 }
 
+/**
+ * Root fields, the first of each name: graph-node names them from their types (`Stat`'s plural and `Stats`' singular
+ * are both `stats`) and keeps both in its `Query` type, where a field is found by name and the first one answers
+ * (`add_query_type`, graph/src/schema/api.rs at f27eb5f).
+ */
+function firstOfEachName(fields: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return fields.filter((f) => {
+    const name = /^\s*(\w+)/.exec(f)![1]!;
+    if (seen.has(name)) return false;
+    seen.add(name);
+    return true;
+  });
+}
+
 /** How a deployment's API schema differs: root field naming, and whether filters take `_change_block`. */
 export interface ApiOptions {
   readonly naming: NamingMode;
@@ -164,7 +179,8 @@ export interface ApiOptions {
 /** The SDL of the graph-node API schema for an entity schema, with root fields named as `naming` says. */
 export function apiSdl(model: SchemaModel, opts: ApiOptions = { naming: 'current', changeBlock: true }): string {
   const parts = [PRELUDE, ...(opts.changeBlock ? ['input BlockChangedFilter { number_gte: Int! }'] : [])];
-  for (const [name, values] of model.enums ?? []) parts.push(`enum ${name} { ${values.join(' ')} }`);
+  // graph-node keeps an enum's values as a set (`EnumMap`, graph/src/schema/input/mod.rs at f27eb5f): one repeated counts once.
+  for (const [name, values] of model.enums ?? []) parts.push(`enum ${name} { ${[...new Set(values)].join(' ')} }`);
   // Interface types, with their filters, orders and root fields, as graph-node's `add_types_for_interface_types`.
   const interfaces = [...(model.interfaces?.keys() ?? [])].map((name) => interfaceEntity(model, name)!);
   for (const i of interfaces)
@@ -186,7 +202,7 @@ export function apiSdl(model: SchemaModel, opts: ApiOptions = { naming: 'current
   const query = [...model.entities, ...interfaces].flatMap((e) => queryFields(e, opts.naming));
   query.push(...aggregations.map((agg) => aggregationQueryField(agg, opts.naming)));
   query.push('  _meta(block: Block_height): _Meta_');
-  parts.push(`type Query {\n${query.join('\n')}\n}`);
+  parts.push(`type Query {\n${firstOfEachName(query).join('\n')}\n}`);
   return parts.join('\n\n');
 }
 

@@ -2,6 +2,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
+import { layoutConflicts } from '../catalog/names.ts';
 import { UsageError } from '../errors.ts';
 import { parseSchemaModel, type SchemaModel, SchemaModelError } from '../schemas/entity-model.ts';
 import { portHolder } from '../util/processes.ts';
@@ -83,7 +84,8 @@ export function parseSubgraphs(
       if (e instanceof SchemaModelError) throw new UsageError(`--subgraph ${name} (${file}): ${e.message}`);
       throw e;
     }
-    const why = unservable(model);
+    // What graph-node cannot deploy, the sandbox does not serve: it could not exist.
+    const why = layoutConflicts(model)[0] ?? unservable(model);
     if (why) throw new UsageError(`--subgraph ${name} (${file}) cannot be served: ${why}`);
     out.set(name, model);
     texts.set(name, sdl);

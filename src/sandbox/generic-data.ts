@@ -50,10 +50,12 @@ export function unservable(model: SchemaModel): string | undefined {
     const why = unservableAggregation(model, agg);
     if (why) return why;
   }
+  // A reference to an interface no entity implements is null (a list of them empty), as graph-node answers it: a row
+  // can name no row of it. Where the field is non-null, graph-node would answer every row with an error.
   for (const e of model.entities)
     for (const f of e.fields)
-      if (f.ref && !f.derivedFrom && model.interfaces?.get(f.type)?.implementers.length === 0)
-        return `field ${e.name}.${f.name} has the interface type ${f.type}, which no entity implements: a row cannot reference one`;
+      if (f.ref && f.nonNull && !f.list && !f.derivedFrom && noImplementer(model, f.type))
+        return `field ${e.name}.${f.name} is a non-null ${f.type}, an interface no entity implements: graph-node would answer each row of ${e.name} with an error`;
   if (model.entities.length === 0) return 'it has no @entity type';
   return undefined;
 }
@@ -190,8 +192,12 @@ function refListLength(h: number): number {
   return c === 0 ? 100 : c === 1 ? 101 : c === 2 ? 260 : c % 4;
 }
 
+/** Whether `type` is an interface that no entity of the schema implements. */
+const noImplementer = (model: SchemaModel, type: string) => model.interfaces?.get(type)?.implementers.length === 0;
+
 /** A field's value: null for some rows of a nullable field; lists of up to three elements, or long lists of references. */
 function fieldValue(cx: Context, f: FieldModel, h: number, at: number): unknown {
+  if (f.ref && noImplementer(cx.model, f.type)) return f.list ? [] : null;
   if (!f.nonNull && h % 7 === 0) return null;
   if (!f.list) return scalarValue(cx, f, h, at);
   // A list of references names each row once: graph-node answers it as a collection of the rows it names.

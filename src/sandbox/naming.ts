@@ -58,20 +58,22 @@ export function rootNames(entity: string, mode: NamingMode): RootNames {
 
 /** Every root field of a schema under a naming mode, with its entity and whether it returns a list. */
 export function rootFields(model: SchemaModel, mode: NamingMode): Map<string, { entity: EntityModel; many: boolean }> {
+  // The first field of a name answers, as graph-node's does (`api-schema.ts`, `firstOfEachName`).
   const out = new Map<string, { entity: EntityModel; many: boolean }>();
+  const add = (name: string, to: { entity: EntityModel; many: boolean }) => (out.has(name) ? out : out.set(name, to));
   for (const e of model.entities) {
     const names = rootNames(e.name, mode);
-    if (names.single) out.set(names.single, { entity: e, many: false });
-    out.set(names.plural, { entity: e, many: true });
+    if (names.single) add(names.single, { entity: e, many: false });
+    add(names.plural, { entity: e, many: true });
   }
   // An interface has its root fields too (graph-node `api.rs` `add_query_type`), over the rows of its implementers.
   for (const i of model.interfaces?.values() ?? []) {
     const entity = interfaceEntity(model, i.name)!;
     const names = rootNames(i.name, mode);
-    if (names.single) out.set(names.single, { entity, many: false });
-    out.set(names.plural, { entity, many: true });
+    if (names.single) add(names.single, { entity, many: false });
+    add(names.plural, { entity, many: true });
   }
   // An aggregation has its plural only, asked per interval.
-  for (const a of model.aggregations ?? []) out.set(rootNames(a.name, mode).plural, { entity: a, many: true });
+  for (const a of model.aggregations ?? []) add(rootNames(a.name, mode).plural, { entity: a, many: true });
   return out;
 }

@@ -199,7 +199,8 @@ export class SandboxServer {
           : /^\/api\/[^/]*\/subgraphs\/id\/[^/]+$/.test(url.pathname)
             ? 'gateway'
             : undefined;
-    if (!route) return send(res, 200, { message: 'Not found' });
+    // An unknown route is not found, as graph-node's and an IPFS node's servers answer one.
+    if (!route) return send(res, 404, { message: 'Not found' });
     bump(this.stats.byRoute, named ? `subgraph:${named[1]}` : route);
     bump(this.stats.userAgents, req.headers['user-agent'] ?? '');
     if (req.method !== 'POST') return send(res, 405, { message: 'Method Not Allowed' });

@@ -13,6 +13,9 @@ import { hasText, sqlType, textType } from './ddl.ts';
 import { markLakeRebuild } from './lake-rebuild.ts';
 import type { Warehouse } from './warehouse.ts';
 
+/** Bytes of one part of a path, on every file system the lake may be on. */
+const MAX_PATH_PART = 255;
+
 /** What the changes need of a warehouse: its statements, its transactions and its file's path. */
 type Tables = Pick<Warehouse, 'exec' | 'all' | 'transaction' | 'path'>;
 
@@ -53,8 +56,9 @@ async function renameTable(w: Tables, d: Dataset, tables: ReadonlySet<string>): 
   }
   // The old table paths, `<lake>/<schema>/<table>` and its history (the layout of `lake/layout.ts`, `tableDir`).
   const lake = dataFolder(dirname(w.path)).lake;
+  // A name too long for a path (the rule before this one did not cut names) never had a folder.
   for (const old of d.formerly!.map((t) => t.split('.')[1]!))
-    for (const name of [old, `${old}_history`])
+    for (const name of [old, `${old}_history`].filter((n) => Buffer.byteLength(n) <= MAX_PATH_PART))
       rmSync(join(lake, WAREHOUSE_SCHEMA[d.schema]!, name), { recursive: true, force: true });
 }
 

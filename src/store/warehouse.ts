@@ -1,18 +1,15 @@
 /** The DuckDB warehouse file: opening, schema creation, transactions. */
 
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname, join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue, Json } from '@duckdb/node-api';
-import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
+import type { Dataset } from '../catalog/catalog.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
 import { MigrationNeededError, StopRequested } from '../errors.ts';
-import { q, qt } from '../util/sql.ts';
-import { createTable, tableColumns } from './ddl.ts';
 import { migrate, migrateLedger, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
 import { logged } from './statement-log.ts';
-import { renameFormer, retypeColumns } from './table-changes.ts';
+import { prepareTables } from './tables.ts';
 
 const INTERNAL_SQL = readFileSync(new URL('../../sql/internal.sql', import.meta.url), 'utf8');
 
@@ -173,39 +170,12 @@ export class Warehouse {
   }
 
   /**
-   * Creates the schemas and tables of the given datasets, adds the columns a table made by an earlier version lacks
-   * (new upstream fields the catalog now reads), and retypes the columns an earlier version typed otherwise
-   * (`retypeColumns`).
+   * Readies the tables of the given datasets (`tables.ts`, `prepareTables`); the first dataset whose table cannot be
+   * readied fails the whole call. A run readies each apart instead, and fails only the tasks of those that fail.
    */
   async ensureTables(datasets: readonly Dataset[]): Promise<void> {
-    // Tables and columns an earlier version named otherwise are renamed first, their rows kept.
-    await renameFormer(this, datasets);
-    // An immutable entity read by id kept a history table path before: its rows never change, so it keeps none now.
-    const lake = dataFolder(dirname(this.path)).lake;
-    for (const d of datasets.filter((x) => x.kind === 'mutable' && x.immutable))
-      rmSync(join(lake, WAREHOUSE_SCHEMA[d.schema]!, `${d.table.split('.')[1]!}_history`), {
-        recursive: true,
-        force: true,
-      });
-    const have = await this.transaction(async (tx) => {
-      for (const s of new Set(datasets.map((d) => WAREHOUSE_SCHEMA[d.schema]!)))
-        await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${q(s)}`);
-      for (const d of datasets) await tx.exec(createTable(d));
-      const have = new Map(
-        (
-          await tx.all(
-            "SELECT schema_name || '.' || table_name || '.' || column_name AS c, data_type AS t FROM duckdb_columns() WHERE NOT internal",
-          )
-        ).map((r) => [String(r.c), String(r.t)]),
-      );
-      for (const d of datasets)
-        for (const [name, type] of tableColumns(d))
-          if (!have.has(`${d.table}.${name}`))
-            await tx.exec(`ALTER TABLE ${qt(d.table)} ADD COLUMN ${q(name)} ${type}`);
-      return have;
-    });
-    for (const d of datasets) await retypeColumns(this, d, have);
-    await this.exec('CHECKPOINT');
+    const failed = await prepareTables(this, datasets);
+    for (const e of failed.values()) throw e;
   }
 
   /**

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
+import { textColumn } from '../../src/catalog/column.ts';
 import type { ProgressSink } from '../../src/export/extract.ts';
 import { openLakeDb } from '../../src/reports/views.ts';
 import { BIN, type SandboxEndpoint, type SandboxProcess } from '../../src/sandbox/spawn.ts';
@@ -105,7 +106,7 @@ function exportSelect(ds: Dataset): string {
   return ds.columns
     .map((c) =>
       hasText(c)
-        ? q(`${c.column}_text`)
+        ? `${q(textColumn(c))} AS ${q(`text:${c.column}`)}`
         : c.cls === 'int8'
           ? `CAST(${q(c.column)} AS VARCHAR) AS ${q(c.column)}`
           : c.cls === 'timestamp'
@@ -209,7 +210,7 @@ export async function compareWithSandbox(
           ds.aggregation?.interval,
         );
         const mine = digest(
-          exported.map((r) => canon(ds.columns.map((c) => r[hasText(c) ? `${c.column}_text` : c.column]))),
+          exported.map((r) => canon(ds.columns.map((c) => r[hasText(c) ? `text:${c.column}` : c.column]))),
         );
         const theirs = digest(source.map((r) => canon(ds.columns.map((c) => r[c.field]))));
         // Every typed column against the upstream's own text, by id.
@@ -245,7 +246,11 @@ export async function compareWithSandbox(
   return { mismatches, checked, rows, unavailable };
 }
 
-/** Datasets whose lake view counts other rows than the warehouse table. */
+/**
+ * Datasets whose lake view holds other rows than the warehouse table: another count, or other values in the columns
+ * they share (the dataset's own and `chain_id`), compared by an order-free sum of row hashes. A view whose partition
+ * column shadowed a column of the files would show the partition's values, and differ.
+ */
 export async function lakeBehindWarehouse(data: string): Promise<string[]> {
   const w = await Warehouse.open(data, { readOnly: true });
   const lake = await openLakeDb(data);
@@ -258,12 +263,12 @@ export async function lakeBehindWarehouse(data: string): Promise<string[]> {
           .length
       )
         continue;
-      const inWarehouse = Number((await w.all(`SELECT count(*) AS n FROM ${qt(ds.table)}`))[0]!.n);
-      if (inWarehouse === 0) continue;
-      const inLake = Number(
-        (await lake.conn.runAndReadAll(`SELECT count(*) AS n FROM ${qt(ds.table)}`)).getRowObjectsJson()[0]!.n,
-      );
-      if (inLake !== inWarehouse) out.push(`${ds.name}: lake ${inLake}, warehouse ${inWarehouse}`);
+      const sql = `SELECT count(*) AS n, CAST(sum(hash(row(${[...ds.columns.map((c) => q(c.column)), 'chain_id'].join(', ')})) % 1000000007) AS VARCHAR) AS h FROM ${qt(ds.table)}`;
+      const inWarehouse = (await w.all(sql))[0]!;
+      if (Number(inWarehouse.n) === 0) continue;
+      const inLake = (await lake.conn.runAndReadAll(sql)).getRowObjectsJson()[0]!;
+      if (inLake.n !== inWarehouse.n) out.push(`${ds.name}: lake ${inLake.n}, warehouse ${inWarehouse.n}`);
+      else if (inLake.h !== inWarehouse.h) out.push(`${ds.name}: the lake's ${inLake.n} rows hold other values`);
     }
   } finally {
     lake.close();
@@ -292,7 +297,10 @@ export async function nullNumbers(data: string): Promise<string[]> {
         (await w.all('SELECT 1 FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2', [schema, table]))
           .length > 0;
       const counts = [
-        ['warehouse', inWarehouse ? (await w.all(sql((c) => q(`${c}_text`))))[0]! : {}],
+        [
+          'warehouse',
+          inWarehouse ? (await w.all(sql((c) => q(textColumn(cols.find((x) => x.column === c)!)))))[0]! : {},
+        ],
         ['lake', (await lake.conn.runAndReadAll(sql((c) => `"_exact".${q(c)}`))).getRowObjectsJson()[0]!],
       ] as const;
       for (const [where, row] of counts)
@@ -376,7 +384,7 @@ export async function warehouseDigest(
         `SELECT ${exportSelect(ds)}, id AS "__key" FROM ${qt(ds.table)} WHERE chain_id = $1 AND id > $2 ORDER BY id LIMIT 100000`,
         [chainId, after],
       );
-      for (const r of page) d.add(canon(columns.map((c) => r[hasText(c) ? `${c.column}_text` : c.column])));
+      for (const r of page) d.add(canon(columns.map((c) => r[hasText(c) ? `text:${c.column}` : c.column])));
       if (page.length < 100_000) break;
       after = String(page.at(-1)!.__key);
     }
