@@ -124,9 +124,22 @@ export function subgraphModel(spec: Pick<SubgraphSpec, 'name' | 'schema' | 'enti
 export interface SetAside {
   readonly name: string;
   readonly error: string;
+  /** The whole list of the data folder could not be read: no subgraph of it is taken. */
+  readonly whole?: true;
 }
 
+/** The data folder's list of subgraphs, as messages name it. */
+const DATA_LIST = 'subgraphs.json';
+
 const setAside = new Map<string, SetAside>();
+
+/**
+ * What a subgraph set aside is, for a line that says why it is not exported: `subgraph NAME`, or the data folder's list
+ * itself where it cannot be read at all (`whole`: none of its subgraphs is exported).
+ */
+export function asideSubject(s: SetAside): string {
+  return s.whole ? `the data folder's list of subgraphs (${DATA_LIST})` : `subgraph ${inert(s.name)}`;
+}
 
 /** The subgraphs the last registration set aside (each fails alone: the others are exported). */
 export function setAsideSubgraphs(): readonly SetAside[] {

@@ -2,7 +2,7 @@
 
 import { DATASETS } from '../catalog/catalog.ts';
 import type { Job } from '../catalog/job.ts';
-import { setAsideSubgraphs } from '../catalog/subgraphs.ts';
+import { asideSubject, setAsideSubgraphs } from '../catalog/subgraphs.ts';
 import { folderSources } from '../pipeline/sources.ts';
 import { inert } from '../util/inert.ts';
 import type { CommandBody } from './commands.ts';
@@ -16,7 +16,7 @@ export const datasetsCommand: CommandBody<FolderArgs> = {
     for (const d of DATASETS)
       process.stdout.write(`${d.name.padEnd(35)} ${d.kind.padEnd(9)} ${(d.seq ?? 'id').padEnd(10)} ${d.entity}\n`);
     for (const s of setAsideSubgraphs())
-      process.stdout.write(`subgraph ${inert(s.name)} is set aside, its datasets not listed: ${inert(s.error)}\n`);
+      process.stdout.write(`${asideSubject(s)} is set aside, its datasets not listed: ${inert(s.error)}\n`);
   },
 };
 

@@ -1,7 +1,7 @@
 /** `pool-export run`: exports the selected jobs, chains and datasets once, then prints a summary. */
 import { existsSync, statSync } from 'node:fs';
 import type { Job } from '../catalog/job.ts';
-import { setAsideSubgraphs, subgraphOf } from '../catalog/subgraphs.ts';
+import { asideSubject, setAsideSubgraphs, subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
@@ -97,6 +97,13 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
     ),
   handler: async (a) => {
     const { config, jobs: selected, tasks } = resolveRequest(a, jobs);
+    if (!tasks.length) {
+      // Every subgraph of the folder is set aside: nothing runs, and each says why.
+      for (const s of setAsideSubgraphs())
+        process.stdout.write(`FAILED ${asideSubject(s)} was set aside, not exported: ${inert(s.error)}\n`);
+      process.exitCode = 1;
+      return;
+    }
     if (a['dry-run']) return dryRun(config, tasks);
     requireKey(config, tasks);
     const metricsFile = a['metrics-file'] === undefined ? undefined : checkMetricsFile(a['metrics-file']);
@@ -175,7 +182,7 @@ export const runCommand = (jobs: readonly Job[]): CommandBody<Args> => ({
       );
     // A plain run takes every subgraph of the folder: one set aside was not exported, and says why.
     const aside = a.subgraphs || a.jobs || a.datasets ? [] : setAsideSubgraphs();
-    for (const s of aside) say(`FAILED subgraph ${inert(s.name)} was set aside, not exported: ${inert(s.error)}`);
+    for (const s of aside) say(`FAILED ${asideSubject(s)} was set aside, not exported: ${inert(s.error)}`);
     if (outcome.stopped || outcome.lakeError || aside.length || outcome.results.some((r) => r.status === 'failed'))
       process.exitCode = 1;
     // Stopped by a signal: the process ends by it (130 or 143 as a shell reports it), whatever else happened.

@@ -4,10 +4,12 @@
  */
 
 import type { Job } from '../catalog/job.ts';
+import { asideSubject, setAsideSubgraphs } from '../catalog/subgraphs.ts';
 import { UsageError } from '../errors.ts';
 import { buildPlan } from '../export/routing/plan.ts';
 import { parseScheduleOverrides } from '../scheduler/cron.ts';
 import { serveSchedule } from '../service/schedule-service.ts';
+import { inert } from '../util/inert.ts';
 import type { CommandBody } from './commands.ts';
 import { checkDashboardOut } from './dashboard-command.ts';
 import { metricsFor, parsePort, staleAfterOption } from './metrics-options.ts';
@@ -64,6 +66,13 @@ export const scheduleCommand = (all: readonly Job[]): CommandBody<Args> => ({
     ),
   handler: async (a) => {
     const { config, jobs, chains, datasets, tasks } = resolveRequest(a, all);
+    // A subgraph set aside is not scheduled: said once, at the start (every run would say it again).
+    for (const s of setAsideSubgraphs())
+      process.stderr.write(`${asideSubject(s)} is set aside, not scheduled: ${inert(s.error)}\n`);
+    if (!tasks.length) {
+      process.exitCode = 1;
+      return;
+    }
     requireKey(config, tasks);
     const overrides = parseScheduleOverrides(a.schedule ?? []);
     for (const name of Object.keys(overrides))

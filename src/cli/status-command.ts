@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { type BucketFreshness, bucketFreshness, headClock } from '../bucket/cadence.ts';
 import { datasetNamed, findDataset } from '../catalog/catalog.ts';
-import { setAsideSubgraphs } from '../catalog/subgraphs.ts';
+import { asideSubject, setAsideSubgraphs } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
@@ -332,7 +332,7 @@ export const statusCommand: CommandBody<Args> = {
         );
       for (const x of aside)
         process.stdout.write(
-          `${wrap(`subgraph ${inert(x.name)} is set aside, not exported: ${inert(x.error)}`, { width, indent: 2 })}\n`,
+          `${wrap(`${asideSubject(x)} is set aside, not exported: ${inert(x.error)}`, { width, indent: 2 })}\n`,
         );
       if (gone.length)
         process.stdout.write(

@@ -7,6 +7,7 @@
 import { decideNames, type NameChange } from '../catalog/names.ts';
 import { describeChange } from '../catalog/subgraph-drift.ts';
 import {
+  asideSubject,
   checkSubgraphName,
   type SubgraphDeployment,
   type SubgraphSpec,
@@ -147,7 +148,7 @@ function nameLines(changes: readonly NameChange[]): string[] {
 function show(config: Config): void {
   const folder = new Set(readFolderSubgraphs(config.dataDir, { lenient: true }).map((s) => s.name));
   for (const s of setAsideSubgraphs())
-    process.stdout.write(`${inert(s.name)}: set aside, not exported: ${inert(s.error)}\n`);
+    process.stdout.write(`${s.whole ? asideSubject(s) : inert(s.name)}: set aside, not exported: ${inert(s.error)}\n`);
   if (config.subgraphs.length === 0) {
     if (setAsideSubgraphs().length) return;
     process.stdout.write('no subgraph is added: pool-export subgraph add NAME --chain CHAIN --url URL\n');

@@ -1,7 +1,7 @@
 /** Command-line options of the commands that write a data folder, and how they become a config, jobs and a plan. */
 import type { Argv } from 'yargs';
 import { type Job, selectJobs } from '../catalog/job.ts';
-import { subgraphJob, subgraphOf } from '../catalog/subgraphs.ts';
+import { setAsideSubgraphs, subgraphJob, subgraphOf } from '../catalog/subgraphs.ts';
 import type { Config } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { buildPlan } from '../export/routing/plan.ts';
@@ -107,6 +107,8 @@ export function resolveRequest(
       : [...folderSources(config, all).jobs];
   const chains = parseChains(a.chains);
   const datasets = list(a.datasets);
+  // A folder whose every subgraph is set aside has nothing to run: the command says why (`setAsideSubgraphs`).
+  if (!jobs.length && !datasets && setAsideSubgraphs().length) return { config, jobs, tasks: [] };
   const tasks = buildPlan(config, {
     jobs: a.datasets && !a.jobs ? [] : jobs,
     ...(chains ? { chains } : {}),

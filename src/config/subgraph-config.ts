@@ -117,9 +117,9 @@ export const entryName = (entry: unknown, i: number): string =>
  * may stop), they are set aside instead (`setAsideSubgraphs`), and the entries that can be read are returned.
  */
 export function readFolderSubgraphs(dataDir: string, opts: { readonly lenient?: boolean } = {}): SubgraphSpec[] {
-  const refuse = (name: string, error: string): SubgraphSpec[] => {
+  const refuse = (name: string, error: string, whole?: true): SubgraphSpec[] => {
     if (!opts.lenient) throw new UsageError(error);
-    setSubgraphAside({ name, error });
+    setSubgraphAside({ name, error, ...(whole ? { whole } : {}) });
     return [];
   };
   let entries: unknown[];
@@ -127,7 +127,7 @@ export function readFolderSubgraphs(dataDir: string, opts: { readonly lenient?: 
     entries = folderEntries(dataDir);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    return refuse(dataFolder(dataDir).subgraphs, e.message);
+    return refuse(dataFolder(dataDir).subgraphs, e.message, true);
   }
   return entries.flatMap((entry, i) => {
     const name = inert(entryName(entry, i));

@@ -2,7 +2,7 @@
  * The sources a data folder exports when no job is named: the subgraphs added to it (the config file's `subgraphs` and
  * the folder's own list), and DODO's jobs, the preset. A folder is a subgraph folder, whose plain `run`, `schedule`,
  * `status` and `jobs` never meet DODO, when all three hold:
- *   - subgraphs are added to it;
+ *   - subgraphs are added to it (one set aside counts: `catalog/subgraphs.ts`);
  *   - no DODO API key is set (`POOL_EXPORT_API_KEY`, or `apiKey` in the config file): a subgraph's own endpoint needs
  *     none;
  *   - DODO has exported nothing into it (no table of DODO's in its lake): a DODO folder whose key went missing from a
@@ -13,7 +13,7 @@
 import { existsSync } from 'node:fs';
 import { DATASETS } from '../catalog/catalog.ts';
 import type { Job } from '../catalog/job.ts';
-import { subgraphJob, subgraphOf } from '../catalog/subgraphs.ts';
+import { setAsideSubgraphs, subgraphJob, subgraphOf } from '../catalog/subgraphs.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { tableDir } from '../lake/layout.ts';
@@ -37,13 +37,15 @@ export function holdsDodoData(config: Config): boolean {
 /** The sources of the folder `config` describes; `dodo` are DODO's jobs (from `jobs/`). */
 export function folderSources(config: Config, dodo: readonly Job[]): FolderSources {
   const subgraphs = config.subgraphs.map((s) => subgraphJob(s.name));
-  const why = !subgraphs.length
-    ? 'no subgraph is added to this folder'
-    : config.apiKey
-      ? 'a DODO API key is set'
-      : holdsDodoData(config)
-        ? "this folder holds DODO's data"
-        : undefined;
+  // A subgraph set aside (its list unreadable, or its schema refused) is added all the same: the folder is its.
+  const why =
+    !subgraphs.length && !setAsideSubgraphs().length
+      ? 'no subgraph is added to this folder'
+      : config.apiKey
+        ? 'a DODO API key is set'
+        : holdsDodoData(config)
+          ? "this folder holds DODO's data"
+          : undefined;
   if (why) return { jobs: [...dodo, ...subgraphs], dodo: true, why };
   return {
     jobs: subgraphs,

@@ -1,9 +1,10 @@
 /**
  * Table names an analyst can guess: a run of capitals stays whole (`NewTTL` → `new_ttls`, as graph-node's `newTTLs`).
- * A folder an earlier version exported (`new_tt_ls`) is renamed on its next run, its rows, checkpoints and ledger
- * kept (nothing read again), its lake files rewritten under the new path and the old path gone.
+ * A folder an earlier version exported (`new_tt_ls`; columns `token0_price` and `chain` where the rule of
+ * `src/catalog/names.ts` gives `token_0_price` and `chain_`) is renamed on its next run, its rows, checkpoints and
+ * ledger kept (nothing read again), its lake files rewritten under the new path and names, and the old path gone.
  */
-import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,7 @@ import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../sup
 const SCHEMA = `
 type NewTTL @entity(immutable: true) { id: ID! ttl: BigInt! timestamp: BigInt! }
 type DODOPair @entity { id: ID! name: String! }
-type Liquidity @entity { id: ID! amount: BigDecimal! }
+type Liquidity @entity { id: ID! amount: BigDecimal! token0Price: BigDecimal chain: String }
 `;
 
 let sb: SandboxProcess;
@@ -56,16 +57,28 @@ describe('table names', () => {
       rows = Number((await w.all('SELECT count(*) AS n FROM ens.new_ttls'))[0]!.n);
       expect(rows).toBeGreaterThan(0);
       await w.exec('ALTER TABLE ens.new_ttls RENAME TO new_tt_ls');
+      // Columns as the rule before names.ts named them.
+      for (const [from, to] of [
+        ['token_0_price', 'token0_price'],
+        ['token_0_price_text', 'token0_price_text'],
+        ['chain_', 'chain'],
+      ])
+        await w.exec(`ALTER TABLE ens.liquidities RENAME COLUMN ${from} TO ${to}`);
       for (const t of ['checkpoints', 'run_tasks', 'lake_pending', 'verifications'])
         await w.exec(`UPDATE _pool_export.${t} SET dataset = 'ens.new_tt_ls' WHERE dataset = 'ens.new_ttls'`);
     } finally {
       await w.close();
     }
     renameSync(join(data, 'lake', 'ens', 'new_ttls'), join(data, 'lake', 'ens', 'new_tt_ls'));
+    // A folder added before names were kept: its list holds none.
+    const list = JSON.parse(readFileSync(join(data, 'subgraphs.json'), 'utf8')) as { subgraphs: { names?: unknown }[] };
+    for (const s of list.subgraphs) delete s.names;
+    writeFileSync(join(data, 'subgraphs.json'), JSON.stringify(list));
     const next = await cli([...run, '--log-format', 'json'], env);
     expect(next.code, next.stderr.slice(-2000)).toBe(0);
     // Nothing was read again: no new block, so the task found its checkpoint under the new name.
     expect(next.stderr).toMatch(/"event":"task-unchanged","dataset":"ens.new_ttls"/);
+    expect(next.stderr).toMatch(/"event":"task-unchanged","dataset":"ens.liquidities"/);
     const after = await Warehouse.open(data, { readOnly: true });
     try {
       const tables = (
@@ -73,6 +86,19 @@ describe('table names', () => {
       ).map((r) => String(r.t));
       expect(tables).toEqual(['dodo_pairs', 'liquidities', 'new_ttls']);
       expect(Number((await after.all('SELECT count(*) AS n FROM ens.new_ttls'))[0]!.n)).toBe(rows);
+      const columns = (
+        await after.all(
+          "SELECT column_name AS c FROM duckdb_columns() WHERE schema_name = 'ens' AND table_name = 'liquidities' ORDER BY column_index",
+        )
+      ).map((r) => String(r.c));
+      expect(columns.slice(0, 6)).toEqual([
+        'id',
+        'amount',
+        'amount_text',
+        'token_0_price',
+        'token_0_price_text',
+        'chain_',
+      ]);
     } finally {
       await after.close();
     }
@@ -80,6 +106,8 @@ describe('table names', () => {
     expect(existsSync(join(data, 'lake', 'ens', 'new_ttls'))).toBe(true);
     expect(await lakeBehindWarehouse(data)).toEqual([]);
     loadConfig({ env });
-    expect((await compareWithSandbox(sb, data, [1], ['ens.new_ttls', 'ens.dodo_pairs'])).mismatches).toEqual([]);
+    expect(
+      (await compareWithSandbox(sb, data, [1], ['ens.new_ttls', 'ens.dodo_pairs', 'ens.liquidities'])).mismatches,
+    ).toEqual([]);
   });
 });
