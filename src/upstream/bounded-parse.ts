@@ -20,8 +20,15 @@ export const PARSE_MIB = 256;
 /** A parse that could not finish: it stopped on request (`stopped`), or met a bound. */
 export class ParseStopped extends Error {}
 
+/** What one parse may take: a stop request, and the seconds (`PARSE_SECS` unless given). */
+export interface ParseBounds {
+  readonly signal?: AbortSignal | undefined;
+  readonly secs?: number;
+}
+
 /** Runs one parse on the worker: its answer, or the usage error naming what it met. */
-async function parse(request: ParseRequest, what: string, signal?: AbortSignal): Promise<ParseReply> {
+async function parse(request: ParseRequest, what: string, bounds: ParseBounds = {}): Promise<ParseReply> {
+  const { signal, secs = PARSE_SECS } = bounds;
   if (signal?.aborted) throw new ParseStopped(`stopped on request before reading ${what}`);
   const worker = startWorker(
     { script: new URL('./parse-worker.js', import.meta.url), source: new URL('./parse-worker.ts', import.meta.url) },
@@ -40,8 +47,8 @@ async function parse(request: ParseRequest, what: string, signal?: AbortSignal):
     const stop = () => end(() => reject(new ParseStopped(`stopped on request while reading ${what}`)));
     const timer = setTimeout(
       () =>
-        end(() => reject(new UsageError(`${what} takes more than ${PARSE_SECS} s to read: it is no subgraph's file`))),
-      PARSE_SECS * 1000,
+        end(() => reject(new UsageError(`${what} takes more than ${secs} s to read: it is no subgraph's file`))),
+      secs * 1000,
     );
     signal?.addEventListener('abort', stop, { once: true });
     worker.once('message', (reply: ParseReply) => end(() => resolve(reply)));
@@ -70,9 +77,9 @@ function result<T>(reply: ParseReply, prefix = ''): T {
 export async function parseManifestBounded(
   text: string,
   hash: string,
-  signal?: AbortSignal,
+  bounds: ParseBounds = {},
 ): Promise<{ schemaHash: string; networks: string[] }> {
-  return result(await parse({ kind: 'manifest', text, hash }, `the manifest ${hash}`, signal));
+  return result(await parse({ kind: 'manifest', text, hash }, `the manifest ${hash}`, bounds));
 }
 
 /**
@@ -88,5 +95,5 @@ export async function checkSchemaBounded(schema: {
   const { name, text, what, signal } = schema;
   if (Buffer.byteLength(text) > SCHEMA_BYTES)
     throw new UsageError(`${what} is larger than ${bytesText(SCHEMA_BYTES)}: it is no subgraph's schema`);
-  result(await parse({ kind: 'schema', text, name }, what, signal), `${what}: `);
+  result(await parse({ kind: 'schema', text, name }, what, { signal }), `${what}: `);
 }

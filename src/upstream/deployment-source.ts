@@ -79,7 +79,7 @@ export async function deploymentFiles(
   at: { readonly timeoutMs: number; readonly signal?: AbortSignal },
 ): Promise<DeploymentFiles> {
   const text = await ipfsCat(ipfs, deployment, { ...at, budget: MANIFEST_BYTES });
-  const manifest = await parseManifestBounded(text, deployment, at.signal);
+  const manifest = await parseManifestBounded(text, deployment, { signal: at.signal });
   const schema = await ipfsCat(ipfs, manifest.schemaHash, { ...at, budget: SCHEMA_BYTES });
   return { deployment, schema, networks: manifest.networks };
 }

@@ -2,7 +2,8 @@
  * Real public subgraph schemas, exported exactly from the sandbox: every `.graphql` file of `../shared/schemas/` beside
  * the repository (Uniswap v3's, Messari's dex-amm, graph-tooling's aggregations example), or of the folder that
  * `POOL_EXPORT_SCHEMAS_DIR` names (`make test-schemas SCHEMAS=dir`), each served by the sandbox (`--subgraph`), added
- * with `subgraph add --schema`, run, and compared with the sandbox's own rows (count, digest, every typed column, every
+ * by `subgraph add` from its deployment's own files (no schema file), each into a data folder of its own, run, and
+ * compared with the sandbox's own rows (count, digest, every typed column, every
  * value): after the backfill; after 100 new blocks and a reorganisation within the re-read window; after a
  * reorganisation at the same height (no block added), when `verify --values` must find nothing; and after a
  * reorganisation deeper than the window, which the runs cannot see, so `verify --values` must name what the sandbox's
@@ -63,10 +64,7 @@ describe.skipIf(FILES.length === 0)(
         const data = join(dir, name);
         const env = sandboxEnv(sb, data);
         const url = new RegExp(`^subgraph ${name}: (\\S+)$`, 'm').exec(sb.banner)![1]!;
-        const add = await cli(
-          ['subgraph', 'add', name, '--chain', 'ethereum', '--url', url, '--schema', join(DIR!, file)],
-          env,
-        );
+        const add = await cli(['subgraph', 'add', name, '--chain', 'ethereum', '--url', url], env);
         expect(add.code, add.stderr).toBe(0);
         loadConfig({ env });
         const datasets = DATASETS.filter((d) => d.schema === name).map((d) => d.name);

@@ -5,7 +5,7 @@
  * (`lakeBehindWarehouse`), after the backfill and after new blocks and a reorganisation. Before the rule, each of these
  * failed its whole run (a column collision), lost an entity, or showed a partition's value in a field's place.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,9 +30,11 @@ const SCHEMAS: Record<string, string> = {
   pairs: `type Operator @entity { id: ID! name: String! }
     type Stream @entity { id: ID! operator: Operator! operatorId: String! amount: BigInt! amountText: String!
       price: BigDecimal! priceText: String }`,
-  // Two entities of one plural table, root fields of one name (Stat's plural, Stats' single), a name past 63.
+  // Two entities of one plural table, root fields of one name (Stat's plural, Stats' single), a name past 63, and
+  // two entities whose tables the rule before this one confused (NewTtL's table was NewTTL's earlier name).
   tables: `type Stat @entity { id: ID! n: BigInt! } type Stats @entity { id: ID! m: BigInt! }
-    type ${LONG} @entity { id: ID! v: Int! }`,
+    type ${LONG} @entity { id: ID! v: Int! }
+    type NewTTL @entity { id: ID! a: BigInt! } type NewTtL @entity { id: ID! b: BigInt! }`,
 };
 
 let sb: SandboxProcess;
@@ -128,9 +130,55 @@ describe('the naming rule, exported', () => {
   it('gives two entities of one plural table a table each, and cuts a name past 63 characters', async () => {
     const { data, added } = await exportsExactly('tables');
     const tables = Object.keys(await columnsOf(data, 'tables')).sort();
-    expect(tables).toHaveLength(3);
+    expect(tables).toHaveLength(5);
+    expect(tables.filter((t) => t.startsWith('new_'))).toEqual(['new_tt_ls', 'new_ttls']);
+    // Every table path of the lake is there after two runs (neither run took another's for an earlier name), and
+    // verify, which checks the lake against the warehouse, finds it whole.
+    const env = { ...sandboxEnv(sb, data), POOL_EXPORT_API_KEY: '' };
+    const verified = await cli(['verify'], env);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    // The history of both runs is in the lake, for both entities.
+    for (const t of ['new_ttls', 'new_tt_ls']) {
+      const runs = await cli(
+        ['query', `SELECT count(DISTINCT _run_id) AS n FROM tables.${t}_history`, '--format', 'csv'],
+        env,
+      );
+      expect(runs.stdout, `${t}: ${runs.stderr}`).toBe('n\n2\n');
+    }
     expect(tables.filter((t) => t.startsWith('stats'))).toEqual(['stats', 'stats_']);
     expect(tables.find((t) => t.startsWith('very_long'))).toHaveLength(63);
     expect(added).toContain('Stats: stats_, not stats (another entity of the subgraph has that table)');
+  });
+});
+
+describe('what graph-node cannot lay out', () => {
+  it.each([
+    [
+      'two entities of one table',
+      'type NewTTL @entity { id: ID! } type NewTtl @entity { id: ID! }',
+      "type NewTTL and type NewTtl are both graph-node's table new_ttl",
+    ],
+    [
+      'two of one table by case',
+      'type ABC @entity { id: ID! } type Abc @entity { id: ID! }',
+      "type ABC and type Abc are both graph-node's table abc",
+    ],
+    [
+      'two fields of one column',
+      'type P @entity { id: ID! ttl: Int Ttl: Int }',
+      "P.ttl and P.Ttl are both graph-node's column ttl",
+    ],
+  ])('is refused at add in one line with exit code 2, nothing written: %s', async (_, sdl, message) => {
+    const data = join(dir, `refused-${Math.random()}`);
+    const file = join(dir, `refused-${Math.random()}.graphql`);
+    writeFileSync(file, sdl);
+    const url = /^subgraph gn: (\S+)$/m.exec(sb.banner)![1]!;
+    const r = await cli(
+      ['subgraph', 'add', 'x', '--chain', 'ethereum', '--url', url, '--schema', file],
+      sandboxEnv(sb, data),
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(`pool-export: --schema ${file}: ${message}: graph-node cannot deploy the schema`);
+    expect(existsSync(data)).toBe(false);
   });
 });
