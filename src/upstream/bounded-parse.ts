@@ -46,8 +46,7 @@ async function parse(request: ParseRequest, what: string, bounds: ParseBounds = 
     };
     const stop = () => end(() => reject(new ParseStopped(`stopped on request while reading ${what}`)));
     const timer = setTimeout(
-      () =>
-        end(() => reject(new UsageError(`${what} takes more than ${secs} s to read: it is no subgraph's file`))),
+      () => end(() => reject(new UsageError(`${what} takes more than ${secs} s to read: it is no subgraph's file`))),
       secs * 1000,
     );
     signal?.addEventListener('abort', stop, { once: true });
