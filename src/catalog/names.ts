@@ -273,3 +273,17 @@ export function layoutConflicts(model: SchemaModel): string[] {
   }
   return out;
 }
+
+const isNameMap = (v: unknown): v is Record<string, string> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+
+/** Whether a value read from a data folder's list is names as `decideNames` gives them (a hand may have edited it). */
+export function isSubgraphNames(v: unknown): v is SubgraphNames {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  return Object.values(v).every((e: unknown) => {
+    const n = e as Partial<Record<keyof EntityNames, unknown>> | null;
+    return (
+      typeof n === 'object' && n !== null && typeof n.table === 'string' && isNameMap(n.columns) && isNameMap(n.texts)
+    );
+  });
+}

@@ -169,8 +169,11 @@ export function registerSubgraphs(
       setAside.delete(spec.name);
       taken.push(spec);
     } catch (e) {
-      if (!(e instanceof UsageError) || opts.strict?.(spec.name)) throw e;
-      setAside.set(spec.name, { name: spec.name, error: e.message });
+      if (opts.strict?.(spec.name)) throw e;
+      // Whatever a hand or an earlier version left in its entry (names of another shape, say) fails it alone.
+      const error =
+        e instanceof UsageError ? e.message : `subgraph ${spec.name} cannot be read: ${(e as Error).message}`;
+      setAside.set(spec.name, { name: spec.name, error });
     }
   }
   return taken;

@@ -9,6 +9,7 @@
  * ```
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { isSubgraphNames } from '../catalog/names.ts';
 import {
   checkSubgraphName,
   type SubgraphDeployment,
@@ -136,11 +137,12 @@ export function readFolderSubgraphs(dataDir: string, opts: { readonly lenient?: 
       typeof entry.name === 'string' &&
       typeof entry.schema === 'string' &&
       Array.isArray(entry.deployments) &&
-      entry.deployments.every((d) => isObject(d) && typeof d.chainId === 'number' && typeof d.url === 'string');
+      entry.deployments.every((d) => isObject(d) && typeof d.chainId === 'number' && typeof d.url === 'string') &&
+      (entry.names === undefined || isSubgraphNames(entry.names));
     if (!ok)
       return refuse(
         name,
-        `${dataFolder(dataDir).subgraphs}: ${name} is not a subgraph (a name, a schema, and deployments of a chain id and a URL each): pool-export subgraph remove ${name}, then add it again`,
+        `${dataFolder(dataDir).subgraphs}: ${name} is not a subgraph (a name, a schema, deployments of a chain id and a URL each, and the names of its tables and columns): pool-export subgraph remove ${name}, then add it again`,
       );
     return [{ ...(entry as unknown as SubgraphSpec) }];
   });

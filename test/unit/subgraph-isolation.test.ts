@@ -57,6 +57,7 @@ describe('a subgraph that fails', () => {
     appendEntries(data, [
       { name: 'ttl', deployments: [{ chainId: 1, url }], schema: REFUSED },
       { name: 'broken', schema: 42 },
+      { name: 'edited', deployments: [{ chainId: 1, url }], schema: 'type A @entity { id: ID! }', names: { A: 7 } },
     ]);
     const run = await cli(['run'], env);
     expect(run.code, run.stderr.slice(-2000)).toBe(1);
@@ -64,6 +65,7 @@ describe('a subgraph that fails', () => {
       /FAILED subgraph ttl was set aside, not exported: subgraph ttl: type NewTTL and type NewTtl are both graph-node's table new_ttl/,
     );
     expect(run.stdout).toMatch(/FAILED subgraph broken was set aside, not exported: .*broken is not a subgraph/);
+    expect(run.stdout).toMatch(/FAILED subgraph edited was set aside, not exported: .*edited is not a subgraph/);
     loadConfig({ env });
     const pools = DATASETS.filter((d) => d.schema === 'pools').map((d) => d.name);
     expect((await compareWithSandbox(sb, data, [1], pools)).mismatches).toEqual([]);
@@ -81,7 +83,7 @@ describe('a subgraph that fails', () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(/^ttl: set aside, not exported: /m);
     expect(listed.stdout).toMatch(/^pools: \d+ entities/m);
-    for (const name of ['ttl', 'broken']) expect((await cli(['subgraph', 'remove', name], env)).code).toBe(0);
+    for (const name of ['ttl', 'broken', 'edited']) expect((await cli(['subgraph', 'remove', name], env)).code).toBe(0);
     const after = await cli(['run'], env);
     expect(after.code, after.stdout + after.stderr.slice(-1000)).toBe(0);
   });

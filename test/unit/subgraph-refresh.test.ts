@@ -159,4 +159,35 @@ describe('a subgraph whose schema changes upstream', () => {
     expect(r.stderr).toMatch(/pools\.tokens\.decimals would change type \(INTEGER → DOUBLE\).*subgraph remove pools/);
     expect(readFileSync(join(data, 'subgraphs.json'), 'utf8')).toBe(before);
   });
+
+  it("names a new version's fields around the names kept: a new field never takes a column over", async () => {
+    const data = join(dir, 'd');
+    const env = sandboxEnv(sb, data);
+    expect((await cli(['subgraph', 'add', 'pools', '--chain', 'ethereum', '--url', url('pools')], env)).code).toBe(0);
+    // The new version has a field `factoryId`, whose column by the rule alone would be `factory_id`: the reference
+    // `factory` has held that column since the subgraph was added.
+    const next = join(dir, 'factory-id.graphql');
+    writeFileSync(
+      next,
+      readFileSync(FIXTURE, 'utf8').replace('  factory: Factory!\n', '  factory: Factory!\n  factoryId: String\n'),
+    );
+    const r = await cli(['subgraph', 'refresh', 'pools', '--schema', next], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      "Pool.factoryId's column: factory_id_, not factory_id (factory_id is Pool.factory's column)",
+    );
+    const spec = JSON.parse(readFileSync(join(data, 'subgraphs.json'), 'utf8')).subgraphs[0];
+    expect(spec.names.Pool.columns).toMatchObject({ factory: 'factory_id', factoryId: 'factory_id_' });
+    const w = await Warehouse.open(data, { readOnly: true });
+    try {
+      const cols = (
+        await w.all(
+          "SELECT column_name AS c FROM duckdb_columns() WHERE schema_name = 'pools' AND table_name = 'pools'",
+        )
+      ).map((x) => String(x.c));
+      expect(cols).toEqual(expect.arrayContaining(['factory_id', 'factory_id_']));
+    } finally {
+      await w.close();
+    }
+  });
 });
