@@ -128,9 +128,6 @@ export interface SetAside {
   readonly whole?: true;
 }
 
-/** The data folder's list of subgraphs, as messages name it. */
-const DATA_LIST = 'subgraphs.json';
-
 const setAside = new Map<string, SetAside>();
 
 /**
@@ -138,7 +135,7 @@ const setAside = new Map<string, SetAside>();
  * itself where it cannot be read at all (`whole`: none of its subgraphs is exported).
  */
 export function asideSubject(s: SetAside): string {
-  return s.whole ? `the data folder's list of subgraphs (${DATA_LIST})` : `subgraph ${inert(s.name)}`;
+  return s.whole ? "the data folder's list of subgraphs" : `subgraph ${inert(s.name)}`;
 }
 
 /** The subgraphs the last registration set aside (each fails alone: the others are exported). */

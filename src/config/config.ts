@@ -4,14 +4,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultAnswerBudget } from '../catalog/answer-budget.ts';
 import { DATASETS } from '../catalog/catalog.ts';
-import { registerSubgraphs, type SubgraphSpec } from '../catalog/subgraphs.ts';
+import type { SubgraphSpec } from '../catalog/subgraphs.ts';
 import { UsageError } from '../errors.ts';
 import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 import { CHAINS, parseChain } from './chains.ts';
 import { checkLake, LAKE_URL_ENV, type LakeSettings } from './lake-url.ts';
 import { autoMemoryLimit, hostReader } from './memory-limit.ts';
 import { checkRoutes, checkUrl, ROUTE_CHOICES, type Route } from './route-config.ts';
-import { configuredSubgraphs, urlSecrets } from './subgraph-config.ts';
+import { registeredSubgraphs, urlSecrets } from './subgraph-config.ts';
 import { MIN_TRACKED_LIQUIDITY_USD, type TrackedSettings, trustedTokens } from './tracked.ts';
 
 export type { LakeSettings } from './lake-url.ts';
@@ -378,9 +378,7 @@ export function loadConfig(
   // a message that quotes an environment would).
   const aws = lake.bucket ? [env.AWS_SECRET_ACCESS_KEY ?? '', env.AWS_SESSION_TOKEN ?? ''] : [];
   const dataDir = resolve(merged.dataDir as string);
-  // The config file's subgraphs are refused at once, as the rest of the file is; the data folder's are set aside.
-  const inFile = new Set(Object.keys((merged.subgraphs as Record<string, unknown> | undefined) ?? {}));
-  const subgraphs = registerSubgraphs(configuredSubgraphs(merged.subgraphs, dataDir), { strict: (n) => inFile.has(n) });
+  const subgraphs = registeredSubgraphs(merged.subgraphs, dataDir);
   const routeKeys = Object.values(routes).flatMap((l) => l.map((r) => r.apiKey ?? ''));
   const secrets = [apiKey, ...routeKeys, ...urlSecrets(subgraphs), ...aws].filter(Boolean);
   return Object.freeze({

@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isSubgraphNames } from '../catalog/names.ts';
 import {
   checkSubgraphName,
+  registerSubgraphs,
   type SubgraphDeployment,
   type SubgraphSpec,
   setSubgraphAside,
@@ -23,7 +24,17 @@ import { parseChain } from './chains.ts';
 import { dataFolder } from './data-folder.ts';
 import { checkUrl } from './route-config.ts';
 
-/** The subgraphs of the config file's `subgraphs` and of the data folder's list; a name in both is an error. */
+/**
+ * The subgraphs of the config file's `subgraphs` and of the data folder's list, registered into the catalog: the config
+ * file's are refused at once, as the rest of the file is; the data folder's are set aside (`setAsideSubgraphs`), so
+ * that no state of the folder stops a command. Returns those registered.
+ */
+export function registeredSubgraphs(raw: unknown, dataDir: string): SubgraphSpec[] {
+  const inFile = new Set(Object.keys(isObject(raw) ? raw : {}));
+  return registerSubgraphs(configuredSubgraphs(raw, dataDir), { strict: (n) => inFile.has(n) });
+}
+
+/** The subgraphs of the config file's `subgraphs` and of the data folder's list; a name in both sets the latter aside. */
 export function configuredSubgraphs(raw: unknown, dataDir: string): SubgraphSpec[] {
   const out = subgraphsFromConfig(raw);
   for (const s of readFolderSubgraphs(dataDir, { lenient: true })) {

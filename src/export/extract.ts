@@ -6,7 +6,7 @@ import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { errorClass, explainWriteError, TaskError, UpstreamError } from '../errors.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
-import { type LedgerTask, pruneLedger, RunLedger } from '../store/run-ledger.ts';
+import { pruneLedger, RunLedger } from '../store/run-ledger.ts';
 import { commitLanes, DuckDBSink, GROUP_LIMIT } from '../store/sink.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import { prepareTables } from '../store/tables.ts';
@@ -24,7 +24,7 @@ import type { Probed } from './routing/route-choice.ts';
 import { RouteHealth } from './routing/route-health.ts';
 import { chooseRoutes, NoRouteError, probeRoutes, type TaskRoute } from './routing/run-routes.ts';
 import type { PageSource } from './seams.ts';
-import { emptyStats, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
+import { emptyStats, ledgerTask, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
 import type { Cursor } from './task-run.ts';
 
 /** Inputs of a run, passed explicitly. */
@@ -296,27 +296,6 @@ async function firstAsks(
     asks.set(task, { ...ask, ...(ids.length <= args.config.pageSize ? { present: ids } : {}) });
   }
   return asks;
-}
-
-/** A task's result as the run ledger records it. */
-function ledgerTask(r: TaskResult): LedgerTask {
-  const { pages, rows, requests, retries, duplicates } = r.stats;
-  return {
-    chainId: r.task.chainId,
-    dataset: r.task.ds.name,
-    status: r.status,
-    startedAt: r.startedAt,
-    endedAt: r.endedAt,
-    ...{ pages, rows, requests, retries, duplicates },
-    block: r.block,
-    cursorBefore: r.cursorBefore,
-    cursorAfter: r.cursorAfter,
-    ...(r.error ? { error: r.error } : {}),
-    ...(r.route ? { route: r.route } : {}),
-    ...(r.routes ? { routes: r.routes } : {}),
-    ...(r.failovers ? { failovers: r.failovers } : {}),
-    ...(r.head ? { head: r.head } : {}),
-  };
 }
 
 /** Runs every task of the plan; each task commits its own batches, so a failure never undoes another task's work. */

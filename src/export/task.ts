@@ -1,5 +1,6 @@
 /** What a task is and what it reports: one dataset on one chain, pinned to one block. */
 import type { Dataset } from '../catalog/catalog.ts';
+import type { LedgerTask } from '../store/run-ledger.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
 import type { RouteView } from './routing/route-choice.ts';
@@ -95,4 +96,25 @@ export interface TaskResult {
 /** Fresh counters of a task. */
 export function emptyStats(): TaskStats {
   return { pages: 0, rows: 0, requests: 0, retries: 0, bytes: 0, duplicates: 0 };
+}
+
+/** A task's result as the run ledger records it. */
+export function ledgerTask(r: TaskResult): LedgerTask {
+  const { pages, rows, requests, retries, duplicates } = r.stats;
+  return {
+    chainId: r.task.chainId,
+    dataset: r.task.ds.name,
+    status: r.status,
+    startedAt: r.startedAt,
+    endedAt: r.endedAt,
+    ...{ pages, rows, requests, retries, duplicates },
+    block: r.block,
+    cursorBefore: r.cursorBefore,
+    cursorAfter: r.cursorAfter,
+    ...(r.error ? { error: r.error } : {}),
+    ...(r.route ? { route: r.route } : {}),
+    ...(r.routes ? { routes: r.routes } : {}),
+    ...(r.failovers ? { failovers: r.failovers } : {}),
+    ...(r.head ? { head: r.head } : {}),
+  };
 }

@@ -356,7 +356,10 @@ describe('subgraphs in the config file', () => {
       { 'Bad-Name': { deployments: { bsc: 'http://x' }, schema } },
       /subgraph name "Bad-Name": a subgraph name starts with a lowercase letter .*: e\.g\. bad_name/,
     ],
-    [{ dodoex: { deployments: { bsc: 'http://x' }, schema } }, /subgraph name "dodoex" is DODO's data: choose another/],
+    [
+      { dodoex: { deployments: { bsc: 'http://x' }, schema } },
+      /subgraph name "dodoex" is taken: it is DODO's data; choose another, such as dodoex_sg/,
+    ],
     [{ pools: { deployments: { mars: 'http://x' }, schema } }, /unknown chain "mars"/],
     [
       { pools: { deployments: { bsc: 'ftp://x' }, schema } },

@@ -177,7 +177,7 @@ describe('pool-export subgraph', () => {
     [
       'a URL that is not a graph-node endpoint',
       () => ['--chain', 'ethereum', '--url', `${sb.url}/not/graph-node`],
-      /^pool-export: http:\/\/127\.0\.0\.1:\d+\/not\/graph-node is not a graph-node endpoint \(the answer holds no `data`/,
+      /^pool-export: http:\/\/127\.0\.0\.1:\d+\/not\/graph-node is not a graph-node endpoint \(HTTP 404: \{"message":"Not found"\}\): give the URL/,
     ],
     [
       'an entity that does not exist',
