@@ -45,10 +45,22 @@ function unknownArguments(msg: string): string[] {
   return args.filter((a) => a === kebab(a) || !args.includes(kebab(a)));
 }
 
-/** yargs' message, with each unknown argument named once. */
-function usageMessage(msg: string): string {
+/**
+ * yargs' message in one line: each unknown argument named once; a value that is not one of its choices (yargs' "Invalid
+ * values:" and a line per argument) with the choices and the one it most likely meant.
+ */
+export function usageMessage(msg: string): string {
   const args = unknownArguments(msg);
-  return args.length ? `Unknown argument${args.length > 1 ? 's' : ''}: ${args.join(', ')}` : msg;
+  if (args.length) return `Unknown argument${args.length > 1 ? 's' : ''}: ${args.join(', ')}`;
+  const invalid = [...msg.matchAll(/Argument: ([\w-]+), Given: "((?:[^"\\]|\\.)*)", Choices: (.+)/g)];
+  if (!invalid.length) return msg.replace(/\s*\n\s*/g, ' ');
+  return invalid
+    .map(([, arg, given, list]) => {
+      const choices = [...list!.matchAll(/"([^"]*)"/g)].map((c) => c[1]!);
+      const near = closest(given!, choices);
+      return `${arg} "${given}" is not one of ${choices.join(', ')}${near ? `; did you mean ${near}?` : ''}`;
+    })
+    .join('; ');
 }
 
 /**

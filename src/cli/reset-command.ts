@@ -144,9 +144,10 @@ export const resetCommand: CommandBody<Args> = {
       CHAINS_FILTER,
     ) as unknown as Argv<Args>,
   handler: async (a) => {
+    // The configuration first: it registers the folder's subgraphs, whose datasets are named here too.
+    const dir = configFor(a).dataDir;
     const datasets = [...new Set((a.datasets ?? []).map((n) => datasetNamed(n)))];
     const chains = parseChains(a.chains);
-    const dir = configFor(a).dataDir;
     checkReadableDataDir(dir);
     if (!existsSync(dataFolder(dir).warehouse))
       throw new UsageError(

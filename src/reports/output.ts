@@ -7,7 +7,7 @@ import { type DuckDBConnection, type DuckDBDataChunk, type Json, JsonDuckDBValue
 import { UsageError } from '../errors.ts';
 import { replaceFile } from '../util/atomic-file.ts';
 import { humanTime, terminalWidth } from '../util/display.ts';
-import { jsonSafe } from '../util/inert.ts';
+import { inert, jsonSafe } from '../util/inert.ts';
 import { lit, subquery } from '../util/sql.ts';
 import { rowLimit, TableDraft, type TableOptions } from './table-format.ts';
 import { untorn } from './torn-read.ts';
@@ -17,9 +17,11 @@ export const FORMATS = ['table', 'csv', 'json', 'parquet', 'arrow'] as const;
 /** One output format. */
 export type Format = (typeof FORMATS)[number];
 
-function csvCell(v: Json): string {
+/** One CSV cell; `shown` (a terminal): control characters as visible escapes, so that a value cannot drive it. */
+function csvCell(v: Json, shown = false): string {
   if (v === null) return '';
-  const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  const raw = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  const s = shown ? inert(raw) : raw;
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
@@ -180,13 +182,17 @@ function rowObject(names: readonly string[], r: readonly Json[]): Record<string,
   return o;
 }
 
-/** CSV: a header line, then a line a row; every column, every value exact. */
-async function writeCsv(rows: ResultRows, out: Pieces): Promise<number> {
+/**
+ * CSV: a header line, then a line a row; every column, every value exact, byte for byte, to a file or a pipe. To a
+ * terminal (`shown`), control characters are visible escapes instead.
+ */
+async function writeCsv(rows: ResultRows, out: Pieces, shown: boolean): Promise<number> {
   let n = 0;
-  await out.add(`${rows.names.map(csvCell).join(',')}\n`);
+  const cell = (v: Json) => csvCell(v, shown);
+  await out.add(`${rows.names.map(cell).join(',')}\n`);
   for await (const chunk of rows.chunks()) {
     let text = '';
-    for (const r of chunk) text += `${r.map(csvCell).join(',')}\n`;
+    for (const r of chunk) text += `${r.map(cell).join(',')}\n`;
     await out.add(text);
     n += chunk.length;
   }
@@ -261,7 +267,7 @@ export async function writeResult(conn: DuckDBConnection, sql: string, to: Resul
     const pieces = new Pieces(sink);
     let n: number;
     if (format === 'json') n = await writeJson(rows, pieces);
-    else if (format === 'csv') n = await writeCsv(rows, pieces);
+    else if (format === 'csv') n = await writeCsv(rows, pieces, !out && process.stdout.isTTY === true);
     else if (format === 'arrow') n = await writeArrow(rows, sink);
     else {
       const width = table.width === undefined && !out && !table.wide ? terminalWidth().width : table.width;

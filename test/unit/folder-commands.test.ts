@@ -1,0 +1,75 @@
+/**
+ * Every command right in a folder of subgraphs, driven as a new user does: the command line against the sandbox, a
+ * folder of one subgraph of the test schema, no DODO key. `reset` takes any dataset of the folder (and says which one
+ * a typo meant), a value that is not one of an option's choices is one line with the one it meant, and `query --format
+ * csv` writes a value's terminal escapes inert to a terminal and byte for byte to a pipe.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { cli, sandboxEnv } from '../support/export-check.ts';
+import { inTerminal } from '../support/terminal.ts';
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
+
+let sb: SandboxProcess;
+let dir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  sb = await startSandbox(['--scale', '2000', '--chains', '1', '--subgraph', `pools=${FIXTURE}`]);
+  dir = mkdtempSync(join(tmpdir(), 'pe-folder-cmds-'));
+  env = { ...sandboxEnv(sb, join(dir, 'data')), POOL_EXPORT_API_KEY: '' };
+  const url = /^subgraph pools: (\S+)$/m.exec(sb.banner)![1]!;
+  expect((await cli(['subgraph', 'add', 'pools', '--chain', 'ethereum', '--url', url], env)).code).toBe(0);
+  const run = await cli(['run'], env);
+  expect(run.code, run.stderr.slice(-2000)).toBe(0);
+}, 120_000);
+afterAll(async () => {
+  await sb?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('in a folder of subgraphs', () => {
+  it('reset empties any dataset of the folder, and names the one a typo meant', async () => {
+    const typo = await cli(['reset', 'pools.swap', '--yes'], env);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr.trim()).toMatch(/^pool-export: unknown dataset "pools\.swap"; did you mean pools\.swaps\?/);
+    const shown = await cli(['reset', 'pools.swaps'], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^ {2}pools\.swaps on ethereum: \d[\d,]* rows, its checkpoint, \d+ lake files/m);
+    const done = await cli(['reset', 'pools.swaps', '--yes'], env);
+    expect(done.code, done.stderr).toBe(0);
+    // The next run reads it whole again.
+    const run = await cli(['run', '--log-format', 'json'], env);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(
+      /"event":"task-done","dataset":"pools\.swaps","chain":"ethereum","chainId":1,"rows":[1-9]/,
+    );
+  });
+
+  it('names in one line a value that is not one of its choices, and the one it meant', async () => {
+    const r = await cli(['subgraph', 'lst'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'pool-export: action "lst" is not one of add, list, remove, refresh; did you mean list?\nRun `pool-export --help` for usage.\n',
+    );
+  });
+
+  it('query --format csv: a terminal escape is shown inert on a terminal, and written as it is to a pipe', async () => {
+    // A value with an escape that would turn a terminal's text red (upstream strings can hold them: the sandbox's do).
+    const sql = "SELECT id, chr(27) || '[31mred' AS name FROM pools.tokens LIMIT 1";
+    const piped = await cli(['query', sql, '--format', 'csv'], env);
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout).toContain('\u001b[31m');
+    const term = await inTerminal([process.execPath, BIN, 'query', sql, '--format', 'csv'], {
+      env: { ...process.env, ...env },
+    });
+    expect(term.code).toBe(0);
+    expect(term.raw).not.toContain('\u001b[31m');
+    expect(term.raw).toContain('\\x1b[31mred');
+  });
+});
