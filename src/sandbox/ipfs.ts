@@ -39,7 +39,7 @@ dataSources:
     name: ${args.name}
     network: ${network}
     source:
-      address: "0x${hexOf(5, hashString(args.name), args.chainId)}"
+      address: "${hexOf(5, hashString(args.name), args.chainId)}"
       abi: Factory
       startBlock: 1
     mapping:

@@ -76,6 +76,13 @@ describe('the sandbox, as graph-node deploys a schema', () => {
     expect(a.data!.stats_collection).toEqual([{ m: expect.any(String) }]);
   });
 
+  it("serves its deployment's manifest as graph deploy publishes one: a data source's address is 20 bytes of hex", async () => {
+    const meta = (await gql('{ _meta { deployment } }')).data!._meta as { deployment: string };
+    const res = await fetch(`${sb.url}/ipfs/api/v0/cat?arg=${meta.deployment}`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/^ {6}address: "0x[0-9a-f]{40}"$/m);
+  });
+
   it('answers an unknown path 404', async () => {
     for (const path of ['/ipfx/api/v0/cat?arg=QmX', '/nope', '/subgraphs/name'])
       expect((await fetch(`${sb.url}${path}`, { method: 'POST' })).status, path).toBe(404);
