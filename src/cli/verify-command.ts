@@ -6,6 +6,7 @@ import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { EXIT_GAPS, UsageError } from '../errors.ts';
 import { updateLakeFor } from '../pipeline/lake-step.ts';
+import { folderSources } from '../pipeline/sources.ts';
 import { readStatusFile, refreshStatusFile } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
@@ -263,9 +264,10 @@ export const verifyCommand: CommandBody<Args> = {
       .option('format', { choices: ['table', 'json'] as const, default: 'table' as const, describe: 'table, or JSON' }),
   handler: async (a) => {
     const config = configFor(a);
-    // The configured chains, and those of the subgraphs added by name.
+    // The configured chains, and those of the subgraphs added by name; in a folder of subgraphs alone, theirs alone.
+    const dodo = folderSources(config, []).dodo;
     const chains = parseChains(a.chains) ?? [
-      ...new Set([...config.chains, ...subgraphs().flatMap((s) => s.deployments.map((d) => d.chainId))]),
+      ...new Set([...(dodo ? config.chains : []), ...subgraphs().flatMap((s) => s.deployments.map((d) => d.chainId))]),
     ];
     const ofSubgraph = (name: string) => subgraphOf(findDataset(name)!.schema) !== undefined;
     let datasets = list(a.datasets)?.map((n) => {
@@ -279,7 +281,7 @@ export const verifyCommand: CommandBody<Args> = {
     // A subgraph's endpoints need no key: without one, the subgraphs alone are verified, when that is what is asked.
     if (!config.apiKey && !datasets && subgraphs().length) {
       datasets = DATASETS.filter((d) => ofSubgraph(d.name)).map((d) => d.name);
-      process.stderr.write("no API key: DODO's counters are not read; the subgraphs' rows are verified\n");
+      if (dodo) process.stderr.write("no API key: DODO's counters are not read; the subgraphs' rows are verified\n");
     }
     const from = dayStart(day('from', a.from));
     const to = dayStart(day('to', a.to));

@@ -14,6 +14,7 @@
  */
 import type { Column, Dataset } from '../catalog/catalog.ts';
 import { isRefList, textColumn } from '../catalog/column.ts';
+import { chainsOfSchema } from '../catalog/subgraphs.ts';
 import { appendRest, findLongLists, LIST_PAGE, type ListRest, restItems, restQuery } from '../export/long-lists.ts';
 import { mapPage } from '../export/mapper.ts';
 import { firstId, pageQuery } from '../export/queries.ts';
@@ -210,7 +211,9 @@ export async function valueChecks(
   const checks: Check[] = [];
   for (const ds of of) {
     if (ds.kind === 'list' || (req.datasets && !req.datasets.has(ds.name))) continue;
-    for (const chainId of req.chains) {
+    // A subgraph's dataset is read on its deployments' chains alone: the others are none of its business.
+    const deployed = chainsOfSchema(ds.schema);
+    for (const chainId of req.chains.filter((c) => !deployed || deployed.includes(c))) {
       const base = { chainId, identity: VALUES_IDENTITY, dataset: ds.name, days: null };
       const scope = scopes.of(chainId, ds);
       // A dataset never exported on the chain is named only when asked for by name.

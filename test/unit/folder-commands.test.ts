@@ -51,6 +51,18 @@ describe('in a folder of subgraphs', () => {
     );
   });
 
+  it('verify and verify --values speak only of the chain the deployment covers, and nothing of DODO', async () => {
+    for (const args of [['verify'], ['verify', '--values']]) {
+      const r = await cli(args, env);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
+      const lines = r.stdout.split('\n').filter((l) => /^\w+ +pools\./.test(l));
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.filter((l) => !l.startsWith('ethereum '))).toEqual([]);
+      expect(r.stdout).not.toMatch(/not checked|bsc|polygon|arbitrum/);
+    }
+  });
+
   it('names in one line a value that is not one of its choices, and the one it meant', async () => {
     const r = await cli(['subgraph', 'lst'], env);
     expect(r.code).toBe(2);
