@@ -54,6 +54,8 @@ export interface StatusRow {
   route: string | null;
   /** The last run found no such entity at the dataset's endpoint: skipped there, never stale. */
   unavailable: boolean;
+  /** Its last task was stopped on request (no failure: the next run resumes it). */
+  stopped: boolean;
   stale: boolean;
   /** Its last verification against the upstream's counters, if any: when, and how many groups differed. */
   verification: { at: string; gaps: number; error: string | null } | null;
@@ -115,7 +117,9 @@ function table(rows: readonly StatusRow[], width: number): string {
     humanNumber(r.rows),
     r.lagSeconds === null ? '-' : humanDuration(r.lagSeconds),
     ago(r.lastSuccess),
-    r.unavailable ? 'unavailable' : [r.stale ? 'STALE' : '', gaps(r) ? 'GAPS' : ''].filter(Boolean).join('+') || 'ok',
+    r.unavailable
+      ? 'unavailable'
+      : [r.stale ? 'STALE' : '', gaps(r) ? 'GAPS' : ''].filter(Boolean).join('+') || (r.stopped ? 'stopped' : 'ok'),
   ]);
   const head = ['dataset', 'chain', 'rows', 'lag', 'last success', 'state'];
   const [headLine, ...rowLines] = tableLines(head, cellsOf, { right: [false, false, true, true, false, false] });
@@ -272,6 +276,7 @@ export const statusCommand: CommandBody<Args> = {
         lastError: unavailable ? null : c.lastError,
         route: routes.length > 1 ? (c.route ?? null) : null,
         unavailable,
+        stopped: c.lastStatus === 'stopped',
         stale: f.stale,
         verification: c.verification ?? null,
       };

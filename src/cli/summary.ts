@@ -1,13 +1,12 @@
 /** The human summary of a run, printed by `run` and logged by `schedule`. */
 import { chainName } from '../config/chains.ts';
-import type { TaskResult } from '../export/task.ts';
+import { isStopped, type TaskResult } from '../export/task.ts';
 import { maxOf } from '../util/extremes.ts';
 import { inert } from '../util/inert.ts';
 import { cause } from '../util/logger.ts';
 import { wrap } from '../util/wrap.ts';
 
 /** A task a stop request ended before it was done (recorded as failed, with the error class `stopped`). */
-const isStopped = (r: TaskResult) => r.status === 'failed' && r.error?.cls === 'stopped';
 
 /** A task that failed on its own. */
 const isFailure = (r: TaskResult) => r.status === 'failed' && r.error?.cls !== 'stopped';

@@ -24,7 +24,7 @@ import type { Probed } from './routing/route-choice.ts';
 import { RouteHealth } from './routing/route-health.ts';
 import { chooseRoutes, NoRouteError, probeRoutes, type TaskRoute } from './routing/run-routes.ts';
 import type { PageSource } from './seams.ts';
-import { emptyStats, ledgerTask, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
+import { emptyStats, isStopped, ledgerTask, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
 import type { Cursor } from './task-run.ts';
 
 /** Inputs of a run, passed explicitly. */
@@ -367,11 +367,13 @@ export async function runExport(args: RunArgs): Promise<ExportOutcome> {
         const plumbing = { args, sink, source: src, checkpoints, checker, complete, health: given, unready };
         const r = await runOne(plumbing, t, pinned.get(t)!);
         args.progress?.done(r);
+        // A task stopped on request is no failure: the status file says so, with no error.
+        const stopped = isStopped(r);
         await status.taskEnded({
           dataset: t.ds.name,
           chainId: t.chainId,
-          status: r.status,
-          error: r.error?.message ?? null,
+          status: stopped ? 'stopped' : r.status,
+          error: stopped ? null : (r.error?.message ?? null),
           endedAt: r.endedAt,
           ...(r.unchanged ? { unchanged: true } : {}),
         });

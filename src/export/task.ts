@@ -98,20 +98,25 @@ export function emptyStats(): TaskStats {
   return { pages: 0, rows: 0, requests: 0, retries: 0, bytes: 0, duplicates: 0 };
 }
 
-/** A task's result as the run ledger records it. */
+/** Whether a task ended because the run was asked to stop: not a failure (the next run resumes it). */
+export const isStopped = (r: Pick<TaskResult, 'status' | 'error'>): boolean =>
+  r.status === 'failed' && r.error?.cls === 'stopped';
+
+/** A task's result as the run ledger records it: a stopped task as `stopped`, with no error. */
 export function ledgerTask(r: TaskResult): LedgerTask {
   const { pages, rows, requests, retries, duplicates } = r.stats;
+  const stopped = isStopped(r);
   return {
     chainId: r.task.chainId,
     dataset: r.task.ds.name,
-    status: r.status,
+    status: stopped ? 'stopped' : r.status,
     startedAt: r.startedAt,
     endedAt: r.endedAt,
     ...{ pages, rows, requests, retries, duplicates },
     block: r.block,
     cursorBefore: r.cursorBefore,
     cursorAfter: r.cursorAfter,
-    ...(r.error ? { error: r.error } : {}),
+    ...(r.error && !stopped ? { error: r.error } : {}),
     ...(r.route ? { route: r.route } : {}),
     ...(r.routes ? { routes: r.routes } : {}),
     ...(r.failovers ? { failovers: r.failovers } : {}),

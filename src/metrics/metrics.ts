@@ -13,6 +13,7 @@ import { bucketFreshness, headClock } from '../bucket/cadence.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { errorClass } from '../errors.ts';
+import { isStopped } from '../export/task.ts';
 import type { RunOutcome } from '../pipeline/run.ts';
 import { freshnessOf, type Heads } from '../store/freshness.ts';
 import { readStatusFile, type StatusEntry } from '../store/status-file.ts';
@@ -125,7 +126,7 @@ export class ExportMetrics {
     });
     this.tasks = new Counter({
       name: `${PREFIX}tasks_total`,
-      help: 'Tasks (one dataset of one chain in one run), by status: ok, failed, unavailable (the deployment lacks the entity)',
+      help: 'Tasks (one dataset of one chain in one run), by status: ok, failed, unavailable (the deployment lacks the entity), stopped (the run was asked to stop)',
       labelNames: [...TASK, 'status'],
       registers,
     });
@@ -293,8 +294,9 @@ export class ExportMetrics {
     const o = record.outcome;
     for (const r of o.results) {
       const labels = { chain: chainName(r.task.chainId), dataset: r.task.ds.name };
-      this.tasks.inc({ ...labels, status: r.status });
-      if (r.error) this.taskFailures.inc({ ...labels, class: r.error.cls });
+      const stopped = isStopped(r);
+      this.tasks.inc({ ...labels, status: stopped ? 'stopped' : r.status });
+      if (r.error && !stopped) this.taskFailures.inc({ ...labels, class: r.error.cls });
       this.taskSeconds.observe(labels, Math.max(0, (r.endedAt.getTime() - r.startedAt.getTime()) / 1000));
       this.rows.inc(labels, r.stats.rows);
       this.requests.inc(labels, r.stats.requests);
@@ -309,7 +311,7 @@ export class ExportMetrics {
     this.lakeWrites.inc({ outcome: o.lake });
     const end: RunEnd = o.stopped
       ? 'stopped'
-      : o.lake === 'failed' || o.results.some((r) => r.status === 'failed')
+      : o.lake === 'failed' || o.results.some((r) => r.status === 'failed' && !isStopped(r))
         ? 'failed'
         : 'ok';
     this.runs.inc({ export_job: job, outcome: end });

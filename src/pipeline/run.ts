@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { trackedSettings } from '../config/config.ts';
 import { diskFullMessage, explainWriteError, isDiskFull } from '../errors.ts';
 import { type RunArgs, runExport } from '../export/extract.ts';
-import type { TaskResult } from '../export/task.ts';
+import { isStopped, type TaskResult } from '../export/task.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { lockDataDir } from '../store/data-lock.ts';
 import { freeBytes, spillSpaceProblem } from '../store/spill-space.ts';
@@ -220,7 +220,9 @@ async function openAndRun(
     mark('run-done');
     args.log('run-done', {
       runId,
-      failed: results.filter((r) => r.status === 'failed').length,
+      // A task stopped on request did not fail: counted apart.
+      failed: results.filter((r) => r.status === 'failed' && !isStopped(r)).length,
+      ...(signal.aborted ? { stoppedTasks: results.filter(isStopped).length } : {}),
       rows: results.reduce((a, r) => a + r.stats.rows, 0),
       stopped: signal.aborted,
     });

@@ -11,7 +11,8 @@ import type { Warehouse } from './warehouse.ts';
 export interface LedgerTask {
   readonly chainId: number;
   readonly dataset: string;
-  readonly status: 'ok' | 'failed' | 'unavailable';
+  /** `stopped`: the run was asked to stop (not a failure: the next run resumes it). */
+  readonly status: 'ok' | 'failed' | 'unavailable' | 'stopped';
   readonly startedAt: Date;
   readonly endedAt: Date;
   readonly pages: number;

@@ -86,7 +86,8 @@ export async function readEntries(w: Warehouse, only?: { dataset: string; chainI
     `
     WITH v AS (${v}), t AS (
       SELECT chain_id, dataset, max(ended_at) FILTER (WHERE status = 'ok')::VARCHAR AS last_success,
-             arg_max(error, ended_at) AS last_error, arg_max(status, ended_at) AS last_status,
+             -- The last task's error, null where it ended without one (arg_max alone passes over nulls).
+             arg_max({'e': error}, ended_at).e AS last_error, arg_max(status, ended_at) AS last_status,
              ${hasRoute ? 'arg_max(route, ended_at)' : 'NULL'} AS route
       FROM _pool_export.run_tasks GROUP BY ALL
     )

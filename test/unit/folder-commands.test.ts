@@ -63,6 +63,32 @@ describe('in a folder of subgraphs', () => {
     }
   });
 
+  it('a run stopped on request is no failure: run-done counts its stopped tasks apart, status shows no error, and the next run clears it', async () => {
+    await sb.control('advance', { blocks: 50 });
+    await sb.control('faults', { latencyMs: 400 });
+    let stoppedRun: Awaited<ReturnType<typeof cli>>;
+    try {
+      stoppedRun = await cli(['run', '--log-format', 'json'], env, {
+        termWhen: (stderr) => stderr.includes('"event":"task-done"'),
+      });
+    } finally {
+      await sb.control('faults', { latencyMs: 0 });
+    }
+    const done = stoppedRun.stderr.split('\n').find((l) => l.includes('"event":"run-done"'))!;
+    expect(JSON.parse(done)).toMatchObject({ failed: 0, stopped: true, stoppedTasks: expect.any(Number) });
+    expect((JSON.parse(done) as { stoppedTasks: number }).stoppedTasks).toBeGreaterThan(0);
+    const status = JSON.parse((await cli(['status', '--offline', '--json'], env)).stdout) as {
+      datasets: { stopped: boolean; lastError: string | null }[];
+    };
+    expect(status.datasets.filter((d) => d.stopped).length).toBeGreaterThan(0);
+    expect(status.datasets.filter((d) => d.lastError !== null)).toEqual([]);
+    const text = await cli(['status', '--offline'], env);
+    expect(text.stdout).not.toContain('last error');
+    expect((await cli(['run'], env)).code).toBe(0);
+    const after = JSON.parse((await cli(['status', '--offline', '--json'], env)).stdout) as typeof status;
+    expect(after.datasets.filter((d) => d.stopped || d.lastError !== null)).toEqual([]);
+  });
+
   it('names in one line a value that is not one of its choices, and the one it meant', async () => {
     const r = await cli(['subgraph', 'lst'], env);
     expect(r.code).toBe(2);
