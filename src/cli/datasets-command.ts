@@ -2,19 +2,34 @@
 
 import { DATASETS } from '../catalog/catalog.ts';
 import type { Job } from '../catalog/job.ts';
-import { asideSubject, setAsideSubgraphs } from '../catalog/subgraphs.ts';
+import { asideSubject, setAsideSubgraphs, subgraphOf } from '../catalog/subgraphs.ts';
 import { folderSources } from '../pipeline/sources.ts';
+import { tableLines } from '../util/display.ts';
 import { inert } from '../util/inert.ts';
 import type { CommandBody } from './commands.ts';
 import { configFor, type FolderArgs, folderOptions } from './options.ts';
 
-/** Lists every dataset with its cursor kind, root field and table: DODO's, then those of the subgraphs added. */
-export const datasetsCommand: CommandBody<FolderArgs> = {
-  builder: (y) => folderOptions(y),
+/**
+ * Lists the folder's datasets with their cursor kind, key and entity: DODO's where DODO is the folder's (or with
+ * `--all`), then those of the subgraphs added.
+ */
+export const datasetsCommand: CommandBody<FolderArgs & { all: boolean }> = {
+  builder: (y) =>
+    folderOptions(y).option('all', {
+      type: 'boolean',
+      default: false,
+      describe: "every dataset, DODO's too in a folder of subgraphs alone",
+    }),
   handler: (a) => {
-    configFor(a);
-    for (const d of DATASETS)
-      process.stdout.write(`${d.name.padEnd(35)} ${d.kind.padEnd(9)} ${(d.seq ?? 'id').padEnd(10)} ${d.entity}\n`);
+    const sources = folderSources(configFor(a), []);
+    const shown = DATASETS.filter((d) => a.all || sources.dodo || subgraphOf(d.schema) !== undefined);
+    const cells = shown.map((d) => [d.name, d.kind, d.seq ?? 'id', inert(d.entity)]);
+    const lines = tableLines(['dataset', 'kind', 'key', 'entity'], cells, { right: [false, false, false, false] });
+    process.stdout.write(`${lines.join('\n')}\n`);
+    if (shown.length < DATASETS.length)
+      process.stdout.write(
+        `DODO's ${DATASETS.length - shown.length} datasets are not this folder's (${sources.why}): --all lists them\n`,
+      );
     for (const s of setAsideSubgraphs())
       process.stdout.write(`${asideSubject(s)} is set aside, its datasets not listed: ${inert(s.error)}\n`);
   },

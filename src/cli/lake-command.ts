@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { subgraphOf } from '../catalog/subgraphs.ts';
 import { chainFolder } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
@@ -14,6 +15,7 @@ import { UsageError } from '../errors.ts';
 import { viewsWithFiles } from '../lake/lake-db.ts';
 import { ENGINES, type Engine, lakeDdl, lakeTables } from '../lake/lake-ddl.ts';
 import { withBucket } from '../pipeline/lake-step.ts';
+import { folderSources } from '../pipeline/sources.ts';
 import type { CommandBody } from './commands.ts';
 import { configFor, type FolderArgs, folderOptions } from './options.ts';
 
@@ -120,8 +122,12 @@ export const lakeCommand: CommandBody<Args> = {
       throw new UsageError(
         `${a.engine} reads the lake from object storage, and this lake is the local folder ${local}: set lake.url (or POOL_EXPORT_LAKE_URL), or give --url s3://bucket/prefix`,
       );
+    // A folder of subgraphs alone: their tables and chains, none of DODO's (`pipeline/sources.ts`).
+    const dodo = folderSources(config, []).dodo;
+    const tables = lakeTables((ds) => dodo || subgraphOf(ds.schema) !== undefined);
     const found = localFolders(local);
-    const chains = [...new Set([...config.chains.map(chainFolder), ...found.chains])];
+    const own = dodo ? config.chains : config.subgraphs.flatMap((s) => s.deployments.map((d) => d.chainId));
+    const chains = [...new Set([...own.map(chainFolder), ...found.chains])];
     // DuckDB cannot create a view over a glob that matches no file: it needs to know which table paths are empty.
     const withFiles =
       a.engine !== 'duckdb'
@@ -129,22 +135,20 @@ export const lakeCommand: CommandBody<Args> = {
         : bucket
           ? await bucketWithFiles(config, bucket)
           : new Set(viewsWithFiles(config.dataDir).map((v) => v.replace('.', '/')));
-    const empty =
-      withFiles &&
-      new Set(
-        lakeTables()
-          .map((t) => t.path)
-          .filter((p) => !withFiles.has(p)),
-      );
+    const empty = withFiles && new Set(tables.map((t) => t.path).filter((p) => !withFiles.has(p)));
     process.stdout.write(
-      lakeDdl(a.engine, {
-        root,
-        chains,
-        since: a.since ?? found.first ?? FIRST_MONTH,
-        catalog: a.catalog,
-        ...(empty ? { empty } : {}),
-        ...store,
-      }),
+      lakeDdl(
+        a.engine,
+        {
+          root,
+          chains,
+          since: a.since ?? found.first ?? FIRST_MONTH,
+          catalog: a.catalog,
+          ...(empty ? { empty } : {}),
+          ...store,
+        },
+        tables,
+      ),
     );
   },
 };

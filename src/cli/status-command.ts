@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { type BucketFreshness, bucketFreshness, headClock } from '../bucket/cadence.ts';
 import { datasetNamed, findDataset } from '../catalog/catalog.ts';
-import { asideSubject, setAsideSubgraphs } from '../catalog/subgraphs.ts';
+import { asideSubject, setAsideSubgraphs, subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { dataFolder } from '../config/data-folder.ts';
@@ -105,6 +105,31 @@ function bucketLine(b: BucketFreshness, chains: readonly number[], nowSecs: numb
   return `bucket lake ${b.url}: published ${humanDuration(Math.max(0, nowSecs - b.publishedAt))} ago, ${
     b.behind ? 'behind the warehouse until its next publish' : 'holding every row the warehouse does'
   }${lags.length ? `; its lag: ${lags.map(([c, l]) => `${chainName(c)} ${humanDuration(l)}`).join(', ')}` : ''}`;
+}
+
+/** The source of a dataset: the subgraph it belongs to, or DODO's. */
+const sourceOf = (dataset: string) => {
+  const schema = dataset.split('.')[0]!;
+  return subgraphOf(schema) ? `subgraph ${schema}` : "DODO's";
+};
+
+/**
+ * The status tables of a folder of several sources: one per subgraph (and DODO's), under a line naming it with its
+ * datasets' chains, blocks and worst lag; a folder of one source, one table as ever.
+ */
+function grouped(rows: readonly StatusRow[], width: number): string {
+  const groups = new Map<string, StatusRow[]>();
+  for (const r of rows) groups.set(sourceOf(r.dataset), [...(groups.get(sourceOf(r.dataset)) ?? []), r]);
+  if (groups.size < 2) return table(rows, width);
+  return [...groups]
+    .map(([source, rs]) => {
+      const chains = [...new Set(rs.map((r) => r.chain))].join(', ');
+      const lag = maxOf(rs.map((r) => r.lagSeconds ?? 0));
+      const stale = rs.filter((r) => r.stale).length;
+      const head = `${source}: ${rs.length} datasets on ${chains}, most behind ${humanDuration(lag)}${stale ? `, ${stale} stale` : ''}`;
+      return `${fit(head, width)}\n${table(rs, width)}`;
+    })
+    .join('\n\n');
 }
 
 /** The status table, for an 80-column terminal: dataset, chain, rows, lag, last success, state; errors below. */
@@ -321,7 +346,7 @@ export const statusCommand: CommandBody<Args> = {
         process.stdout.write(
           `nothing has been exported to ${config.dataDir} yet; run \`pool-export run\`, or point --data-dir at a data folder (data/demo after \`make demo\`)\n`,
         );
-      else process.stdout.write(`${table(rows, width)}\nlag is measured against ${lagAgainst}\n`);
+      else process.stdout.write(`${grouped(rows, width)}\nlag is measured against ${lagAgainst}\n`);
       // Named with --chains, the others were left out on purpose.
       if (unconfigured.length && !chains) {
         const names = unconfigured.map(chainName);

@@ -106,9 +106,9 @@ export function lakeColumns(ds: Dataset): LakeColumn[] {
   return cols;
 }
 
-/** Every table path of the lake: each dataset's, and the history of each mutable entity. */
-export function lakeTables(): LakeTable[] {
-  return DATASETS.flatMap((ds) =>
+/** Every table path of the lake (of the datasets `keep` takes): each dataset's, and each mutable entity's history. */
+export function lakeTables(keep: (ds: Dataset) => boolean = () => true): LakeTable[] {
+  return DATASETS.filter(keep).flatMap((ds) =>
     (hasHistory(ds) ? (['data', 'history'] as TablePart[]) : (['data'] as TablePart[])).map((part) => {
       const schema = WAREHOUSE_SCHEMA[ds.schema]!;
       const name = `${ds.table.split('.')[1]!}${part === 'history' ? '_history' : ''}`;

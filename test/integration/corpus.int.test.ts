@@ -85,6 +85,17 @@ describe.skipIf(!FILES.length)(`the corpus of real schemas, from ${CORPUS}, in o
     await exact('after the backfill');
   }, 400_000);
 
+  it("shows the folder by subgraph, and nothing of DODO's: status, datasets, lake ddl", async () => {
+    const status = await cli(['status', '--offline'], env);
+    expect(status.stdout.match(/^subgraph c_\w+: \d+ datasets on ethereum, most behind /gm)).toHaveLength(FILES.length);
+    const datasets = await cli(['datasets'], env);
+    expect(datasets.stdout).not.toMatch(/^(dodoex|token|mine|list)\./m);
+    expect(datasets.stdout).toMatch(/DODO's 41 datasets are not this folder's/);
+    const ddl = await cli(['lake', 'ddl', '--engine', 'duckdb'], env);
+    expect(ddl.code).toBe(0);
+    expect(ddl.stdout).not.toMatch(/"(dodoex|token|mine|list)"/);
+  });
+
   it('stays exact through 100 new blocks and a reorganisation, with one plain run', async () => {
     await sb.control('advance', { blocks: 100 });
     await sb.control('reorg', { depth: 250 });
