@@ -28,6 +28,11 @@ export interface SubgraphDeployment {
    * known. A run refuses another one, as a new version may have changed any row, until `subgraph refresh` takes it.
    */
   readonly deployment?: string;
+  /**
+   * The entities of the schema this deployment serves no collection of, as `subgraph add` or `refresh` found them: they
+   * are not read there (a run would find them unavailable every time) until a refresh finds them served.
+   */
+  readonly unserved?: readonly string[];
 }
 
 /** A subgraph as configured. */
@@ -255,6 +260,12 @@ export function chainsOfSchema(schema: string): readonly number[] | undefined {
 /** The deployment a subgraph was added or refreshed at on a chain (its hash), or undefined when not known. */
 export function recordedDeployment(schema: string, chainId: number): string | undefined {
   return registered.get(schema)?.spec.deployments.find((d) => d.chainId === chainId)?.deployment;
+}
+
+/** Whether a subgraph's deployment on a chain serves an entity (DODO's schemas: always; the run finds out). */
+export function servedOn(schema: string, chainId: number, entity: string): boolean {
+  const d = registered.get(schema)?.spec.deployments.find((x) => x.chainId === chainId);
+  return !d?.unserved?.includes(entity);
 }
 
 /** The URL of a subgraph's deployment on a chain, or undefined. */

@@ -27,7 +27,13 @@ import { planRefresh } from '../store/subgraph-refresh.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { urlEndpoint } from '../upstream/routes.ts';
-import { type Answered, checkGraphNode, type SchemaSource, schemaText } from '../upstream/subgraph-schema.ts';
+import {
+  type Answered,
+  checkGraphNode,
+  type SchemaSource,
+  schemaText,
+  withUnserved,
+} from '../upstream/subgraph-schema.ts';
 import { inert } from '../util/inert.ts';
 import type { CommandBody } from './commands.ts';
 import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
@@ -114,14 +120,17 @@ async function add(a: Args, config: Config, signal: AbortSignal): Promise<void> 
     ...(types ? { types } : {}),
   };
   const model = subgraphModel(given);
+  const taken = entities ?? [...model.entities, ...(model.aggregations ?? [])].map((e) => e.name);
+  // What each deployment serves: a schema it serves none of is refused, what it lacks is not read there.
+  const served = await withUnserved(client, recorded, { types: taken, name, file: a.schema });
   // The names of its tables and columns are decided now, and kept from then on.
   const { names, changes } = decideNames(model);
-  const spec: SubgraphSpec = { ...given, names };
+  const spec: SubgraphSpec = { ...given, deployments: served.deployments, names };
   writeFolderSubgraphs(config.dataDir, [...entries, spec]);
-  const taken = entities ?? [...model.entities, ...(model.aggregations ?? [])].map((e) => e.name);
   process.stdout.write(
     [
       `added subgraph ${name}: ${taken.length} entities (${taken.join(', ')}), ${datasetCount(spec, model)}`,
+      ...served.lines,
       ...nameLines(changes),
       ...deployments.map((d, i) => `  ${chainName(d.chainId)}: ${urlEndpoint(d.url).label} (block ${heads[i]})`),
       `export it: pool-export run --subgraphs ${name}   (a plain run takes it too, with the folder's other sources: pool-export jobs lists them)`,
@@ -211,10 +220,15 @@ async function refresh(a: Args, config: Config, signal: AbortSignal): Promise<vo
   for (const d of was.deployments) answered.push(await checkGraphNode(client, d));
   const types = typesOf(a);
   const { names: _, ...rest } = was;
+  const schema = await schemaText(sourceOf({ a, config, client, deps: answered, signal }));
+  const model = subgraphModel({ ...rest, schema, ...(types ? { types } : {}) });
+  const taken = was.entities ?? [...model.entities, ...(model.aggregations ?? [])].map((e) => e.name);
+  const hashed = was.deployments.map((d, i) => withHash(d, answered[i]!.deployment));
+  const served = await withUnserved(client, hashed, { types: taken, name, file: a.schema });
   const plan = planRefresh(was, {
     ...rest,
-    deployments: was.deployments.map((d, i) => withHash(d, answered[i]!.deployment)),
-    schema: await schemaText(sourceOf({ a, config, client, deps: answered, signal })),
+    deployments: served.deployments,
+    schema,
     ...(types ? { types } : {}),
   });
   if (plan.unchanged) {
@@ -261,6 +275,7 @@ async function refresh(a: Args, config: Config, signal: AbortSignal): Promise<vo
       ...(reread.length
         ? [`emptied, to be read again whole by the next run: ${reread.map((d) => d.name).join(', ')}`]
         : []),
+      ...served.lines,
       ...nameLines(plan.names),
       ...moved.map(
         (d) =>

@@ -2,6 +2,7 @@
 
 import pLimit from 'p-limit';
 import type { Dataset } from '../catalog/catalog.ts';
+import { subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { errorClass, explainWriteError, TaskError, UpstreamError } from '../errors.ts';
@@ -127,7 +128,11 @@ async function runRouted(
   const root = task.ds.kind === 'list' ? 'liquidity_list' : probe.info.roots.get(task.ds.entity);
   if (root === undefined) {
     // An older deployment lacks the entity: skipped there, neither a failure nor a success.
-    const message = `${task.ds.name} on ${label.chain}: unavailable: the ${task.ds.schema} deployment at ${task.endpoint.label} has no ${task.ds.entity} entity (older deployments lack some); skipped there`;
+    // A subgraph's deployment served it when added or refreshed (those it did not are not read at all): a new version.
+    const why = subgraphOf(task.ds.schema)
+      ? `it served it when the subgraph was added or refreshed: pool-export subgraph refresh ${task.ds.schema} takes it as it is now`
+      : 'older deployments lack some';
+    const message = `${task.ds.name} on ${label.chain}: unavailable: the ${task.ds.schema} deployment at ${task.endpoint.label} has no ${task.ds.entity} entity (${why}); skipped there`;
     args.log(
       'task-unavailable',
       {

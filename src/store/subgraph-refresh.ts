@@ -58,8 +58,12 @@ export function planRefresh(was: SubgraphSpec, now: Omit<SubgraphSpec, 'names'>)
     const old = was.deployments[i]!.deployment;
     return old !== undefined && d.deployment !== undefined && d.deployment !== old;
   });
-  // A hash seen for the first time (a folder added before hashes were kept) is recorded.
-  const learned = spec.deployments.some((d, i) => d.deployment !== was.deployments[i]!.deployment);
+  // A hash seen for the first time (a folder added before hashes were kept) is recorded, as is what a deployment serves.
+  const learned = spec.deployments.some(
+    (d, i) =>
+      d.deployment !== was.deployments[i]!.deployment ||
+      String(d.unserved ?? []) !== String(was.deployments[i]!.unserved ?? []),
+  );
   const retyped = JSON.stringify(spec.types ?? {}) !== JSON.stringify(was.types ?? {});
   const oldSets = new Map((before ? specDatasets(was, before) : []).map((d) => [d.name, d]));
   // The shape the new schema gives under the old types: a column `--type` retypes is cast in place from its exact text

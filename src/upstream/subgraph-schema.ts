@@ -14,6 +14,7 @@ import { inert } from '../util/inert.ts';
 import { checkSchemaBounded, SCHEMA_BYTES } from './bounded-parse.ts';
 import type { UpstreamClient } from './client.ts';
 import { deploymentFiles, IpfsUnavailable } from './deployment-source.ts';
+import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from './endpoint-probe.ts';
 import { INTROSPECTION_QUERY, sdlFromIntrospection } from './introspect-schema.ts';
 import { urlEndpoint } from './routes.ts';
 
@@ -46,6 +47,54 @@ export async function checkGraphNode(client: UpstreamClient, d: SubgraphDeployme
       `${e.label} is not a graph-node endpoint: its answer has no _meta { block { number } }; give the URL of a subgraph's GraphQL endpoint, such as http://host:8000/subgraphs/name/NAME`,
     );
   return { ...d, block, deployment: typeof deployment === 'string' && deployment ? deployment : undefined };
+}
+
+/**
+ * The entities (and aggregations) of `types` that a deployment serves no collection of (its probe: the root fields by
+ * their return type, as a run finds them, `endpoint-probe.ts`), per deployment, in the order given.
+ */
+export async function unservedEntities(
+  client: UpstreamClient,
+  deps: readonly SubgraphDeployment[],
+  types: readonly string[],
+): Promise<string[][]> {
+  const out: string[][] = [];
+  for (const d of deps) {
+    const a = await client.request<ProbeAnswer>(urlEndpoint(d.url), PROBE_QUERY, {});
+    const roots = endpointInfo(a.data).roots;
+    out.push(types.filter((t) => !roots.has(t)));
+  }
+  return out;
+}
+
+/**
+ * The deployments with the entities of `types` each serves no collection of recorded (`SubgraphDeployment.unserved`),
+ * and a line for each that lacks some. A deployment that serves none of them is refused: the schema is not its (a
+ * `--schema` of another subgraph), naming what it lacks and the fix.
+ */
+export async function withUnserved(
+  client: UpstreamClient,
+  deps: readonly SubgraphDeployment[],
+  at: { readonly types: readonly string[]; readonly name: string; readonly file?: string | undefined },
+): Promise<{ deployments: SubgraphDeployment[]; lines: string[] }> {
+  const missing = await unservedEntities(client, deps, at.types);
+  const lines: string[] = [];
+  const deployments = deps.map((d, i) => {
+    const { unserved: _, ...rest } = d;
+    const lack = missing[i]!;
+    const label = urlEndpoint(d.url).label;
+    const some = lack.slice(0, 5).join(', ') + (lack.length > 5 ? `, and ${lack.length - 5} more` : '');
+    if (lack.length && lack.length === at.types.length)
+      throw new UsageError(
+        `${at.file ? `--schema ${at.file}` : 'the schema'} is not the schema of ${label}: it serves none of its entities (${inert(some)}); ${at.file ? "leave out --schema to take the deployment's own" : 'check the URL'}`,
+      );
+    if (!lack.length) return rest;
+    lines.push(
+      `  ${chainName(d.chainId)}: not served there, so not read there: ${inert(some)} (${label} has no collection of ${lack.length === 1 ? 'it' : 'them'}; pool-export subgraph refresh ${at.name} reads ${lack.length === 1 ? 'it' : 'them'} once it has)`,
+    );
+    return { ...rest, unserved: lack };
+  });
+  return { deployments, lines };
 }
 
 /** Where to read a subgraph's schema from, and within what. */

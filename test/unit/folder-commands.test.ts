@@ -4,7 +4,7 @@
  * a typo meant), a value that is not one of an option's choices is one line with the one it meant, and `query --format
  * csv` writes a value's terminal escapes inert to a terminal and byte for byte to a pipe.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +87,39 @@ describe('in a folder of subgraphs', () => {
     expect((await cli(['run'], env)).code).toBe(0);
     const after = JSON.parse((await cli(['status', '--offline', '--json'], env)).stdout) as typeof status;
     expect(after.datasets.filter((d) => d.stopped || d.lastError !== null)).toEqual([]);
+  });
+
+  it("add names an entity of the schema its deployment does not serve, once, and no run reads it; refuses a schema that is not the deployment's", async () => {
+    const url = /^subgraph pools: (\S+)$/m.exec(sb.banner)![1]!;
+    const extra = join(dir, 'extra.graphql');
+    writeFileSync(extra, `${readFileSync(FIXTURE, 'utf8')}\ntype Extra @entity { id: ID! n: Int! }\n`);
+    const data = join(dir, 'extra');
+    const keyless = { ...sandboxEnv(sb, data), POOL_EXPORT_API_KEY: '' };
+    const added = await cli(
+      ['subgraph', 'add', 'ext', '--chain', 'ethereum', '--url', url, '--schema', extra],
+      keyless,
+    );
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(
+      /^ {2}ethereum: not served there, so not read there: Extra \(\S+ has no collection of it; pool-export subgraph refresh ext reads it once it has\)$/m,
+    );
+    const run = await cli(['run', '--log-format', 'json'], keyless);
+    expect(run.code, run.stderr.slice(-1000)).toBe(0);
+    expect(run.stderr).not.toMatch(/unavailable|ext\.extras/);
+    // A schema file of another subgraph: the deployment serves none of it.
+    const other = join(dir, 'other.graphql');
+    writeFileSync(
+      other,
+      'type Vault @entity { id: ID! } type Deposit @entity(immutable: true) { id: ID! timestamp: BigInt! }',
+    );
+    const wrong = await cli(
+      ['subgraph', 'add', 'wrong', '--chain', 'ethereum', '--url', url, '--schema', other],
+      keyless,
+    );
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr.trim()).toBe(
+      `pool-export: --schema ${other} is not the schema of ${url}: it serves none of its entities (Vault, Deposit); leave out --schema to take the deployment's own`,
+    );
   });
 
   it('names in one line a value that is not one of its choices, and the one it meant', async () => {

@@ -1,7 +1,7 @@
 /** Resolves jobs, chains and datasets against the config into a frozen plan of tasks with their endpoints. */
 import { DATASETS, type Dataset, datasetNamed } from '../../catalog/catalog.ts';
 import type { Job } from '../../catalog/job.ts';
-import { chainsOfSchema } from '../../catalog/subgraphs.ts';
+import { chainsOfSchema, servedOn } from '../../catalog/subgraphs.ts';
 import type { Config } from '../../config/config.ts';
 import { UsageError } from '../../errors.ts';
 import { routesFor } from '../../upstream/routes.ts';
@@ -28,8 +28,9 @@ export function buildPlan(config: Config, req: PlanRequest): readonly Task[] {
   const base = req.chains?.length ? req.chains : config.chains;
   const own = [...new Set(DATASETS.filter((d) => wanted.has(d.name)).flatMap((d) => chainsOfSchema(d.schema) ?? []))];
   const chains = req.chains?.length ? req.chains : [...base, ...own.filter((c) => !base.includes(c))];
+  // A subgraph's entity its deployment there does not serve (as `subgraph add` or `refresh` found) is not read there.
   const onChain = (ds: Dataset, chainId: number) =>
-    chainsOfSchema(ds.schema)?.includes(chainId) ?? base.includes(chainId);
+    (chainsOfSchema(ds.schema)?.includes(chainId) ?? base.includes(chainId)) && servedOn(ds.schema, chainId, ds.entity);
   const tasks: Task[] = [];
   for (const chainId of chains) {
     for (const ds of DATASETS)
