@@ -4,11 +4,14 @@
  * (`upstream/introspect-schema.ts`), and records it in the data folder (`config/subgraph-config.ts`); a plain `run`
  * then exports it with DODO's jobs, and `run --subgraphs NAME` alone.
  */
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { decideNames, type NameChange } from '../catalog/names.ts';
 import { describeChange } from '../catalog/subgraph-drift.ts';
 import {
   asideSubject,
   checkSubgraphName,
+  SUBGRAPH_NAME,
   type SubgraphDeployment,
   type SubgraphSpec,
   setAsideSubgraphs,
@@ -16,13 +19,15 @@ import {
   subgraphModel,
 } from '../catalog/subgraphs.ts';
 import { chainName, parseChain } from '../config/chains.ts';
-import type { Config } from '../config/config.ts';
+import { type Config, trackedSettings } from '../config/config.ts';
+import { dataFolder } from '../config/data-folder.ts';
 import { checkUrl } from '../config/route-config.ts';
 import { entryName, folderEntries, readFolderSubgraphs, writeFolderSubgraphs } from '../config/subgraph-config.ts';
 import { UsageError } from '../errors.ts';
+import { writeViewsFile } from '../reports/views.ts';
 import type { SchemaModel } from '../schemas/entity-model.ts';
 import { lockDataDir } from '../store/data-lock.ts';
-import { emptyForReread } from '../store/lake-rebuild.ts';
+import { dropSubgraphData, emptyForReread } from '../store/lake-rebuild.ts';
 import { planRefresh } from '../store/subgraph-refresh.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { UpstreamClient } from '../upstream/client.ts';
@@ -49,6 +54,7 @@ interface Args extends FolderArgs {
   type?: string[] | undefined;
   ipfs?: string | undefined;
   timeout: number;
+  drop: boolean;
 }
 
 /** `--type Entity.field=TYPE` (repeated) as a subgraph's `types`; undefined when none is given. */
@@ -174,23 +180,56 @@ function show(config: Config): void {
   }
 }
 
-function remove(a: Args, config: Config): void {
+/**
+ * Takes a subgraph out of the data folder's list: runs no longer read it. Its data stays, and the lake's views keep
+ * reading its files (`lake/lake-db.ts`, `orphanPaths`); with `--drop`, its warehouse schema, its rows in the exporter's
+ * tables and its lake folder are deleted too (a subgraph removed before can be dropped so, by its name).
+ */
+async function remove(a: Args, config: Config): Promise<void> {
   const name = a.name ?? '';
   const entries = folderEntries(config.dataDir);
-  if (!entries.some((e, i) => entryName(e, i) === name)) {
+  const listed = entries.some((e, i) => entryName(e, i) === name);
+  const lakeDir = join(dataFolder(config.dataDir).lake, name);
+  if (!listed && !(a.drop && SUBGRAPH_NAME.test(name) && existsSync(lakeDir))) {
     const inConfig = config.subgraphs.some((s) => s.name === name);
     throw new UsageError(
       inConfig
         ? `subgraph ${name} comes from the config file: take it out there`
-        : `no subgraph ${name} is added; pool-export subgraph list shows them`,
+        : `no subgraph ${inert(name)} is added; pool-export subgraph list shows them`,
     );
+  }
+  if (a.drop) {
+    // Never DODO's data, nor a name that cannot be a subgraph's.
+    checkSubgraphName(name);
+    const lock = await lockDataDir(config.dataDir, { what: 'subgraph remove', waitSecs: 0, onLost: () => undefined });
+    try {
+      const w = await Warehouse.open(config.dataDir);
+      try {
+        await w.transaction((tx) => dropSubgraphData(tx, name));
+      } finally {
+        await w.close();
+      }
+      rmSync(lakeDir, { recursive: true, force: true });
+      if (listed)
+        writeFolderSubgraphs(
+          config.dataDir,
+          entries.filter((e, i) => entryName(e, i) !== name),
+        );
+      await writeViewsFile(config.dataDir, trackedSettings(config)).catch(() => undefined);
+    } finally {
+      await lock.release();
+    }
+    process.stdout.write(
+      `removed subgraph ${name} and its data: its warehouse schema and its lake folder are deleted${config.lake.bucket ? '; the next run deletes its objects from the bucket' : ''}\n`,
+    );
+    return;
   }
   writeFolderSubgraphs(
     config.dataDir,
     entries.filter((e, i) => entryName(e, i) !== name),
   );
   process.stdout.write(
-    `removed subgraph ${name}: runs no longer read it; its tables stay in the warehouse and the lake (schema ${name})\n`,
+    `removed subgraph ${name}: runs no longer read it. Its data stays: the warehouse keeps schema ${name}, and lake/${name} its files, which pool-export query and shell read as ${name}.<table>; pool-export subgraph remove ${name} --drop deletes them\n`,
   );
 }
 
@@ -311,7 +350,12 @@ export const subgraphCommand: CommandBody<Args> = {
         describe:
           'Entity.field=TYPE: a field stored as another SQL type than its default (repeat; e.g. Pool.sqrtPrice=DOUBLE; docs/exporting.md lists them); refresh: replaces the list',
       })
-      .option('timeout', { type: 'number', default: 30, describe: 'seconds each request may take' }),
+      .option('timeout', { type: 'number', default: 30, describe: 'seconds each request may take' })
+      .option('drop', {
+        type: 'boolean',
+        default: false,
+        describe: 'remove: delete its data too (its warehouse schema and its lake folder)',
+      }),
   handler: async (a) => {
     const config = configFor(a);
     if (a.action === 'list') return show(config);

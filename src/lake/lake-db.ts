@@ -64,10 +64,38 @@ async function defineView(
 /** The views of a lake that read files (the others are empty tables until the lake has a file of theirs). */
 export function viewsWithFiles(dataDir: string): string[] {
   const lake = dataFolder(dataDir).lake;
-  return DATASETS.flatMap((ds) =>
-    (hasHistory(ds) ? (['data', 'history'] as const) : (['data'] as const))
-      .filter((part) => hasFiles(tableDir(lake, ds, part), byMonth(ds, part) ? 2 : 1))
-      .map((part) => (part === 'history' ? `${ds.table}_history` : ds.table)),
+  return [
+    ...DATASETS.flatMap((ds) =>
+      (hasHistory(ds) ? (['data', 'history'] as const) : (['data'] as const))
+        .filter((part) => hasFiles(tableDir(lake, ds, part), byMonth(ds, part) ? 2 : 1))
+        .map((part) => (part === 'history' ? `${ds.table}_history` : ds.table)),
+    ),
+    ...orphanPaths(lake).map((o) => `${o.schema}.${o.table}`),
+  ];
+}
+
+/** A folder name the lake's own writer could have made: a schema's, a table path's. */
+const LAKE_NAME = /^[a-z][a-z0-9_]{0,126}$/;
+
+/**
+ * Table paths of the lake that no dataset of the configuration names, with files: those of a subgraph removed (or set
+ * aside), whose files stay. Each is read as a view all the same (`defineDatasetViews`), its columns from its files.
+ */
+export function orphanPaths(lake: string): { schema: string; table: string; months: boolean }[] {
+  const known = new Set(
+    DATASETS.flatMap((ds) => (['data', 'history'] as const).map((part) => tableDir(lake, ds, part))),
+  );
+  const dirs = (at: string) =>
+    existsSync(at)
+      ? readdirSync(at, { withFileTypes: true }).filter((e) => e.isDirectory() && LAKE_NAME.test(e.name))
+      : [];
+  return dirs(lake).flatMap((schema) =>
+    dirs(join(lake, schema.name)).flatMap((table) => {
+      const at = join(lake, schema.name, table.name);
+      if (known.has(at)) return [];
+      const months = hasFiles(at, 2);
+      return months || hasFiles(at, 1) ? [{ schema: schema.name, table: table.name, months }] : [];
+    }),
   );
 }
 
@@ -92,5 +120,16 @@ export async function defineDatasetViews(conn: DuckDBConnection, dataDir: string
         );
         await defineView(conn, lake, { ds, part, empty: true });
       });
+  // The files of a subgraph the folder no longer exports are read all the same, their columns from their files.
+  for (const o of orphanPaths(lake)) {
+    const glob = join(lake, o.schema, o.table, ...(o.months ? ['*', '*'] : ['*']), '*.parquet');
+    const types = o.months ? "{'chain': VARCHAR, 'month': VARCHAR}" : "{'chain': VARCHAR}";
+    await conn.run(`CREATE SCHEMA IF NOT EXISTS ${q(o.schema)}`);
+    await conn
+      .run(
+        `CREATE OR REPLACE VIEW ${q(o.schema)}.${q(o.table)} AS SELECT * FROM read_parquet(${lit(glob)}, hive_partitioning = true, hive_types = ${types})`,
+      )
+      .catch((e: Error) => failed.push(`${o.schema}.${o.table} (${e.message.split('\n')[0]})`));
+  }
   return failed;
 }

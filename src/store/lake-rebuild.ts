@@ -45,3 +45,14 @@ export async function emptyForReread(tx: Tx, ds: Pick<Dataset, 'name' | 'table'>
   await markLakeRebuild(tx, ds, chainId);
   await forgetRows(tx, ds, chainId);
 }
+
+/**
+ * Deletes a removed subgraph's data from the warehouse: its schema with every table, and its datasets' rows in the
+ * exporter's own tables (checkpoints, shards, pending lake writes, snapshot digests). The run ledger keeps its history.
+ * Its lake folder is left to the caller.
+ */
+export async function dropSubgraphData(tx: Tx, schema: string): Promise<void> {
+  await tx.exec(`DROP SCHEMA IF EXISTS ${qt(schema)} CASCADE`);
+  for (const t of ['checkpoints', 'shard_checkpoints', 'lake_pending', 'snapshot_digests'])
+    await tx.exec(`DELETE FROM _pool_export.${t} WHERE starts_with(dataset, $1)`, [`${schema}.`]);
+}

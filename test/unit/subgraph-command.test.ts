@@ -74,11 +74,28 @@ describe('pool-export subgraph', () => {
     expect(listed.stdout).toBe(
       `pools: 7 entities, 7 datasets, from the data folder\n  ethereum: ${urls[0]}\n  bsc: ${urls[1]}\n`,
     );
+    const count = 'SELECT count(*) AS n FROM pools.swaps WHERE chain_id = 1';
+    const before = (await cli(['query', count, '--format', 'csv'], env)).stdout;
     const removed = await cli(['subgraph', 'remove', 'pools'], env);
     expect(removed.code).toBe(0);
+    expect(removed.stdout).toContain('pool-export subgraph remove pools --drop deletes them');
     expect((await cli(['subgraph', 'list'], env)).stdout).toMatch(/^no subgraph is added/);
-    // Its tables stay.
+    // It does what it says: its data stays, and query reads it as it did; status runs, and says it is not exported.
     expect(existsSync(join(data, 'lake', 'pools', 'swaps'))).toBe(true);
+    const after = await cli(['query', count, '--format', 'csv'], env);
+    expect(after.code, after.stderr).toBe(0);
+    expect(after.stdout).toBe(before);
+    const status = await cli(['status', '--offline'], env);
+    expect(status.stderr).toBe('');
+    expect(status.stdout.replace(/\n +/g, ' ')).toMatch(
+      /not shown: data of pools, which this folder no longer exports/,
+    );
+    // --drop deletes it: the warehouse's schema, the lake's folder; query no longer finds it.
+    const dropped = await cli(['subgraph', 'remove', 'pools', '--drop'], env);
+    expect(dropped.code, dropped.stderr).toBe(0);
+    expect(existsSync(join(data, 'lake', 'pools'))).toBe(false);
+    expect((await cli(['query', count], env)).stderr).toMatch(/pools/);
+    expect((await cli(['subgraph', 'remove', 'dodoex', '--drop'], env)).code).toBe(2);
   });
 
   it('a folder of subgraphs alone needs no key: a plain run, status, jobs and verify take its subgraphs, exactly', async () => {
