@@ -85,6 +85,8 @@ const STYLE = `
   table { border-collapse: collapse; width: 100%; font-size: 13px; }
   th, td { padding: 4px 6px; border-bottom: 1px solid #edf0f4; text-align: left; white-space: nowrap; }
   td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+  td.wrap, th.wrap { white-space: normal; overflow-wrap: anywhere; }
+  section { overflow-x: auto; }
   .spark { width: 140px; height: 32px; }
   .wide { grid-column: 1 / -1; }
   .fresh { background: #e3f6e8; } .stale { background: #fff4d6; } .old { background: #fde2e1; } .failed { background: #f7c5c2; }
@@ -242,8 +244,8 @@ function subgraphDatasetsTable(datasets: readonly SubgraphDataset[]): string {
   const rows = datasets.map((d) => {
     const chains = d.chains.map((c) => `${c.chain} ${c.rows.toLocaleString('en-US')}`).join('; ');
     const outside = d.outside ? ` (${d.outside.toLocaleString('en-US')} outside 2009 to now)` : '';
-    return `<tr data-dataset="${escapeHtml(d.dataset)}"><th>${escapeHtml(d.dataset)}</th><td>${escapeHtml(d.kind)}</td>
-      <td class="n" data-value="${d.rows}">${d.rows.toLocaleString('en-US')}</td><td>${escapeHtml(chains)}</td>
+    return `<tr data-dataset="${escapeHtml(d.dataset)}"><th class="wrap">${escapeHtml(d.dataset)}</th><td>${escapeHtml(d.kind)}</td>
+      <td class="n" data-value="${d.rows}">${d.rows.toLocaleString('en-US')}</td><td class="wrap">${escapeHtml(chains)}</td>
       <td>${escapeHtml(d.timeField ?? '–')}</td><td>${escapeHtml(d.first ?? '–')}</td><td>${escapeHtml(d.last ?? '–')}${escapeHtml(outside)}</td></tr>`;
   });
   return `<table class="subgraph-datasets"><thead><tr><th>dataset</th><th>read as</th><th class="n">rows</th><th>per chain</th>
@@ -267,11 +269,14 @@ function deploymentsTable(deployments: readonly DeploymentFreshness[]): string {
         : `${d.blocks.min} to ${d.blocks.max}`
       : '–';
     const lag = d.lagSecs === null ? '–' : humanDuration(d.lagSecs);
-    const failed = d.failed.length ? `${d.failed.length} failed: ${d.failed.join(', ')}` : 'none failed';
+    const failed = [
+      d.failed.length ? `${d.failed.length} failed: ${d.failed.join(', ')}` : 'none failed',
+      ...(d.unavailable.length ? [`${d.unavailable.length} not served there: ${d.unavailable.join(', ')}`] : []),
+    ].join('; ');
     return `<tr data-deployment="${escapeHtml(`${d.subgraph}/${d.chainId}`)}"><th>${escapeHtml(d.subgraph)}</th><td>${escapeHtml(d.chain)}</td>
-      <td>${escapeHtml(d.endpoint ?? '–')}</td><td class="n">${escapeHtml(blocks)}</td><td>${escapeHtml(d.blockTime ?? '–')}</td>
+      <td class="wrap">${escapeHtml(d.endpoint ?? '–')}</td><td class="n">${escapeHtml(blocks)}</td><td>${escapeHtml(d.blockTime ?? '–')}</td>
       <td class="n ${deploymentClass(d)}" data-lag="${d.lagSecs ?? ''}">${escapeHtml(lag)}</td><td>${escapeHtml(d.lastSuccess ?? 'never')}</td>
-      <td>${d.datasets} (${escapeHtml(failed)})</td></tr>`;
+      <td class="wrap">${d.datasets} (${escapeHtml(failed)})</td></tr>`;
   });
   return `<table class="deployments freshness"><thead><tr><th>subgraph</th><th>chain</th><th>endpoint</th><th class="n">block</th>
     <th>block time (oldest)</th><th class="n">lag</th><th>last success</th><th>datasets</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;

@@ -59,6 +59,8 @@ export interface DeploymentFreshness {
   readonly endpoint: string | null;
   readonly datasets: number;
   readonly failed: string[];
+  /** Its datasets the deployment served no collection of at their last task (their freshness is not its). */
+  readonly unavailable: string[];
   /** The oldest and newest block its datasets' committed rows were read at. */
   readonly blocks: { readonly min: number; readonly max: number } | null;
   readonly blockTime: string | null;
@@ -214,9 +216,11 @@ function deploymentFreshness(
       const chainId = es[0]!.chainId;
       const url = deploymentUrl(schema, chainId);
       const blocks = es.map((e) => e.block).filter((b): b is number => b !== null);
-      // The oldest block time: a deployment is as fresh as its most behind dataset (never exported: unknown).
-      const times = es.map((e) => e.blockTime);
-      const oldest = times.includes(null) ? null : (times as string[]).sort()[0]!;
+      // The oldest block time: a deployment is as fresh as its most behind dataset it serves (one it does not serve,
+      // or one never exported yet, says nothing of its freshness: shown apart).
+      const served = es.filter((e) => e.lastStatus !== 'unavailable');
+      const times = served.map((e) => e.blockTime).filter((t): t is string => t !== null);
+      const oldest = times.length ? times.sort()[0]! : null;
       const successes = es
         .map((e) => e.lastSuccess)
         .filter((s): s is string => s !== null)
@@ -229,6 +233,10 @@ function deploymentFreshness(
         datasets: es.length,
         failed: es
           .filter((e) => e.lastStatus === 'failed')
+          .map((e) => e.dataset)
+          .sort(),
+        unavailable: es
+          .filter((e) => e.lastStatus === 'unavailable')
           .map((e) => e.dataset)
           .sort(),
         blocks: blocks.length ? { min: minOf(blocks), max: maxOf(blocks) } : null,

@@ -4,7 +4,7 @@
  * the file; each dataset's rows in the table equal the sandbox's own rows at the block the data were read at; the
  * swaps' line in the chart equals the sandbox's swaps counted per UTC day here; one row of freshness per deployment.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,17 +27,32 @@ let dir: string;
 let env: Record<string, string>;
 let browser: Browser;
 
+/** A second subgraph whose names are long, as real ones' are: its tables must fit the page all the same. */
+const LONG_NAMES = `type ${'Rebalancing'.repeat(3)}StrategyPositionSnapshot @entity { id: ID! value: BigInt! }
+type ${'Liquidation'.repeat(3)}AuctionSettlementEvent @entity(immutable: true) { id: ID! timestamp: BigInt! amount: BigInt! }`;
+
 beforeAll(async () => {
   if (!CHROMIUM) return;
-  sb = await startSandbox(['--scale', '600', '--chains', '1,56', '--subgraph', `pools=${FIXTURE}`]);
-  const urls = [...sb.banner.matchAll(/^subgraph pools: (\S+)$/gm)].map((m) => m[1]!);
   dir = mkdtempSync(join(tmpdir(), 'pool-export-browser-sg-'));
+  writeFileSync(join(dir, 'long.graphql'), LONG_NAMES);
+  sb = await startSandbox([
+    ...['--scale', '600', '--chains', '1,56', '--subgraph', `pools=${FIXTURE}`],
+    ...['--subgraph', `long_named_subgraph_of_a_protocol=${join(dir, 'long.graphql')}`],
+  ]);
+  const urls = [...sb.banner.matchAll(/^subgraph pools: (\S+)$/gm)].map((m) => m[1]!);
+  const longUrls = [...sb.banner.matchAll(/^subgraph long_named_subgraph_of_a_protocol: (\S+)$/gm)].map((m) => m[1]!);
   env = { ...sandboxEnv(sb, join(dir, 'data')), POOL_EXPORT_API_KEY: '' };
   const added = await cli(
     ['subgraph', 'add', 'own', '--chain', 'ethereum', '--url', urls[0]!, '--chain', 'bsc', '--url', urls[1]!],
     env,
   );
   if (added.code !== 0) throw new Error(added.stdout + added.stderr);
+  const long = ['subgraph', 'add', 'long_named_subgraph_of_a_protocol'];
+  const addedLong = await cli(
+    [...long, '--chain', 'ethereum', '--url', longUrls[0]!, '--chain', 'bsc', '--url', longUrls[1]!],
+    env,
+  );
+  if (addedLong.code !== 0) throw new Error(addedLong.stdout + addedLong.stderr);
   // The schema came from the deployment's own files: no line about introspection.
   if (added.stderr.includes('introspection')) throw new Error(added.stderr);
   const run = await cli(['run'], env);
@@ -73,6 +88,16 @@ describe.skipIf(!CHROMIUM)("the dashboard of a subgraph's folder in Chromium", (
         .locator('section[data-part]')
         .evaluateAll((els) => els.map((e) => e.getAttribute('data-part')));
       expect(parts).toEqual(['subgraph-activity', 'subgraph-datasets', 'deployments']);
+      // Every table fits a window of 1,280 pixels: nothing runs past its section, nor the page past the window.
+      const overflows = await page.evaluate(() => {
+        const doc = (globalThis as any).document;
+        const sections = [...doc.querySelectorAll('section')] as any[];
+        return [
+          ...sections.filter((s) => s.scrollWidth > s.clientWidth + 1).map((s) => s.getAttribute('data-part')),
+          ...(doc.documentElement.scrollWidth > (globalThis as any).innerWidth ? ['the page'] : []),
+        ];
+      });
+      expect(overflows).toEqual([]);
       expect(await page.locator('#chart-activity svg path').count()).toBeGreaterThan(5);
 
       // Each dataset's rows: the sandbox's rows at the block read, summed over the chains.
@@ -122,6 +147,8 @@ describe.skipIf(!CHROMIUM)("the dashboard of a subgraph's folder in Chromium", (
       // One row per deployment, its lag measured.
       const deployments = page.locator('table.deployments tbody tr');
       expect(await deployments.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-deployment')))).toEqual([
+        'long_named_subgraph_of_a_protocol/1',
+        'long_named_subgraph_of_a_protocol/56',
         'own/1',
         'own/56',
       ]);

@@ -262,8 +262,9 @@ describe('a folder of subgraphs', () => {
         chain: 'ethereum',
         chainId: 1,
         endpoint: 'https://g/api/***/subgraphs/id/Qm<x>',
-        datasets: 2,
+        datasets: 3,
         failed: ['uni.notes'],
+        unavailable: ['uni.gone'],
         blocks: { min: 10, max: 12 },
         blockTime: '2026-01-02T00:00:00.000Z',
         lagSecs: 90,
@@ -298,19 +299,19 @@ describe('a folder of subgraphs', () => {
   it('lists each dataset with its rows per chain and the range of its times', () => {
     expect(table(page(figures(noDodo)), 'subgraph-datasets')).toBe(
       '<thead><tr><th>dataset</th><th>read as</th><th class="n">rows</th><th>per chain</th><th>time field</th><th>first</th><th>last</th></tr></thead><tbody>' +
-        '<tr data-dataset="uni.swaps"><th>uni.swaps</th><td>event</td><td class="n" data-value="1234">1,234</td><td>ethereum 1,234</td>' +
+        '<tr data-dataset="uni.swaps"><th class="wrap">uni.swaps</th><td>event</td><td class="n" data-value="1234">1,234</td><td class="wrap">ethereum 1,234</td>' +
         '<td>timestamp</td><td>2026-01-01T00:00:00.000Z</td><td>2026-01-02T00:00:00.000Z (2 outside 2009 to now)</td></tr>' +
-        '<tr data-dataset="uni.notes"><th>uni.notes</th><td>mutable</td><td class="n" data-value="2">2</td><td>ethereum 2</td>' +
+        '<tr data-dataset="uni.notes"><th class="wrap">uni.notes</th><td>mutable</td><td class="n" data-value="2">2</td><td class="wrap">ethereum 2</td>' +
         '<td>–</td><td>–</td><td>–</td></tr></tbody>',
     );
   });
 
-  it('gives each deployment its blocks, lag and failures, its endpoint escaped', () => {
+  it('gives each deployment its blocks, lag, failures and datasets not served there, its endpoint escaped', () => {
     expect(table(page(figures(noDodo)), 'deployments freshness')).toBe(
       '<thead><tr><th>subgraph</th><th>chain</th><th>endpoint</th><th class="n">block</th><th>block time (oldest)</th><th class="n">lag</th><th>last success</th><th>datasets</th></tr></thead><tbody>' +
-        '<tr data-deployment="uni/1"><th>uni</th><td>ethereum</td><td>https://g/api/***/subgraphs/id/Qm&lt;x&gt;</td><td class="n">10 to 12</td>' +
+        '<tr data-deployment="uni/1"><th>uni</th><td>ethereum</td><td class="wrap">https://g/api/***/subgraphs/id/Qm&lt;x&gt;</td><td class="n">10 to 12</td>' +
         '<td>2026-01-02T00:00:00.000Z</td><td class="n failed" data-lag="90">2m</td><td>2026-01-02T00:01:00.000Z</td>' +
-        '<td>2 (1 failed: uni.notes)</td></tr></tbody>',
+        '<td class="wrap">3 (1 failed: uni.notes; 1 not served there: uni.gone)</td></tr></tbody>',
     );
   });
 });

@@ -195,6 +195,8 @@ describe('the subgraph figures of the dashboard', () => {
         lastSuccess: '2026-01-09T01:00:00.000Z',
       }),
       entry('dash.notes', 56, { blockTime: null, block: null, lastSuccess: null, lastStatus: 'failed' }),
+      // Not served by the deployment at its last task: the others' freshness is the deployment's all the same.
+      entry('dash.notes', 1, { blockTime: null, block: null, lastSuccess: null, lastStatus: 'unavailable' }),
       entry('dodoex.swaps', 1, {}),
     ];
     const { deployments } = await subgraphFigures(conn, dir, { filter: {}, now: NOW, entries });
@@ -204,8 +206,9 @@ describe('the subgraph figures of the dashboard', () => {
         chain: 'ethereum',
         chainId: 1,
         endpoint: 'https://gateway.example/api/***/subgraphs/id/Qm1',
-        datasets: 2,
+        datasets: 3,
         failed: [],
+        unavailable: ['dash.notes'],
         blocks: { min: 100, max: 120 },
         blockTime: '2026-01-09T22:00:00.000Z',
         lagSecs: 2 * H,
@@ -218,6 +221,7 @@ describe('the subgraph figures of the dashboard', () => {
         endpoint: 'http://127.0.0.1:9/subgraphs/name/dash',
         datasets: 1,
         failed: ['dash.notes'],
+        unavailable: [],
         blocks: null,
         blockTime: null,
         lagSecs: null,
