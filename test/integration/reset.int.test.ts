@@ -4,7 +4,7 @@
  * lake), the other datasets and chains stay as they were, and the next run reads it whole: the export exact again
  * against the sandbox. A misspelt dataset is one line with a suggestion, exit 2.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
 import { bucketEnv, listAll, type S3Server, startS3rver, testClient } from '../support/s3-store.ts';
+import { allRows, waitForRequests } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;
 let s3: S3Server;
@@ -111,4 +112,69 @@ describe('pool-export reset', () => {
     expect(none.stderr).toMatch(/holds no warehouse: nothing to reset/);
     expect(existsSync(join(dir, 'missing'))).toBe(false);
   });
+
+  /**
+   * How a dataset can have been read before the reset: a first backfill in shards (whole, or cut short with its shards'
+   * checkpoints left), an incremental run after new blocks (events by their keyset, buckets re-reading the open one,
+   * mutable entities by `_change_block`), snapshots kept per block.
+   */
+  const ways: [string, string, 'shards' | 'cut' | 'incremental'][] = [
+    ['a backfill in shards', 'dodoex.swaps', 'shards'],
+    ['a backfill in shards cut short, its shards checkpointed', 'dodoex.swaps', 'cut'],
+    ['an incremental run of events', 'dodoex.swaps', 'incremental'],
+    ['an incremental run of buckets', 'dodoex.pair_day_datas', 'incremental'],
+    ['an incremental run of mutable entities', 'dodoex.pairs', 'incremental'],
+    ['snapshots', 'dodoex.dodo_zoos', 'incremental'],
+  ];
+  it.each(ways)(
+    'after %s, the next run reads it whole, exactly',
+    async (_, dataset, how) => {
+      const data = join(dir, `way-${how}-${dataset}`);
+      const env = sandboxEnv(sb, data);
+      const config = join(dir, `way-${how}.json`);
+      writeFileSync(config, JSON.stringify({ pageSize: 25, batchRows: 25, shards: 4, maxAttempts: 2 }));
+      const run = ['run', '--chains', 'bsc', '--datasets', dataset, '--config', config, '--log-format', 'json'];
+      // A backfill in shards: the dataset takes pages enough for four shards of several pages each.
+      if (how !== 'incremental') {
+        const swaps = await allRows(sb, 56, 'dodoex', 'Swap');
+        expect(swaps.length).toBeGreaterThan(8 * 25);
+      }
+      if (how === 'cut') {
+        // The upstream fails every request once a few pages went through: the shards' checkpoints are left.
+        await sb.control('faults', { latencyMs: 40 });
+        await sb.control('stats', {});
+        const running = cli(run, env);
+        await waitForRequests(sb, 8);
+        await sb.control('faults', { faults: 'http500=1' });
+        const cut = await running;
+        await sb.control('faults', { faults: '', latencyMs: 0 });
+        expect(cut.code).toBe(1);
+        const w = await Warehouse.open(data, { readOnly: true });
+        const left = await w.all('SELECT * FROM _pool_export.shard_checkpoints WHERE dataset = $1', [dataset]);
+        await w.close();
+        expect(left.length).toBeGreaterThan(0);
+      } else {
+        const first = await cli(run, env);
+        expect(first.code, first.stderr.slice(-1000)).toBe(0);
+        if (how === 'incremental') {
+          await sb.control('advance', { blocks: 60 });
+          expect((await cli(run, env)).code).toBe(0);
+        }
+      }
+      const reset = await cli(['reset', dataset, '--chains', 'bsc', '--yes'], env);
+      expect(reset.code, reset.stderr).toBe(0);
+      const w = await Warehouse.open(data, { readOnly: true });
+      try {
+        for (const t of ['checkpoints', 'shard_checkpoints'])
+          expect(await w.all(`SELECT * FROM _pool_export.${t} WHERE dataset = $1`, [dataset]), t).toEqual([]);
+      } finally {
+        await w.close();
+      }
+      const again = await cli(run, env);
+      expect(again.code, again.stderr.slice(-1000)).toBe(0);
+      expect((await compareWithSandbox(sb, data, [56], [dataset])).mismatches).toEqual([]);
+      expect(await lakeBehindWarehouse(data)).toEqual([]);
+    },
+    120_000,
+  );
 });
