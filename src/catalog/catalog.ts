@@ -116,8 +116,15 @@ export const DATASETS: readonly Dataset[] = ALL;
 
 const BY_NAME = new Map(DATASETS.map((d) => [d.name, d]));
 
-/** Adds a subgraph's datasets to the catalog (at start, before any module walks it). */
-export function registerDatasets(datasets: readonly Dataset[]): void {
+/**
+ * Adds a subgraph's datasets to the catalog (at start, before any module walks it); with `replacing`, those of that
+ * warehouse schema are taken out first (the subgraph's configuration read again with another schema or types: a
+ * long-running process after `subgraph refresh`).
+ */
+export function registerDatasets(datasets: readonly Dataset[], replacing?: string): void {
+  if (replacing !== undefined)
+    for (let i = ALL.length - 1; i >= 0; i--)
+      if (ALL[i]!.schema === replacing) BY_NAME.delete(ALL.splice(i, 1)[0]!.name);
   for (const d of datasets) {
     if (BY_NAME.has(d.name)) throw new Error(`dataset ${d.name} is registered twice`);
     ALL.push(d);

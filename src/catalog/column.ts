@@ -57,6 +57,11 @@ export interface Column {
   readonly struct?: StructType;
   /** For a nested list field: whether each object on its path may be null (then so is the value), outermost first. */
   readonly parents?: readonly boolean[];
+  /**
+   * For a `timestamp` made of an `Int` or `BigInt` by a subgraph's `types`: the unit the upstream counts in (seconds or
+   * milliseconds); without it, graph-node's `Timestamp`, in microseconds.
+   */
+  readonly unit?: TimeUnit;
   /** The column of its exact text, where it keeps one (`hasText`) and that is not `<column>_text` (`names.ts`). */
   readonly text?: string;
   /**
@@ -68,6 +73,12 @@ export interface Column {
 
 /** The column of a column's exact upstream text (numbers, and lists of them): `<column>_text`, unless named otherwise. */
 export const textColumn = (c: Column): string => c.text ?? `${c.column}_text`;
+
+/** The unit of a time an upstream `Int` or `BigInt` counts: seconds or milliseconds since the Unix epoch. */
+export type TimeUnit = 's' | 'ms';
+
+/** Microseconds in one unit of a time column (graph-node's `Timestamp`: one). */
+export const MICROS: Readonly<Record<TimeUnit | 'us', number>> = { s: 1_000_000, ms: 1000, us: 1 };
 
 /** The classes a list of scalars may hold beside text. */
 export type ListElement = 'int' | 'int8' | 'bool' | 'bigint' | 'raw' | 'integer' | 'decimal';
@@ -133,9 +144,9 @@ export const RAW_AMOUNTS: Readonly<Record<string, readonly string[]>> = {
  */
 export function fieldColumn(
   f: FieldModel,
-  at: { model: SchemaModel; entity: string; generic?: boolean; override?: ColumnClass },
+  at: { model: SchemaModel; entity: string; generic?: boolean; override?: ColumnClass; unit?: TimeUnit },
 ): Column | undefined {
-  const { model, entity, generic = false, override } = at;
+  const { model, entity, generic = false, override, unit } = at;
   if (f.derivedFrom) return undefined;
   if (f.list) {
     // A list of numbers or booleans is typed by its element (a BigInt as the scalar is); enums, strings, bytes and ids
@@ -169,7 +180,7 @@ export function fieldColumn(
       : f.type === 'BigInt' && RAW_AMOUNTS[entity]?.includes(f.name)
         ? 'raw'
         : (CLASS[f.type] ?? 'text'));
-  return { field: f.name, column: snake(f.name), cls, nullable: !f.nonNull, select: f.name };
+  return { field: f.name, column: snake(f.name), cls, nullable: !f.nonNull, select: f.name, ...(unit ? { unit } : {}) };
 }
 
 /** The GraphQL type of the id of an entity (or of an interface's implementers), `ID` when it has none declared. */

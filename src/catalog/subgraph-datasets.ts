@@ -6,19 +6,42 @@
 import { UsageError } from '../errors.ts';
 import type { EntityModel, SchemaModel } from '../schemas/entity-model.ts';
 import type { CursorKind, Dataset } from './catalog.ts';
-import { type Column, type ColumnClass, fieldColumn, textColumn } from './column.ts';
+import { type Column, type ColumnClass, fieldColumn, type TimeUnit, textColumn } from './column.ts';
 import { decideNames, type EntityNames, formerTables, type SubgraphNames } from './names.ts';
+
+/** What a `types` entry makes a field's column: its class, and for a time of an `Int` or `BigInt`, its unit. */
+export interface Override {
+  readonly cls: ColumnClass;
+  readonly unit?: TimeUnit;
+}
+
+/**
+ * The times an `Int` or `BigInt` of seconds (or of milliseconds) may be made: TIMESTAMP WITH TIME ZONE, exactly (a
+ * second is a whole number of microseconds).
+ */
+const TIMES: Readonly<Record<string, Override>> = {
+  TIMESTAMPTZ: { cls: 'timestamp', unit: 's' },
+  'TIMESTAMPTZ(S)': { cls: 'timestamp', unit: 's' },
+  'TIMESTAMPTZ(MS)': { cls: 'timestamp', unit: 'ms' },
+};
 
 /**
  * The SQL types a subgraph's `types` may give a field, by its GraphQL type (a list's element: `DOUBLE[]`), and the
  * class each stands for. A BigInt's default is DECIMAL(38,0); DOUBLE holds every uint256 rounded to about 16 digits;
  * BIGINT fails the dataset on a value beyond 64 bits. Every numeric class keeps the exact text.
  */
-const OVERRIDES: Readonly<Record<string, Readonly<Record<string, ColumnClass>>>> = {
-  BigInt: { 'DECIMAL(38,0)': 'integer', DOUBLE: 'raw', BIGINT: 'bigint', VARCHAR: 'text' },
-  BigDecimal: { DOUBLE: 'decimal', VARCHAR: 'text' },
-  Int8: { BIGINT: 'int8', VARCHAR: 'text' },
-  Timestamp: { TIMESTAMPTZ: 'timestamp', BIGINT: 'int8' },
+const OVERRIDES: Readonly<Record<string, Readonly<Record<string, Override>>>> = {
+  BigInt: {
+    'DECIMAL(38,0)': { cls: 'integer' },
+    DOUBLE: { cls: 'raw' },
+    BIGINT: { cls: 'bigint' },
+    VARCHAR: { cls: 'text' },
+    ...TIMES,
+  },
+  Int: { INTEGER: { cls: 'int' }, ...TIMES },
+  BigDecimal: { DOUBLE: { cls: 'decimal' }, VARCHAR: { cls: 'text' } },
+  Int8: { BIGINT: { cls: 'int8' }, VARCHAR: { cls: 'text' } },
+  Timestamp: { TIMESTAMPTZ: { cls: 'timestamp' }, BIGINT: { cls: 'int8' } },
 };
 
 /**
@@ -29,7 +52,7 @@ export function typeOverride(
   subgraph: { readonly name: string; readonly model: SchemaModel },
   key: string,
   type: string,
-): { entity: string; field: string; cls: ColumnClass } {
+): { entity: string; field: string } & Override {
   const { model } = subgraph;
   const at = `subgraph ${subgraph.name}: types["${key}"]`;
   const [entity = '', field = '', ...more] = key.split('.');
@@ -44,21 +67,28 @@ export function typeOverride(
         .map((x) => x.name)
         .join(', ')}`,
     );
-  const choices = f.ref || f.enum || field === 'id' ? undefined : OVERRIDES[f.type];
-  if (!choices)
+  const all = f.ref || f.enum || field === 'id' ? undefined : OVERRIDES[f.type];
+  // A list's elements take no time (a list of seconds stays a list of numbers).
+  const choices = all && Object.fromEntries(Object.entries(all).filter(([, o]) => !(f.list && o.unit)));
+  if (!choices || !Object.keys(choices).length)
     throw new UsageError(
-      `${at}: ${entity}.${field} is ${f.list ? `[${f.type}]` : f.type}, whose type is fixed; types retype BigInt, BigDecimal, Int8 and Timestamp fields`,
+      `${at}: ${entity}.${field} is ${f.list ? `[${f.type}]` : f.type}, whose type is fixed; types retype BigInt, BigDecimal, Int, Int8 and Timestamp fields`,
     );
   const norm = type.toUpperCase().replace(/\s+/g, '');
   const want = f.list ? norm.replace(/\[\]$/, '') : norm;
-  const cls = f.list && !norm.endsWith('[]') ? undefined : choices[want];
-  if (!cls)
+  const o = f.list && !norm.endsWith('[]') ? undefined : choices[want];
+  if (!o)
     throw new UsageError(
       `${at}: "${type}" is not a type of a ${f.list ? `[${f.type}]` : f.type} field; give one of ${Object.keys(choices)
         .map((t) => (f.list ? `${t}[]` : t))
         .join(', ')}`,
     );
-  return { entity, field, cls };
+  // An event pages its rows by its `timestamp` in seconds: that one stays a number (the lake's `time` is its time).
+  if (o.unit && field === 'timestamp' && e.immutable && !e.aggregation)
+    throw new UsageError(
+      `${at}: ${entity}.timestamp orders ${entity}'s rows as they are read, so it stays a number; the lake's views hold it as a time in the column time`,
+    );
+  return { entity, field, ...o };
 }
 
 /**
@@ -77,7 +107,7 @@ interface Making {
   readonly name: string;
   readonly model: SchemaModel;
   readonly names: SubgraphNames;
-  readonly overrides: ReadonlyMap<string, ColumnClass>;
+  readonly overrides: ReadonlyMap<string, Override>;
   /** Every table of the subgraph by this rule: an earlier name equal to one of them is no earlier name of another. */
   readonly live: ReadonlySet<string>;
 }
@@ -93,8 +123,8 @@ export function subgraphDatasetsOf(
 ): Dataset[] {
   const overrides = new Map(
     Object.entries(opts.types ?? {}).map(([k, t]) => {
-      const o = typeOverride({ name, model }, k, t);
-      return [`${o.entity}.${o.field}`, o.cls] as const;
+      const { entity, field, ...o } = typeOverride({ name, model }, k, t);
+      return [`${entity}.${field}`, o] as const;
     }),
   );
   const names = decideNames(model, opts.names).names;
@@ -155,8 +185,13 @@ function genericShape(
   const columns = e.fields
     .filter((f) => !aggregations.has(f.type))
     .map((f) => {
-      const override = at.overrides.get(`${e.name}.${f.name}`);
-      return fieldColumn(f, { model: at.model, entity: e.name, generic: true, ...(override ? { override } : {}) });
+      const o = at.overrides.get(`${e.name}.${f.name}`);
+      return fieldColumn(f, {
+        model: at.model,
+        entity: e.name,
+        generic: true,
+        ...(o ? { override: o.cls, ...(o.unit ? { unit: o.unit } : {}) } : {}),
+      });
     })
     .filter((c): c is Column => c !== undefined)
     .map((c) => named(c, at.names[e.name]!))

@@ -185,17 +185,16 @@ function register(spec: SubgraphSpec): void {
   checkSubgraphName(spec.name);
   const model = subgraphModel(spec);
   const known = registered.get(spec.name);
-  if (known) {
-    // Loaded again (another configuration in the same process): its datasets stay; its deployments may move.
-    const same = (s: SubgraphSpec) => JSON.stringify([s.schema, s.entities, s.types ?? {}, s.names ?? {}]);
-    if (same(known.spec) !== same(spec))
-      throw new Error(`subgraph ${spec.name} is registered twice with different schemas, entities, types or names`);
+  // Loaded again (another configuration in the same process): the same schema keeps its datasets, and its deployments
+  // may move; another one (a refresh meanwhile) takes their place.
+  const same = (s: SubgraphSpec) => JSON.stringify([s.schema, s.entities, s.types ?? {}, s.names ?? {}]);
+  if (known && same(known.spec) === same(spec)) {
     registered.set(spec.name, { ...known, spec });
     return;
   }
   const datasets = specDatasets(spec, model);
   WAREHOUSE_SCHEMA[spec.name] = spec.name;
-  registerDatasets(datasets);
+  registerDatasets(datasets, known ? spec.name : undefined);
   registered.set(spec.name, { spec, model, datasets });
 }
 

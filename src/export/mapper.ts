@@ -1,7 +1,7 @@
 /** Turns a page of upstream JSON into flat rows for the warehouse, checking every value's type. Pure and synchronous. */
 
 import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
-import { isRefList } from '../catalog/column.ts';
+import { isRefList, MICROS, type TimeUnit } from '../catalog/column.ts';
 import { chainName } from '../config/chains.ts';
 import { GarbageError } from '../errors.ts';
 import { SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
@@ -160,6 +160,19 @@ function structItem(
   return out;
 }
 
+/**
+ * The checked value of an `Int` or `BigInt` of seconds (or milliseconds) stored as a time: its decimal text, within the
+ * range of TIMESTAMP WITH TIME ZONE's microseconds (64 bits), so that it converts exactly.
+ */
+function timeIn(cell: Cell, v: unknown, unit: TimeUnit): string {
+  const text = typeof v === 'number' && Number.isInteger(v) ? String(v) : v;
+  if (typeof text !== 'string' || !BIGINT_RE.test(text))
+    throw bad(cell, v, 'a whole number of seconds or milliseconds');
+  if (!fitsInt64((BigInt(text) * BigInt(MICROS[unit])).toString()))
+    throw outOfRange(cell, v, `a time in ${unit === 's' ? 'seconds' : 'milliseconds'} within 64 bits of microseconds`);
+  return text;
+}
+
 /** The checked value of a column. */
 function check(cell: Cell, v: unknown): unknown {
   const c = cell.c;
@@ -183,8 +196,12 @@ function check(cell: Cell, v: unknown): unknown {
     case 'bool':
       if (typeof v !== 'boolean') throw bad(cell, v, 'a boolean');
       return v;
-    case 'int8':
     case 'timestamp':
+      if (c.unit) return timeIn(cell, v, c.unit);
+      if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(cell, v, 'a BigInt as a decimal string');
+      if (!fitsInt64(v)) throw outOfRange(cell, v, 'a count, time or block number within 64 bits');
+      return v;
+    case 'int8':
     case 'bigint':
       if (typeof v !== 'string' || !BIGINT_RE.test(v)) throw bad(cell, v, 'a BigInt as a decimal string');
       if (!fitsInt64(v)) throw outOfRange(cell, v, 'a count, time or block number within 64 bits');

@@ -205,12 +205,22 @@ function fieldValue(cx: Context, f: FieldModel, h: number, at: number): unknown 
   return Array.from({ length: mix(h, 11) % 4 }, (_, i) => scalarValue(cx, f, mix(h, 12, i), at));
 }
 
-/** The block time of a row in its `timestamp` field's type. */
+/** The block time of a row in its `timestamp` field's type (a BigInt named in milliseconds: in milliseconds). */
 function timeValue(cx: Context, f: FieldModel, block: number): unknown {
   const ts = cx.w.tl.ts(block);
   if (f.type === 'Timestamp') return String(BigInt(ts) * 1_000_000n);
+  if (f.type === 'BigInt' && MILLIS_NAME.test(f.name)) return String(BigInt(ts) * 1000n);
   return f.type === 'Int' ? ts : String(ts);
 }
+
+/** A field a mapping fills with a block's time, by its name: `createdAtTimestamp`, `updatedAt`, `startTime`, `closedAtMs`. */
+const TIME_NAME = /(^timestamp$|Timestamp$|[a-z]At$|[a-z]Time$|[a-z]AtMs$|TimestampMs$|[a-z]TimeMs$)/;
+/** Such a field counted in milliseconds. */
+const MILLIS_NAME = /Ms$/;
+
+/** Whether a field holds its row's block time: `timestamp`, or a scalar Int or BigInt named as a time. */
+const isTime = (f: FieldModel) =>
+  f.name === 'timestamp' || (!f.list && (f.type === 'Int' || f.type === 'BigInt') && TIME_NAME.test(f.name));
 
 /** The fields a row stores (those `@derivedFrom` are not stored: graph-node derives them from the other side). */
 const stored = (e: EntityModel) => e.fields.filter((f) => !f.derivedFrom && f.name !== 'id');
@@ -240,7 +250,13 @@ function fill(cx: Context, e: EntityModel, row: Row, parts: number[], at: number
   const aggregated = e.timeseries ? aggregatedFields(cx.model, e) : undefined;
   for (const [fi, f] of stored(e).entries()) {
     const field = aggregated?.has(f.name) ? { ...f, nonNull: true } : f;
-    row[f.name] = f.name === 'timestamp' ? timeValue(cx, f, at) : fieldValue(cx, field, mix(...parts, fi), at);
+    // A time named as one holds the block's (a nullable one is null in some rows, as any nullable field).
+    const h = mix(...parts, fi);
+    row[f.name] = !isTime(f)
+      ? fieldValue(cx, field, h, at)
+      : f.name !== 'timestamp' && !field.nonNull && h % 7 === 0
+        ? null
+        : timeValue(cx, f, at);
   }
   return row;
 }

@@ -1,6 +1,6 @@
 /** DDL and conversions of a dataset's table, derived from the catalog. */
 import type { Column, Dataset, StructType } from '../catalog/catalog.ts';
-import { isRefList, textColumn } from '../catalog/column.ts';
+import { isRefList, MICROS, textColumn } from '../catalog/column.ts';
 import { lit, q, qt } from '../util/sql.ts';
 
 /**
@@ -117,7 +117,11 @@ export function typedFrom(c: Column, v: string): string {
   if (c.cls === 'decimal' || c.cls === 'raw') return `CAST(${v} AS DOUBLE)`;
   if (c.cls === 'integer' || (c.cls === 'list' && c.elem === 'integer')) return `TRY_CAST(${v} AS ${sqlType(c)})`;
   if (c.cls === 'bigint' || c.cls === 'int8') return `CAST(${v} AS BIGINT)`;
-  if (c.cls === 'timestamp') return `make_timestamptz(CAST(${v} AS BIGINT))`;
+  // graph-node's Timestamp counts microseconds; an Int or BigInt made a time, seconds or milliseconds.
+  if (c.cls === 'timestamp')
+    return c.unit
+      ? `make_timestamptz(CAST(${v} AS BIGINT) * ${MICROS[c.unit]})`
+      : `make_timestamptz(CAST(${v} AS BIGINT))`;
   if (c.cls === 'list' && c.elem) return `CAST(${v} AS ${sqlType(c)})`;
   return v;
 }

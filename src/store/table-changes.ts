@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type Column, type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
-import { textColumn } from '../catalog/column.ts';
+import { MICROS, textColumn } from '../catalog/column.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { q, qt } from '../util/sql.ts';
 import { hasText, sqlType, textType } from './ddl.ts';
@@ -144,9 +144,16 @@ export async function retypeColumns(w: Tables, d: Dataset, have: ReadonlyMap<str
 function retypedValue(c: Column, from: string, hadText: boolean): string {
   const col = q(c.column);
   const type = sqlType(c);
+  const source = hadText ? q(textColumn(c)) : col;
+  // An Int or BigInt of seconds (or milliseconds) made a time: from its exact text where it has one.
+  if (c.cls === 'timestamp' && c.unit) return `make_timestamptz(CAST(${source} AS BIGINT) * ${MICROS[c.unit]})`;
   if (c.cls === 'timestamp' && from === 'BIGINT') return `make_timestamptz(${col})`;
   if (from === 'TIMESTAMP WITH TIME ZONE' && c.cls === 'int8') return `epoch_us(${col})`;
-  const source = hadText ? q(textColumn(c)) : col;
+  // A time back to a number: the column no longer says in what unit it counted; the dataset is read again instead.
+  if (from === 'TIMESTAMP WITH TIME ZONE')
+    throw new Error(
+      `${c.column} was a time and is to be a ${type} again, which cannot be done in place: pool-export reset the dataset --yes, and the next run reads it whole`,
+    );
   // A BigInt beyond 38 digits is NULL by rule (`integer`); every other text was checked as its type when stored.
   const exactInteger = c.cls === 'integer' || (c.cls === 'list' && c.elem === 'integer');
   return `${exactInteger ? 'TRY_CAST' : 'CAST'}(${source} AS ${type})`;

@@ -13,7 +13,7 @@
  * time series of whole reads, each kept as read) and the liquidity list (not kept by block) are not compared.
  */
 import type { Column, Dataset } from '../catalog/catalog.ts';
-import { isRefList, textColumn } from '../catalog/column.ts';
+import { isRefList, MICROS, textColumn } from '../catalog/column.ts';
 import { chainsOfSchema } from '../catalog/subgraphs.ts';
 import { appendRest, findLongLists, LIST_PAGE, type ListRest, restItems, restQuery } from '../export/long-lists.ts';
 import { mapPage } from '../export/mapper.ts';
@@ -41,7 +41,7 @@ function asUpstream(c: Column): string {
   if (hasText(c)) return `${q(textColumn(c))} AS ${col}`;
   if (c.cls === 'int8') return `CAST(${col} AS VARCHAR) AS ${col}`;
   if (c.cls === 'list' && c.elem === 'int8') return `CAST(${col} AS VARCHAR[]) AS ${col}`;
-  if (c.cls === 'timestamp') return `CAST(epoch_us(${col}) AS VARCHAR) AS ${col}`;
+  if (c.cls === 'timestamp') return `CAST(epoch_us(${col}) // ${MICROS[c.unit ?? 'us']} AS VARCHAR) AS ${col}`;
   return col;
 }
 

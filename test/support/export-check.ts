@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
-import { textColumn } from '../../src/catalog/column.ts';
+import { MICROS, textColumn } from '../../src/catalog/column.ts';
+import { subgraphEntity } from '../../src/catalog/subgraphs.ts';
 import type { ProgressSink } from '../../src/export/extract.ts';
 import { openLakeDb } from '../../src/reports/views.ts';
 import { BIN, type SandboxEndpoint, type SandboxProcess } from '../../src/sandbox/spawn.ts';
@@ -98,6 +99,10 @@ export function sandboxEnv(sb: Pick<SandboxEndpoint, 'url' | 'apiKey'>, dataDir:
   };
 }
 
+/** Whether a column holds a subgraph's `Int` field (sent as a JSON number). */
+const intSource = (ds: Dataset, c: Dataset['columns'][number]) =>
+  subgraphEntity(ds.schema, ds.entity)?.field.get(c.field)?.type === 'Int';
+
 /** Canonical text of a row: lists sorted, since graph-node serves entity lists in id order, not storage order. */
 const canon = (v: unknown[]) => JSON.stringify(v.map((x) => (Array.isArray(x) ? [...x].sort() : (x ?? null))));
 
@@ -110,8 +115,9 @@ function exportSelect(ds: Dataset): string {
         : c.cls === 'int8'
           ? `CAST(${q(c.column)} AS VARCHAR) AS ${q(c.column)}`
           : c.cls === 'timestamp'
-            ? // TIMESTAMPTZ holds microseconds exactly: back to graph-node's text by epoch_us.
-              `CAST(epoch_us(${q(c.column)}) AS VARCHAR) AS ${q(c.column)}`
+            ? // TIMESTAMPTZ holds microseconds exactly: back to graph-node's text by epoch_us (an Int or BigInt made a
+              // time, to its seconds or milliseconds: an Int's as a number, as graph-node sends an Int).
+              `CAST(epoch_us(${q(c.column)}) // ${MICROS[c.unit ?? 'us']} AS ${intSource(ds, c) ? 'INTEGER' : 'VARCHAR'}) AS ${q(c.column)}`
             : q(c.column),
     )
     .join(', ');

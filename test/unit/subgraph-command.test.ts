@@ -221,7 +221,7 @@ describe('pool-export subgraph', () => {
     [
       'a --type its field cannot take',
       () => [...deployments(), '--type', 'Pool.liquidity=INTEGER'],
-      /^pool-export: subgraph pools: types\["Pool.liquidity"\]: "INTEGER" is not a type of a BigInt field; give one of DECIMAL\(38,0\), DOUBLE, BIGINT, VARCHAR$/,
+      /^pool-export: subgraph pools: types\["Pool.liquidity"\]: "INTEGER" is not a type of a BigInt field; give one of DECIMAL\(38,0\), DOUBLE, BIGINT, VARCHAR, TIMESTAMPTZ, TIMESTAMPTZ\(S\), TIMESTAMPTZ\(MS\)$/,
     ],
     ['a name that is not one', () => deployments(), /starts with a lowercase letter .*e\.g\. uniswap_v2/, 'Uniswap-V2'],
   ])('refuses %s in one line with exit code 2, and writes nothing', async (_, args, message, name = 'pools') => {
