@@ -204,7 +204,8 @@ describe('the data-folder lock and graceful stops', () => {
     expect(r.stdout).toContain('stopped on request');
     const { runs, tasks } = await ledger(data);
     expect(runs.map((x) => x.status)).toEqual(['stopped']);
-    expect(tasks.every((t) => ['ok', 'failed'].includes(String(t.status)))).toBe(true);
+    // A task under way when the stop came is `stopped`: no failure, no error.
+    expect(tasks.every((t) => ['ok', 'stopped'].includes(String(t.status)))).toBe(true);
     // Tasks not started when the stop came are not in the ledger at all.
     expect(tasks.length).toBeLessThan(events.datasets.length);
     await sb.control('faults', { latencyMs: 0 });
