@@ -8,12 +8,14 @@ import type { SubgraphSpec } from '../catalog/subgraphs.ts';
 import { UsageError } from '../errors.ts';
 import { canonicalSchema, SUBGRAPH_SCHEMAS } from '../schemas/entity-model.ts';
 import { CHAINS, parseChain } from './chains.ts';
+import { checkAmount, checkPoolTypes, checkSize, checkTrustedTokens, LIST_POOL_TYPES } from './config-values.ts';
 import { checkLake, LAKE_URL_ENV, type LakeSettings } from './lake-url.ts';
 import { autoMemoryLimit, hostReader } from './memory-limit.ts';
 import { checkRoutes, checkUrl, ROUTE_CHOICES, type Route } from './route-config.ts';
 import { registeredSubgraphs, urlSecrets } from './subgraph-config.ts';
 import { MIN_TRACKED_LIQUIDITY_USD, type TrackedSettings, trustedTokens } from './tracked.ts';
 
+export { LIST_POOL_TYPES } from './config-values.ts';
 export type { LakeSettings } from './lake-url.ts';
 export { ROUTE_CHOICES, type Route } from './route-config.ts';
 
@@ -56,6 +58,11 @@ export interface Config {
   readonly confirmations: number;
   /** Seconds of history re-read by incremental runs, so that reorganized rows are corrected. */
   readonly reorgWindowSecs: number;
+  /**
+   * Blocks a run walks back from a route's head, one `_meta` request each, to find whether the block its last read
+   * ended at is still on the chain; where it is, only what is new is read (`export/routing/reorg-check.ts`). 0: never.
+   */
+  readonly reorgCheckBlocks: number;
   /** Rows buffered before one transaction commits them with the checkpoint. */
   readonly batchRows: number;
   /** Datasets whose first page a run asks in one request per route (`export/first-pages.ts`); 0: each its own. */
@@ -87,12 +94,6 @@ export interface Config {
   readonly ipfsUrl: string;
 }
 
-/**
- * Every pool type the official client asks the liquidity list for (DODOEX/widgets a56d6a1a: `AddLiquidity.tsx` sends
- * CLASSICAL, DVM, DSP, GSP and, where enabled, AMMV2 and AMMV3; `MyLiquidity.tsx` adds DPP).
- */
-export const LIST_POOL_TYPES: readonly string[] = ['CLASSICAL', 'DVM', 'DSP', 'GSP', 'DPP', 'AMMV2', 'AMMV3'];
-
 /** The default of `maxAnswerBytes`: the largest page the catalog can ask for, generously sized (48 MiB). */
 export const DEFAULT_ANSWER_BUDGET = defaultAnswerBudget(DATASETS);
 /** The smallest `maxAnswerBytes` accepted: below it, the probe's own answer would not fit. */
@@ -118,6 +119,7 @@ export const DEFAULTS = {
   maxAnswerBytes: DEFAULT_ANSWER_BUDGET,
   confirmations: 0,
   reorgWindowSecs: 3_600,
+  reorgCheckBlocks: 32,
   batchDatasets: 32,
   keepRuns: 1_000,
   batchRows: 20_000,
@@ -201,12 +203,21 @@ const INT_KEYS = [
   'maxAttempts',
   'confirmations',
   'reorgWindowSecs',
+  'reorgCheckBlocks',
   'batchRows',
   'batchDatasets',
   'keepRuns',
   'shards',
   'maxLagBlocks',
 ] as const;
+/** Whole-number keys that may be 0. */
+const ZERO_OK = new Set<string>([
+  'confirmations',
+  'reorgWindowSecs',
+  'reorgCheckBlocks',
+  'maxLagBlocks',
+  'batchDatasets',
+]);
 const STRING_KEYS = [
   'dataDir',
   'baseUrl',
@@ -234,66 +245,9 @@ function checkSchemaNames(raw: unknown): Record<string, string> {
   return out;
 }
 
-function checkTrustedTokens(raw: unknown): Record<string, readonly string[]> {
-  const example = '{"56": ["0x55d398326f99059ff775485246999027b3197955"]}';
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw new UsageError(`config "trustedTokens" must map chain ids to token addresses, like ${example}`);
-  const out: Record<string, readonly string[]> = {};
-  for (const [chain, list] of Object.entries(raw)) {
-    if (!/^\d+$/.test(chain)) throw new UsageError(`config trustedTokens key "${chain}" must be a chain id such as 56`);
-    if (!Array.isArray(list) || !list.every((a) => typeof a === 'string' && /^0x[0-9a-fA-F]{40}$/.test(a))) {
-      throw new UsageError(
-        `config trustedTokens["${chain}"] must be a list of token addresses (0x and 40 hex digits), like ${example}`,
-      );
-    }
-    out[chain] = Object.freeze(list.map((a: string) => a.toLowerCase()));
-  }
-  return out;
-}
-
 /** The tracked-value settings of a configuration. */
 export function trackedSettings(config: Pick<Config, 'trustedTokens' | 'minTrackedLiquidityUsd'>): TrackedSettings {
   return { tokens: trustedTokens(config.trustedTokens), minLiquidityUsd: config.minTrackedLiquidityUsd };
-}
-
-function checkPoolTypes(raw: unknown): readonly string[] {
-  if (!Array.isArray(raw) || raw.length === 0 || !raw.every((t) => typeof t === 'string' && /^[A-Z0-9]+$/.test(t))) {
-    throw new UsageError(
-      `config "listPoolTypes" must be a non-empty list of pool types such as ${JSON.stringify(LIST_POOL_TYPES)}`,
-    );
-  }
-  return Object.freeze([...raw] as string[]);
-}
-
-const SIZE_UNITS: Readonly<Record<string, number>> = {
-  '': 1,
-  b: 1,
-  kb: 1e3,
-  mb: 1e6,
-  gb: 1e9,
-  kib: 1024,
-  mib: 1024 ** 2,
-  gib: 1024 ** 3,
-};
-
-/** A size in bytes: a whole number, or a text such as `64MiB` or `100MB`. */
-function checkSize(key: string, raw: unknown, min: number): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(String(raw));
-  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
-  const v = m && unit ? Math.round(Number(m[1]) * unit) : NaN;
-  if ((typeof raw !== 'number' && typeof raw !== 'string') || !Number.isFinite(v) || v < min) {
-    throw new UsageError(
-      `${key} must be a size of at least ${min / 1024 ** 2} MiB, such as 64MiB or ${64 * 1024 ** 2}, not ${JSON.stringify(raw)}`,
-    );
-  }
-  return v;
-}
-
-function checkAmount(key: string, raw: unknown): number {
-  const v = Number(raw);
-  if (typeof raw !== 'number' || !Number.isFinite(v) || v < 0)
-    throw new UsageError(`${key} must be a number of USD from 0, such as 50000, not ${JSON.stringify(raw)}`);
-  return v;
 }
 
 /** Reads the optional config file (JSON); unknown keys are errors that list the valid ones. */
@@ -333,8 +287,7 @@ export function loadConfig(
   for (const k of STRING_KEYS) if (typeof merged[k] !== 'string') throw new UsageError(`${k} must be a string`);
   for (const k of INT_KEYS) {
     const v = Number(merged[k]);
-    const min =
-      k === 'confirmations' || k === 'reorgWindowSecs' || k === 'maxLagBlocks' || k === 'batchDatasets' ? 0 : 1;
+    const min = ZERO_OK.has(k) ? 0 : 1;
     if (!Number.isInteger(v) || v < min)
       throw new UsageError(
         `${k} must be a whole number${min ? ' of at least 1' : ''}, not ${JSON.stringify(merged[k])}`,
