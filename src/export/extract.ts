@@ -19,14 +19,13 @@ import type { EventLog } from '../util/logger.ts';
 import { runTask } from './by-kind.ts';
 import { type PageChecker, WorkerPageChecker } from './check/page-check-runner.ts';
 import { commitOrder } from './commit-order.ts';
+import { type Completed, firstAsks, lastRead } from './first-asks.ts';
 import { type FirstAsk, FirstPages, HostLimited } from './first-pages.ts';
-import { firstRequest, windowPresenceFrom } from './paginate/first-request.ts';
-import type { Probed } from './routing/route-choice.ts';
+import { settledTasks, taskKey } from './routing/reorg-check.ts';
 import { RouteHealth } from './routing/route-health.ts';
 import { chooseRoutes, NoRouteError, probeRoutes, type TaskRoute } from './routing/run-routes.ts';
 import type { PageSource } from './seams.ts';
 import { emptyStats, isStopped, ledgerTask, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
-import type { Cursor } from './task-run.ts';
 
 /** Inputs of a run, passed explicitly. */
 export interface RunArgs {
@@ -64,7 +63,9 @@ interface RunPlumbing {
   readonly checkpoints: CheckpointStore;
   readonly checker: PageChecker;
   /** The tasks whose last read ended well, as the run found them (see `CheckpointStore.complete`). */
-  readonly complete: ReadonlyMap<string, { readonly cursor: string; readonly head: string }>;
+  readonly complete: Completed;
+  /** The tasks whose last read stands (`routing/reorg-check.ts`): they read only what is new. */
+  readonly settled: ReadonlySet<string>;
   /** The routes the run gave up on. */
   readonly health: RouteHealth;
   /** The datasets whose table could not be readied, and why: their tasks fail at once, the others run. */
@@ -94,11 +95,8 @@ async function runOne(run: RunPlumbing, planned: Task, at: TaskRoute): Promise<T
 }
 
 /** Runs one task on its route and turns any failure into a failed result naming the task. */
-async function runRouted(
-  { args, sink, source, checkpoints, checker, complete: completed, health, unready }: RunPlumbing,
-  task: Task,
-  at: TaskRoute,
-): Promise<TaskResult> {
+async function runRouted(plumbing: RunPlumbing, task: Task, at: TaskRoute): Promise<TaskResult> {
+  const { args, sink, source, checkpoints, checker, complete: completed, health, unready } = plumbing;
   const probe = unready.get(task.ds) ?? at.probe;
   const startedAt = new Date();
   const label = { dataset: task.ds.name, chain: chainName(task.chainId), chainId: task.chainId };
@@ -179,6 +177,7 @@ async function runRouted(
     block,
     root,
     changeBlock: probe.info.changeBlock,
+    ...(plumbing.settled.has(taskKey(task)) ? { settled: true } : {}),
     head: { number, hash },
     ...(standby.length ? { standby } : {}),
   };
@@ -245,64 +244,6 @@ async function runRouted(
   return result;
 }
 
-/**
- * The head of a task's route now (`number:hash`, undefined where the route gives no hash), and the task's last complete
- * read, if any (the list, which has no block, has none).
- */
-function lastRead(
-  task: Task,
-  probe: Exclude<Probed, Error>,
-  completed: RunPlumbing['complete'],
-): { head: string | undefined; complete: { readonly cursor: string; readonly head: string } | undefined } {
-  const { number, hash } = probe.info.head;
-  const head = hash ? `${number}:${hash}` : undefined;
-  const complete = task.ds.kind === 'list' || !head ? undefined : completed.get(`${task.chainId}/${task.ds.name}`);
-  return { head, complete };
-}
-
-/**
- * The first page request of every task that continues a complete read on a route whose head moved, as its paginator
- * will send it: a run asks them in one batch per route (see `first-pages.ts`).
- */
-async function firstAsks(
-  args: RunArgs,
-  run: {
-    readonly pinned: ReadonlyMap<Task, TaskRoute>;
-    readonly completed: RunPlumbing['complete'];
-    readonly checkpoints: CheckpointStore;
-  },
-): Promise<Map<Task, FirstAsk>> {
-  const { pinned, completed, checkpoints } = run;
-  const planned: { task: Task; ask: FirstAsk; from: number | undefined }[] = [];
-  for (const task of args.tasks) {
-    const at = pinned.get(task);
-    const probe = at?.probe;
-    if (!at || !probe || probe instanceof Error) continue;
-    const root = probe.info.roots.get(task.ds.entity);
-    const { head, complete } = lastRead(task, probe, completed);
-    if (root === undefined || !complete || complete.head === head) continue;
-    const cursor = JSON.parse(complete.cursor) as Cursor;
-    const where = { block: probe.block, changeBlock: probe.info.changeBlock, windowSecs: args.config.reorgWindowSecs };
-    const request = firstRequest(task.ds, cursor, where);
-    if (!request) continue;
-    // A mutable dataset's question of which rows of its window are still upstream goes in the batch too, up to a page.
-    const from = windowPresenceFrom(task.ds, cursor, where);
-    planned.push({ task, ask: { endpoint: at.endpoint, ds: task.ds, root, request }, from });
-  }
-  // The rows of every window, read for all tasks at once.
-  const windows = await checkpoints.idsReadSinceAll(
-    planned.flatMap(({ task, from }) => (from === undefined ? [] : [{ chainId: task.chainId, ds: task.ds, from }])),
-    args.runId,
-  );
-  const asks = new Map<Task, FirstAsk>();
-  for (const { task, ask, from } of planned) {
-    const ids = from === undefined ? [] : windows.get(`${task.chainId}/${task.ds.name}`)!;
-    // None at all is an answer too: the task then asks nothing of its window.
-    asks.set(task, { ...ask, ...(ids.length <= args.config.pageSize ? { present: ids } : {}) });
-  }
-  return asks;
-}
-
 /** Runs every task of the plan; each task commits its own batches, so a failure never undoes another task's work. */
 export async function runExport(args: RunArgs): Promise<ExportOutcome> {
   // 1. Tables for every dataset of the plan: one that cannot be readied fails its tasks alone.
@@ -323,6 +264,9 @@ export async function runExport(args: RunArgs): Promise<ExportOutcome> {
   });
   const checkpoints = new CheckpointStore(args.warehouse);
   const complete = await checkpoints.complete();
+  // What earlier runs read and still stands, found by walking each chain down from its head (one small request a
+  // block): those tasks read only what is new.
+  const settled = await settledTasks({ ...args, pinned, complete, source: args.client });
   await checkpoints.preload();
   const source = new FirstPages(args.client, {
     pageSize: args.config.pageSize,
@@ -330,7 +274,7 @@ export async function runExport(args: RunArgs): Promise<ExportOutcome> {
   });
   const asks =
     args.config.batchDatasets > 0
-      ? await firstAsks(args, { pinned, completed: complete, checkpoints })
+      ? await firstAsks(args, { pinned, completed: complete, checkpoints, settled })
       : new Map<Task, FirstAsk>();
   await source.read([...asks.values()], {
     concurrency: args.config.concurrency,
@@ -369,7 +313,7 @@ export async function runExport(args: RunArgs): Promise<ExportOutcome> {
         const t = args.tasks[i]!;
         // After a stop request, the tasks not started yet are left out: not run, not in the ledger.
         if (args.signal.aborted) return undefined;
-        const plumbing = { args, sink, source: src, checkpoints, checker, complete, health: given, unready };
+        const plumbing = { args, sink, source: src, checkpoints, checker, complete, settled, health: given, unready };
         const r = await runOne(plumbing, t, pinned.get(t)!);
         args.progress?.done(r);
         // A task stopped on request is no failure: the status file says so, with no error.
@@ -384,8 +328,8 @@ export async function runExport(args: RunArgs): Promise<ExportOutcome> {
         });
         return r;
       });
-    const settled = await Promise.all(started);
-    results = settled.filter((r) => r !== undefined);
+    const ended = await Promise.all(started);
+    results = ended.filter((r) => r !== undefined);
   } finally {
     await checker.close();
     await sink.close();

@@ -27,8 +27,8 @@ export interface Cursor {
   id?: string;
   block?: number;
   /**
-   * An aggregation's full pass, newest first: the block and block time it began at. Rows written while it was
-   * interrupted are newer than its keyset, so the incremental passes after it read from there.
+   * A full pass (an aggregation's, newest first, or a mutable dataset's by id): the block and block time it began at.
+   * Rows written or changed while it was interrupted are read by the passes after it, from there.
    */
   began?: { block: number; ts: number };
 }

@@ -28,6 +28,11 @@ export interface TaskPin {
   readonly root: string;
   /** Whether the endpoint accepts `_change_block` filters. */
   readonly changeBlock: boolean;
+  /**
+   * Whether the task's last read stands: its head is on the chain the route serves now (`routing/reorg-check.ts`), so
+   * an incremental pass reads only what is new, with no re-read window.
+   */
+  readonly settled?: boolean;
   /** The head the route reported at the run's start (the block pinned, or `confirmations` above it). */
   readonly head?: { readonly number: number; readonly hash: string | null };
   /** Routes that can take the task over when this one fails past its retries, in order (see `routing/route-choice.ts`). */

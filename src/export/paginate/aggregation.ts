@@ -7,8 +7,9 @@
  */
 import type { Replace } from '../../store/batch.ts';
 import type { Cursor, Row, TaskRun } from '../task-run.ts';
-import { changedSince, presenceFrom, removeGone } from './mutable.ts';
+import { removeGone } from './mutable.ts';
 import { type PassRequest, runPass } from './pass.ts';
+import { changedSince, presenceFrom } from './window.ts';
 
 /** One pass down the keyset: among the rows written since `since` if given, after `after` if resuming. */
 interface DescPass {
@@ -70,9 +71,9 @@ export async function pageAggregation(run: TaskRun, cursor: Cursor): Promise<voi
 /** An incremental pass: the rows written since the re-read window's first block, then the window's rows checked. */
 async function catchUp(run: TaskRun, cursor: Cursor): Promise<void> {
   const block = run.block;
-  const windowSecs = run.deps.config.reorgWindowSecs;
-  const from = presenceFrom(cursor, block, windowSecs);
-  const since = changedSince(cursor, block, { changeBlock: run.pin.changeBlock, windowSecs });
+  const w = { windowSecs: run.deps.config.reorgWindowSecs, settled: run.pin.settled };
+  const from = presenceFrom(cursor, block, w);
+  const since = changedSince(cursor, block, { ...w, changeBlock: run.pin.changeBlock });
   run.watchIds();
   await pageDown(run, { since, replace: { kind: 'ids' }, finish: cursor });
   await removeGone(run, from, { mode: 'incremental', seq: String(block.timestamp) });

@@ -4,13 +4,10 @@
  */
 
 import { firstId, presentQuery } from '../queries.ts';
-import type { PinnedBlock } from '../task.ts';
 import type { Cursor, TaskRun } from '../task-run.ts';
 import { pageById } from './by-id.ts';
 import { pageKeyset } from './keyset.ts';
-
-/** Most blocks a chain makes per second, for a re-read window in blocks when the pace is unknown (arbitrum: about 4). */
-const MAX_BLOCKS_PER_SEC = 10;
+import { changedSince, presenceFrom, seqFrom, type Window } from './window.ts';
 
 /** Pages a mutable dataset from its checkpoint to the pinned block. */
 export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
@@ -18,13 +15,18 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
   const watermark: Cursor = { mode: 'incremental', seq: String(block.timestamp) };
   if (cursor.mode !== 'incremental') {
     // First run (or an interrupted one): a full pass by id, resumable from the last committed id. It reads every row,
-    // those with a null updatedAt included.
-    const progress = (id: string): Cursor => ({ mode: 'full', id });
+    // those with a null updatedAt included. A pass resumed by a later run read its first rows at an earlier block: it
+    // ends with the block and time it began at, so that the next run reads what changed since then (its checkpoint
+    // is then not at the block its read pinned, so it re-reads its window too: `routing/reorg-check.ts`, `pinnedBy`).
+    // A pass begun by an older version, which did not note where it began, ends at this run's block, as it did then.
+    const began = cursor.mode === 'full' && cursor.began ? cursor.began : { block: block.number, ts: block.timestamp };
+    const progress = (id: string): Cursor => ({ mode: 'full', id, began, block: began.block });
+    const resumed = began.block !== block.number;
     await pageById(run, {
       pass: { shape: 'id' },
       startId: cursor.id ?? firstId(run.task.ds),
       replace: { kind: 'ids' },
-      finish: watermark,
+      finish: resumed ? { mode: 'incremental', seq: String(began.ts), block: began.block } : watermark,
       progress,
     });
     return;
@@ -36,11 +38,12 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
   // createLpToken); graph-node's `updatedAt_gte` never matches a null. So every row changed since the last run's
   // block is read by `_change_block` where the endpoint has it; otherwise the updatedAt keyset, then every
   // null-updatedAt row. Last, the rows read within the re-read window are checked against the upstream: an entity of
-  // a block a reorg reverted is gone there, and goes here too.
-  const windowSecs = run.deps.config.reorgWindowSecs;
-  const from = presenceFrom(cursor, block, windowSecs);
+  // a block a reorg reverted is gone there, and goes here too. A task whose last read stands (`routing/reorg-check.ts`)
+  // reads from the block after it, and checks nothing: no block it read was reverted.
+  const w: Window = { windowSecs: run.deps.config.reorgWindowSecs, settled: run.pin.settled };
+  const from = presenceFrom(cursor, block, w);
   const keep = () => cursor;
-  const since = changedSince(cursor, block, { changeBlock: run.pin.changeBlock, windowSecs });
+  const since = changedSince(cursor, block, { ...w, changeBlock: run.pin.changeBlock });
   run.watchIds();
   if (since !== undefined || run.task.ds.seq === undefined) {
     // Without `_change_block`, a subgraph's entity with no keyset field is read whole again, by id.
@@ -53,7 +56,7 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
       progress: keep,
     });
   } else {
-    await pageKeyset(run, Math.max(0, Number(cursor.seq) - windowSecs), keep);
+    await pageKeyset(run, seqFrom(cursor.seq!, w), keep);
     await pageById(run, {
       pass: { shape: 'null-id' },
       startId: firstId(run.task.ds),
@@ -63,18 +66,6 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
     });
   }
   await removeGone(run, from, watermark);
-}
-
-/**
- * The block from which an incremental pass asks which rows read by earlier runs are still upstream (`removeGone`), or
- * undefined where it does not ask: no block in the cursor (written by an older version). It asks also when no block
- * passed since the last run: a task whose route's head is the one its last complete read saw (number and hash) makes no
- * request at all (`extract.ts`), so a pass at the same height follows a reorganisation to the same height (new hashes,
- * other rows), which can take back a row the last run read. A run's batch asks the same ahead (`first-request.ts`).
- */
-export function presenceFrom(cursor: Cursor, block: PinnedBlock, windowSecs: number): number | undefined {
-  if (cursor.block === undefined) return undefined;
-  return windowStart(cursor, block, windowSecs);
 }
 
 /**
@@ -113,29 +104,4 @@ export async function removeGone(run: TaskRun, from: number | undefined, waterma
     deps.log('gone-upstream', fields, 'warn');
   }
   await run.flush({ next: { block: run.block.number, ...watermark }, replace: { kind: 'gone', ids: gone } });
-}
-
-/**
- * The first block of the re-read window of an incremental pass: the last run's block less the window in blocks, from
- * the pace of blocks between that run and this one (or, when no block passed, at most MAX_BLOCKS_PER_SEC a second).
- * Undefined when the cursor has no block.
- */
-export function windowStart(cursor: Cursor, block: PinnedBlock, windowSecs: number): number | undefined {
-  if (cursor.block === undefined || cursor.seq === undefined) return undefined;
-  const blocks = block.number - cursor.block;
-  const secs = block.timestamp - Number(cursor.seq);
-  const pace = blocks > 0 && secs > 0 ? blocks / secs : MAX_BLOCKS_PER_SEC;
-  return Math.max(0, cursor.block - Math.ceil(windowSecs * pace) - 1);
-}
-
-/**
- * The block from which an incremental pass of a mutable dataset reads changed rows with `_change_block`: the start of
- * the re-read window. Undefined when the endpoint has no `_change_block`, or the cursor has no block.
- */
-export function changedSince(
-  cursor: Cursor,
-  block: PinnedBlock,
-  endpoint: { readonly changeBlock: boolean; readonly windowSecs: number },
-): number | undefined {
-  return endpoint.changeBlock ? windowStart(cursor, block, endpoint.windowSecs) : undefined;
 }

@@ -71,7 +71,10 @@ export async function backfillSharded(run: TaskRun, pending: readonly ShardCheck
     .filter((c) => c.seq !== undefined)
     .sort((a, b) => Number(a.lo) - Number(b.lo))
     .pop();
-  const next = { seq: last?.seq ?? String(run.stats.rewriteFrom), id: last?.id ?? '', block: run.block.number };
+  // Its block is the earliest a shard read at: shards done by an earlier run read below this run's block, and a reorg
+  // since then is not ruled out by this run's head (`routing/reorg-check.ts`), so the next run re-reads its window.
+  const block = minOf([run.block.number, ...done.map((c) => c.block ?? run.block.number)]);
+  const next = { seq: last?.seq ?? String(run.stats.rewriteFrom), id: last?.id ?? '', block };
   await run.flush({ next, replace: { kind: 'none' }, mergeShards: true });
   return true;
 }
