@@ -9,6 +9,7 @@ import { portHolder } from '../util/processes.ts';
 import { parseFaults } from './faults.ts';
 import { unservable } from './generic-data.ts';
 import { PROFILES } from './naming.ts';
+import { parsePrune } from './prune.ts';
 import { SandboxService } from './sandbox-service.ts';
 import { SandboxServer } from './server.ts';
 import { KNOWN_CHAINS } from './timeline.ts';
@@ -34,6 +35,7 @@ interface Args {
   faults: string;
   'fault-seed': number;
   'block-time': number;
+  prune: string;
   now?: string;
   profile: string;
   'gateway-profile': string;
@@ -152,6 +154,12 @@ export const sandboxCommand: Pick<CommandModule<object, Args>, 'builder' | 'hand
           'fault rates, e.g. http500=0.05,timeout=0.02,truncate=0.01,reset=0.01,graphql=0.01,indexing=0.01,burst429=0.01',
       })
       .option('fault-seed', { type: 'number', default: 7, describe: 'seed of the fault draws' })
+      .option('prune', {
+        type: 'string',
+        default: 'never',
+        describe:
+          "history the deployments keep, as a manifest's indexerHints.prune: never, auto (500 blocks) or a number of blocks; a query before the earliest block gets graph-node's error",
+      })
       .option('block-time', {
         type: 'number',
         default: 0,
@@ -199,6 +207,7 @@ export const sandboxCommand: Pick<CommandModule<object, Args>, 'builder' | 'hand
       historyDays: a['history-days'],
       pumpedPrices: a['pumped-prices'],
       now: parseNow(a.now),
+      ...(a.prune === 'never' ? {} : { prune: parsePrune(a.prune) }),
     };
     const sdl = new Map<string, string>();
     const service = new SandboxService(

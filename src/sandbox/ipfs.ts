@@ -9,6 +9,7 @@
 import { networkOf } from '../config/chains.ts';
 import type { SchemaModel } from '../schemas/entity-model.ts';
 import { hashString, hexOf, mix } from './hash.ts';
+import type { PruneHint } from './prune.ts';
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
@@ -26,12 +27,15 @@ export function manifestText(args: {
   readonly chainId: number;
   readonly model: SchemaModel;
   readonly schemaHash: string;
+  /** `indexerHints: prune:` (graph-node's `IndexerHints`, a top-level key of the manifest); none when absent. */
+  readonly prune?: PruneHint | undefined;
 }): string {
   const network = networkOf(args.chainId) ?? `evm-${args.chainId}`;
   const entities = args.model.entities.map((e) => `        - ${e.name}`).join('\n');
+  const hints = args.prune === undefined ? '' : `indexerHints:\n  prune: ${args.prune}\n`;
   return `specVersion: 1.2.0
 description: ${args.name}, served by the pool-export sandbox
-schema:
+${hints}schema:
   file:
     /: /ipfs/${args.schemaHash}
 dataSources:

@@ -8,6 +8,7 @@ import { mix } from './hash.ts';
 import { manifestText, SandboxIpfs } from './ipfs.ts';
 import type { ChainSource } from './liquidity-list.ts';
 import { type DeploymentProfile, PROFILES, rootFields } from './naming.ts';
+import { PruneState } from './prune.ts';
 import type { Deployment } from './subgraph-executor.ts';
 import type { Table } from './table.ts';
 import { mineTables, tokenTables } from './token-mine-data.ts';
@@ -42,6 +43,8 @@ export class SandboxService {
   private readonly deployments = new Map<string, Deployment>();
   /** Blocks every deployment's index stays behind the chain's head (`--lag-blocks`; changed at run time by control). */
   readonly lag = { blocks: 0 };
+  /** The history every deployment keeps (`--prune`): its manifest's hint, and each one's earliest block as it moves. */
+  readonly prune: PruneState | undefined;
 
   /** Subgraphs of any schema served besides DODO's (`--subgraph NAME=FILE`), by name. */
   readonly named: ReadonlyMap<string, SchemaModel>;
@@ -59,6 +62,7 @@ export class SandboxService {
     sdl: ReadonlyMap<string, string> = new Map(),
   ) {
     this.worlds = new Worlds(opts);
+    this.prune = opts.prune === undefined ? undefined : new PruneState(opts.prune);
     for (const schema of Object.keys(BUILDERS)) this.models.set(schema, loadSchemaModel(schema));
     for (const name of named.keys())
       if (BUILDERS[name]) throw new Error(`subgraph name ${name} is DODO's own schema: choose another name`);
@@ -69,7 +73,10 @@ export class SandboxService {
     for (const [name, model] of named) {
       const schemaHash = this.ipfs.add(sdl.get(name) ?? '');
       for (const chainId of chainIds)
-        this.manifests.set(`${chainId}/${name}`, this.ipfs.add(manifestText({ name, chainId, model, schemaHash })));
+        this.manifests.set(
+          `${chainId}/${name}`,
+          this.ipfs.add(manifestText({ name, chainId, model, schemaHash, prune: opts.prune })),
+        );
     }
   }
 
@@ -150,6 +157,7 @@ export class SandboxService {
         tables: this.tablesOf(chainId, schema),
         tl: world.tl,
         lag: this.lag,
+        ...(this.prune ? { prune: this.prune } : {}),
       };
       this.deployments.set(key, d);
     }

@@ -22,6 +22,7 @@ import { type CollectionArgs, type Limits, runCollection } from './collection.ts
 import type { FilterContext } from './filter.ts';
 import { blockAheadError, blockBeforeError, decodeError, QueryError } from './graph-errors.ts';
 import { interfaceEntity, rowEntity } from './interface-table.ts';
+import type { PruneState } from './prune.ts';
 import { allRows, type Row, type Table, type View } from './table.ts';
 import type { Timeline } from './timeline.ts';
 
@@ -41,6 +42,14 @@ export interface Deployment {
   readonly tl: Timeline;
   /** Blocks the deployment's index stays behind the chain's head (a lagging indexer); shared by the sandbox's routes. */
   readonly lag?: { readonly blocks: number };
+  /** How much history the deployment keeps (`--prune`): blocks before its earliest are not served. */
+  readonly prune?: PruneState;
+}
+
+/** The earliest block the deployment serves: its start, or where pruning has moved it (`prune.ts`). */
+export function earliestServed(dep: Deployment): number {
+  const start = dep.tl.spec.startBlock;
+  return dep.prune ? dep.prune.earliestOf(dep.id, start, indexedHead(dep)) : start;
 }
 
 /** The latest block the deployment has indexed: the chain's head, or `lag` blocks behind it (never before its start). */
@@ -129,6 +138,8 @@ export function resolveBlock(dep: Deployment, block: Block): { view: View; hashK
     const at = tl.blockOfHash(String(block.hash));
     // A lagging index has not seen the blocks past its head, so it cannot know their hashes either.
     if (at === undefined || at > head) throw decodeError('block.hash', 'no block with that hash found');
+    const earliest = earliestServed(dep);
+    if (at < earliest) throw blockBeforeError(dep.id, earliest, at);
     return { view: view(at), hashKnown: true };
   }
   if (block.number_gte !== undefined && block.number_gte !== null) {
@@ -137,7 +148,8 @@ export function resolveBlock(dep: Deployment, block: Block): { view: View; hashK
   }
   if (block.number !== undefined && block.number !== null) {
     if (block.number > head) throw blockAheadError('number', dep.id, head, block.number);
-    if (block.number < tl.spec.startBlock) throw blockBeforeError(dep.id, tl.spec.startBlock, block.number);
+    const earliest = earliestServed(dep);
+    if (block.number < earliest) throw blockBeforeError(dep.id, earliest, block.number);
     return { view: view(block.number), hashKnown: false };
   }
   return { view: view(head), hashKnown: true };

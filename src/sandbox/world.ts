@@ -3,6 +3,7 @@
 import TRUSTED from '../config/trusted-tokens.json' with { type: 'json' };
 import * as X from '../util/exact.ts';
 import { hexOf, pick } from './hash.ts';
+import type { PruneHint } from './prune.ts';
 import { chainSpec, EventStream, Timeline } from './timeline.ts';
 
 /** Stream tags, mixed into every hash so that streams never share values. */
@@ -34,6 +35,8 @@ export interface WorldOptions {
   readonly pumpedPrices?: boolean;
   /** Unix time of the head at start (history ends there); 2026-01-01T00:00Z when absent. */
   readonly now?: number;
+  /** History the deployments keep (`--prune`; `sandbox/prune.ts`): every block when absent. */
+  readonly prune?: PruneHint;
 }
 
 /** Fixed facts of the special tokens: stable, wrapped native, and hostile values. */
