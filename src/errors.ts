@@ -24,7 +24,8 @@ export type UpstreamErrorKind =
   | 'graphql'
   | 'auth'
   | 'garbage'
-  | 'stopped';
+  | 'stopped'
+  | 'pruned';
 
 /** What an upstream failure is: its kind, whether a retry may help, and what the answer said (status, Retry-After). */
 export interface UpstreamFailure {
@@ -33,13 +34,20 @@ export interface UpstreamFailure {
   readonly status?: number;
   readonly retryAfterMs?: number;
   readonly cause?: unknown;
+  /** `pruned`: the earliest block the deployment still holds (graph-node's `block_queryable`). */
+  readonly floor?: number;
 }
 
 /** An upstream failure: retryable ones are retried with backoff; the others stop the task. */
 export class UpstreamError extends Error {
   readonly kind: UpstreamErrorKind;
   readonly retryable: boolean;
-  readonly extra: { readonly status?: number; readonly retryAfterMs?: number; readonly cause?: unknown };
+  readonly extra: {
+    readonly status?: number;
+    readonly retryAfterMs?: number;
+    readonly cause?: unknown;
+    readonly floor?: number;
+  };
 
   constructor(message: string, failure: UpstreamFailure) {
     const { kind, retryable, ...extra } = failure;

@@ -16,11 +16,11 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
 import { redact } from '../upstream/upstream-error.ts';
 import type { EventLog } from '../util/logger.ts';
-import { runTask } from './by-kind.ts';
 import { type PageChecker, WorkerPageChecker } from './check/page-check-runner.ts';
 import { commitOrder } from './commit-order.ts';
 import { type Completed, firstAsks, lastRead } from './first-asks.ts';
 import { type FirstAsk, FirstPages, HostLimited } from './first-pages.ts';
+import { runTaskAboveFloor } from './moved-floor.ts';
 import { settledTasks, taskKey } from './routing/reorg-check.ts';
 import { RouteHealth } from './routing/route-health.ts';
 import { chooseRoutes, NoRouteError, probeRoutes, type TaskRoute } from './routing/run-routes.ts';
@@ -195,23 +195,25 @@ async function runRouted(plumbing: RunPlumbing, task: Task, at: TaskRoute): Prom
     ...(args.progress ? { onPage: args.progress.page.bind(args.progress) } : {}),
   };
   let result: TaskResult;
-  let run: Awaited<ReturnType<typeof runTask>>['run'] | undefined;
+  let run: Awaited<ReturnType<typeof runTaskAboveFloor>>['run'] | undefined;
   let before: string | null = null;
   try {
-    const r = await runTask(task, deps, pin);
+    // A deployment that prunes its history may drop the pinned block while the task reads: it goes on at a new head.
+    const r = await runTaskAboveFloor(task, deps, pin);
     run = r.run;
     before = r.before;
+    const seen = r.pin === pin ? head : r.pin.head?.hash ? `${r.pin.head.number}:${r.pin.head.hash}` : undefined;
     result = {
       task,
       status: 'ok',
       stats: run.stats,
-      block: block.number,
+      block: r.pin.block.number,
       cursorBefore: before,
       cursorAfter: run.cursor,
       startedAt,
       endedAt: new Date(),
       // A task that moved to another route read at that route's block: the head it saw here says nothing of it.
-      ...(head && !(run.stats.failovers ?? []).some((f) => !f.refused) ? { head } : {}),
+      ...(seen && !(run.stats.failovers ?? []).some((f) => !f.refused) ? { head: seen } : {}),
     };
     args.log('task-done', {
       ...label,

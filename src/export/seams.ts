@@ -78,7 +78,14 @@ export interface CheckpointReader {
 export interface TaskDeps {
   readonly config: Pick<
     Config,
-    'pageSize' | 'batchRows' | 'shards' | 'maxAttempts' | 'reorgWindowSecs' | 'listPoolTypes' | 'timeoutMs'
+    | 'pageSize'
+    | 'batchRows'
+    | 'shards'
+    | 'maxAttempts'
+    | 'reorgWindowSecs'
+    | 'listPoolTypes'
+    | 'timeoutMs'
+    | 'confirmations'
   >;
   readonly source: PageSource;
   /** Where page answers are checked and kept (the page worker, in an export). */

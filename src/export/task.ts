@@ -33,6 +33,11 @@ export interface TaskPin {
    * an incremental pass reads only what is new, with no re-read window.
    */
   readonly settled?: boolean;
+  /**
+   * Whether the pin moved up during the run because the deployment pruned the block it was at (`moved-floor.ts`): rows
+   * the run committed before were read at an earlier block.
+   */
+  readonly moved?: boolean;
   /** The head the route reported at the run's start (the block pinned, or `confirmations` above it). */
   readonly head?: { readonly number: number; readonly hash: string | null };
   /** Routes that can take the task over when this one fails past its retries, in order (see `routing/route-choice.ts`). */

@@ -17,9 +17,39 @@ const RETRYABLE_GRAPHQL = [
   /database unavailable/,
 ];
 
+/**
+ * graph-node's answer at a block a deployment that keeps little history has pruned (`block_queryable`,
+ * graph/src/data/subgraph/mod.rs at f27eb5f; its manifest's `indexerHints: prune`): the earliest block it holds.
+ */
+const PRUNED =
+  /only has data starting at block number (\d+) and data for block number (\d+) is therefore not available/;
+
+/** The earliest block a `pruned` error says its deployment holds, or undefined for any other error. */
+export function prunedFloor(e: unknown): number | undefined {
+  for (let c = e; c instanceof Error; c = c.cause)
+    if (c instanceof UpstreamError && c.kind === 'pruned') return c.extra.floor;
+  return undefined;
+}
+
+/**
+ * Why a check at a block cannot be made, where the deployment pruned it: one line for `verify`'s skipped checks, or
+ * undefined for any other error.
+ */
+export function prunedSkip(e: unknown, block: number | null): string | undefined {
+  const floor = prunedFloor(e);
+  if (floor === undefined) return undefined;
+  return `the deployment keeps only recent history (its manifest's indexerHints.prune) and holds blocks from ${floor} on, not block ${block ?? '?'} where these rows were read: a verify right after a run checks them`;
+}
+
 /** Classifies GraphQL `errors` of an otherwise well-formed answer. */
 export function graphqlError(messages: string[], status: number): UpstreamError {
   const msg = messages.join('; ');
+  const pruned = messages.map((m) => PRUNED.exec(m)).find((m) => m);
+  if (pruned)
+    return new UpstreamError(
+      `the deployment no longer holds block ${pruned[2]}: it keeps only recent history (its manifest's indexerHints.prune) and holds blocks from ${pruned[1]} on (${msg})`,
+      { kind: 'pruned', retryable: false, status, floor: Number(pruned[1]) },
+    );
   if (messages.some((m) => m.startsWith('auth error:'))) {
     return new UpstreamError(
       `the gateway refused the API key (${msg}); set POOL_EXPORT_API_KEY to a valid gateway key (32 hex characters)`,

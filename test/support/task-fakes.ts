@@ -352,6 +352,7 @@ export function fakeTask(
       timeoutMs: opts.timeoutMs ?? 30_000,
       reorgWindowSecs: opts.reorgWindowSecs ?? 0,
       listPoolTypes: ['CLASSICAL'],
+      confirmations: 0,
     },
     source,
     checker: new InlinePageChecker(),

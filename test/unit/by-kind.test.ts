@@ -377,11 +377,16 @@ describe('sharded backfill', () => {
     expect(wh.shardCheckpoints.size).toBeGreaterThanOrEqual(2);
     // Resumed at a later block: the merged checkpoint keeps the block the first shards were read at, so the next run
     // does not take what they read for checked by this run's head (`routing/reorg-check.ts`).
+    // A row written after the range was cut (at block 100's time, 10,000) and before the resumed run's block.
+    src.rows.push({ id: '0xwritten-since', seq: 10_300, value: 'since', changed: 120 });
     const r = await run(src, wh, { pageSize: 100, batchRows: 400, shards: 4 }, pinAt(130, 10_400));
     expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
     expect(wh.shardCheckpoints.size).toBe(0);
-    expect(wh.batches.at(-1)!.mergeShards).toBe(true);
+    // The merge, then (the range was cut at block 100's time) the rows written since, read on from its checkpoint.
+    expect(wh.batches.filter((b) => b.mergeShards)).toHaveLength(1);
+    expect(wh.batches.at(-1)!.mergeShards).toBeUndefined();
     const last = [...src.rows].sort((a, b) => Number(a.seq) - Number(b.seq) || (a.id < b.id ? -1 : 1)).pop()!;
+    expect(last.id).toBe('0xwritten-since');
     expect(JSON.parse(r.cursor!)).toMatchObject({ seq: String(last.seq), id: last.id, block: 100 });
     // Later runs page the keyset from the merged checkpoint.
     src.rows.push({ id: '0xlate', seq: Number(last.seq) + 1, value: 'late', changed: 3 });
@@ -627,6 +632,28 @@ describe('mutable entities', () => {
     expect(r.stats.rows).toBe(300);
     expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
   });
+
+  for (const changeBlock of [true, false])
+    it(`a full pass resumed at a later block reads what changed since it began, in the same run (${changeBlock ? '_change_block' : 'updatedAt'})`, async () => {
+      const ds = fakeDataset('mutable');
+      const src = new FakeSubgraph(ds);
+      src.rows = mutableRows(700);
+      const wh = new FakeWarehouse(ds);
+      wh.failAt = 3;
+      await failure(run(src, wh, { pageSize: 100, batchRows: 200 }, pinAt(100, 10_000, changeBlock)));
+      // Rows the cut pass read change before it resumes at block 130 (a later run, or a pin moved above a pruned
+      // block): the pass reads them again, and ends at its new block.
+      const read = new Set(wh.rowsById().keys());
+      expect(read.size).toBe(400);
+      for (const r of src.rows.filter((x) => read.has(x.id)).slice(0, 50)) {
+        r.value = `changed-${r.id}`;
+        r.changed = 120;
+        if (r.seq !== null) r.seq = 10_200;
+      }
+      const r = await run(src, wh, { pageSize: 100, batchRows: 200 }, pinAt(130, 10_400, changeBlock));
+      expect(wh.rowsById()).toEqual(expectedRows(ds, src.rows));
+      expect(JSON.parse(r.cursor!)).toEqual({ block: 130, mode: 'incremental', seq: '10400' });
+    });
 
   it('changedSince re-reads the window in blocks at the pace seen between two runs', () => {
     // 100 blocks in 500 s: 0.2 a second; a 60 s window is 12 blocks before the last run's block 1000.

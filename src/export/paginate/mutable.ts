@@ -15,22 +15,31 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
   const watermark: Cursor = { mode: 'incremental', seq: String(block.timestamp) };
   if (cursor.mode !== 'incremental') {
     // First run (or an interrupted one): a full pass by id, resumable from the last committed id. It reads every row,
-    // those with a null updatedAt included. A pass resumed by a later run read its first rows at an earlier block: it
-    // ends with the block and time it began at, so that the next run reads what changed since then (its checkpoint
-    // is then not at the block its read pinned, so it re-reads its window too: `routing/reorg-check.ts`, `pinnedBy`).
-    // A pass begun by an older version, which did not note where it began, ends at this run's block, as it did then.
+    // those with a null updatedAt included. A pass resumed at another block (by a later run, or by this one when the
+    // deployment pruned its block: `moved-floor.ts`) read its first rows at an earlier block: it ends at the block and
+    // time it began at, then reads what changed since then as an incremental pass does, window included. A pass begun
+    // by an older version, which did not note where it began, ends at this run's block, as it did then.
     const began = cursor.mode === 'full' && cursor.began ? cursor.began : { block: block.number, ts: block.timestamp };
     const progress = (id: string): Cursor => ({ mode: 'full', id, began, block: began.block });
     const resumed = began.block !== block.number;
+    const since: Cursor = { mode: 'incremental', seq: String(began.ts), block: began.block };
     await pageById(run, {
       pass: { shape: 'id' },
       startId: cursor.id ?? firstId(run.task.ds),
       replace: { kind: 'ids' },
-      finish: resumed ? { mode: 'incremental', seq: String(began.ts), block: began.block } : watermark,
+      finish: resumed ? since : watermark,
       progress,
     });
+    if (resumed) await pageChanged(run, since, { windowSecs: run.deps.config.reorgWindowSecs });
     return;
   }
+  await pageChanged(run, cursor, { windowSecs: run.deps.config.reorgWindowSecs, settled: run.pin.settled });
+}
+
+/** An incremental pass from `cursor` to the pinned block: the rows changed since, then the window's ids checked. */
+async function pageChanged(run: TaskRun, cursor: Cursor, w: Window): Promise<void> {
+  const block = run.block;
+  const watermark: Cursor = { mode: 'incremental', seq: String(block.timestamp) };
   // Incremental. Upserts are idempotent: every batch keeps the old watermark, which only the last commit moves, so a
   // crash re-reads rather than skips. updatedAt alone cannot be trusted: the upstream's mappings never set it on
   // maintainer fees and earnings, LP tokens get it only from a later liquidity event, and an LP token's supply changes
@@ -40,7 +49,6 @@ export async function pageMutable(run: TaskRun, cursor: Cursor): Promise<void> {
   // null-updatedAt row. Last, the rows read within the re-read window are checked against the upstream: an entity of
   // a block a reorg reverted is gone there, and goes here too. A task whose last read stands (`routing/reorg-check.ts`)
   // reads from the block after it, and checks nothing: no block it read was reverted.
-  const w: Window = { windowSecs: run.deps.config.reorgWindowSecs, settled: run.pin.settled };
   const from = presenceFrom(cursor, block, w);
   const keep = () => cursor;
   const since = changedSince(cursor, block, { ...w, changeBlock: run.pin.changeBlock });
@@ -84,7 +92,12 @@ export async function removeGone(run: TaskRun, from: number | undefined, waterma
     from === undefined
       ? []
       : (
-          known?.asked ?? (await deps.checkpoints.idsReadSince(task.chainId, task.ds, { from, exceptRun: deps.runId }))
+          known?.asked ??
+          // Rows this run committed at an earlier pin (the deployment pruned it) are asked about too: no run is left out.
+          (await deps.checkpoints.idsReadSince(task.chainId, task.ds, {
+            from,
+            exceptRun: run.pin.moved ? '' : deps.runId,
+          }))
         ).filter(
           // A row read again by this run's passes is there; one left as it was keeps the run that wrote it.
           (id) => !run.wasRead(id),

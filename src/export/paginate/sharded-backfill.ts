@@ -9,6 +9,7 @@ import { minOf } from '../../util/extremes.ts';
 import { firstId } from '../queries.ts';
 import type { TaskStats } from '../task.ts';
 import { type FetchedPage, keyValue, TaskRun } from '../task-run.ts';
+import { pageKeyset } from './keyset.ts';
 import { runPass } from './pass.ts';
 
 /** Where one shard of a backfill stands: its key range [lo, hi), the last committed row, and whether it is done. */
@@ -76,6 +77,12 @@ export async function backfillSharded(run: TaskRun, pending: readonly ShardCheck
   const block = minOf([run.block.number, ...done.map((c) => c.block ?? run.block.number)]);
   const next = { seq: last?.seq ?? String(run.stats.rewriteFrom), id: last?.id ?? '', block };
   await run.flush({ next, replace: { kind: 'none' }, mergeShards: true });
+  // A backfill whose range was cut at an earlier head (resumed by a later run, or at a new pin when the deployment
+  // pruned its block) reads the rows written since, to this run's block, keeping the earliest block in its cursor.
+  if (Number(range[1]) <= run.block.timestamp)
+    await pageKeyset(run, Number(next.seq), (row) =>
+      row ? { seq: String(row[ds.seq!]), id: row.id, block } : { ...next },
+    );
   return true;
 }
 
