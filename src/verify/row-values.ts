@@ -22,6 +22,7 @@ import { hasText, idSqlType, typedFrom } from '../store/ddl.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
 import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
+import { prunedSkip } from '../upstream/upstream-error.ts';
 import { redact } from '../util/redact.ts';
 import { q, qt } from '../util/sql.ts';
 import type { Mismatch } from './reconcile.ts';
@@ -241,8 +242,9 @@ export async function valueChecks(
         const { mismatches, rows } = await compareOne(req.warehouse, reading, chainId);
         checks.push({ ...base, block, groups: rows, mismatches });
       } catch (e) {
+        const skipped = prunedSkip(e, block);
         const error = redact((e as Error).message, req.secrets);
-        checks.push({ ...base, block, groups: 0, mismatches: [], error });
+        checks.push({ ...base, block, groups: 0, mismatches: [], ...(skipped ? { skipped } : { error }) });
       }
     }
   }

@@ -15,6 +15,7 @@ import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
 import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import { urlEndpoint } from '../upstream/routes.ts';
+import { prunedSkip } from '../upstream/upstream-error.ts';
 import { redact } from '../util/redact.ts';
 import { qt } from '../util/sql.ts';
 import type { Mismatch } from './reconcile.ts';
@@ -136,8 +137,9 @@ export async function subgraphIdChecks(
             : [...missing.map((id) => m(id, 1, 0)), ...extra.map((id) => m(id, 0, 1))];
         checks.push({ ...base, block: scope.block, groups: 1, mismatches });
       } catch (e) {
+        const skipped = prunedSkip(e, scope.block);
         const error = redact((e as Error).message, req.secrets);
-        checks.push({ ...base, block: scope.block, groups: 0, mismatches: [], error });
+        checks.push({ ...base, block: scope.block, groups: 0, mismatches: [], ...(skipped ? { skipped } : { error }) });
       }
     }
   }

@@ -11,6 +11,7 @@ import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
 import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
 import { headRoutesFor } from '../upstream/routes.ts';
+import { prunedSkip } from '../upstream/upstream-error.ts';
 import { redact } from '../util/redact.ts';
 import { CounterReader, type DayRange } from './counters.ts';
 import { IDENTITIES, type Identity } from './identities.ts';
@@ -161,6 +162,8 @@ async function checkOne(
     ]);
     return { ...base, ...reconcile(identity, { chainId, counters, found }) };
   } catch (e) {
+    const skipped = prunedSkip(e, at.block);
+    if (skipped) return { ...base, groups: 0, mismatches: [], skipped };
     return { ...base, groups: 0, mismatches: [], error: redact((e as Error).message, req.config.secrets) };
   }
 }

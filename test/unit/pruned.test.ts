@@ -1,0 +1,131 @@
+/**
+ * A deployment that keeps little history, as graph-node prunes one (`indexerHints: prune`, src/sandbox/prune.ts): the
+ * sandbox's earliest block climbs as graph-node's does (checked block by block against a replay of its rule), a query
+ * before it gets graph-node's text, and its manifest says the hint. The exporter takes that error as a moved floor: a
+ * backfill of a real 46-entity schema (the corpus' graph-network, or the repository's fixture where the corpus is not
+ * beside it) on a chain of a block every 100 ms that keeps 20 blocks moves its pin and exits 0, exact against the
+ * sandbox's rows at each dataset's checkpointed block; `verify` exits 0, naming what it cannot check and why.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATASETS } from '../../src/catalog/catalog.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { earliestBlock, HISTORY_SLACK_FACTOR, parsePrune } from '../../src/sandbox/prune.ts';
+import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { graphqlError, prunedFloor } from '../../src/upstream/upstream-error.ts';
+import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+
+const CORPUS = resolve(fileURLToPath(new URL('../../..', import.meta.url)), 'shared', 'schemas', 'corpus');
+const GRAPH_NETWORK = join(CORPUS, 'graphprotocol--graph-network-subgraph--graph-network.graphql');
+const SCHEMA = existsSync(GRAPH_NETWORK)
+  ? GRAPH_NETWORK
+  : fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
+
+describe('the earliest block of a pruned deployment', () => {
+  it("climbs as graph-node's rule does, block by block", () => {
+    for (const history of [1, 7, 20, 100, 500]) {
+      // The rule replayed: after each block written, prune when past the earliest by more than history × 1.2.
+      let earliest = 1000;
+      for (let head = 1000; head < 1000 + 40 * history; head++) {
+        if (head > earliest + history * HISTORY_SLACK_FACTOR) earliest = head - history;
+        expect(earliestBlock(1000, head, history), `history ${history}, head ${head}`).toBe(earliest);
+      }
+    }
+  });
+
+  it('takes never, auto or a number of blocks, and refuses the rest in one line', () => {
+    expect(parsePrune('auto')).toBe('auto');
+    expect(parsePrune('never')).toBe('never');
+    expect(parsePrune('100')).toBe(100);
+    for (const bad of ['0', '-5', '1.5', 'all', ''])
+      expect(() => parsePrune(bad)).toThrow(/--prune takes never, auto or a number of blocks/);
+  });
+
+  it("reads graph-node's text as a moved floor", () => {
+    const e = graphqlError(
+      [
+        'Failed to decode `block.number` value: `subgraph QmX only has data starting at block number 1200 and data for block number 1100 is therefore not available`',
+      ],
+      200,
+    );
+    expect(e.kind).toBe('pruned');
+    expect(e.retryable).toBe(false);
+    expect(prunedFloor(new Error('wrapped', { cause: e }))).toBe(1200);
+    expect(prunedFloor(graphqlError(['is therefore not yet available'], 200))).toBeUndefined();
+  });
+});
+
+let sb: SandboxProcess;
+let dir: string;
+
+describe('a backfill of a deployment that keeps 20 blocks, on a chain of a block every 100 ms', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pe-pruned-'));
+    sb = await startSandbox([
+      ...['--scale', '20000', '--chains', '1', '--prune', '20', '--block-time', '100'],
+      ...['--subgraph', `gn=${SCHEMA}`],
+    ]);
+  }, 120_000);
+  afterAll(async () => {
+    await sb?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves the hint in its manifest and refuses a block before its earliest with graph-node text', async () => {
+    const url = /^subgraph gn: (\S+)$/m.exec(sb.banner)![1]!;
+    const ask = async (query: string) =>
+      (await (
+        await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query }),
+        })
+      ).json()) as {
+        data?: { _meta: { block: { number: number }; deployment: string } };
+        errors?: { message: string }[];
+      };
+    const meta = (await ask('{ _meta { block { number } deployment } }')).data!._meta;
+    const manifest = await (await fetch(`${sb.url}/ipfs/api/v0/cat?arg=${meta.deployment}`, { method: 'POST' })).text();
+    expect(manifest).toMatch(/^indexerHints:\n {2}prune: 20$/m);
+    const old = await ask(`{ _meta(block: { number: ${meta.block.number - 40} }) { block { number } } }`);
+    expect(old.errors?.[0]?.message).toMatch(
+      new RegExp(
+        `^Failed to decode \`block.number\` value: \`subgraph ${meta.deployment} only has data starting at block number \\d+ and data for block number ${meta.block.number - 40} is therefore not available\`$`,
+      ),
+    );
+    expect(
+      (await ask(`{ _meta(block: { number: ${meta.block.number - 5} }) { block { number } } }`)).data,
+    ).toBeDefined();
+  });
+
+  it('moves its pin, exits 0 and is exact; verify exits 0, naming what it cannot check', async () => {
+    const url = /^subgraph gn: (\S+)$/m.exec(sb.banner)![1]!;
+    const data = join(dir, 'data');
+    // A folder of one subgraph, added from its deployment's own files; no DODO key.
+    const env = { ...sandboxEnv(sb, data), POOL_EXPORT_API_KEY: '' };
+    // Pages of 25 rows, each committed: passes span many blocks, so the pin moves in the middle of them.
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ pageSize: 25, batchRows: 25 }));
+    const add = await cli(['subgraph', 'add', 'gn', '--chain', 'ethereum', '--url', url], env);
+    expect(add.code, add.stderr).toBe(0);
+    for (const pass of ['backfill', 'next run']) {
+      const r = await cli(['run', '--config', config, '--log-format', 'json'], env);
+      expect(r.code, `${pass}: ${r.stderr.slice(-2000)}`).toBe(0);
+      if (pass === 'backfill') expect(r.stderr, 'the pin moved').toMatch(/"event":"pin-moved"/);
+      loadConfig({ env });
+      const datasets = DATASETS.filter((d) => d.schema === 'gn').map((d) => d.name);
+      const { mismatches, checked } = await compareWithSandbox(sb, data, [1], datasets);
+      expect(checked, pass).toBe(datasets.length);
+      expect(mismatches, pass).toEqual([]);
+    }
+    const v = await cli(['verify'], env);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    for (const line of (v.stdout + v.stderr).split('\n').filter((l) => l.startsWith('not checked')))
+      expect(line).toMatch(
+        /keeps only recent history \(its manifest's indexerHints\.prune\) and holds blocks from \d+ on/,
+      );
+  }, 240_000);
+});
