@@ -119,7 +119,8 @@ bench-ledger: $(NODE_MODULES) $(BUNDLE) ## What a follower's run ledger costs ea
 bench-base: $(NODE_MODULES) $(BUNDLE) ## What a DODO-only run costs now against an earlier commit (BASE=ref; default: the last before subgraphs of any schema): requests and wall time of paired no-op and incremental runs on the demo's data (about 6 min)
 	npx tsx bench/base-compare.ts $(if $(BASE),--base $(BASE))
 
-bench-follow: $(NODE_MODULES) $(BUNDLE) ## A bucket lake following a block a second under schedule --every 10s, published every run and then on the cadence: bytes uploaded an hour, the warehouse's and the bucket's lag (median, p95), requests an hour (2 x 10 min; MINUTES=N each)
+bench-follow: $(NODE_MODULES) $(BUNDLE) ## What a follower reads: rows and requests per run after 10 new blocks against the rows new upstream, for DODO's swaps at 14 a block and a real schema's mutable entities, reading what is new against re-reading the window (2 min); then a bucket lake following a block a second under schedule --every 10s, published every run and then on the cadence: bytes uploaded an hour, the warehouse's and the bucket's lag (median, p95), requests an hour (2 x 10 min; MINUTES=N each)
+	npx tsx bench/follow-rows.ts
 	npx tsx bench/follow-lag.ts --minutes $(or $(MINUTES),10)
 
 bench-allocator: $(NODE_MODULES) $(BUNDLE) ## DuckDB's allocator setting on a first backfill of 500,000 swaps: freed pages returned at once against DuckDB's own, seconds and peak memory (about 3 min; needs GNU time)
