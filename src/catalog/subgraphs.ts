@@ -33,6 +33,11 @@ export interface SubgraphDeployment {
    * are not read there (a run would find them unavailable every time) until a refresh finds them served.
    */
   readonly unserved?: readonly string[];
+  /**
+   * The blocks of history the deployment keeps, as its manifest's `indexerHints.prune` said when the subgraph was added
+   * or refreshed (undefined: every block, or not known). A task reads at a newer block before its own is pruned.
+   */
+  readonly history?: number;
 }
 
 /** A subgraph as configured. */
@@ -265,6 +270,12 @@ export function recordedDeployment(schema: string, chainId: number): string | un
 export function servedOn(schema: string, chainId: number, entity: string): boolean {
   const d = registered.get(schema)?.spec.deployments.find((x) => x.chainId === chainId);
   return !d?.unserved?.includes(entity);
+}
+
+/** The blocks of history a subgraph's deployment on a chain keeps (`indexerHints.prune`), or undefined for every one. */
+export function historyOf(schema: string, chainId: number): number | undefined {
+  const h = registered.get(schema)?.spec.deployments.find((d) => d.chainId === chainId)?.history;
+  return typeof h === 'number' && Number.isSafeInteger(h) && h > 0 ? h : undefined;
 }
 
 /** The URL of a subgraph's deployment on a chain, or undefined. */

@@ -76,6 +76,7 @@ function sourceOf(at: {
   client: UpstreamClient;
   deps: readonly Answered[];
   signal: AbortSignal;
+  history: Map<string, number>;
 }): SchemaSource {
   const { a, config } = at;
   return {
@@ -87,6 +88,7 @@ function sourceOf(at: {
     deps: at.deps,
     timeoutMs: a.timeout * 1000,
     signal: at.signal,
+    history: at.history,
     note: (line) => process.stderr.write(`${line}\n`),
   };
 }
@@ -115,9 +117,10 @@ async function add(a: Args, config: Config, signal: AbortSignal): Promise<void> 
   const answered: Answered[] = [];
   for (const d of deployments) answered.push(await checkGraphNode(client, d));
   const heads = answered.map((d) => d.block);
-  const schema = await schemaText(sourceOf({ a, config, client, deps: answered, signal }));
+  const history = new Map<string, number>();
+  const schema = await schemaText(sourceOf({ a, config, client, deps: answered, signal, history }));
   const entities = list(a.entities);
-  const recorded = deployments.map((d, i) => withHash(d, answered[i]!.deployment));
+  const recorded = deployments.map((d, i) => withHash(d, answered[i]!.deployment, history));
   const given: SubgraphSpec = {
     name,
     deployments: recorded,
@@ -233,9 +236,18 @@ async function remove(a: Args, config: Config): Promise<void> {
   );
 }
 
-/** A deployment with the hash its endpoint answered (kept as it was when the endpoint names none). */
-function withHash(d: SubgraphDeployment, hash: string | undefined): SubgraphDeployment {
-  return hash ? { ...d, deployment: hash } : d;
+/**
+ * A deployment with the hash its endpoint answered (kept as it was when the endpoint names none), and the history its
+ * manifest keeps where it was read (`history`, by URL; kept as it was when the manifest was not read: `--schema FILE`).
+ */
+function withHash(
+  d: SubgraphDeployment,
+  hash: string | undefined,
+  history: ReadonlyMap<string, number>,
+): SubgraphDeployment {
+  const blocks = history.has(d.url) ? history.get(d.url) || undefined : d.history;
+  const { history: _, ...rest } = d;
+  return { ...rest, ...(hash ? { deployment: hash } : {}), ...(blocks !== undefined ? { history: blocks } : {}) };
 }
 
 /**
@@ -259,10 +271,11 @@ async function refresh(a: Args, config: Config, signal: AbortSignal): Promise<vo
   for (const d of was.deployments) answered.push(await checkGraphNode(client, d));
   const types = typesOf(a);
   const { names: _, ...rest } = was;
-  const schema = await schemaText(sourceOf({ a, config, client, deps: answered, signal }));
+  const history = new Map<string, number>();
+  const schema = await schemaText(sourceOf({ a, config, client, deps: answered, signal, history }));
   const model = subgraphModel({ ...rest, schema, ...(types ? { types } : {}) });
   const taken = was.entities ?? [...model.entities, ...(model.aggregations ?? [])].map((e) => e.name);
-  const hashed = was.deployments.map((d, i) => withHash(d, answered[i]!.deployment));
+  const hashed = was.deployments.map((d, i) => withHash(d, answered[i]!.deployment, history));
   const served = await withUnserved(client, hashed, { types: taken, name, file: a.schema });
   const plan = planRefresh(was, {
     ...rest,

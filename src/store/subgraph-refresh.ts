@@ -62,7 +62,8 @@ export function planRefresh(was: SubgraphSpec, now: Omit<SubgraphSpec, 'names'>)
   const learned = spec.deployments.some(
     (d, i) =>
       d.deployment !== was.deployments[i]!.deployment ||
-      String(d.unserved ?? []) !== String(was.deployments[i]!.unserved ?? []),
+      String(d.unserved ?? []) !== String(was.deployments[i]!.unserved ?? []) ||
+      d.history !== was.deployments[i]!.history,
   );
   const retyped = JSON.stringify(spec.types ?? {}) !== JSON.stringify(was.types ?? {});
   const oldSets = new Map((before ? specDatasets(was, before) : []).map((d) => [d.name, d]));

@@ -77,7 +77,7 @@ export async function parseManifestBounded(
   text: string,
   hash: string,
   bounds: ParseBounds = {},
-): Promise<{ schemaHash: string; networks: string[] }> {
+): Promise<{ schemaHash: string; networks: string[]; history?: number }> {
   return result(await parse({ kind: 'manifest', text, hash }, `the manifest ${hash}`, bounds));
 }
 

@@ -21,6 +21,8 @@ export interface DeploymentFiles {
   readonly schema: string;
   /** The networks its data sources and templates index (`mainnet`, `bsc`, …). */
   readonly networks: readonly string[];
+  /** The blocks of history it keeps (`indexerHints.prune`), or undefined for every block. */
+  readonly history?: number;
 }
 
 /** Why a fetch or the read of its body failed, in a few words: a time-out, or the cause fetch hides (ECONNRESET…). */
@@ -81,5 +83,6 @@ export async function deploymentFiles(
   const text = await ipfsCat(ipfs, deployment, { ...at, budget: MANIFEST_BYTES });
   const manifest = await parseManifestBounded(text, deployment, { signal: at.signal });
   const schema = await ipfsCat(ipfs, manifest.schemaHash, { ...at, budget: SCHEMA_BYTES });
-  return { deployment, schema, networks: manifest.networks };
+  const history = manifest.history;
+  return { deployment, schema, networks: manifest.networks, ...(history !== undefined ? { history } : {}) };
 }

@@ -19,7 +19,10 @@ function linked(file: unknown): string | undefined {
  * hash and what it is: not YAML (where, and why), an HTML page, or YAML without a `schema.file` link or a data
  * source that names a network.
  */
-export function parseManifest(text: string, hash: string): { schemaHash: string; networks: string[] } {
+export function parseManifest(
+  text: string,
+  hash: string,
+): { schemaHash: string; networks: string[]; history?: number } {
   const hint = "the endpoint's _meta { deployment } should name a deployment published by graph deploy";
   if (/^\s*<(!doctype|html|\?xml|head|body)/i.test(text))
     throw new UsageError(
@@ -42,5 +45,20 @@ export function parseManifest(text: string, hash: string): { schemaHash: string;
     throw new UsageError(
       `${hash} is not a subgraph manifest (it has no ${schema ? 'data source naming a network' : 'schema.file link'}): ${hint}`,
     );
-  return { schemaHash: schema, networks };
+  const history = isObject(doc) && isObject(doc.indexerHints) ? historyBlocks(doc.indexerHints.prune) : undefined;
+  return { schemaHash: schema, networks, ...(history !== undefined ? { history } : {}) };
+}
+
+/** `GRAPH_MIN_HISTORY_BLOCKS`' default, what `prune: auto` keeps: twice the reorg threshold of 250 (graph/src/env/mod.rs). */
+export const AUTO_HISTORY_BLOCKS = 500;
+
+/**
+ * The blocks of history a manifest's `indexerHints.prune` keeps (graph/src/data/subgraph/mod.rs at f27eb5f, `Prune`:
+ * `never`, `auto`, or a number, given as one or as text); undefined for every block, or a value graph-node would not
+ * take. `auto` is graph-node's default minimum; an indexer may set it higher.
+ */
+function historyBlocks(prune: unknown): number | undefined {
+  if (prune === 'auto') return AUTO_HISTORY_BLOCKS;
+  const n = typeof prune === 'string' && /^\d+$/.test(prune) ? Number(prune) : prune;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 && n <= 2 ** 31 - 1 ? n : undefined;
 }

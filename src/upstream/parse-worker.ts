@@ -14,7 +14,11 @@ export type ParseRequest =
 
 /** Its answer: the manifest's schema link and networks, a schema found sound, or the error's message. */
 export type ParseReply =
-  | { readonly ok: { readonly schemaHash: string; readonly networks: readonly string[] } | true }
+  | {
+      readonly ok:
+        | { readonly schemaHash: string; readonly networks: readonly string[]; readonly history?: number }
+        | true;
+    }
   | { readonly error: string; readonly usage: boolean };
 
 const request = workerData as ParseRequest;

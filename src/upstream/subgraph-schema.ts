@@ -113,6 +113,8 @@ export interface SchemaSource {
   readonly signal?: AbortSignal;
   /** Tells the user what the schema could not show (a line on stderr). */
   readonly note: (line: string) => void;
+  /** Filled with the blocks of history each deployment whose manifest was read keeps, by URL (0: every block). */
+  readonly history?: Map<string, number>;
 }
 
 /** The schema text of a subgraph (see the module's comment), checked as `subgraph add` takes it. */
@@ -168,6 +170,7 @@ async function deploymentSchema(src: SchemaSource): Promise<{ text: string; depl
         ...(src.signal ? { signal: src.signal } : {}),
       });
       checkNetwork(d, files.networks, src.note);
+      src.history?.set(d.url, files.history ?? 0);
       schema ??= { text: files.schema, deployment: d.deployment };
     }
     return schema;
