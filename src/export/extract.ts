@@ -2,7 +2,7 @@
 
 import pLimit from 'p-limit';
 import type { Dataset } from '../catalog/catalog.ts';
-import { subgraphOf } from '../catalog/subgraphs.ts';
+import { historyOf, subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import type { Config } from '../config/config.ts';
 import { errorClass, explainWriteError, TaskError, UpstreamError } from '../errors.ts';
@@ -173,11 +173,13 @@ async function runRouted(plumbing: RunPlumbing, task: Task, at: TaskRoute): Prom
     };
   }
   const standby = task.ds.kind === 'list' ? [] : (at.standby ?? []);
+  const history = historyOf(task.ds.schema, task.chainId);
   const pin: TaskPin = {
     block,
     root,
     changeBlock: probe.info.changeBlock,
     ...(plumbing.settled.has(taskKey(task)) ? { settled: true } : {}),
+    ...(history !== undefined ? { history } : {}),
     head: { number, hash },
     ...(standby.length ? { standby } : {}),
   };

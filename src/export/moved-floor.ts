@@ -39,9 +39,11 @@ async function repin(
   if (root !== pin.root)
     throw new Error(`the deployment at ${task.endpoint.label} no longer serves ${task.ds.entity} as ${pin.root}`);
   const { number, hash, timestamp } = info.head;
-  if (number - confirmations < floor)
+  // A task reads at most half the history below the head (`routed-source.ts`, `aboveFloor`): confirmations must leave room.
+  const history = pin.history ?? Number.POSITIVE_INFINITY;
+  if (number - confirmations < floor || confirmations >= history / 2)
     throw new Error(
-      `the deployment at ${task.endpoint.label} holds blocks from ${floor} on only, above the head less confirmations (${number} - ${confirmations}): lower confirmations below the history it keeps`,
+      `the deployment at ${task.endpoint.label} keeps ${Number.isFinite(history) ? `${history} blocks` : `blocks from ${floor} on`} only, too few for confirmations ${confirmations} below its head ${number}: lower confirmations below half the history it keeps`,
     );
   return {
     ...pin,

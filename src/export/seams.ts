@@ -24,7 +24,7 @@ export interface PageSource {
     endpoint: Endpoint,
     query: string,
     variables: Record<string, unknown>,
-  ): Promise<{ body: Uint8Array; bytes: number; requests?: number }>;
+  ): Promise<{ body: Uint8Array; bytes: number; requests?: number; indexed?: number }>;
   /** The data of a body that is not a page of rows alone, judged as `request` judges an answer (errors thrown). */
   answerData<T>(endpoint: Endpoint, body: Uint8Array): T;
   /**

@@ -38,6 +38,8 @@ export interface TaskPin {
    * the run committed before were read at an earlier block.
    */
   readonly moved?: boolean;
+  /** The blocks of history the deployment keeps (its manifest's `indexerHints.prune`), where known. */
+  readonly history?: number;
   /** The head the route reported at the run's start (the block pinned, or `confirmations` above it). */
   readonly head?: { readonly number: number; readonly hash: string | null };
   /** Routes that can take the task over when this one fails past its retries, in order (see `routing/route-choice.ts`). */

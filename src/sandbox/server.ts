@@ -61,6 +61,8 @@ interface Stats {
   busyMs: number;
   /** Data requests by the `first` variable they were sent (page sizes), counted before any fault or latency. */
   pageSizes: Record<string, number>;
+  /** Answers refused because they asked at a block the deployment pruned (`--prune`). */
+  pruned: number;
 }
 
 const newStats = (): Stats => ({
@@ -74,6 +76,7 @@ const newStats = (): Stats => ({
   maxInFlight: 0,
   busyMs: 0,
   pageSizes: {},
+  pruned: 0,
 });
 const bump = (rec: Record<string, number>, key: string) => (rec[key] = (rec[key] ?? 0) + 1);
 
@@ -324,6 +327,7 @@ export class SandboxServer {
     headers: Record<string, string> = {},
   ): void {
     if (fault === 'graphql') result = { errors: [{ message: 'Store error: database unavailable' }] };
+    if (result.errors?.some((e) => /only has data starting at block number/.test(e.message))) this.stats.pruned++;
     const text = JSON.stringify(result);
     const ms = performance.now() - started;
     this.stats.busyMs += ms;

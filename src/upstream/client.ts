@@ -38,6 +38,24 @@ export interface ClientOptions {
 export interface Answer<T> {
   readonly data: T;
   readonly bytes: number;
+  /** The latest block the deployment has indexed, where the answer says (`indexedBlock`). */
+  readonly indexed?: number;
+}
+
+/**
+ * The number of the `graph-indexed` header graph-node sets on an answer: the latest block the deployment has indexed,
+ * as JSON `{"hash", "number", "timestamp"}` or `null` (graph/src/data/query/result.rs at f27eb5f, `as_http_response`);
+ * undefined where it is absent, longer than a block's description can be, or not that.
+ */
+export function indexedBlock(headers: { get(name: string): string | null } | undefined): number | undefined {
+  const text = headers?.get('graph-indexed');
+  if (!text || text.length > 512) return undefined;
+  try {
+    const n = (JSON.parse(text) as { number?: unknown } | null)?.number;
+    return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a GraphQL client accepts (as graphql-request asks). */
@@ -166,7 +184,12 @@ export class UpstreamClient {
     const c = this.client(endpoint);
     try {
       const r = await c.rawRequest<T>(query, variables);
-      return { data: answerData(r) as T, bytes: Buffer.byteLength(r.body) };
+      const indexed = indexedBlock(r.headers);
+      return {
+        data: answerData(r) as T,
+        bytes: Buffer.byteLength(r.body),
+        ...(indexed !== undefined ? { indexed } : {}),
+      };
     } catch (e) {
       throw this.classify(e, endpoint);
     }
@@ -180,14 +203,15 @@ export class UpstreamClient {
     endpoint: Endpoint,
     query: string,
     variables: Record<string, unknown>,
-  ): Promise<{ body: Uint8Array; bytes: number }> {
+  ): Promise<{ body: Uint8Array; bytes: number; indexed?: number }> {
     try {
       const res = await this.send(endpoint, endpoint.url, {
         method: 'POST',
         headers: { 'user-agent': this.opts.userAgent, 'content-type': 'application/json', accept: GRAPHQL_ACCEPT },
         body: JSON.stringify({ query, variables }),
       });
-      return { body: res.raw, bytes: res.raw.byteLength };
+      const indexed = indexedBlock(res.headers);
+      return { body: res.raw, bytes: res.raw.byteLength, ...(indexed !== undefined ? { indexed } : {}) };
     } catch (e) {
       throw this.classify(e, endpoint);
     }

@@ -37,8 +37,12 @@ export function prunedFloor(e: unknown): number | undefined {
  */
 export function prunedSkip(e: unknown, block: number | null): string | undefined {
   const floor = prunedFloor(e);
-  if (floor === undefined) return undefined;
-  return `the deployment keeps only recent history (its manifest's indexerHints.prune) and holds blocks from ${floor} on, not block ${block ?? '?'} where these rows were read: a verify right after a run checks them`;
+  return floor === undefined ? undefined : prunedWhy(floor, block);
+}
+
+/** Why rows read at `block` cannot be checked on a deployment that holds blocks from `floor` on, in one line. */
+export function prunedWhy(floor: number, block: number | null): string {
+  return `the deployment keeps only recent history (its manifest's indexerHints.prune) and holds blocks from ${floor} on, not block ${block ?? '?'} where these rows were read: a verify soon after a run checks them`;
 }
 
 /** Classifies GraphQL `errors` of an otherwise well-formed answer. */

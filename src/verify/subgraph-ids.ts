@@ -9,13 +9,13 @@
  * export again.
  */
 import type { Dataset } from '../catalog/catalog.ts';
-import { chainsOfSchema, deploymentUrl, subgraphOf } from '../catalog/subgraphs.ts';
+import { chainsOfSchema, deploymentUrl, historyOf, subgraphOf } from '../catalog/subgraphs.ts';
 import { firstId, pageQuery } from '../export/queries.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
 import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import { urlEndpoint } from '../upstream/routes.ts';
-import { prunedSkip } from '../upstream/upstream-error.ts';
+import { prunedSkip, prunedWhy } from '../upstream/upstream-error.ts';
 import { redact } from '../util/redact.ts';
 import { qt } from '../util/sql.ts';
 import type { Mismatch } from './reconcile.ts';
@@ -85,8 +85,8 @@ export async function subgraphIdChecks(
   const count = () => {
     requests++;
   };
-  const roots = new Map<string, Promise<ReadonlyMap<string, string>>>(
-    [...(req.probed ?? [])].map(([url, info]) => [url, Promise.resolve(info.roots)]),
+  const roots = new Map<string, Promise<Pick<EndpointInfo, 'roots' | 'head'>>>(
+    [...(req.probed ?? [])].map(([url, info]) => [url, Promise.resolve(info)]),
   );
   const checks: Check[] = [];
   for (const ds of of) {
@@ -108,10 +108,18 @@ export async function subgraphIdChecks(
         let probe = roots.get(endpoint.url);
         if (!probe) {
           count();
-          probe = req.client.request<ProbeAnswer>(endpoint, PROBE_QUERY, {}).then((a) => endpointInfo(a.data).roots);
+          probe = req.client.request<ProbeAnswer>(endpoint, PROBE_QUERY, {}).then((a) => endpointInfo(a.data));
           roots.set(endpoint.url, probe);
         }
-        const root = (await probe).get(ds.entity);
+        const info = await probe;
+        // A deployment that keeps little history may have pruned the block: no query is made there.
+        const history = historyOf(ds.schema, chainId);
+        if (history !== undefined && scope.block < info.head.number - history) {
+          const skipped = prunedWhy(info.head.number - history, scope.block);
+          checks.push({ ...base, block: scope.block, groups: 0, mismatches: [], skipped });
+          continue;
+        }
+        const root = info.roots.get(ds.entity);
         if (!root) throw new Error(`the deployment has no root field of ${ds.entity}`);
         const at = { endpoint, ds, root, block: scope.block, pageSize: req.pageSize, count };
         const [theirs, stored] = await Promise.all([

@@ -6,7 +6,7 @@
  * beside it) on a chain of a block every 100 ms that keeps 20 blocks moves its pin and exits 0, exact against the
  * sandbox's rows at each dataset's checkpointed block; `verify` exits 0, naming what it cannot check and why.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,8 @@ import { DATASETS } from '../../src/catalog/catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { earliestBlock, HISTORY_SLACK_FACTOR, parsePrune } from '../../src/sandbox/prune.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
+import { indexedBlock } from '../../src/upstream/client.ts';
+import { parseManifest } from '../../src/upstream/manifest.ts';
 import { graphqlError, prunedFloor } from '../../src/upstream/upstream-error.ts';
 import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
 
@@ -42,6 +44,21 @@ describe('the earliest block of a pruned deployment', () => {
     expect(parsePrune('100')).toBe(100);
     for (const bad of ['0', '-5', '1.5', 'all', ''])
       expect(() => parsePrune(bad)).toThrow(/--prune takes never, auto or a number of blocks/);
+  });
+
+  it("reads a manifest's indexerHints.prune and an answer's graph-indexed header", () => {
+    const manifest = (hints: string) =>
+      `specVersion: 1.2.0\n${hints}schema:\n  file:\n    /: /ipfs/QmS\ndataSources:\n  - kind: ethereum\n    network: mainnet\n`;
+    const history = (hints: string) => parseManifest(manifest(hints), 'QmM').history;
+    expect(history('indexerHints:\n  prune: auto\n')).toBe(500);
+    expect(history('indexerHints:\n  prune: 100\n')).toBe(100);
+    expect(history('indexerHints:\n  prune: "250"\n')).toBe(250);
+    for (const none of ['indexerHints:\n  prune: never\n', '', 'indexerHints:\n  prune: -3\n', 'indexerHints: 7\n'])
+      expect(history(none), none).toBeUndefined();
+    const headers = (v: string | null) => ({ get: () => v });
+    expect(indexedBlock(headers('{"hash":"0xab","number":18432056,"timestamp":1767225600}'))).toBe(18432056);
+    for (const bad of [null, 'null', '{"number":"7"}', 'not json', `{"number":1,"pad":"${'x'.repeat(600)}"}`])
+      expect(indexedBlock(headers(bad)), String(bad)).toBeUndefined();
   });
 
   it("reads graph-node's text as a moved floor", () => {
@@ -111,10 +128,19 @@ describe('a backfill of a deployment that keeps 20 blocks, on a chain of a block
     writeFileSync(config, JSON.stringify({ pageSize: 25, batchRows: 25 }));
     const add = await cli(['subgraph', 'add', 'gn', '--chain', 'ethereum', '--url', url], env);
     expect(add.code, add.stderr).toBe(0);
+    // The hint is read from the deployment's manifest and kept with the deployment.
+    const kept = JSON.parse(readFileSync(join(data, 'subgraphs.json'), 'utf8')) as {
+      subgraphs: { deployments: { history?: number }[] }[];
+    };
+    expect(kept.subgraphs[0]!.deployments[0]!.history).toBe(20);
     for (const pass of ['backfill', 'next run']) {
+      await sb.control('stats', {});
       const r = await cli(['run', '--config', config, '--log-format', 'json'], env);
       expect(r.code, `${pass}: ${r.stderr.slice(-2000)}`).toBe(0);
       if (pass === 'backfill') expect(r.stderr, 'the pin moved').toMatch(/"event":"pin-moved"/);
+      // Each task moved before its block was pruned: the answers' graph-indexed header told it the head's pace.
+      const { pruned } = await sb.control<{ pruned: number }>('stats');
+      expect(pruned, `${pass}: queries at a pruned block`).toBeLessThanOrEqual(0);
       loadConfig({ env });
       const datasets = DATASETS.filter((d) => d.schema === 'gn').map((d) => d.name);
       const { mismatches, checked } = await compareWithSandbox(sb, data, [1], datasets);

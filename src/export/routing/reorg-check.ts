@@ -20,6 +20,7 @@
  * before 0.35), ends the walk: its tasks re-read their window.
  */
 import pLimit from 'p-limit';
+import { historyOf } from '../../catalog/subgraphs.ts';
 import { chainName } from '../../config/chains.ts';
 import type { Config } from '../../config/config.ts';
 import type { Endpoint } from '../../upstream/client.ts';
@@ -150,8 +151,10 @@ export async function settledTasks(args: ReorgCheckArgs): Promise<Set<string>> {
     [...askedByChain(args)].map(([chainId, asked]) =>
       limit(async () => {
         const top = maxOf(asked.map((a) => a.head.number));
-        // A last read more than `reorgCheckBlocks` below the head is not walked to: its task re-reads its window.
-        const low = Math.max(top - max, minOf(asked.map((a) => a.last.number)));
+        // A last read more than `reorgCheckBlocks` below the head is not walked to: its task re-reads its window. Nor
+        // is one below the history a deployment keeps (`indexerHints.prune`): it may be pruned.
+        const kept = minOf(asked.map((a) => historyOf(a.task.ds.schema, chainId) ?? Number.POSITIVE_INFINITY));
+        const low = Math.max(top - max, top - kept, minOf(asked.map((a) => a.last.number)));
         const chain = chainName(chainId);
         const far = asked.filter((a) => a.last.number < low).length;
         const { hashes, requests, stopped } =

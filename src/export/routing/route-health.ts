@@ -21,6 +21,15 @@ export class RouteHealth {
   private readonly given = new Map<string, UpstreamError>();
   /** When each route last said on the terminal that a request of it waits. */
   private readonly faced = new Map<string, number>();
+  /** The latest block each route's answers said it had indexed (`graph-indexed`), for every task of the run. */
+  private readonly heads = new Map<string, number>();
+
+  /** Notes that route `url` has indexed block `n` (when given) and returns the latest block it is known to have indexed. */
+  indexed(url: string, n?: number): number | undefined {
+    const was = this.heads.get(url);
+    if (n !== undefined && (was === undefined || n > was)) this.heads.set(url, n);
+    return this.heads.get(url);
+  }
 
   /**
    * Whether a request of the route `url` unanswered for a while should say so now: once per `everyMs` per route, so a

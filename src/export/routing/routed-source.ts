@@ -142,18 +142,21 @@ export class RoutedSource implements PageSource {
    * Sends one request of the task with `send` (whose answer counts `bytes`), with retries and failover as `fetch` does.
    * `send` gets the query as the current route names its collection.
    */
-  private async withRoutes<R extends { bytes: number; requests?: number }>(
+  private async withRoutes<R extends { bytes: number; requests?: number; indexed?: number }>(
     query: string,
     vars: Record<string, unknown>,
     send: (query: string, vars: Record<string, unknown>) => Promise<R>,
   ): Promise<R> {
     if (this.deps.signal.aborted) throw new StopRequested();
+    this.aboveFloor();
     // Every page query selects `rows: <root>(`: a query written for a route the task left names that route's field.
     let text = query;
     for (const root of this.roots) text = text.replace(`rows: ${root}(`, `rows: ${this.pin.root}(`);
     for (;;) {
       try {
-        return await this.withRetries(this.endpoint.url, () => send(text, { first: this.pageSize, ...vars }));
+        const r = await this.withRetries(this.endpoint.url, () => send(text, { first: this.pageSize, ...vars }));
+        this.deps.routes?.indexed(this.endpoint.url, r.indexed);
+        return r;
       } catch (e) {
         if (this.deps.signal.aborted) throw new StopRequested();
         const root = this.pin.root;
@@ -162,6 +165,22 @@ export class RoutedSource implements PageSource {
         text = text.replace(`rows: ${root}(`, `rows: ${this.pin.root}(`);
       }
     }
+  }
+
+  /**
+   * Refuses a request at the pinned block once the deployment, which keeps `history` blocks (its manifest's
+   * `indexerHints.prune`), has indexed half of that past it, as the answers' `graph-indexed` header says: graph-node
+   * prunes the block soon after the head passes it by the history (`sandbox/prune.ts`), and a task moves to a newer
+   * block (`moved-floor.ts`) before any request is made at a block the deployment no longer holds.
+   */
+  private aboveFloor(): void {
+    const { history, block } = this.pin;
+    const indexed = this.deps.routes?.indexed(this.endpoint.url);
+    if (history === undefined || indexed === undefined || indexed - block.number < history / 2) return;
+    throw new UpstreamError(
+      `the deployment keeps ${history} blocks (its manifest's indexerHints.prune) and has indexed block ${indexed}: block ${block.number} is soon pruned`,
+      { kind: 'pruned', retryable: false, floor: indexed - history },
+    );
   }
 
   /**
@@ -325,8 +344,12 @@ export class RoutedSource implements PageSource {
   async fetchPage(shape: PageShape, vars: Record<string, unknown>): Promise<FetchedPage> {
     const { ds, task, deps } = this;
     return this.withRoutes(pageQuery(ds, this.pin.root, shape), vars, async (q, v) => {
-      const { body, bytes, requests } = await deps.source.requestBody(this.endpoint, q, v);
-      const cost = { bytes, ...(requests !== undefined ? { requests } : {}) };
+      const { body, bytes, requests, indexed } = await deps.source.requestBody(this.endpoint, q, v);
+      const cost = {
+        bytes,
+        ...(requests !== undefined ? { requests } : {}),
+        ...(indexed !== undefined ? { indexed } : {}),
+      };
       const file = deps.sink.pageFile();
       const checked = await deps.checker.check({ ds, chainId: task.chainId, body, file });
       if ('page' in checked) {
