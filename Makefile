@@ -101,7 +101,7 @@ ops-tools: ## Install Debian's prometheus (server, promtool) and systemd (system
 docker-engine: ## Install (Debian's docker.io) and start a Docker engine for the containers tier
 	scripts/docker-engine.sh
 
-bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 65 min, 30 of them a report as a table against CSV at 2,000,000 swaps, 15 the lake section, 5 the lag of schedule --every, 3 a DODO-only run against the commit before subgraphs of any schema, 1 a bucket lake's uploads): start-up, baselines, floor, ceiling, allowance, memory at 5M rows, targets and the bounds this machine sets them; table in bench/results/
+bench: $(NODE_MODULES) $(BUNDLE) ## Benchmark suite (about 65 min, 30 of them a report as a table against CSV at 2,000,000 swaps, 15 the lake section, 5 the lag of schedule --every, 3 a DODO-only run against the commit before subgraphs of any schema, 1 a bucket lake's uploads, half a minute backfills of a deployment that prunes its history as its head moves): start-up, baselines, floor, ceiling, allowance, memory at 5M rows, targets and the bounds this machine sets them; table in bench/results/
 	npx tsx bench/bench.ts
 
 bench-quick: $(NODE_MODULES) $(BUNDLE) ## The benchmark suite at small sizes (about 5 min), as a smoke run

@@ -4,7 +4,8 @@
  *
  *   npx tsx bench/bench.ts           full: 100,000 and 5,000,000 rows, a demo-sized lake (about 20 minutes on 2 cores)
  *   npx tsx bench/bench.ts --quick   smoke: 20,000 and 100,000 rows, a 2-chain lake (about 4 minutes)
- *   … --only throughput,noop         only these sections (startup, throughput, allowance, memory, noop, base, lake)
+ *   … --only throughput,noop         only these sections (startup, throughput, allowance, memory, noop, base, upload,
+ *                                    lake, pruned, reports)
  *
  * Benchmarks are not tests: nothing here fails on time. Each figure is a ratio against a baseline from the same run.
  */
@@ -26,6 +27,7 @@ import { lit, qt } from '../src/util/sql.ts';
 import { query } from '../test/support/sandbox-client.ts';
 import { CHAIN, ceilingInsert, SWAPS } from './ceiling.ts';
 import { lakeBench } from './lake-bench.ts';
+import { prunedBench } from './pruned-bench.ts';
 import { reportOutputBench } from './report-output.ts';
 import { median, must } from './util.ts';
 
@@ -1146,6 +1148,16 @@ function lake(): Promise<void> {
   });
 }
 
+/** A backfill of a deployment that prunes its history while its head moves (bench/pruned-bench.ts). */
+function pruned(): Promise<void> {
+  return prunedBench({
+    quick: QUICK,
+    work,
+    log,
+    line: (l) => lines.push({ section: 'pruned: a deployment that keeps little history', ...l }),
+  });
+}
+
 /** Every report as a table and as CSV at a real chain's size (bench/report-output.ts). */
 function reports(): Promise<void> {
   return reportOutputBench({
@@ -1170,6 +1182,7 @@ try {
     base,
     upload,
     lake,
+    pruned,
     reports,
   };
   const unknown = (ONLY ?? []).filter((k) => !(k in sections));

@@ -110,6 +110,7 @@ try {
           POOL_EXPORT_BASE_URL: sb.url,
           POOL_EXPORT_GATEWAY_URL: sb.url,
           POOL_EXPORT_DATA_DIR: data,
+          POOL_EXPORT_IPFS_URL: `${sb.url}/ipfs/`,
         };
         const cli = (args: string[]) => {
           const r = spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8', maxBuffer: 1 << 28 });

@@ -39,9 +39,10 @@ async function repin(
   if (root !== pin.root)
     throw new Error(`the deployment at ${task.endpoint.label} no longer serves ${task.ds.entity} as ${pin.root}`);
   const { number, hash, timestamp } = info.head;
-  // A task reads at most half the history below the head (`routed-source.ts`, `aboveFloor`): confirmations must leave room.
+  // A task reads at most half the history below the head (`routed-source.ts`, `aboveFloor`): confirmations must leave
+  // room. Where the history is not known, the floor is graph-node's own.
   const history = pin.history ?? Number.POSITIVE_INFINITY;
-  if (number - confirmations < floor || confirmations >= history / 2)
+  if (pin.history === undefined ? number - confirmations < floor : confirmations >= history / 2)
     throw new Error(
       `the deployment at ${task.endpoint.label} keeps ${Number.isFinite(history) ? `${history} blocks` : `blocks from ${floor} on`} only, too few for confirmations ${confirmations} below its head ${number}: lower confirmations below half the history it keeps`,
     );

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS } from '../../src/catalog/catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
+import { RouteHealth } from '../../src/export/routing/route-health.ts';
 import { earliestBlock, HISTORY_SLACK_FACTOR, parsePrune } from '../../src/sandbox/prune.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { indexedBlock } from '../../src/upstream/client.ts';
@@ -154,4 +155,19 @@ describe('a backfill of a deployment that keeps 20 blocks, on a chain of a block
         /keeps only recent history \(its manifest's indexerHints\.prune\) and holds blocks from \d+ on/,
       );
   }, 240_000);
+});
+
+describe("a run's knowledge of how far a route has indexed", () => {
+  it('moves on at the pace its answers showed, and only forward', () => {
+    const h = new RouteHealth();
+    const url = 'http://127.0.0.1:1/subgraphs/name/gn/ethereum';
+    expect(h.indexed(url, undefined, 0)).toBeUndefined();
+    // 10 blocks a second seen between two answers: 2.5 s after the last, 25 blocks more.
+    expect(h.indexed(url, 1000, 0)).toBe(1000);
+    expect(h.indexed(url, 1020, 2000)).toBe(1020);
+    expect(h.indexed(url, undefined, 4500)).toBe(1045);
+    // An older answer (a task's request that was slow) does not take the head back.
+    expect(h.indexed(url, 1010, 4500)).toBe(1045);
+    expect(h.indexed('http://127.0.0.1:1/other', undefined, 4500)).toBeUndefined();
+  });
 });

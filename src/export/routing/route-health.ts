@@ -17,18 +17,39 @@ const givenUpHint = (kind: string) =>
     kind === 'timeout' ? ', or raise timeoutMs (config) if its answers are only slow' : ''
   }`;
 
+/** The least time between two answers whose blocks give a route's pace. */
+const PACE_SPAN_MS = 2000;
+
+/** A block a route said it had indexed, and when (milliseconds). */
+interface Seen {
+  readonly n: number;
+  readonly at: number;
+}
+
 export class RouteHealth {
   private readonly given = new Map<string, UpstreamError>();
   /** When each route last said on the terminal that a request of it waits. */
   private readonly faced = new Map<string, number>();
-  /** The latest block each route's answers said it had indexed (`graph-indexed`), for every task of the run. */
-  private readonly heads = new Map<string, number>();
+  /**
+   * The first and the latest block each route's answers said it had indexed (`graph-indexed`), with when they came,
+   * for every task of the run.
+   */
+  private readonly heads = new Map<string, { first: Seen; last: Seen }>();
 
-  /** Notes that route `url` has indexed block `n` (when given) and returns the latest block it is known to have indexed. */
-  indexed(url: string, n?: number): number | undefined {
+  /**
+   * Notes that route `url` has indexed block `n` (when given, at `now` in milliseconds) and returns the block it has
+   * likely indexed by `now`: the latest seen, moved on at the pace seen between the first and the latest.
+   */
+  indexed(url: string, n: number | undefined, now: number): number | undefined {
     const was = this.heads.get(url);
-    if (n !== undefined && (was === undefined || n > was)) this.heads.set(url, n);
-    return this.heads.get(url);
+    if (n !== undefined && (was === undefined || n > was.last.n))
+      this.heads.set(url, { first: was?.first ?? { n, at: now }, last: { n, at: now } });
+    const h = this.heads.get(url);
+    if (!h) return undefined;
+    // A pace seen over less than PACE_SPAN_MS is noise (an answer's own time on the way): the latest block alone.
+    const span = h.last.at - h.first.at;
+    const pace = span >= PACE_SPAN_MS ? (h.last.n - h.first.n) / span : 0;
+    return h.last.n + Math.floor(pace * Math.max(0, now - h.last.at));
   }
 
   /**

@@ -155,7 +155,7 @@ export class RoutedSource implements PageSource {
     for (;;) {
       try {
         const r = await this.withRetries(this.endpoint.url, () => send(text, { first: this.pageSize, ...vars }));
-        this.deps.routes?.indexed(this.endpoint.url, r.indexed);
+        this.deps.routes?.indexed(this.endpoint.url, r.indexed, Date.now());
         return r;
       } catch (e) {
         if (this.deps.signal.aborted) throw new StopRequested();
@@ -169,13 +169,13 @@ export class RoutedSource implements PageSource {
 
   /**
    * Refuses a request at the pinned block once the deployment, which keeps `history` blocks (its manifest's
-   * `indexerHints.prune`), has indexed half of that past it, as the answers' `graph-indexed` header says: graph-node
-   * prunes the block soon after the head passes it by the history (`sandbox/prune.ts`), and a task moves to a newer
-   * block (`moved-floor.ts`) before any request is made at a block the deployment no longer holds.
+   * `indexerHints.prune`), has likely indexed half of that past it, by the answers' `graph-indexed` header and its
+   * pace: graph-node prunes the block soon after the head passes it by the history (`sandbox/prune.ts`), and a task
+   * moves to a newer block (`moved-floor.ts`) before any request is made at a block the deployment no longer holds.
    */
   private aboveFloor(): void {
     const { history, block } = this.pin;
-    const indexed = this.deps.routes?.indexed(this.endpoint.url);
+    const indexed = this.deps.routes?.indexed(this.endpoint.url, undefined, Date.now());
     if (history === undefined || indexed === undefined || indexed - block.number < history / 2) return;
     throw new UpstreamError(
       `the deployment keeps ${history} blocks (its manifest's indexerHints.prune) and has indexed block ${indexed}: block ${block.number} is soon pruned`,
