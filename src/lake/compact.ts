@@ -12,7 +12,6 @@ import { LakeLayoutError } from '../errors.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { lit } from '../util/sql.ts';
 import { monthFiles, monthsIn, recoverPublish } from './lake-files.ts';
-import { writeMonths } from './lake-writer.ts';
 import {
   byMonth,
   chainDir,
@@ -23,6 +22,7 @@ import {
   type TablePart,
   tableDir,
 } from './layout.ts';
+import { writeMonths } from './month-writes.ts';
 
 /** Compacts the lake of a data folder; the caller holds the data-folder lock. Returns the months and files merged. */
 export async function compactLake(

@@ -17,7 +17,6 @@ import type { Warehouse } from '../store/warehouse.ts';
 import { movePath } from '../util/atomic-file.ts';
 import { lit, qt } from '../util/sql.ts';
 import { recoverPublish } from './lake-files.ts';
-import { type MonthPlan, type Target, writeMonths, writeRuns, writeSeq, writeState } from './lake-writer.ts';
 import {
   chainOfFolder,
   FILE_ROWS,
@@ -28,6 +27,7 @@ import {
   monthExpr,
   writeLayoutFile,
 } from './layout.ts';
+import { type MonthPlan, type Target, writeMonths, writeRuns, writeSeq, writeState } from './month-writes.ts';
 
 /** Finishes a swap of lake folders that a dead process left halfway. */
 function recoverSwap(dataDir: string): void {
