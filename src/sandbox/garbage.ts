@@ -24,7 +24,7 @@ import type { GraphQLSchema } from 'graphql';
 import { UsageError } from '../errors.ts';
 import type { SchemaModel } from '../schemas/entity-model.ts';
 import { buildApiSchema } from './api-schema.ts';
-import type { Deployment, GraphQLResult } from './subgraph-executor.ts';
+import type { Deployment, GraphQLResult } from './deployment.ts';
 
 /** The kinds of garbage. */
 export const GARBAGE_MODES = [

@@ -1,7 +1,8 @@
 /** The `FetchLiquidityList` operation: pools of several chains with TVL and APY, computed from the same rows as the subgraph. */
 import { buildSchema, type DocumentNode, executeSync, type GraphQLError, parse, validate } from 'graphql';
 import * as X from '../util/exact.ts';
-import type { GraphQLRequest, GraphQLResult } from './subgraph-executor.ts';
+import type { GraphQLRequest, GraphQLResult } from './deployment.ts';
+import { LIQUIDITY_LIST_SDL } from './liquidity-list-sdl.ts';
 import { allRows, type Row, type Table, type View } from './table.ts';
 import type { World } from './world.ts';
 
@@ -11,194 +12,13 @@ export const MAX_PAGE_SIZE = 1000;
 const SINGLE_SIDE = new Set(['CLASSICAL', 'DPP']);
 
 /**
- * The service's types of the list operation, as its generated client types declare them (DODOEX/widgets a56d6a1a,
- * `packages/dodoex-api/src/gql/graphql.ts`): names, nullability and argument types. A test compares them with a
- * checked-in transcription of those types.
- */
-const SDL = `
-scalar BigDecimal
-scalar BigInt
-scalar LiquidityBytes
-
-input LiquidityFilterState {
-  address: String
-  filterAAddress: String
-  filterASymbol: String
-  filterBAddress: String
-  filterBSymbol: String
-  filterOutOwn: Boolean
-  filterTypes: [String]
-  hideSmallPrice: Boolean
-  viewOnlyOwn: Boolean
-}
-
-input LiquidityOrder {
-  orderBy: String
-  orderDirection: String
-}
-
-input Liquiditylist_filter {
-  chain: String
-  chainIds: [Int]
-  currentPage: Int
-  filterState: LiquidityFilterState
-  order: LiquidityOrder
-  pageSize: Int
-  refreshNow: Boolean
-  user: String
-}
-
-type LiquidityListInfo {
-  chainIds: [Int]
-  chains: [String]
-  currentPage: Int
-  lqList: [LiquidityLqList]
-  pageSize: Int
-  totalCount: Int
-  user: String
-}
-
-type LiquidityLqList {
-  id: String
-  isMyLiquidity: Boolean
-  isPrivatePool: Boolean
-  liquidityPositions: [LiquidityLp]
-  pair: LiquidityPair
-}
-
-type LiquidityPair {
-  apy: LiquidityApyData
-  baseLpToken: LiquidityLpToken
-  baseReserve: BigDecimal!
-  baseSymbol: String
-  baseToken: LiquidityToken!
-  chain: String!
-  chainId: Int!
-  createdAtBlockNumber: BigInt!
-  createdAtTimestamp: BigInt!
-  creator: LiquidityBytes!
-  feeBase: BigDecimal!
-  feeQuote: BigDecimal!
-  feeUSD: BigDecimal!
-  i: BigInt
-  id: ID!
-  isDepositBaseAllowed: Boolean!
-  isDepositQuoteAllowed: Boolean!
-  isMining: Boolean
-  isTradeAllowed: Boolean!
-  k: BigInt
-  lastTradePrice: BigDecimal!
-  liquidityProviderCount: BigInt!
-  lpFeeRate: BigDecimal!
-  maintainer: LiquidityBytes!
-  miningAddress: [String]
-  mtFeeBase: BigDecimal!
-  mtFeeQuote: BigDecimal!
-  mtFeeRate: BigInt!
-  mtFeeRateModel: LiquidityBytes!
-  mtFeeUSD: BigDecimal!
-  owner: LiquidityBytes
-  quoteLpToken: LiquidityLpToken
-  quoteReserve: BigDecimal!
-  quoteSymbol: String
-  quoteToken: LiquidityToken!
-  source: String
-  traderCount: BigInt!
-  tvl: BigDecimal
-  txCount: BigInt!
-  type: String!
-  untrackedBaseVolume: BigDecimal!
-  untrackedQuoteVolume: BigDecimal!
-  volume24H: BigDecimal
-  volumeBaseToken: BigDecimal!
-  volumeQuoteToken: BigDecimal!
-  volumeUSD: BigDecimal!
-}
-
-type LiquidityToken {
-  decimals: BigInt!
-  id: ID!
-  logoImg: String
-  name: String!
-  priceUpdateTimestamp: BigInt!
-  symbol: String!
-  timestamp: BigInt!
-  totalLiquidityOnDODO: BigDecimal!
-  totalSupply: BigInt!
-  tradeVolume: BigDecimal!
-  tradeVolumeBridge: BigDecimal!
-  traderCount: BigInt!
-  txCount: BigInt!
-  untrackedVolume: BigDecimal!
-  usdPrice: BigDecimal!
-  volumeUSD: BigDecimal!
-  volumeUSDBridge: BigDecimal!
-}
-
-type LiquidityLpToken {
-  decimals: BigInt!
-  id: ID!
-  name: String!
-  symbol: String!
-  totalSupply: BigInt!
-}
-
-type LiquidityApyData {
-  metromMiningApy: BigDecimal
-  miningBaseApy: BigDecimal
-  miningQuoteApy: BigDecimal
-  transactionBaseApy: BigDecimal
-  transactionQuoteApy: BigDecimal
-}
-
-type LiquidityLp {
-  baseTokenAmount: String
-  baseTokenAmountInMining: String
-  baseTokenPrice: String
-  id: String
-  liquidityTokenBalance: String
-  liquidityTokenInMining: String
-  liquidityUSD: String
-  outOfRange: Boolean
-  poolShare: String
-  priceRange: LiquidityLpPriceRange
-  quoteTokenAmount: String
-  quoteTokenAmountInMining: String
-  quoteTokenPrice: String
-  tickLower: LiquidityTick
-  tickUpper: LiquidityTick
-  tokenId: String
-}
-
-type LiquidityLpPriceRange {
-  token0LowerPrice: String!
-  token0UpperPrice: String!
-  token1LowerPrice: String!
-  token1UpperPrice: String!
-}
-
-type LiquidityTick {
-  id: ID!
-  liquidityGross: BigInt!
-  liquidityNet: BigInt!
-  price0: BigDecimal!
-  price1: BigDecimal!
-  tickIdx: BigInt!
-}
-
-type Query {
-  liquidity_list(where: Liquiditylist_filter): LiquidityListInfo
-}
-`;
-
-/**
  * The pool types served when a request names none. The service's own default is not published; the sandbox answers
  * with the three types of the documented example call (CLASSICAL, DVM, DSP) and never "everything", so that an
  * exporter that relies on the default loses the DPP and GSP pools in tests, as it might against the real service.
  */
 export const DEFAULT_FILTER_TYPES: readonly string[] = ['CLASSICAL', 'DVM', 'DSP'];
 
-const schema = buildSchema(SDL);
+const schema = buildSchema(LIQUIDITY_LIST_SDL);
 
 /** What the list needs of one chain. */
 export interface ChainSource {

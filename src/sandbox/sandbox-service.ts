@@ -2,6 +2,7 @@
 import type { GraphQLSchema } from 'graphql';
 import { loadSchemaModel, type SchemaModel, withoutEntities } from '../schemas/entity-model.ts';
 import { buildApiSchema } from './api-schema.ts';
+import type { Deployment } from './deployment.ts';
 import { dodoexTables } from './dodoex-data.ts';
 import { genericTables } from './generic-data.ts';
 import { mix } from './hash.ts';
@@ -9,7 +10,6 @@ import { manifestText, SandboxIpfs } from './ipfs.ts';
 import type { ChainSource } from './liquidity-list.ts';
 import { type DeploymentProfile, PROFILES, rootFields } from './naming.ts';
 import { PruneState } from './prune.ts';
-import type { Deployment } from './subgraph-executor.ts';
 import type { Table } from './table.ts';
 import { mineTables, tokenTables } from './token-mine-data.ts';
 import { type World, type WorldOptions, Worlds } from './world.ts';

@@ -2,8 +2,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalSchema } from '../schemas/entity-model.ts';
-import { aggregationKey } from './aggregation-data.ts';
-import { type FaultKind, FaultPlan, type FaultRates, parseFaults, RateLimiter, SilentDrop } from './faults.ts';
+import { bump, type ControlTarget, control, newStats, readBody, type Stats, send } from './control-api.ts';
+import {
+  type Deployment,
+  type ExecOptions,
+  type GraphQLRequest,
+  type GraphQLResult,
+  indexedHeader,
+} from './deployment.ts';
+import { type FaultKind, FaultPlan, type FaultRates, RateLimiter, SilentDrop } from './faults.ts';
 import {
   type Garbage,
   garbledDeployment,
@@ -11,24 +18,13 @@ import {
   garbleMeta,
   HOSTILE_ERROR,
   HTML_PAGE,
-  hostileNames,
   pageGarbler,
-  parseGarbage,
   rowGarbler,
 } from './garbage.ts';
 import { executeLiquidityList } from './liquidity-list.ts';
 import type { SandboxService } from './sandbox-service.ts';
-import {
-  type Deployment,
-  type ExecOptions,
-  executeSubgraph,
-  type GraphQLRequest,
-  type GraphQLResult,
-  indexedHeader,
-} from './subgraph-executor.ts';
+import { executeSubgraph } from './subgraph-executor.ts';
 
-/** Largest request body accepted. */
-const MAX_BODY_BYTES = 1 << 20;
 /** How long a `timeout` fault holds a request before dropping it. */
 const TIMEOUT_HOLD_MS = 120_000;
 /** The indexer address the gateway names in `bad indexers` errors. */
@@ -47,71 +43,20 @@ export interface ServerOptions {
   readonly blockTimeMs: number;
 }
 
-/** Counters the control API reports. */
-interface Stats {
-  requests: number;
-  byRoute: Record<string, number>;
-  byStatus: Record<string, number>;
-  faults: Record<string, number>;
-  rateLimited: number;
-  userAgents: Record<string, number>;
-  inFlight: number;
-  maxInFlight: number;
-  /** Milliseconds spent executing and encoding GraphQL answers (not waiting out `--latency-ms`): how busy the sandbox was. */
-  busyMs: number;
-  /** Data requests by the `first` variable they were sent (page sizes), counted before any fault or latency. */
-  pageSizes: Record<string, number>;
-  /** Answers refused because they asked at a block the deployment pruned (`--prune`). */
-  pruned: number;
-}
-
-const newStats = (): Stats => ({
-  requests: 0,
-  byRoute: {},
-  byStatus: {},
-  faults: {},
-  rateLimited: 0,
-  userAgents: {},
-  inFlight: 0,
-  maxInFlight: 0,
-  busyMs: 0,
-  pageSizes: {},
-  pruned: 0,
-});
-const bump = (rec: Record<string, number>, key: string) => (rec[key] = (rec[key] ?? 0) + 1);
-
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  // Encoded once: measuring the length of a long text and then writing it would encode it twice.
-  const bytes = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': bytes.length, ...headers });
-  res.end(bytes);
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Error('body too large');
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** A running sandbox server. */
-export class SandboxServer {
+export class SandboxServer implements ControlTarget {
   readonly stats: Stats = newStats();
-  private readonly faults: FaultPlan;
-  private readonly limiter: RateLimiter;
-  private latencyMs: number;
+  readonly faults: FaultPlan;
+  readonly limiter: RateLimiter;
+  latencyMs: number;
   /** Latency added per row asked (`first`), as a larger page takes an indexer longer: 0 unless set by the control API. */
-  private latencyPerRowMs = 0;
+  latencyPerRowMs = 0;
   private server: Server | undefined;
   private ticker: NodeJS.Timeout | undefined;
   private readonly held = new Set<ServerResponse>();
-  private garbage: Garbage | undefined;
+  garbage: Garbage | undefined;
   /** Rows left out of answers silently (`silentDrop` of the control API), and the list of them. */
-  private readonly silentDrop: SilentDrop;
+  readonly silentDrop: SilentDrop;
 
   constructor(
     readonly service: SandboxService,
@@ -152,7 +97,7 @@ export class SandboxServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://sandbox');
     try {
-      if (url.pathname.startsWith('/_sandbox/')) return await this.control(url, req, res);
+      if (url.pathname.startsWith('/_sandbox/')) return await control(this, url, req, res);
       this.stats.requests++;
       this.stats.inFlight++;
       this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.stats.inFlight);
@@ -388,144 +333,5 @@ export class SandboxServer {
     if (/argument must be between 0 and|Query timed out|Store error:/.test(first))
       return err(`bad indexers: {${INDEXER}: BadResponse(unattestable response: ${first.slice(0, 256)})}`);
     this.reply(res, started, result, fault);
-  }
-
-  private async control(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = req.method === 'POST' ? (JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>) : {};
-    const chainId = body.chainId === undefined ? undefined : Number(body.chainId);
-    const heads = () =>
-      this.service.worldsInUse().map((w) => ({
-        chainId: w.chainId,
-        name: w.tl.spec.name,
-        head: w.tl.head,
-        hash: w.tl.hash(w.tl.head),
-        timestamp: w.tl.ts(w.tl.head),
-      }));
-    switch (url.pathname) {
-      case '/_sandbox/info':
-        return send(res, 200, {
-          chains: heads(),
-          subgraphs: this.service.subgraphs(),
-          maxFirst: this.opts.maxFirst,
-          maxSkip: this.opts.maxSkip,
-        });
-      case '/_sandbox/advance': {
-        const blocks = Number(body.blocks ?? 1);
-        for (const w of this.service.worldsInUse(chainId)) w.tl.advance(blocks);
-        return send(res, 200, { chains: heads() });
-      }
-      case '/_sandbox/redeploy': {
-        // The named subgraph `name` now serves `to`'s version (graph-node moving a subgraph name to a new deployment).
-        try {
-          this.service.redeploy(String(body.name), String(body.to));
-        } catch (e) {
-          return send(res, 400, { error: (e as Error).message });
-        }
-        return send(res, 200, { name: body.name, servedAs: this.service.servedAs(String(body.name)) });
-      }
-      case '/_sandbox/reorg': {
-        const depth = Number(body.depth ?? 1);
-        const from = this.service
-          .worldsInUse(chainId)
-          .map((w) => ({ chainId: w.chainId, fromBlock: w.tl.reorg(depth) }));
-        return send(res, 200, { reorged: from, chains: heads() });
-      }
-      case '/_sandbox/faults':
-        if (req.method === 'POST') {
-          if (typeof body.faults === 'string') this.faults.rates = parseFaults(body.faults);
-          if (body.rateLimit !== undefined) this.limiter.rate = Number(body.rateLimit);
-          if (body.latencyMs !== undefined) this.latencyMs = Number(body.latencyMs);
-          if (body.latencyPerRowMs !== undefined) this.latencyPerRowMs = Number(body.latencyPerRowMs);
-          if (body.lagBlocks !== undefined) this.service.lag.blocks = Number(body.lagBlocks);
-          if (body.silentDrop !== undefined || body.silentDropEntities !== undefined) {
-            try {
-              this.silentDrop.configure(body.silentDrop ?? this.silentDrop.rate, body.silentDropEntities);
-            } catch (e) {
-              return send(res, 400, { error: (e as Error).message });
-            }
-          }
-        }
-        return send(res, 200, {
-          faults: this.faults.rates,
-          rateLimit: this.limiter.rate,
-          latencyMs: this.latencyMs,
-          latencyPerRowMs: this.latencyPerRowMs,
-          lagBlocks: this.service.lag.blocks,
-          silentDrop: this.silentDrop.rate,
-          silentDropEntities: [...this.silentDrop.entities],
-        });
-      case '/_sandbox/dropped':
-        // The rows answers left out silently, in order; a POST also forgets them.
-        if (req.method === 'POST') return send(res, 200, { dropped: this.silentDrop.forget() });
-        return send(res, 200, { dropped: this.silentDrop.dropped });
-      case '/_sandbox/garbage':
-        if (req.method === 'POST') {
-          try {
-            this.garbage = parseGarbage(body, this.service.schemaModels());
-          } catch (e) {
-            return send(res, 400, { error: (e as Error).message });
-          }
-        }
-        return send(res, 200, { garbage: this.garbage ?? null });
-      case '/_sandbox/stats':
-        if (req.method === 'POST') Object.assign(this.stats, newStats(), { inFlight: this.stats.inFlight });
-        return send(res, 200, this.stats);
-      case '/_sandbox/rows':
-        return void this.rows(url, res).catch((e: Error) => res.destroy(e));
-      default:
-        return send(res, 404, { error: `unknown control path ${url.pathname}` });
-    }
-  }
-
-  /**
-   * Every row of one entity at the head (or a block), as NDJSON, for tests that compare an export with its source;
-   * `fields=id,amountIn` keeps only those fields; `interval=hour` asks an aggregation's rows at that interval. Written in chunks that wait for the socket to drain, so that millions
-   * of rows stream in bounded memory.
-   */
-  private async rows(url: URL, res: ServerResponse): Promise<void> {
-    // A named subgraph by `subgraph=NAME`, or by `schema=NAME` as DODO's schemas are asked.
-    const asSchema = url.searchParams.get('schema');
-    const subgraph =
-      url.searchParams.get('subgraph') ?? (asSchema && this.service.named.has(asSchema) ? asSchema : null);
-    if (subgraph !== null && !this.service.named.has(subgraph)) return send(res, 404, { error: 'unknown subgraph' });
-    const schema = subgraph ?? canonicalSchema(url.searchParams.get('schema') ?? 'dodoex') ?? 'dodoex';
-    const chain = url.searchParams.get('chainId');
-    const chainId = chain === null ? this.service.chainIds[0]! : (this.service.chainOfSegment(chain) ?? Number(chain));
-    const dep = this.service.deployment(chainId, schema);
-    // An aggregation's rows at one interval: `entity=TokenStats&interval=hour`.
-    const entity = url.searchParams.get('entity') ?? '';
-    const interval = url.searchParams.get('interval');
-    const table = dep.tables.get(interval === null ? entity : aggregationKey(entity, interval));
-    if (!table) return send(res, 404, { error: 'unknown entity' });
-    const view = { at: Number(url.searchParams.get('block') ?? dep.tl.head), epoch: dep.tl.epoch };
-    const fields = url.searchParams.get('fields')?.split(',');
-    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-    const names = this.garbage?.mode === 'hostile' && this.garbage.case === 'names';
-    let chunk = '';
-    const flush = async () => {
-      if (!res.write(chunk))
-        await new Promise((r) => {
-          res.once('drain', r);
-          res.once('close', r);
-        });
-      chunk = '';
-    };
-    for (const g of table.groups(view, 'asc')) {
-      for (const r of g) {
-        let row = r as Record<string, unknown>;
-        if (names) {
-          // The rows as the answers show them under hostile names (a copy: the stored row stays as it was).
-          row = JSON.parse(JSON.stringify(r)) as Record<string, unknown>;
-          hostileNames(row);
-        }
-        chunk += `${JSON.stringify(fields ? Object.fromEntries(fields.map((f) => [f, row[f]])) : row)}\n`;
-        if (chunk.length > 1 << 18) {
-          await flush();
-          if (res.destroyed) return;
-        }
-      }
-    }
-    if (chunk) await flush();
-    res.end();
   }
 }

@@ -4,7 +4,8 @@ import type { SchemaModel } from '../schemas/entity-model.ts';
 import { hexOf, pick } from './hash.ts';
 import { materializedTable, type Row, type Table } from './table.ts';
 import { emptyTable } from './table-kinds.ts';
-import { TAG, type World } from './world.ts';
+import type { World } from './world.ts';
+import { TAG } from './world-entities.ts';
 
 /** Builds every table of the `token` schema: ERC20s created through the exchange's factories. */
 export function tokenTables(model: SchemaModel, w: World): Map<string, Table> {

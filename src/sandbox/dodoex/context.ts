@@ -6,7 +6,8 @@ import { hexOf, pick } from '../hash.ts';
 import type { Table } from '../table.ts';
 import { eventHash } from '../table-kinds.ts';
 import type { Timeline } from '../timeline.ts';
-import { type PairState, TAG, type World } from '../world.ts';
+import type { World } from '../world.ts';
+import { type PairState, TAG } from '../world-entities.ts';
 
 export const fmt = X.format;
 export const ZERO = X.dec(0);

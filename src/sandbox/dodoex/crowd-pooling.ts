@@ -2,7 +2,7 @@
 import * as X from '../../util/exact.ts';
 import { hexOf, pick } from '../hash.ts';
 import { materializedTable, type Row } from '../table.ts';
-import { TAG } from '../world.ts';
+import { TAG } from '../world-entities.ts';
 import { type DodoexContext, fmt, type Put, range } from './context.ts';
 
 /**

@@ -3,7 +3,7 @@ import * as X from '../../util/exact.ts';
 import { pick } from '../hash.ts';
 import { eventHash, eventTable } from '../table-kinds.ts';
 import type { EventStream } from '../timeline.ts';
-import { TAG } from '../world.ts';
+import { TAG } from '../world-entities.ts';
 import { type DodoexContext, fmt, type Put } from './context.ts';
 
 /** Event tables: swaps, transactions, orders, liquidity and bid histories, fees, slippages, rewards. */
