@@ -5,7 +5,7 @@ import { trackedSettings } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { fetchForReading } from '../pipeline/lake-step.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
-import type { DashboardFilter } from '../reports/dashboard-data.ts';
+import type { DashboardFilter } from '../reports/dashboard-filter.ts';
 import type { CommandBody } from './commands.ts';
 import {
   CHAINS_FILTER,

@@ -1,7 +1,7 @@
 /** Progress bars for long runs on a terminal (cli-progress): tasks done, rows, pages per second, ETA. */
 import cliProgress from 'cli-progress';
 import { chainName } from '../config/chains.ts';
-import type { ProgressSink } from '../export/extract.ts';
+import type { ProgressSink } from '../export/run-args.ts';
 import type { Task, TaskResult, TaskStats } from '../export/task.ts';
 
 /** The key of a task's bar: the shards of a backfill share their task's. */

@@ -3,17 +3,14 @@
  * that continue one, which a run asks in one batch per route (`first-pages.ts`).
  */
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
-import type { RunArgs } from './extract.ts';
 import type { FirstAsk } from './first-pages.ts';
 import { firstRequest, windowPresenceFrom } from './paginate/first-request.ts';
 import { taskKey } from './routing/reorg-check.ts';
 import type { Probed } from './routing/route-choice.ts';
 import type { TaskRoute } from './routing/run-routes.ts';
+import type { Completed, RunArgs } from './run-args.ts';
 import type { Task } from './task.ts';
 import type { Cursor } from './task-run.ts';
-
-/** The tasks whose last read ended well (`CheckpointStore.complete`): cursor and head by `<chainId>/<dataset>`. */
-export type Completed = ReadonlyMap<string, { readonly cursor: string; readonly head: string }>;
 
 /**
  * The head of a task's route now (`number:hash`, undefined where the route gives no hash), and the task's last complete

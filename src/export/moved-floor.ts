@@ -16,8 +16,14 @@ import type { PageSource, TaskDeps } from './seams.ts';
 import type { Task, TaskPin, TaskStats } from './task.ts';
 import type { TaskRun } from './task-run.ts';
 
-/** New heads a task takes after its block was pruned before it gives up (each a whole new pass at worst). */
+/**
+ * New heads a task takes in a row, none of whose reads committed a row, after its block was pruned, before it gives up:
+ * a deployment that prunes faster than a page can be read. A move after a committed batch starts the count again.
+ */
 export const MAX_FLOOR_MOVES = 8;
+
+/** New heads one task takes at most, however it goes on. */
+const MAX_MOVES_IN_ALL = 10_000;
 
 /** Adds what a failed attempt read to the stats of the attempts after it. */
 function addStats(into: TaskStats, from: TaskStats): void {
@@ -39,8 +45,8 @@ async function repin(
   if (root !== pin.root)
     throw new Error(`the deployment at ${task.endpoint.label} no longer serves ${task.ds.entity} as ${pin.root}`);
   const { number, hash, timestamp } = info.head;
-  // A task reads at most half the history below the head (`routed-source.ts`, `aboveFloor`): confirmations must leave
-  // room. Where the history is not known, the floor is graph-node's own.
+  // A task reads at most FLOOR_SHARE (`task.ts`) of the history below the head (`routed-source.ts`, `aboveFloor`):
+  // confirmations must leave it room. Where the history is not known, the floor is graph-node's own.
   const history = pin.history ?? Number.POSITIVE_INFINITY;
   if (pin.history === undefined ? number - confirmations < floor : confirmations >= history / 2)
     throw new Error(
@@ -58,7 +64,7 @@ async function repin(
 
 /**
  * Runs a task from its checkpoint (`runTask`), and again at the route's new head each time the deployment pruned the
- * block it read at, at most MAX_FLOOR_MOVES times. Returns the last attempt's run, with the stats of every attempt,
+ * block it read at, while its reads go on (MAX_FLOOR_MOVES). Returns the last attempt's run, with the stats of every attempt,
  * the checkpoint the first started from, and the pin the task ended at.
  */
 export async function runTaskAboveFloor(
@@ -69,14 +75,16 @@ export async function runTaskAboveFloor(
   let pin = first;
   let before: string | null | undefined;
   const read: TaskStats[] = [];
-  for (let moves = 0; ; moves++) {
+  for (let moves = 0, idle = 0; ; moves++) {
     try {
       const r = await runTask(task, deps, pin);
       for (const s of read) addStats(r.run.stats, s);
       return { run: r.run, before: before === undefined ? r.before : before, pin };
     } catch (e) {
       const floor = prunedFloor(e);
-      if (!(e instanceof TaskError) || floor === undefined || moves >= MAX_FLOOR_MOVES) {
+      // A read that committed rows before its block was pruned went on: the count of idle moves starts again.
+      if (e instanceof TaskError) idle = (e.progress.stats as TaskStats).rows > 0 ? 0 : idle + 1;
+      if (!(e instanceof TaskError) || floor === undefined || idle > MAX_FLOOR_MOVES || moves >= MAX_MOVES_IN_ALL) {
         if (!(e instanceof TaskError) || !read.length) throw e;
         for (const s of read) addStats(e.progress.stats as TaskStats, s);
         throw new TaskError(e.cause, { stats: e.progress.stats, cursorBefore: before ?? e.progress.cursorBefore });

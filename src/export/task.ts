@@ -3,7 +3,6 @@ import type { Dataset } from '../catalog/catalog.ts';
 import type { LedgerTask } from '../store/run-ledger.ts';
 import type { Endpoint } from '../upstream/client.ts';
 import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
-import type { RouteView } from './routing/route-choice.ts';
 
 /** One unit of work of a plan. */
 export interface Task {
@@ -14,6 +13,9 @@ export interface Task {
   /** Every route of the task's chain and schema, in order of preference. */
   readonly routes: readonly Endpoint[];
 }
+
+/** The share of a deployment's kept history a pinned block may fall behind the head before its task moves on. */
+export const FLOOR_SHARE = 0.75;
 
 /** The pinned block of an endpoint for this run. */
 export interface PinnedBlock {
@@ -38,7 +40,10 @@ export interface TaskPin {
    * the run committed before were read at an earlier block.
    */
   readonly moved?: boolean;
-  /** The blocks of history the deployment keeps (its manifest's `indexerHints.prune`), where known. */
+  /**
+   * The blocks of history the deployment keeps (its manifest's `indexerHints.prune`), where known: the task moves on
+   * once its block is FLOOR_SHARE of it behind the head (`routing/routed-source.ts`, `moved-floor.ts`).
+   */
   readonly history?: number;
   /** The head the route reported at the run's start (the block pinned, or `confirmations` above it). */
   readonly head?: { readonly number: number; readonly hash: string | null };
@@ -50,6 +55,18 @@ export interface TaskPin {
 export interface StandbyRoute {
   readonly endpoint: Endpoint;
   readonly info: EndpointInfo;
+}
+
+/** Where one route stood at the task's start, as the ledger and `status` show it. */
+export interface RouteView {
+  readonly label: string;
+  /** Its head block, when it answered. */
+  readonly head: number | null;
+  /** Blocks behind the freshest healthy route of the task, when it answered. */
+  readonly lagBlocks: number | null;
+  /** `chosen`, `standby` (usable, not chosen), or why it was passed over. */
+  readonly state: 'chosen' | 'standby' | 'unhealthy' | 'forked' | 'behind';
+  readonly note: string | null;
 }
 
 /** A task's move from one route to the next after the first failed past its retries (or a refused move). */

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { trackedSettings } from '../config/config.ts';
 import { diskFullMessage, explainWriteError, isDiskFull } from '../errors.ts';
-import { type RunArgs, runExport } from '../export/extract.ts';
+import { runExport } from '../export/extract.ts';
+import type { RunArgs } from '../export/run-args.ts';
 import { isStopped, type TaskResult } from '../export/task.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { lockDataDir } from '../store/data-lock.ts';

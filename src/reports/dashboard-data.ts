@@ -19,15 +19,9 @@ import { subgraphOf } from '../catalog/subgraphs.ts';
 import { chainName } from '../config/chains.ts';
 import { lagSeconds } from '../store/freshness.ts';
 import { readStatusFile, type StatusEntry } from '../store/status-file.ts';
+import type { DashboardFilter } from './dashboard-filter.ts';
 import { type SubgraphFigures, subgraphFigures } from './dashboard-subgraphs.ts';
 import { untornRows } from './torn-read.ts';
-
-/** What the dashboard shows: chains (ids) and UTC days (YYYY-MM-DD), each optional. */
-export interface DashboardFilter {
-  readonly chains?: readonly number[];
-  readonly from?: string;
-  readonly to?: string;
-}
 
 /** One line or bar series per chain over a list of days. */
 export interface ChainSeries {

@@ -23,7 +23,7 @@ import type { StatusEntry } from '../store/status-file.ts';
 import { urlEndpoint } from '../upstream/routes.ts';
 import { maxOf, minOf } from '../util/extremes.ts';
 import { qt } from '../util/sql.ts';
-import type { DashboardFilter } from './dashboard-data.ts';
+import type { DashboardFilter } from './dashboard-filter.ts';
 import { untornRows } from './torn-read.ts';
 
 /** One dataset of a subgraph in the lake. */

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { dataFolder } from '../config/data-folder.ts';
 import type { TrackedSettings } from '../config/tracked.ts';
 import { writeFileAtomic } from '../util/atomic-file.ts';
-import { type DashboardFilter, dashboardData, hasData } from './dashboard-data.ts';
+import { dashboardData, hasData } from './dashboard-data.ts';
+import type { DashboardFilter } from './dashboard-filter.ts';
 import { dashboardHtml, emptyDashboardHtml } from './dashboard-page.ts';
 import { openLakeDb } from './views.ts';
 

@@ -11,13 +11,13 @@ import { dataFolder } from '../config/data-folder.ts';
 import { q, qt } from '../util/sql.ts';
 import { hasText, sqlType, textType } from './ddl.ts';
 import { markLakeRebuild } from './lake-rebuild.ts';
-import type { Warehouse } from './warehouse.ts';
+import type { TableStore } from './sql-port.ts';
 
 /** Bytes of one part of a path, on every file system the lake may be on. */
 const MAX_PATH_PART = 255;
 
 /** What the changes need of a warehouse: its statements, its transactions and its file's path. */
-type Tables = Pick<Warehouse, 'exec' | 'all' | 'transaction' | 'path'>;
+type Tables = TableStore;
 
 /**
  * Renames what an earlier version named otherwise among `datasets`: each table found under an earlier name

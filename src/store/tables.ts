@@ -10,11 +10,11 @@ import { type Dataset, WAREHOUSE_SCHEMA } from '../catalog/catalog.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { q, qt } from '../util/sql.ts';
 import { createTable, tableColumns } from './ddl.ts';
+import type { TableStore } from './sql-port.ts';
 import { renameFormer, retypeColumns } from './table-changes.ts';
-import type { Warehouse } from './warehouse.ts';
 
 /** What readying needs of a warehouse. */
-type Tables = Pick<Warehouse, 'exec' | 'all' | 'transaction' | 'path'>;
+type Tables = TableStore;
 
 /**
  * Readies the tables of `datasets`: all of them in one transaction where it can, each on its own where not. Returns the

@@ -2,22 +2,22 @@
 
 import { mkdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import type { DuckDBConnection, DuckDBInstance, DuckDBValue, Json } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, Json } from '@duckdb/node-api';
 import type { Dataset } from '../catalog/catalog.ts';
 import { dataFolder } from '../config/data-folder.ts';
 import { cgroupMemoryLimit, type HostReader, hostReader } from '../config/memory-limit.ts';
 import { MigrationNeededError, StopRequested } from '../errors.ts';
 import { migrate, migrateLedger, readVersion, SCHEMA_VERSION, writeVersion } from './migrations.ts';
+import type { Params, Sql } from './sql-port.ts';
 import { logged } from './statement-log.ts';
 import { prepareTables } from './tables.ts';
+
+export type { Params, Sql } from './sql-port.ts';
 
 const INTERNAL_SQL = readFileSync(new URL('../../sql/internal.sql', import.meta.url), 'utf8');
 
 /** Size of the write-ahead log at which DuckDB folds it into the database file. */
 export const CHECKPOINT_THRESHOLD = '64MB';
-
-/** Parameters of a statement. */
-export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 
 /**
  * How DuckDB's allocator hands freed memory back, unless the user's environment says otherwise. libduckdb.so carries
@@ -70,12 +70,6 @@ export const WAREHOUSE_THREADS = warehouseThreads();
  * up to 2.7 times as much and the file 60% more (`npx tsx bench/block-size.ts`, docs/benchmarks.md).
  */
 export const WAREHOUSE_BLOCK_SIZE = 65_536;
-
-/** What runs statements: the warehouse's own connection, or one of its lanes. */
-export interface Sql {
-  exec(sql: string, params?: Params): Promise<number>;
-  all(sql: string, params?: Params): Promise<Record<string, Json>[]>;
-}
 
 /** `sql`, refusing every statement once `signal` is aborted: an entry under way stops at its next statement. */
 export function stoppable(sql: Sql, signal: AbortSignal): Sql {

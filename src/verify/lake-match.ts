@@ -10,8 +10,8 @@ import { dataFolder } from '../config/data-folder.ts';
 import { chainDir, lakeSelect, seqColumn } from '../lake/layout.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import { lit, q, qt } from '../util/sql.ts';
+import type { Check } from './check.ts';
 import type { Mismatch } from './reconcile.ts';
-import type { Check } from './verify.ts';
 
 const DAY = 86_400;
 

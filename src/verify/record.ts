@@ -1,7 +1,7 @@
 /** Verifications in the ledger (`_pool_export.verifications`), for `status` and the dashboard. */
 import { insertJsonRows } from '../store/json-rows.ts';
 import type { Warehouse } from '../store/warehouse.ts';
-import type { Check } from './verify.ts';
+import type { Check } from './check.ts';
 
 /** The type of a check as the ledger stores it. */
 const CHECK_ROW = {

@@ -23,10 +23,10 @@ import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '
 import { headRoutesFor } from '../upstream/routes.ts';
 import type { EventLog } from '../util/logger.ts';
 import { qt } from '../util/sql.ts';
+import type { Check } from './check.ts';
 import { LAKE_IDENTITY } from './lake-match.ts';
 import { VALUES_IDENTITY } from './row-values.ts';
 import { IDS_IDENTITY } from './subgraph-ids.ts';
-import type { Check } from './verify.ts';
 
 const DAY = 86_400;
 

@@ -25,10 +25,10 @@ import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '
 import { prunedSkip, prunedWhy } from '../upstream/upstream-error.ts';
 import { redact } from '../util/redact.ts';
 import { q, qt } from '../util/sql.ts';
+import type { Check } from './check.ts';
 import type { Mismatch } from './reconcile.ts';
 import type { Scopes } from './scope.ts';
 import type { RowReading } from './subgraph-ids.ts';
-import type { Check } from './verify.ts';
 
 /** The name of the identity. */
 export const VALUES_IDENTITY = 'row values';

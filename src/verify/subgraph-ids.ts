@@ -18,9 +18,9 @@ import { urlEndpoint } from '../upstream/routes.ts';
 import { prunedSkip, prunedWhy } from '../upstream/upstream-error.ts';
 import { redact } from '../util/redact.ts';
 import { qt } from '../util/sql.ts';
+import type { Check } from './check.ts';
 import type { Mismatch } from './reconcile.ts';
 import type { Scopes } from './scope.ts';
-import type { Check } from './verify.ts';
 
 /** The name of the identity. */
 export const IDS_IDENTITY = 'row ids';

@@ -13,6 +13,7 @@ import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
 import { headRoutesFor } from '../upstream/routes.ts';
 import { prunedSkip } from '../upstream/upstream-error.ts';
 import { redact } from '../util/redact.ts';
+import type { Check } from './check.ts';
 import { CounterReader, type DayRange } from './counters.ts';
 import { IDENTITIES, type Identity } from './identities.ts';
 import { lakeChecks } from './lake-match.ts';
@@ -44,24 +45,6 @@ export interface VerifyRequest {
    * route its tasks probed moments before (16 requests after 100 new blocks on the demo's 8 chains).
    */
   readonly probed?: ReadonlyMap<string, EndpointInfo>;
-}
-
-/** One identity on one chain: what was compared, and what differed; or why it was not checked. */
-export interface Check {
-  readonly chainId: number;
-  readonly identity: string;
-  readonly dataset: string;
-  /** The block the rows were read at and the counters read at. */
-  readonly block: number | null;
-  /** The days compared (day identities). */
-  readonly days: DayRange | null;
-  /** Groups compared: pools and days, days, crowd pools, or the whole table. */
-  readonly groups: number;
-  readonly mismatches: readonly Mismatch[];
-  /** Why it was not checked (nothing to check yet). */
-  readonly skipped?: string;
-  /** Why it could not be checked (the upstream failed). */
-  readonly error?: string;
 }
 
 /** The outcome of `verify`. */

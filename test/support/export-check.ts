@@ -5,7 +5,7 @@ import { Decimal } from 'decimal.js';
 import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
 import { MICROS, textColumn } from '../../src/catalog/column.ts';
 import { subgraphEntity } from '../../src/catalog/subgraphs.ts';
-import type { ProgressSink } from '../../src/export/extract.ts';
+import type { ProgressSink } from '../../src/export/run-args.ts';
 import { openLakeDb } from '../../src/reports/views.ts';
 import { BIN, type SandboxEndpoint, type SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { hasText } from '../../src/store/ddl.ts';

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DashboardFilter, dashboardData, hasData } from '../../src/reports/dashboard-data.ts';
+import { dashboardData, hasData } from '../../src/reports/dashboard-data.ts';
+import type { DashboardFilter } from '../../src/reports/dashboard-filter.ts';
 import { writeStatusFile } from '../../src/store/status-file.ts';
 
 let inst: DuckDBInstance;

@@ -3,7 +3,7 @@
  * sandbox's earliest block climbs as graph-node's does (checked block by block against a replay of its rule), a query
  * before it gets graph-node's text, and its manifest says the hint. The exporter takes that error as a moved floor: a
  * backfill of a real 46-entity schema (the corpus' graph-network, or the repository's fixture where the corpus is not
- * beside it) on a chain of a block every 100 ms that keeps 20 blocks moves its pin and exits 0, exact against the
+ * beside it) on a chain of a block every 100 ms that keeps 100 blocks moves its pin and exits 0, exact against the
  * sandbox's rows at each dataset's checkpointed block; `verify` exits 0, naming what it cannot check and why.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,11 +79,13 @@ describe('the earliest block of a pruned deployment', () => {
 let sb: SandboxProcess;
 let dir: string;
 
-describe('a backfill of a deployment that keeps 20 blocks, on a chain of a block every 100 ms', () => {
+describe('a backfill of a deployment that keeps 100 blocks, on a chain of a block every 100 ms', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'pe-pruned-'));
     sb = await startSandbox([
-      ...['--scale', '20000', '--chains', '1', '--prune', '20', '--block-time', '100'],
+      ...['--scale', '20000', '--chains', '1', '--prune', '100', '--block-time', '100'],
+      // 50 ms an answer: a backfill in pages of 25 takes longer than the 10 s of history kept.
+      ...['--latency-ms', '50'],
       ...['--subgraph', `gn=${SCHEMA}`],
     ]);
   }, 120_000);
@@ -107,15 +109,15 @@ describe('a backfill of a deployment that keeps 20 blocks, on a chain of a block
       };
     const meta = (await ask('{ _meta { block { number } deployment } }')).data!._meta;
     const manifest = await (await fetch(`${sb.url}/ipfs/api/v0/cat?arg=${meta.deployment}`, { method: 'POST' })).text();
-    expect(manifest).toMatch(/^indexerHints:\n {2}prune: 20$/m);
-    const old = await ask(`{ _meta(block: { number: ${meta.block.number - 40} }) { block { number } } }`);
+    expect(manifest).toMatch(/^indexerHints:\n {2}prune: 100$/m);
+    const old = await ask(`{ _meta(block: { number: ${meta.block.number - 150} }) { block { number } } }`);
     expect(old.errors?.[0]?.message).toMatch(
       new RegExp(
-        `^Failed to decode \`block.number\` value: \`subgraph ${meta.deployment} only has data starting at block number \\d+ and data for block number ${meta.block.number - 40} is therefore not available\`$`,
+        `^Failed to decode \`block.number\` value: \`subgraph ${meta.deployment} only has data starting at block number \\d+ and data for block number ${meta.block.number - 150} is therefore not available\`$`,
       ),
     );
     expect(
-      (await ask(`{ _meta(block: { number: ${meta.block.number - 5} }) { block { number } } }`)).data,
+      (await ask(`{ _meta(block: { number: ${meta.block.number - 50} }) { block { number } } }`)).data,
     ).toBeDefined();
   });
 
@@ -133,7 +135,7 @@ describe('a backfill of a deployment that keeps 20 blocks, on a chain of a block
     const kept = JSON.parse(readFileSync(join(data, 'subgraphs.json'), 'utf8')) as {
       subgraphs: { deployments: { history?: number }[] }[];
     };
-    expect(kept.subgraphs[0]!.deployments[0]!.history).toBe(20);
+    expect(kept.subgraphs[0]!.deployments[0]!.history).toBe(100);
     for (const pass of ['backfill', 'next run']) {
       await sb.control('stats', {});
       const r = await cli(['run', '--config', config, '--log-format', 'json'], env);

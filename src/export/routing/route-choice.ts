@@ -16,7 +16,7 @@ import type { Endpoint } from '../../upstream/client.ts';
 import { BLOCK_BY_HASH_QUERY, type EndpointInfo } from '../../upstream/endpoint-probe.ts';
 import { maxOf } from '../../util/extremes.ts';
 import type { PageSource } from '../seams.ts';
-import type { PinnedBlock } from '../task.ts';
+import type { PinnedBlock, RouteView } from '../task.ts';
 
 /** What a route's probe gave this run: its pinned block and what it serves, or why it cannot be used. */
 export type Probed = { readonly block: PinnedBlock; readonly info: EndpointInfo } | Error;
@@ -25,18 +25,6 @@ export type Probed = { readonly block: PinnedBlock; readonly info: EndpointInfo 
 export interface RouteProbe {
   readonly endpoint: Endpoint;
   readonly probe: Probed;
-}
-
-/** Where one route stood at the task's start, as the ledger and `status` show it. */
-export interface RouteView {
-  readonly label: string;
-  /** Its head block, when it answered. */
-  readonly head: number | null;
-  /** Blocks behind the freshest healthy route of the task, when it answered. */
-  readonly lagBlocks: number | null;
-  /** `chosen`, `standby` (usable, not chosen), or why it was passed over. */
-  readonly state: 'chosen' | 'standby' | 'unhealthy' | 'forked' | 'behind';
-  readonly note: string | null;
 }
 
 /** The route a task reads from (none when every route was passed over), and where each stood. */

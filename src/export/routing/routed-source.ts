@@ -26,7 +26,15 @@ import {
 import { garbage } from '../mapper.ts';
 import { type PageShape, pageQuery } from '../queries.ts';
 import type { PageSource, TaskDeps } from '../seams.ts';
-import type { Failover, PinnedBlock, StandbyRoute, Task, TaskPin, TaskStats } from '../task.ts';
+import {
+  type Failover,
+  FLOOR_SHARE,
+  type PinnedBlock,
+  type StandbyRoute,
+  type Task,
+  type TaskPin,
+  type TaskStats,
+} from '../task.ts';
 import { hasBlock } from './route-choice.ts';
 
 /** Smallest page size reached by halving after time-outs. */
@@ -169,14 +177,14 @@ export class RoutedSource implements PageSource {
 
   /**
    * Refuses a request at the pinned block once the deployment, which keeps `history` blocks (its manifest's
-   * `indexerHints.prune`), has likely indexed half of that past it, by the answers' `graph-indexed` header and its
+   * `indexerHints.prune`), has likely indexed 3/4 of that past it, by the answers' `graph-indexed` header and its
    * pace: graph-node prunes the block soon after the head passes it by the history (`sandbox/prune.ts`), and a task
    * moves to a newer block (`moved-floor.ts`) before any request is made at a block the deployment no longer holds.
    */
   private aboveFloor(): void {
     const { history, block } = this.pin;
     const indexed = this.deps.routes?.indexed(this.endpoint.url, undefined, Date.now());
-    if (history === undefined || indexed === undefined || indexed - block.number < history / 2) return;
+    if (history === undefined || indexed === undefined || indexed - block.number < FLOOR_SHARE * history) return;
     throw new UpstreamError(
       `the deployment keeps ${history} blocks (its manifest's indexerHints.prune) and has indexed block ${indexed}: block ${block.number} is soon pruned`,
       { kind: 'pruned', retryable: false, floor: indexed - history },

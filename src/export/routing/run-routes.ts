@@ -12,8 +12,8 @@ import { withRetries } from '../../upstream/retry.ts';
 import { headRoutesFor } from '../../upstream/routes.ts';
 import { redact } from '../../upstream/upstream-error.ts';
 import { inert } from '../../util/inert.ts';
-import type { RunArgs } from '../extract.ts';
-import type { StandbyRoute, Task } from '../task.ts';
+import type { RunArgs } from '../run-args.ts';
+import type { RouteView, StandbyRoute, Task } from '../task.ts';
 import {
   chooseRoute,
   type HashLookup,
@@ -21,7 +21,6 @@ import {
   noRouteMessage,
   type Probed,
   type RouteChoice,
-  type RouteView,
 } from './route-choice.ts';
 
 /** What finding the routes needs of a run. */
