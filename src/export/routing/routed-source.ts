@@ -10,7 +10,6 @@ import { chainName } from '../../config/chains.ts';
 import { StopRequested, UpstreamError } from '../../errors.ts';
 import type { KeptPage } from '../../store/batch.ts';
 import type { Answer, Endpoint } from '../../upstream/client.ts';
-import { HEAD_QUERY, type HeadAnswer } from '../../upstream/endpoint-probe.ts';
 import { withRetries } from '../../upstream/retry.ts';
 import type { CheckedPage, PageRow } from '../check/page-check.ts';
 import {
@@ -35,7 +34,7 @@ import {
   type TaskPin,
   type TaskStats,
 } from '../task.ts';
-import { hasBlock } from './route-choice.ts';
+import { readiness } from './standby.ts';
 
 /** Smallest page size reached by halving after time-outs. */
 export const MIN_PAGE_SIZE = 50;
@@ -204,7 +203,11 @@ export class RoutedSource implements PageSource {
     for (let next = this.standby.shift(); next; next = this.standby.shift()) {
       const from = this.endpoint.label;
       const move = { from, to: next.endpoint.label, block: this.block.number, reason: e.message };
-      const checked = await this.readiness(next);
+      const checked = await readiness(this.deps.source, next, {
+        ds: this.ds,
+        pin: this.pin,
+        label: this.endpoint.label,
+      });
       if (typeof checked === 'string') {
         this.failovers.push({ ...move, refused: checked });
         this.deps.log(
@@ -223,35 +226,6 @@ export class RoutedSource implements PageSource {
       return true;
     }
     return false;
-  }
-
-  /** Whether a standby route can continue the task now: its root field and head, or why not. */
-  private async readiness(
-    next: StandbyRoute,
-  ): Promise<{ root: string; head: { number: number; hash: string | null } } | string> {
-    const root = next.info.roots.get(this.ds.entity);
-    if (root === undefined) return `it has no ${this.ds.entity} entity`;
-    if (next.info.changeBlock !== this.pin.changeBlock)
-      return 'it differs from the current route in `_change_block` filters';
-    let meta: { number: number; hash: string | null; errors: boolean };
-    try {
-      const m = (await this.deps.source.request<HeadAnswer>(next.endpoint, HEAD_QUERY, {})).data._meta;
-      meta = { number: m.block.number, hash: m.block.hash, errors: m.hasIndexingErrors };
-    } catch (err) {
-      return `it did not answer (${(err as Error).message})`;
-    }
-    if (meta.errors) return 'it reports indexing errors';
-    if (meta.number < this.block.number)
-      return `it has indexed only up to block ${meta.number}, before the task's block ${this.block.number}`;
-    const cur = this.pin.head;
-    if (cur?.hash && meta.hash && meta.number >= cur.number) {
-      if (meta.number === cur.number && meta.hash !== cur.hash)
-        return `it is on another fork: at block ${cur.number} its hash is ${meta.hash}, on ${this.endpoint.label} ${cur.hash}`;
-      // A lookup that fails counts as no: the chain cannot be shown to be the same.
-      if (meta.number > cur.number && (await hasBlock(this.deps.source, next.endpoint, cur.hash)) !== true)
-        return `it is on another fork: it has no block with hash ${cur.hash} (block ${cur.number} on ${this.endpoint.label}); its head ${meta.number} has hash ${meta.hash}`;
-    }
-    return { root, head: { number: meta.number, hash: meta.hash } };
   }
 
   /**
