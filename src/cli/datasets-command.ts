@@ -43,10 +43,13 @@ export const jobsCommand = (jobs: readonly Job[]): CommandBody<FolderArgs> => ({
   builder: (y) => folderOptions(y),
   handler: (a) => {
     const sources = folderSources(configFor(a), jobs);
-    for (const j of sources.jobs)
-      process.stdout.write(
-        `${j.name.padEnd(14)} ${j.schedule.padEnd(14)} ${j.description} (${j.datasets.length} datasets)\n`,
-      );
+    // A line per job, laid out as every table of the command line is (`util/display.ts`).
+    const [first, ...rest] = sources.jobs.map((j) => [
+      j.name,
+      j.schedule,
+      `${j.description} (${j.datasets.length} datasets)`,
+    ]);
+    if (first) for (const line of tableLines(first, rest, { right: [] })) process.stdout.write(`${line}\n`);
     if (!sources.dodo)
       process.stdout.write(
         `DODO's jobs (${jobs.map((j) => j.name).join(', ')}) are not this folder's: ${sources.why}; \`--jobs NAME\` runs one all the same\n`,

@@ -13,7 +13,7 @@ import { type RunOutcome, runOnce } from '../pipeline/run.ts';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
-import { terminalWidth } from '../util/display.ts';
+import { tableLines, terminalWidth } from '../util/display.ts';
 import { inert } from '../util/inert.ts';
 import { wrap } from '../util/wrap.ts';
 import { VERIFIED_DATASETS } from '../verify/identities.ts';
@@ -53,12 +53,15 @@ async function dryRun(config: Config, tasks: readonly Task[]): Promise<void> {
       process.stdout.write(
         'no API key is set: DODO\'s tasks need POOL_EXPORT_API_KEY (or "apiKey" in the config file)\n',
       );
+    const plan: string[][] = [];
     for (const t of tasks) {
       const cp = await cps?.get(t.chainId, t.ds.name).catch(() => undefined);
-      process.stdout.write(
-        `${t.ds.name.padEnd(35)} ${chainName(t.chainId).padEnd(10)} ${t.ds.kind.padEnd(8)} ${t.endpoint.label}  cursor ${cp ? inert(cp.cursor) : '(start of history)'}\n`,
-      );
+      const cursor = `cursor ${cp ? inert(cp.cursor) : '(start of history)'}`;
+      plan.push([t.ds.name, chainName(t.chainId), t.ds.kind, t.endpoint.label, cursor]);
     }
+    // A table as every table of the command line is laid out (`util/display.ts`), with no header: a line per task.
+    const [first, ...rest] = plan;
+    if (first) for (const line of tableLines(first, rest, { right: [] })) process.stdout.write(`${line}\n`);
   } finally {
     await warehouse?.close();
   }

@@ -1,7 +1,7 @@
 /** The human summary of a run, printed by `run` and logged by `schedule`. */
 import { chainName } from '../config/chains.ts';
 import { isStopped, type TaskResult } from '../export/task.ts';
-import { maxOf } from '../util/extremes.ts';
+import { tableLines } from '../util/display.ts';
 import { inert } from '../util/inert.ts';
 import { cause } from '../util/logger.ts';
 import { wrap } from '../util/wrap.ts';
@@ -42,13 +42,9 @@ export function summary(results: readonly TaskResult[], opts: { byChain?: boolea
           ].join(', ');
     rows.push([name, chain ?? String(rs.length), add('rows'), add('pages'), add('requests'), status]);
   }
-  const widths = rows[0]!.map((_, i) => maxOf(rows.map((r) => r[i]!.length)));
-  const lines = rows.map((r) =>
-    r
-      .map((cell, i) => (i >= 2 && i <= 4 ? cell.padStart(widths[i]!) : i < 5 ? cell.padEnd(widths[i]!) : cell))
-      .join(' ')
-      .replace(/ (\S+)$/, '  $1'),
-  );
+  // Laid out as every table of the command line is (`util/display.ts`): widths in terminal cells, counts right-aligned.
+  const [head, ...body] = rows;
+  const lines = tableLines(head!, body, { right: [false, false, true, true, true, false] });
   const prose: string[] = [];
   const sum = (k: 'rows' | 'requests' | 'retries' | 'pages' | 'duplicates') =>
     results.reduce((a, r) => a + r.stats[k], 0);

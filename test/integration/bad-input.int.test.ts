@@ -612,7 +612,7 @@ describe('bad input', () => {
     expect(r.stdout).toContain("no API key is set: DODO's tasks need POOL_EXPORT_API_KEY");
     expect(r.stdout).not.toContain('apikey=');
     expect(r.stdout).toMatch(
-      /dodoex\.swaps +bsc +event +http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex {2}cursor \(start of history\)/,
+      /dodoex\.swaps +bsc +event +http:\/\/127\.0\.0\.1:\d+\/subgraph\/graphql\?chainId=56&schemaName=dodoex +cursor \(start of history\)/,
     );
     expect(existsSync(fresh)).toBe(false);
     // With a warehouse, the cursors are read without writing to it.
