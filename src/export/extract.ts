@@ -3,7 +3,8 @@
 import pLimit from 'p-limit';
 import { CheckpointStore } from '../store/checkpoint-store.ts';
 import { pruneLedger, RunLedger } from '../store/run-ledger.ts';
-import { commitLanes, DuckDBSink, GROUP_LIMIT } from '../store/sink.ts';
+import { DuckDBSink, GROUP_LIMIT } from '../store/sink.ts';
+import { commitLanes } from '../store/sink-lanes.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import { prepareTables } from '../store/tables.ts';
 import type { EndpointInfo } from '../upstream/endpoint-probe.ts';

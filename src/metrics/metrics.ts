@@ -16,7 +16,8 @@ import { errorClass } from '../errors.ts';
 import { isStopped } from '../export/task.ts';
 import type { RunOutcome } from '../pipeline/run.ts';
 import { freshnessOf, type Heads } from '../store/freshness.ts';
-import { readStatusFile, type StatusEntry } from '../store/status-file.ts';
+import type { StatusEntry } from '../store/status-entries.ts';
+import { readStatusFile } from '../store/status-file.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 
 /** Every name starts with this. */

@@ -19,7 +19,7 @@ import { deploymentUrl, subgraphEntity, subgraphOf } from '../catalog/subgraphs.
 import { chainName } from '../config/chains.ts';
 import { viewsWithFiles } from '../lake/lake-db.ts';
 import { lagSeconds } from '../store/freshness.ts';
-import type { StatusEntry } from '../store/status-file.ts';
+import type { StatusEntry } from '../store/status-entries.ts';
 import { urlEndpoint } from '../upstream/routes.ts';
 import { maxOf, minOf } from '../util/extremes.ts';
 import { qt } from '../util/sql.ts';

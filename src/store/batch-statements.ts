@@ -1,50 +1,17 @@
 /**
  * The statements that commit batches inside an open transaction: reading a batch's files with the dataset's column
- * types, the rows each kind of `Replace` clears, the checkpoint moves by compare-and-set, and what the lake must write
- * again (a lake mark).
+ * types, the rows each kind of `Replace` clears, and what the lake must write again (a lake mark, `batch.ts`); the
+ * checkpoint moves by compare-and-set are `checkpoint-moves.ts`.
  */
 import type { Dataset } from '../catalog/catalog.ts';
-import { ConcurrentWriterError } from '../errors.ts';
 import { maxOf } from '../util/extremes.ts';
 import { lit, q, qt } from '../util/sql.ts';
-import type { Batch, Replace, Written } from './batch.ts';
-import {
-  type CheckpointKey,
-  checkpointMovesStatement,
-  checkpointStatement,
-  dropShardsStatement,
-} from './checkpoint-store.ts';
+import type { Batch, Replace, Wrote } from './batch.ts';
+import { concurrentWriter } from './checkpoint-moves.ts';
+import { dropShardsStatement } from './checkpoint-store.ts';
 import { type BatchFormat, idSqlType, insertParts, jsonColumns, pageColumns } from './ddl.ts';
 import { recordSnapshotDigests, sameAsStoredSnapshot } from './snapshot-digest.ts';
-
-/** Where the lake must rewrite a dataset of a chain from (null: only the runs' own rows), and the runs that wrote it. */
-export interface LakeMark {
-  readonly chainId: number;
-  readonly dataset: string;
-  readonly from: number | null;
-  readonly runs: ReadonlySet<string>;
-  /** Rows of other runs may have left the table on this chain (see `lake_pending.dropped`). */
-  readonly dropped: boolean;
-}
-
-/** Two marks of one dataset and chain as one: the earlier start (a null start gives way to a number), both runs. */
-export function joinMarks(a: LakeMark | undefined, b: LakeMark): LakeMark {
-  if (!a) return b;
-  const from = a.from === null ? b.from : b.from === null ? a.from : Math.min(a.from, b.from);
-  return { ...a, from, runs: new Set([...a.runs, ...b.runs]), dropped: a.dropped || b.dropped };
-}
-
-/** What a batch wrote, and what the lake must write again (none: nothing changed for it). */
-export interface Wrote {
-  readonly written: Written;
-  readonly mark?: LakeMark;
-}
-
-/** An open transaction, as a batch uses it. */
-export interface Tx {
-  exec(sql: string, params?: (string | number | null)[]): Promise<number>;
-  all(sql: string, params?: (string | number | null)[]): Promise<Record<string, unknown>[]>;
-}
+import type { Tx } from './sql-port.ts';
 
 /** A file of a batch and the length of its longest row or page (in UTF-16 code units, as JavaScript counts). */
 export interface BatchFile {
@@ -195,59 +162,6 @@ export async function deleteRange(tx: Tx, b: Batch): Promise<number> {
     r.to,
   ]);
   return Number(r.from);
-}
-
-/** The key of a batch's checkpoint. */
-function checkpointKey(b: Batch): CheckpointKey {
-  return { chainId: b.chainId, dataset: b.ds.name, ...(b.checkpoint.shard ? { shard: b.checkpoint.shard } : {}) };
-}
-
-/** The error of a batch whose checkpoint another writer moved (or created) first. */
-function concurrentWriter(b: Batch): ConcurrentWriterError {
-  const shard = b.checkpoint.shard;
-  return new ConcurrentWriterError(
-    shard ? `${b.ds.name} (shard ${shard.shard} of ${shard.shards})` : b.ds.name,
-    b.chainId,
-  );
-}
-
-/**
- * The checkpoint moves of batches, in order, by compare-and-set, in as few statements as they allow: the moves of one
- * checkpoint that follow each other become one (from the first batch's `prev` to the last's `next`), and the moves of
- * existing checkpoints of one table go in one UPDATE. Any move that fails fails them all; the sink then commits the
- * batches one by one, which finds the one refused.
- */
-export async function moveCheckpoints(tx: Tx, batches: readonly Batch[]): Promise<void> {
-  const chains = new Map<string, { first: Batch; last: Batch }>();
-  for (const b of batches) {
-    const id = JSON.stringify([b.chainId, b.ds.name, b.checkpoint.shard?.shard ?? null, b.checkpoint.shard?.shards]);
-    const c = chains.get(id);
-    if (!c) chains.set(id, { first: b, last: b });
-    else if (c.last.checkpoint.next === b.checkpoint.prev) c.last = b;
-    else throw concurrentWriter(b);
-  }
-  const move = (c: { first: Batch; last: Batch }) => ({
-    key: checkpointKey(c.first),
-    move: {
-      prev: c.first.checkpoint.prev,
-      next: c.last.checkpoint.next,
-      block: { number: c.last.block, time: c.last.blockTime },
-      runId: c.last.runId,
-    },
-  });
-  const tables = new Map<boolean, ReturnType<typeof move>[]>();
-  for (const c of chains.values()) {
-    const m = move(c);
-    // A checkpoint not there yet is created by its own statement (an INSERT that adds no row if another writer did).
-    if (m.move.prev === null) {
-      const cp = checkpointStatement(m.key, m.move);
-      if ((await tx.exec(cp.sql, cp.params)) !== 1) throw concurrentWriter(c.first);
-    } else tables.set(!!m.key.shard, [...(tables.get(!!m.key.shard) ?? []), m]);
-  }
-  for (const moves of tables.values()) {
-    const cp = checkpointMovesStatement(moves);
-    if ((await tx.exec(cp.sql, cp.params)) !== moves.length) throw concurrentWriter(batches[0]!);
-  }
 }
 
 /**

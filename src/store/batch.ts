@@ -64,3 +64,26 @@ export interface Written {
    */
   readonly replacedIds: readonly string[];
 }
+
+/** Where the lake must rewrite a dataset of a chain from (null: only the runs' own rows), and the runs that wrote it. */
+export interface LakeMark {
+  readonly chainId: number;
+  readonly dataset: string;
+  readonly from: number | null;
+  readonly runs: ReadonlySet<string>;
+  /** Rows of other runs may have left the table on this chain (see `lake_pending.dropped`). */
+  readonly dropped: boolean;
+}
+
+/** Two marks of one dataset and chain as one: the earlier start (a null start gives way to a number), both runs. */
+export function joinMarks(a: LakeMark | undefined, b: LakeMark): LakeMark {
+  if (!a) return b;
+  const from = a.from === null ? b.from : b.from === null ? a.from : Math.min(a.from, b.from);
+  return { ...a, from, runs: new Set([...a.runs, ...b.runs]), dropped: a.dropped || b.dropped };
+}
+
+/** What a batch wrote, and what the lake must write again (none: nothing changed for it). */
+export interface Wrote {
+  readonly written: Written;
+  readonly mark?: LakeMark;
+}

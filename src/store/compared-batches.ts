@@ -9,9 +9,10 @@
  */
 
 import { q, qt } from '../util/sql.ts';
-import type { Batch } from './batch.ts';
-import { type BatchSource, readFiles, seqColumn, type Tx, type Wrote } from './batch-statements.ts';
+import type { Batch, Wrote } from './batch.ts';
+import { type BatchSource, readFiles, seqColumn } from './batch-statements.ts';
 import { insertParts } from './ddl.ts';
+import type { Tx } from './sql-port.ts';
 
 /** A batch and its files, as the sink holds them. */
 export interface Compared {

@@ -11,7 +11,7 @@ import type { Config } from '../config/config.ts';
 import { UpstreamClient } from '../upstream/client.ts';
 import { HEAD_QUERY, type HeadAnswer } from '../upstream/endpoint-probe.ts';
 import { headRoutesFor } from '../upstream/routes.ts';
-import type { StatusEntry } from './status-file.ts';
+import type { StatusEntry } from './status-entries.ts';
 
 /** Seconds from `blockTime` (ISO) to `referenceSecs` (Unix seconds), never negative; null without a block time. */
 export function lagSeconds(blockTime: string | null, referenceSecs: number): number | null {

@@ -8,9 +8,10 @@
  * digest, and is inserted; one the digest cannot answer for is compared row for row on its own.
  */
 import { qt } from '../util/sql.ts';
-import type { Tx, Wrote } from './batch-statements.ts';
+import type { Wrote } from './batch.ts';
 import { type Compared, insertStaged, int, setsOf, stagedRows } from './compared-batches.ts';
 import { digestSays, recordSnapshotDigests, storedDigests } from './snapshot-digest.ts';
+import type { Tx } from './sql-port.ts';
 
 /**
  * Whether a batch is a snapshot that can be written in a set, outside a repair: mapped rows with their digest, or a

@@ -18,3 +18,9 @@ export interface TableStore extends Sql {
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
   readonly path: string;
 }
+
+/** An open transaction, as a batch uses it. */
+export interface Tx {
+  exec(sql: string, params?: (string | number | null)[]): Promise<number>;
+  all(sql: string, params?: (string | number | null)[]): Promise<Record<string, unknown>[]>;
+}

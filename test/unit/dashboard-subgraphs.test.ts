@@ -15,7 +15,8 @@ import { defineDatasetViews } from '../../src/lake/lake-db.ts';
 import { chainDir, writeLayoutFile } from '../../src/lake/layout.ts';
 import { dashboardData } from '../../src/reports/dashboard-data.ts';
 import { subgraphFigures } from '../../src/reports/dashboard-subgraphs.ts';
-import { type StatusEntry, writeStatusFile } from '../../src/store/status-file.ts';
+import type { StatusEntry } from '../../src/store/status-entries.ts';
+import { writeStatusFile } from '../../src/store/status-file.ts';
 import { lit } from '../../src/util/sql.ts';
 
 const SCHEMA = `

@@ -10,7 +10,7 @@ import { findDataset } from '../../src/catalog/catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { callControl } from '../../src/sandbox/spawn.ts';
 import { freshest, freshnessOf, isStale, lagSeconds, readHeads } from '../../src/store/freshness.ts';
-import type { StatusEntry } from '../../src/store/status-file.ts';
+import type { StatusEntry } from '../../src/store/status-entries.ts';
 import { headRoutesFor } from '../../src/upstream/routes.ts';
 import { sandboxEnv } from '../support/export-check.ts';
 import { freePort, silentServer } from '../support/ports.ts';

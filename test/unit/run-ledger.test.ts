@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type LedgerTask, pruneLedger, RunLedger } from '../../src/store/run-ledger.ts';
-import { readEntries } from '../../src/store/status-file.ts';
+import { readEntries } from '../../src/store/status-entries.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 
 let dir: string;

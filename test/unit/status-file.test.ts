@@ -10,7 +10,8 @@ import { findDataset } from '../../src/catalog/catalog.ts';
 import { dataFolder } from '../../src/config/data-folder.ts';
 import { createTable } from '../../src/store/ddl.ts';
 import { type LedgerTask, RunLedger } from '../../src/store/run-ledger.ts';
-import { readEntries, readStatusFile, StatusKeeper } from '../../src/store/status-file.ts';
+import { readEntries } from '../../src/store/status-entries.ts';
+import { readStatusFile, StatusKeeper } from '../../src/store/status-file.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 
 let dir: string;
