@@ -3,7 +3,7 @@
  * that continue one, which a run asks in one batch per route (`first-pages.ts`).
  */
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
-import type { FirstAsk } from './first-pages.ts';
+import type { FirstAsk } from './first-batch.ts';
 import { firstRequest, windowPresenceFrom } from './paginate/first-request.ts';
 import { taskKey } from './routing/reorg-check.ts';
 import type { Probed } from './routing/route-choice.ts';

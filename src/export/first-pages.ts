@@ -26,28 +26,13 @@
  * rows.
  */
 import pLimit from 'p-limit';
-import type { Dataset } from '../catalog/catalog.ts';
 import { UpstreamError } from '../errors.ts';
 import type { Answer, Endpoint } from '../upstream/client.ts';
 import { arrayLength, objectMembers, type Span, topMembers } from '../util/json-members.ts';
 import type { EventLog } from '../util/logger.ts';
-import type { PassRequest } from './paginate/pass.ts';
-import { idType, pageField, pageQuery } from './queries.ts';
+import { batchQuery, type FirstAsk, heldIds } from './first-batch.ts';
+import { pageQuery } from './queries.ts';
 import type { PageSource, Presence, PresenceAt } from './seams.ts';
-
-/** One task's first page request, as its route's `RoutedSource` will send it. */
-export interface FirstAsk {
-  readonly endpoint: Endpoint;
-  readonly ds: Dataset;
-  /** The route's collection field of the dataset's entity. */
-  readonly root: string;
-  readonly request: PassRequest;
-  /**
-   * Ids whose presence the task will ask at its block (a mutable dataset's rows read within the re-read window by
-   * earlier runs: `paginate/mutable.ts`, `removeGone`), asked in the same batch; at most a page of them.
-   */
-  readonly present?: readonly string[];
-}
 
 /** The key of what a batch learnt of ids' presence. */
 function presenceKey(at: PresenceAt): string {
@@ -91,59 +76,6 @@ const SPLIT_KINDS: ReadonlySet<string> = new Set(['graphql', 'garbage']);
 function askKey(endpoint: Endpoint, query: string, vars: Record<string, unknown>): string {
   const sorted = Object.fromEntries(Object.entries(vars).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return `${endpoint.url}\n${query}\n${JSON.stringify(sorted)}`;
-}
-
-/** The batched query of `asks`: alias `a<i>` per ask, its variables renamed `$a<i>_<name>`. */
-export function batchQuery(asks: readonly FirstAsk[], first: number): { query: string; vars: Record<string, unknown> } {
-  const decls: string[] = [];
-  const fields: string[] = [];
-  const vars: Record<string, unknown> = {};
-  asks.forEach((a, i) => {
-    const { vars: declared, field } = pageField(a.ds, a.root, a.request.shape);
-    const rename = (text: string) => text.replace(/\$([A-Za-z_]\w*)/g, `$a${i}_$1`);
-    decls.push(rename(declared));
-    fields.push(`a${i}: ${rename(field)}`);
-    for (const [k, v] of Object.entries({ first, ...a.request.vars })) vars[`a${i}_${k}`] = v;
-    if (a.present?.length) {
-      decls.push(`$p${i}_first: Int!, $p${i}_block: Int!, $p${i}_ids: [${idType(a.ds)}!]!`);
-      fields.push(
-        `p${i}: ${a.root}(first: $p${i}_first, block: { number: $p${i}_block }, where: { id_in: $p${i}_ids }) { id }`,
-      );
-      Object.assign(vars, {
-        [`p${i}_first`]: a.present.length,
-        [`p${i}_block`]: a.request.vars.block,
-        [`p${i}_ids`]: a.present,
-      });
-    }
-  });
-  return { query: `query FirstPages(${decls.join(', ')}) { ${fields.join(' ')} }`, vars };
-}
-
-/**
- * The ids each ask's presence alias holds (undefined for an ask without one); undefined when one is not a list of rows
- * with a text id each.
- */
-function heldIds(
-  asks: readonly FirstAsk[],
-  members: ReadonlyMap<string, Uint8Array>,
-): (Set<string> | undefined)[] | undefined {
-  const out: (Set<string> | undefined)[] = [];
-  for (const [i, a] of asks.entries()) {
-    if (!a.present?.length) {
-      out.push(undefined);
-      continue;
-    }
-    const rows: unknown = JSON.parse(Buffer.from(members.get(`p${i}`)!).toString('utf8'));
-    if (!Array.isArray(rows)) return undefined;
-    const ids = new Set<string>();
-    for (const r of rows) {
-      const id = (r as { id?: unknown } | null)?.id;
-      if (typeof id !== 'string') return undefined;
-      ids.add(id);
-    }
-    out.push(ids);
-  }
-  return out;
 }
 
 /** The bytes of `span` in `body`, as a view. */
@@ -354,38 +286,5 @@ export class FirstPages implements PageSource {
           { asked: a.present, held: held[i] ?? new Set() },
         );
     });
-  }
-}
-
-/**
- * A source whose every request waits for a place under `limit` (its host's), for a task that runs outside its host's
- * task limit because a batch holds all it is expected to read (see `FirstPages.holdsShort`).
- */
-export class HostLimited implements PageSource {
-  constructor(
-    private readonly source: FirstPages,
-    private readonly limit: <T>(fn: () => Promise<T>) => Promise<T>,
-  ) {}
-
-  request<T>(endpoint: Endpoint, query: string, vars: Record<string, unknown>): Promise<Answer<T>> {
-    return this.limit(() => this.source.request<T>(endpoint, query, vars));
-  }
-
-  requestBody(
-    endpoint: Endpoint,
-    query: string,
-    vars: Record<string, unknown>,
-  ): Promise<{ body: Uint8Array; bytes: number; requests?: number }> {
-    // A page the batch holds is no request: it takes no place.
-    if (this.source.holds(endpoint, query, vars)) return this.source.requestBody(endpoint, query, vars);
-    return this.limit(() => this.source.requestBody(endpoint, query, vars));
-  }
-
-  answerData<T>(endpoint: Endpoint, body: Uint8Array): T {
-    return this.source.answerData<T>(endpoint, body);
-  }
-
-  knownPresence(at: PresenceAt): Presence | undefined {
-    return this.source.knownPresence(at);
   }
 }

@@ -9,7 +9,9 @@ import { type CursorKind, type Dataset, findDataset } from '../../src/catalog/ca
 import { UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
 import { commitOrder } from '../../src/export/commit-order.ts';
-import { batchQuery, type FirstAsk, FirstPages, HostLimited } from '../../src/export/first-pages.ts';
+import { batchQuery, type FirstAsk } from '../../src/export/first-batch.ts';
+import { FirstPages } from '../../src/export/first-pages.ts';
+import { HostLimited } from '../../src/export/host-limited.ts';
 import { firstRequest, windowPresenceFrom } from '../../src/export/paginate/first-request.ts';
 import { pageQuery, selection } from '../../src/export/queries.ts';
 import type { PageSource } from '../../src/export/seams.ts';
