@@ -1,6 +1,6 @@
 /** A stored column of a dataset: its upstream field, its warehouse name and its storage class. */
 import type { FieldModel, SchemaModel } from '../schemas/entity-model.ts';
-import { snake } from './names.ts';
+import { refColumn, snake } from './names.ts';
 
 /**
  * Storage class of a column: decides its SQL type, JSON check and conversion.
@@ -168,7 +168,7 @@ export function fieldColumn(
   if (f.ref)
     return {
       field: f.name,
-      column: `${snake(f.name)}_id`,
+      column: refColumn(f.name),
       cls: 'ref',
       nullable: !f.nonNull,
       select: `${f.name} { id }`,

@@ -201,6 +201,11 @@ export function snake(name: string): string {
     .toLowerCase();
 }
 
+/** DODO's column of a reference field: its snake case and `_id` (`baseToken` → `base_token_id`). */
+export function refColumn(field: string): string {
+  return `${snake(field)}_id`;
+}
+
 /**
  * DODO's table of an entity: snake case of its plural (`MaintainerEarnings` → `maintainer_earnings`), the plural's
  * ending added after the snake case of the name, so that a run of capitals stays whole (`NewTTL` → `new_ttls`).
