@@ -6,10 +6,7 @@
 import type { CommandModule } from 'yargs';
 import type { Job } from '../catalog/job.ts';
 import { EXIT_GAPS, EXIT_STALE } from '../errors.ts';
-
-/** What a command's module gives: its options and its handler. Its usage and description are listed below. */
-// biome-ignore lint/suspicious/noExplicitAny: each command has its own argument type; yargs erases it here.
-export type CommandBody<A = any> = Pick<CommandModule<object, A>, 'builder' | 'handler'>;
+import type { CommandBody } from './command-body.ts';
 
 export interface CommandEntry {
   /** Its usage as yargs reads it: the name, then positional arguments. */

@@ -10,7 +10,7 @@ import { updateLakeFor } from '../pipeline/lake-step.ts';
 import { writeViewsFile } from '../reports/views.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { rewriteWarehouseBlocks } from '../store/warehouse-blocks.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
 
 /** The yargs module of the `compact` command. */

@@ -6,7 +6,7 @@ import { UsageError } from '../errors.ts';
 import { fetchForReading } from '../pipeline/lake-step.ts';
 import { writeDashboard } from '../reports/dashboard.ts';
 import type { DashboardFilter } from '../reports/dashboard-filter.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import {
   CHAINS_FILTER,
   chainsOption,

@@ -6,7 +6,7 @@ import { asideSubject, setAsideSubgraphs, subgraphOf } from '../catalog/subgraph
 import { folderSources } from '../pipeline/sources.ts';
 import { tableLines } from '../util/display.ts';
 import { inert } from '../util/inert.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { configFor, type FolderArgs, folderOptions } from './options.ts';
 
 /**

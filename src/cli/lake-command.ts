@@ -16,7 +16,7 @@ import { viewsWithFiles } from '../lake/lake-db.ts';
 import { ENGINES, type Engine, lakeDdl, lakeTables } from '../lake/lake-ddl.ts';
 import { withBucket } from '../pipeline/lake-step.ts';
 import { folderSources } from '../pipeline/sources.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { configFor, type FolderArgs, folderOptions } from './options.ts';
 
 interface Args extends FolderArgs {

@@ -7,7 +7,7 @@ import { writeViewsFile } from '../reports/views.ts';
 import { SCHEMA_VERSION } from '../store/migrations.ts';
 import { StatusKeeper } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
 
 /** The yargs module of the `migrate` command. */

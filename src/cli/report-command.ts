@@ -17,7 +17,7 @@ import { terminalWidth } from '../util/display.ts';
 import { inert } from '../util/inert.ts';
 import { closest } from '../util/suggest.ts';
 import { wrap } from '../util/wrap.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import {
   CHAINS_FILTER,
   chainsOption,

@@ -22,7 +22,7 @@ import { forgetRows } from '../store/lake-rebuild.ts';
 import { refreshStatusFile } from '../store/status-file.ts';
 import { Warehouse } from '../store/warehouse.ts';
 import { qt } from '../util/sql.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { CHAINS_FILTER, chainsOption, checkReadableDataDir, configFor, parseChains } from './options.ts';
 import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
 

@@ -5,7 +5,7 @@
  */
 import { UsageError } from '../errors.ts';
 import { withBucket } from '../pipeline/lake-step.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
 
 /** The yargs module of the `restore` command. */

@@ -17,7 +17,7 @@ import { tableLines, terminalWidth } from '../util/display.ts';
 import { inert } from '../util/inert.ts';
 import { wrap } from '../util/wrap.ts';
 import { VERIFIED_DATASETS } from '../verify/identities.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { metricsFor, staleAfterOption } from './metrics-options.ts';
 import { TerminalProgress } from './progress.ts';
 import { StopRequests } from './stop.ts';

@@ -10,7 +10,7 @@ import { buildPlan } from '../export/routing/plan.ts';
 import { parseScheduleOverrides } from '../scheduler/cron.ts';
 import { serveSchedule } from '../service/schedule-service.ts';
 import { inert } from '../util/inert.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { checkDashboardOut } from './dashboard-command.ts';
 import { metricsFor, parsePort, staleAfterOption } from './metrics-options.ts';
 import { parseDuration } from './options.ts';

@@ -13,7 +13,7 @@ import { type Drift, INTROSPECTION_QUERY, type Introspected, schemaDrift } from 
 import { terminalWidth } from '../util/display.ts';
 import { inert, jsonSafe } from '../util/inert.ts';
 import { wrap } from '../util/wrap.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { chainsOption, list, parseChains } from './options.ts';
 
 interface Args {

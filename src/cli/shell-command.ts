@@ -12,7 +12,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { UsageError } from '../errors.ts';
 import { writeResult } from '../reports/output.ts';
 import { inert } from '../util/inert.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { folderOptions } from './options.ts';
 import { checkSelect, openLake } from './report-command.ts';
 

@@ -18,7 +18,7 @@ import { maxOf } from '../util/extremes.ts';
 import { inert, jsonSafe } from '../util/inert.ts';
 import { processAlive } from '../util/processes.ts';
 import { wrap } from '../util/wrap.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import {
   chainsOption,
   checkReadableDataDir,

@@ -40,7 +40,7 @@ import {
   withUnserved,
 } from '../upstream/subgraph-schema.ts';
 import { inert } from '../util/inert.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { configFor, type FolderArgs, folderOptions, list } from './options.ts';
 import { StopRequests } from './stop.ts';
 

@@ -21,7 +21,7 @@ import type { Mismatch } from '../verify/reconcile.ts';
 import { recordChecks } from '../verify/record.ts';
 import { type Repaired, repair, repairTargets } from '../verify/repair.ts';
 import { type VerifyReport, type VerifyRequest, verify } from '../verify/verify.ts';
-import type { CommandBody } from './commands.ts';
+import type { CommandBody } from './command-body.ts';
 import { chainsOption, checkReadableDataDir, configFor, day, list, parseChains } from './options.ts';
 import { type MaintenanceArgs, maintenanceOptions, withDataLock } from './write-options.ts';
 
