@@ -5,7 +5,7 @@
 import type { CheckpointStore } from '../store/checkpoint-store.ts';
 import type { FirstAsk } from './first-batch.ts';
 import { firstRequest, windowPresenceFrom } from './paginate/first-request.ts';
-import { taskKey } from './routing/reorg-check.ts';
+import { headKey, taskKey } from './routing/reorg-check.ts';
 import type { Probed } from './routing/route-choice.ts';
 import type { TaskRoute } from './routing/run-routes.ts';
 import type { Completed, RunArgs } from './run-args.ts';
@@ -21,8 +21,7 @@ export function lastRead(
   probe: Exclude<Probed, Error>,
   completed: Completed,
 ): { head: string | undefined; complete: { readonly cursor: string; readonly head: string } | undefined } {
-  const { number, hash } = probe.info.head;
-  const head = hash ? `${number}:${hash}` : undefined;
+  const head = headKey(probe.info.head);
   const complete = task.ds.kind === 'list' || !head ? undefined : completed.get(`${task.chainId}/${task.ds.name}`);
   return { head, complete };
 }

@@ -13,7 +13,7 @@ import { endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoin
 import { prunedFloor } from '../upstream/upstream-error.ts';
 import { runTask } from './by-kind.ts';
 import type { PageSource, TaskDeps } from './seams.ts';
-import type { Task, TaskPin, TaskStats } from './task.ts';
+import { pinnedAt, type Task, type TaskPin, type TaskStats } from './task.ts';
 import type { TaskRun } from './task-run.ts';
 
 /**
@@ -44,7 +44,7 @@ async function repin(
   const root = info.roots.get(task.ds.entity);
   if (root !== pin.root)
     throw new Error(`the deployment at ${task.endpoint.label} no longer serves ${task.ds.entity} as ${pin.root}`);
-  const { number, hash, timestamp } = info.head;
+  const { number, hash } = info.head;
   // A task reads at most FLOOR_SHARE (`task.ts`) of the history below the head (`routed-source.ts`, `aboveFloor`):
   // confirmations must leave it room. Where the history is not known, the floor is graph-node's own.
   const history = pin.history ?? Number.POSITIVE_INFINITY;
@@ -54,7 +54,7 @@ async function repin(
     );
   return {
     ...pin,
-    block: { number: Math.max(0, number - confirmations), timestamp: timestamp ?? Math.floor(Date.now() / 1000) },
+    block: pinnedAt(info.head, confirmations, Math.floor(Date.now() / 1000)),
     head: { number, hash },
     changeBlock: info.changeBlock,
     settled: false,

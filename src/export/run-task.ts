@@ -9,7 +9,7 @@ import { errorClass, explainWriteError, TaskError, UpstreamError } from '../erro
 import { redact } from '../upstream/upstream-error.ts';
 import { lastRead } from './first-asks.ts';
 import { runTaskAboveFloor } from './moved-floor.ts';
-import { taskKey } from './routing/reorg-check.ts';
+import { headKey, taskKey } from './routing/reorg-check.ts';
 import { NoRouteError, type TaskRoute } from './routing/run-routes.ts';
 import type { RunPlumbing } from './run-args.ts';
 import { emptyStats, type Task, type TaskPin, type TaskResult, type TaskStats } from './task.ts';
@@ -146,7 +146,7 @@ async function runRouted(plumbing: RunPlumbing, task: Task, at: TaskRoute): Prom
     const r = await runTaskAboveFloor(task, deps, pin);
     run = r.run;
     before = r.before;
-    const seen = r.pin === pin ? head : r.pin.head?.hash ? `${r.pin.head.number}:${r.pin.head.hash}` : undefined;
+    const seen = r.pin === pin ? head : r.pin.head && headKey(r.pin.head);
     result = {
       task,
       status: 'ok',

@@ -23,6 +23,19 @@ export interface PinnedBlock {
   readonly timestamp: number;
 }
 
+/**
+ * The block a task reads at on a route whose head is `head`: `confirmations` below it (never below 0), at the head's
+ * time (close enough for a watermark: incremental runs re-read their window, or go on from a read that stands), or
+ * `now` where the route gives no time.
+ */
+export function pinnedAt(
+  head: { readonly number: number; readonly timestamp?: number | null | undefined },
+  confirmations: number,
+  now: number,
+): PinnedBlock {
+  return { number: Math.max(0, head.number - confirmations), timestamp: head.timestamp ?? now };
+}
+
 /** Where a task reads this run: the pinned block, and what its endpoint's probe found. */
 export interface TaskPin {
   readonly block: PinnedBlock;

@@ -17,13 +17,12 @@ import type { TableStore } from './sql-port.ts';
 const MAX_PATH_PART = 255;
 
 /** What the changes need of a warehouse: its statements, its transactions and its file's path. */
-type Tables = TableStore;
 
 /**
  * Renames what an earlier version named otherwise among `datasets`: each table found under an earlier name
  * (`renameTable`), then each column (`renameColumns`).
  */
-export async function renameFormer(w: Tables, datasets: readonly Dataset[]): Promise<void> {
+export async function renameFormer(w: TableStore, datasets: readonly Dataset[]): Promise<void> {
   const renamed = datasets.filter((d) => d.formerly || d.columns.some((c) => c.formerly));
   if (!renamed.length) return;
   const tables = new Set(
@@ -43,7 +42,7 @@ export async function renameFormer(w: Tables, datasets: readonly Dataset[]): Pro
  * bucket lake's publish then deletes their objects). Nothing is read again. A process stopped after the commit leaves
  * the old folders, removed by the next start (the rename is found done, the folders still there).
  */
-async function renameTable(w: Tables, d: Dataset, tables: ReadonlySet<string>): Promise<void> {
+async function renameTable(w: TableStore, d: Dataset, tables: ReadonlySet<string>): Promise<void> {
   const former = d.formerly!.find((t) => tables.has(t));
   if (former && !tables.has(d.table)) {
     await w.transaction(async (tx) => {
@@ -67,7 +66,7 @@ async function renameTable(w: Tables, d: Dataset, tables: ReadonlySet<string>): 
  * exact texts, renamed in one transaction per table, each through a name of its own first, so that names that trade
  * places never meet; the dataset's lake files are rebuilt with the new names.
  */
-async function renameColumns(w: Tables, datasets: readonly Dataset[]): Promise<void> {
+async function renameColumns(w: TableStore, datasets: readonly Dataset[]): Promise<void> {
   const have = new Set(
     (await w.all("SELECT schema_name || '.' || table_name || '.' || column_name AS c FROM duckdb_columns()")).map((r) =>
       String(r.c),
@@ -113,7 +112,7 @@ const RENAMED_LEDGER = [
  * a table only in a transaction that has not changed its rows, so the copy and the cast are two: a process stopped
  * between them copies again (only texts still missing) and casts on its next start.
  */
-export async function retypeColumns(w: Tables, d: Dataset, have: ReadonlyMap<string, string>): Promise<void> {
+export async function retypeColumns(w: TableStore, d: Dataset, have: ReadonlyMap<string, string>): Promise<void> {
   // DuckDB names TIMESTAMPTZ by its long name; a list of structs (the liquidity list's) never changes type.
   const changed = d.columns.filter((c) => {
     const p = have.get(`${d.table}.${c.column}`);

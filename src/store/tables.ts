@@ -14,13 +14,12 @@ import type { TableStore } from './sql-port.ts';
 import { renameFormer, retypeColumns } from './table-changes.ts';
 
 /** What readying needs of a warehouse. */
-type Tables = TableStore;
 
 /**
  * Readies the tables of `datasets`: all of them in one transaction where it can, each on its own where not. Returns the
  * datasets whose table could not be readied, each with why (none: every one is ready).
  */
-export async function prepareTables(w: Tables, datasets: readonly Dataset[]): Promise<Map<Dataset, Error>> {
+export async function prepareTables(w: TableStore, datasets: readonly Dataset[]): Promise<Map<Dataset, Error>> {
   const failed = new Map<Dataset, Error>();
   try {
     await prepare(w, datasets);
@@ -33,7 +32,7 @@ export async function prepareTables(w: Tables, datasets: readonly Dataset[]): Pr
   return failed;
 }
 
-async function prepare(w: Tables, datasets: readonly Dataset[]): Promise<void> {
+async function prepare(w: TableStore, datasets: readonly Dataset[]): Promise<void> {
   // Tables and columns an earlier version named otherwise are renamed first, their rows kept.
   await renameFormer(w, datasets);
   // An immutable entity read by id kept a history table path before: its rows never change, so it keeps none now.

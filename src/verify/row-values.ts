@@ -14,7 +14,7 @@
  */
 import type { Column, Dataset } from '../catalog/catalog.ts';
 import { isRefList, MICROS, textColumn } from '../catalog/column.ts';
-import { chainsOfSchema, historyOf } from '../catalog/subgraphs.ts';
+import { chainsOfSchema } from '../catalog/subgraphs.ts';
 import { appendRest, findLongLists, LIST_PAGE, type ListRest, restItems, restQuery } from '../export/long-lists.ts';
 import { mapPage } from '../export/mapper.ts';
 import { firstId, pageQuery } from '../export/queries.ts';
@@ -22,10 +22,10 @@ import { hasText, idSqlType, typedFrom } from '../store/ddl.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
 import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
-import { prunedSkip, prunedWhy } from '../upstream/upstream-error.ts';
+import { prunedSkip } from '../upstream/upstream-error.ts';
 import { redact } from '../util/redact.ts';
 import { q, qt } from '../util/sql.ts';
-import type { Check } from './check.ts';
+import { type Check, prunedByHint } from './check.ts';
 import type { Mismatch } from './reconcile.ts';
 import type { Scopes } from './scope.ts';
 import type { RowReading } from './subgraph-ids.ts';
@@ -236,11 +236,9 @@ export async function valueChecks(
       if (!routes.length) continue;
       try {
         const { endpoint, info } = await routeAt(req.client, { routes, block, count, probes });
-        // A deployment that keeps little history may have pruned the block: no query is made there.
-        const history = historyOf(ds.schema, chainId);
-        if (history !== undefined && block < info.head.number - history) {
-          const why = prunedWhy(info.head.number - history, block);
-          checks.push({ ...base, block, groups: 0, mismatches: [], skipped: why });
+        const pruned = prunedByHint(ds, chainId, { head: info.head.number, block });
+        if (pruned) {
+          checks.push({ ...base, block, groups: 0, mismatches: [], skipped: pruned });
           continue;
         }
         const root = info.roots.get(ds.entity);

@@ -9,16 +9,16 @@
  * export again.
  */
 import type { Dataset } from '../catalog/catalog.ts';
-import { chainsOfSchema, deploymentUrl, historyOf, subgraphOf } from '../catalog/subgraphs.ts';
+import { chainsOfSchema, deploymentUrl, subgraphOf } from '../catalog/subgraphs.ts';
 import { firstId, pageQuery } from '../export/queries.ts';
 import type { Warehouse } from '../store/warehouse.ts';
 import type { Endpoint, UpstreamClient } from '../upstream/client.ts';
 import { type EndpointInfo, endpointInfo, PROBE_QUERY, type ProbeAnswer } from '../upstream/endpoint-probe.ts';
 import { urlEndpoint } from '../upstream/routes.ts';
-import { prunedSkip, prunedWhy } from '../upstream/upstream-error.ts';
+import { prunedSkip } from '../upstream/upstream-error.ts';
 import { redact } from '../util/redact.ts';
 import { qt } from '../util/sql.ts';
-import type { Check } from './check.ts';
+import { type Check, prunedByHint } from './check.ts';
 import type { Mismatch } from './reconcile.ts';
 import type { Scopes } from './scope.ts';
 
@@ -112,11 +112,9 @@ export async function subgraphIdChecks(
           roots.set(endpoint.url, probe);
         }
         const info = await probe;
-        // A deployment that keeps little history may have pruned the block: no query is made there.
-        const history = historyOf(ds.schema, chainId);
-        if (history !== undefined && scope.block < info.head.number - history) {
-          const skipped = prunedWhy(info.head.number - history, scope.block);
-          checks.push({ ...base, block: scope.block, groups: 0, mismatches: [], skipped });
+        const pruned = prunedByHint(ds, chainId, { head: info.head.number, block: scope.block });
+        if (pruned) {
+          checks.push({ ...base, block: scope.block, groups: 0, mismatches: [], skipped: pruned });
           continue;
         }
         const root = info.roots.get(ds.entity);

@@ -71,6 +71,14 @@ export function taskKey(task: Pick<Task, 'chainId' | 'ds'>): string {
   return `${task.chainId}/${task.ds.name}`;
 }
 
+/** A head as the ledger keeps it (`run_tasks.head`): `number:hash`; undefined without a hash. */
+export function headKey(head: {
+  readonly number: number;
+  readonly hash: string | null | undefined;
+}): string | undefined {
+  return head.hash ? `${head.number}:${head.hash}` : undefined;
+}
+
 /** `number:hash` as the ledger keeps a head, or undefined. */
 function parseHead(text: string): Head | undefined {
   const at = text.indexOf(':');
@@ -101,10 +109,12 @@ function askedByChain(args: ReorgCheckArgs): Map<number, Asked[]> {
     const { number, hash } = probe.info.head;
     const complete = args.complete.get(taskKey(task));
     const last = complete && parseHead(complete.head);
-    if (!hash || !complete || !last || complete.head === `${number}:${hash}`) continue;
+    if (!hash || !complete || !last || complete.head === headKey({ number, hash })) continue;
     if (!pinnedBy(JSON.parse(complete.cursor) as Cursor, last, args.config.confirmations)) continue;
     const asked = { task, endpoint: at.endpoint, head: { number, hash: hash.toLowerCase() }, last };
-    byChain.set(task.chainId, [...(byChain.get(task.chainId) ?? []), asked]);
+    const list = byChain.get(task.chainId);
+    if (list) list.push(asked);
+    else byChain.set(task.chainId, [asked]);
   }
   return byChain;
 }

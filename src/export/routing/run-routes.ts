@@ -13,7 +13,7 @@ import { headRoutesFor } from '../../upstream/routes.ts';
 import { redact } from '../../upstream/upstream-error.ts';
 import { inert } from '../../util/inert.ts';
 import type { RunArgs } from '../run-args.ts';
-import type { RouteView, StandbyRoute, Task } from '../task.ts';
+import { pinnedAt, type RouteView, type StandbyRoute, type Task } from '../task.ts';
 import {
   chooseRoute,
   type HashLookup,
@@ -103,10 +103,7 @@ export async function probeRoutes(args: RouteArgs): Promise<Map<string, Probed>>
           `the subgraph ${t.schema} on ${chainName(t.chainId)} serves a new deployment, ${inert(info.deployment)} (added at ${recorded}): a new version may have changed any row, so none is read from it until \`pool-export subgraph refresh ${t.schema}\` takes it (every dataset there read again whole)`,
           { kind: 'graphql', retryable: false },
         );
-      const number = Math.max(0, info.head.number - args.config.confirmations);
-      // With confirmations the pinned block is a little older than the head; the head's time is close enough for
-      // the mutable watermark, since incremental runs re-read reorgWindowSecs before it anyway.
-      return { block: { number, timestamp: info.head.timestamp ?? now }, info };
+      return { block: pinnedAt(info.head, args.config.confirmations, now), info };
     } catch (e) {
       // No answer at all (not one whose body trickled, whose own message says more): the host is named, with the fix.
       if (e instanceof UpstreamError && e.kind === 'timeout' && e.message.startsWith('no answer within'))
