@@ -159,6 +159,20 @@ describe('a backfill of a deployment that keeps 100 blocks, on a chain of a bloc
       expect(line).toMatch(
         /keeps only recent history \(its manifest's indexerHints\.prune\) and holds blocks from \d+ on/,
       );
+    // 200 blocks on, every checkpointed block is past the history kept: both kinds of verify name each dataset as
+    // not checked, and, the hint being known, ask nothing at a pruned block.
+    await sb.control('advance', { blocks: 200 });
+    await sb.control('stats', {});
+    for (const args of [['verify'], ['verify', '--values']]) {
+      const late = await cli(args, env);
+      expect(late.code, late.stdout + late.stderr).toBe(0);
+      const notChecked = (late.stdout + late.stderr).split('\n').filter((l) => l.startsWith('not checked'));
+      expect(notChecked.length, args.join(' ')).toBeGreaterThan(0);
+      for (const line of notChecked) expect(line).toMatch(/keeps only recent history/);
+      expect((await sb.control<{ pruned: number }>('stats')).pruned, `${args.join(' ')}: asked at a pruned block`).toBe(
+        0,
+      );
+    }
   }, 240_000);
 });
 
