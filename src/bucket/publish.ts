@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { dataFolder } from '../config/data-folder.ts';
 import { LAYOUT_VERSION } from '../lake/layout.ts';
-import type { Sql } from '../store/warehouse.ts';
+import type { Sql } from '../store/sql-port.ts';
 import { listLit, lit } from '../util/sql.ts';
 import type { Bucket } from './bucket.ts';
 import {

@@ -14,9 +14,6 @@ import { type FetchedPage, RoutedSource, type Row } from './routing/routed-sourc
 import type { TaskDeps } from './seams.ts';
 import { emptyStats, type Failover, type PinnedBlock, type Task, type TaskPin, type TaskStats } from './task.ts';
 
-export type { Flush } from './commit-pipeline.ts';
-export { type FetchedPage, MIN_PAGE_SIZE, type Row } from './routing/routed-source.ts';
-
 /** Ids of repeated rows named in one log line at most (the count is always whole). */
 const DUPLICATES_LOGGED = 5;
 

@@ -24,7 +24,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Dataset } from '../catalog/catalog.ts';
-import type { Sql } from '../store/warehouse.ts';
+import type { Sql } from '../store/sql-port.ts';
 import { listLit, lit, q, qt } from '../util/sql.ts';
 import { copyOpts, monthFiles, partName, publish, replacesSmall } from './lake-files.ts';
 import { chainDir, hasHistory, lakeSelect, orderKey, STATE_KEY, type TablePart } from './layout.ts';

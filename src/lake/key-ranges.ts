@@ -9,7 +9,7 @@
  * Cutting by count instead moved rows across files whenever a rewrite changed how many rows a full file held: between
  * the two renames such a row was in both files, or in neither.
  */
-import type { Sql } from '../store/warehouse.ts';
+import type { Sql } from '../store/sql-port.ts';
 import { lit } from '../util/sql.ts';
 
 /** One file of a rewrite: its number, and its rows as a range of the staged rows' `file_row_number`. */

@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Sql } from '../store/warehouse.ts';
+import type { Sql } from '../store/sql-port.ts';
 import { replaceFiles, writeFileAtomic } from '../util/atomic-file.ts';
 import { lakeTmp } from './layout.ts';
 

@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Dataset } from '../catalog/catalog.ts';
-import type { Sql } from '../store/warehouse.ts';
+import type { Sql } from '../store/sql-port.ts';
 import { listLit, lit, q, qt } from '../util/sql.ts';
 import { appendsTo } from './chain-writes.ts';
 import { cutMonth, fullFiles } from './key-ranges.ts';

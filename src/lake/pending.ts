@@ -7,7 +7,7 @@
  * statements and 150 ms before the first COPY, beside the warehouse's checkpoint.
  */
 import type { Dataset } from '../catalog/catalog.ts';
-import type { Sql } from '../store/warehouse.ts';
+import type { Sql } from '../store/sql-port.ts';
 import { lit, q, qt } from '../util/sql.ts';
 import { hasHistory, monthExpr, seqColumn } from './layout.ts';
 

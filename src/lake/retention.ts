@@ -12,7 +12,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS, type Dataset } from '../catalog/catalog.ts';
-import type { Sql } from '../store/warehouse.ts';
+import type { Sql } from '../store/sql-port.ts';
 import { qt } from '../util/sql.ts';
 import { hasHistory, type TablePart, tableDir } from './layout.ts';
 

@@ -12,8 +12,6 @@ import type { Params, Sql } from './sql-port.ts';
 import { logged } from './statement-log.ts';
 import { prepareTables } from './tables.ts';
 
-export type { Params, Sql } from './sql-port.ts';
-
 const INTERNAL_SQL = readFileSync(new URL('../../sql/internal.sql', import.meta.url), 'utf8');
 
 /** Size of the write-ahead log at which DuckDB folds it into the database file. */

@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config/config.ts';
 import type { TaskResult } from '../export/task.ts';
-import type { Sql } from '../store/warehouse.ts';
+import type { Sql } from '../store/sql-port.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { EndpointInfo } from '../upstream/endpoint-probe.ts';
 import type { EventLog } from '../util/logger.ts';

@@ -7,8 +7,8 @@ import { LIST_PAGE_SIZE } from '../../src/catalog/liquidity-list.ts';
 import { ConcurrentWriterError, StopRequested, TaskError, UpstreamError } from '../../src/errors.ts';
 import { runTask } from '../../src/export/by-kind.ts';
 import { changedSince, presenceFrom } from '../../src/export/paginate/window.ts';
+import { MIN_PAGE_SIZE } from '../../src/export/routing/routed-requests.ts';
 import type { TaskStats } from '../../src/export/task.ts';
-import { MIN_PAGE_SIZE } from '../../src/export/task-run.ts';
 import {
   expectedRows,
   type FakeRow,

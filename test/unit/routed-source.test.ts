@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { UpstreamError } from '../../src/errors.ts';
 import { pageQuery } from '../../src/export/queries.ts';
 import { RouteHealth } from '../../src/export/routing/route-health.ts';
-import { MIN_PAGE_SIZE, RoutedSource } from '../../src/export/routing/routed-source.ts';
+import { MIN_PAGE_SIZE } from '../../src/export/routing/routed-requests.ts';
+import { RoutedSource } from '../../src/export/routing/routed-source.ts';
 import { emptyStats } from '../../src/export/task.ts';
 import type { Endpoint } from '../../src/upstream/client.ts';
 import {

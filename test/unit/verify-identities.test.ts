@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS, findDataset } from '../../src/catalog/catalog.ts';
-import { type Params, Warehouse } from '../../src/store/warehouse.ts';
+import type { Params } from '../../src/store/sql-port.ts';
+import { Warehouse } from '../../src/store/warehouse.ts';
 import { IDENTITIES, type Identity } from '../../src/verify/identities.ts';
 import { type FoundValue, foundCounts, foundCountsOf, type Mismatch, reconcile } from '../../src/verify/reconcile.ts';
 

@@ -6,7 +6,8 @@
  * rows against the upstream as a mutable entity's are: a reorganisation that rewrote a bucket rewrote its id too.
  */
 import type { Replace } from '../../store/batch.ts';
-import type { Cursor, Row, TaskRun } from '../task-run.ts';
+import type { Row } from '../routing/routed-source.ts';
+import type { Cursor, TaskRun } from '../task-run.ts';
 import { removeGone } from './mutable.ts';
 import { type PassRequest, runPass } from './pass.ts';
 import { changedSince, presenceFrom } from './window.ts';

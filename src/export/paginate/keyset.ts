@@ -2,7 +2,8 @@
  * Keyset pages on (seq, id): `seq_gt`, or `seq` equal and `id_gt`, never `skip`. Events and buckets page this way,
  * and mutable entities on endpoints without `_change_block` (by `updatedAt`).
  */
-import { type Cursor, keyValue, type Row, type TaskRun } from '../task-run.ts';
+import type { Row } from '../routing/routed-source.ts';
+import { type Cursor, keyValue, type TaskRun } from '../task-run.ts';
 import { runPass } from './pass.ts';
 
 /**

@@ -2,7 +2,8 @@
 import { LIST_PAGE_SIZE } from '../../catalog/liquidity-list.ts';
 import { UpstreamError } from '../../errors.ts';
 import { LIST_QUERY } from '../queries.ts';
-import type { Row, TaskRun } from '../task-run.ts';
+import type { Row } from '../routing/routed-source.ts';
+import type { TaskRun } from '../task-run.ts';
 
 /** One page of the liquidity list as the real types allow it: every level may be null (DODOEX/widgets a56d6a1a, graphql.ts). */
 type ListPage = {

@@ -7,7 +7,8 @@
  */
 import type { Replace } from '../../store/batch.ts';
 import type { PageShape } from '../queries.ts';
-import type { Row, TaskRun } from '../task-run.ts';
+import type { Row } from '../routing/routed-source.ts';
+import type { TaskRun } from '../task-run.ts';
 
 /** One request of a pass: the page query's shape and its variables. */
 export interface PassRequest {

@@ -7,8 +7,9 @@
 import type { ShardCheckpoint } from '../../store/checkpoint-store.ts';
 import { minOf } from '../../util/extremes.ts';
 import { firstId } from '../queries.ts';
+import type { FetchedPage } from '../routing/routed-source.ts';
 import type { TaskStats } from '../task.ts';
-import { type FetchedPage, keyValue, TaskRun } from '../task-run.ts';
+import { keyValue, TaskRun } from '../task-run.ts';
 import { pageKeyset } from './keyset.ts';
 import { runPass } from './pass.ts';
 

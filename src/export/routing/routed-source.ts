@@ -20,8 +20,6 @@ import { garbage } from '../mapper.ts';
 import { type PageShape, pageQuery } from '../queries.ts';
 import { RoutedRequests } from './routed-requests.ts';
 
-export { MIN_PAGE_SIZE } from './routed-requests.ts';
-
 /** An upstream row: every entity has an id. */
 export type Row = PageRow;
 
