@@ -13,7 +13,7 @@ import { createTable } from '../../src/store/ddl.ts';
 import { DuckDBSink } from '../../src/store/sink.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { qt } from '../../src/util/sql.ts';
-import { fakeDataset } from '../support/task-fakes.ts';
+import { fakeDataset } from './task-fakes.ts';
 
 export let dir: string;
 export let w: Warehouse;
