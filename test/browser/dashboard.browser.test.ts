@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usd } from '../../src/reports/dashboard-page.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { chromiumPath, openPage } from '../support/chromium.ts';
-import { cli, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
 
 const CHROMIUM = chromiumPath();
 const SHOTS = join(process.cwd(), 'reports', 'browser');

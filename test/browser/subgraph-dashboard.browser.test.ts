@@ -12,7 +12,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { chromiumPath, openPage } from '../support/chromium.ts';
-import { cli, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
 import { allRows } from '../support/sandbox-client.ts';
 
 const CHROMIUM = chromiumPath();

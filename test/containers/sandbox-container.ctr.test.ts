@@ -9,7 +9,8 @@ import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer,
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../../jobs/events.ts';
 import { callControl, PINNED_NOW, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
-import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox } from '../support/export-check.ts';
 import { freePort } from '../support/ports.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 import { buildSandboxImage } from './sandbox-image.ts';

@@ -25,7 +25,8 @@ import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { lockDataDir } from '../../src/store/data-lock.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { qt } from '../../src/util/sql.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;

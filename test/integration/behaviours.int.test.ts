@@ -11,7 +11,8 @@ import { findDataset } from '../../src/catalog/catalog.ts';
 import { chainDir } from '../../src/lake/layout.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox } from '../support/export-check.ts';
 import { query } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;

@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataFolder } from '../../src/config/data-folder.ts';
 import { callControl, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 import {
   bucketDigests,
   bucketEnv,

@@ -14,7 +14,7 @@ import { lakeTables } from '../../src/lake/lake-ddl.ts';
 import { callControl, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { qt } from '../../src/util/sql.ts';
-import { cli, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
 import {
   bucketDigests,
   bucketEnv,

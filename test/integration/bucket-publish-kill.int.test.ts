@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callControl, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { cli, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
 import {
   bucketDigests,
   bucketEnv,

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { cli, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
 import { type SilentServer, silentServer } from '../support/ports.ts';
 import { bucketEnv, type S3Proxy, type S3Server, startS3Proxy, startS3rver } from '../support/s3-store.ts';
 

@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS } from '../../src/catalog/catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 
 const CORPUS = resolve(fileURLToPath(new URL('../../..', import.meta.url)), 'shared', 'schemas', 'corpus');
 const FILES = existsSync(CORPUS)

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { KNOWN_CHAINS } from '../../src/sandbox/timeline.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, nullNumbers, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse, nullNumbers } from '../support/export-check.ts';
 import { allRows, waitForRequests } from '../support/sandbox-client.ts';
 
 const CHAINS = KNOWN_CHAINS.map((c) => c.chainId);

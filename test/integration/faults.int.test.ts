@@ -7,7 +7,8 @@ import { events } from '../../jobs/events.ts';
 import { openLakeDb } from '../../src/reports/views.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 import { allRows, waitForRequests } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;

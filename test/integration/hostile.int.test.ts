@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOSTILE_ERROR, HOSTILE_TEXT } from '../../src/sandbox/garbage.ts';
 import { BIN, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox } from '../support/export-check.ts';
 import { cliWithPeakRss } from '../support/peak-rss.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 

@@ -12,7 +12,8 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS } from '../../src/catalog/catalog.ts';
 import { callControl, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 import {
   bucketDigests,
   bucketEnv,

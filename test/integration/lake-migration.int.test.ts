@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS, type Dataset } from '../../src/catalog/catalog.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { hasText } from '../../src/store/ddl.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 import { FIXTURE_ADVANCE, FIXTURE_CHAIN, FIXTURE_SANDBOX_FLAGS, FIXTURES } from '../support/migration-fixture.ts';
 
 let sb: SandboxProcess;

@@ -17,7 +17,8 @@ import { openLakeDb, reportViews } from '../../src/reports/views.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { qt } from '../../src/util/sql.ts';
-import { cli, nullNumbers, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { nullNumbers } from '../support/export-check.ts';
 import { waitForRequests } from '../support/sandbox-client.ts';
 
 let sb: SandboxProcess;

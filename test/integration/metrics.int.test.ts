@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
 import { freePort } from '../support/ports.ts';
 import { samples } from '../support/prometheus-text.ts';
 

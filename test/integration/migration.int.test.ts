@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, nullNumbers, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse, nullNumbers } from '../support/export-check.ts';
 import { FIXTURE_ADVANCE, FIXTURE_CHAIN, FIXTURE_FILE, FIXTURE_SANDBOX_FLAGS } from '../support/migration-fixture.ts';
 
 let sb: SandboxProcess;

@@ -19,7 +19,8 @@ import { DATASETS } from '../../src/catalog/catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { EXIT_GAPS } from '../../src/errors.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 
 /** The shared schemas beside the repository (`<repo>/../shared/schemas`). */
 const SHARED = resolve(fileURLToPath(new URL('../../..', import.meta.url)), 'shared', 'schemas');

@@ -18,7 +18,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox } from '../support/export-check.ts';
 import { allRows, post } from '../support/sandbox-client.ts';
 
 const CHAINS = [56, 137];

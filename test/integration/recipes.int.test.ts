@@ -24,7 +24,7 @@ import { ConfigMap, PersistentVolumeClaim, Secret, Service } from 'kubernetes-mo
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { IMAGE_USER } from '../../scripts/image.ts';
-import { cli } from '../support/export-check.ts';
+import { cli } from '../support/cli-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const K8S = join(ROOT, 'deploy/kubernetes');

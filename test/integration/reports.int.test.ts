@@ -11,7 +11,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportViews } from '../../src/reports/views.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
-import { cli, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
 import {
   byPool,
   D,

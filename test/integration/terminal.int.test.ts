@@ -12,7 +12,8 @@ import { DATASETS } from '../../src/catalog/catalog.ts';
 import { BIN, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
 import { qt } from '../../src/util/sql.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 import { COLUMNS, inTerminal, screen } from '../support/terminal.ts';
 
 let sb: SandboxProcess;

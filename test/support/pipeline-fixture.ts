@@ -15,7 +15,7 @@ import type { ProgressSink } from '../../src/export/run-args.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
 import { callControl, type SandboxEndpoint, type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { sandboxEnv } from './export-check.ts';
+import { sandboxEnv } from './cli-process.ts';
 import { SHARED_SANDBOX_FLAGS } from './shared-sandbox.ts';
 
 export const CHAIN = 56;

@@ -20,8 +20,9 @@ import { UpstreamClient } from '../../src/upstream/client.ts';
 import { repair, repairTargets } from '../../src/verify/repair.ts';
 import { IDS_IDENTITY } from '../../src/verify/subgraph-ids.ts';
 import { verify } from '../../src/verify/verify.ts';
+import { progressOn, sandboxEnv } from '../support/cli-process.ts';
 import { EVERY_TYPE_SCHEMA, everyTypeDatasets } from '../support/every-type.ts';
-import { compareWithSandbox, lakeBehindWarehouse, progressOn, sandboxEnv } from '../support/export-check.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 import { allRows } from '../support/sandbox-client.ts';
 
 const CHAINS = [1, 56];

@@ -17,7 +17,7 @@ import type { DashboardFilter } from '../../src/reports/dashboard-filter.ts';
 import { escapeHtml, scriptJson, usd } from '../../src/reports/dashboard-page.ts';
 import { openLakeDb } from '../../src/reports/views.ts';
 import { callControl, type SandboxEndpoint } from '../../src/sandbox/spawn.ts';
-import { sandboxEnv } from '../support/export-check.ts';
+import { sandboxEnv } from '../support/cli-process.ts';
 
 const CHAIN = 56;
 const DATASETS = [

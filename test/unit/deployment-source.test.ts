@@ -18,7 +18,7 @@ import { manifestText } from '../../src/sandbox/ipfs.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { parseSchemaModel } from '../../src/schemas/entity-model.ts';
 import { parseManifest } from '../../src/upstream/manifest.ts';
-import { cli, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
 let sb: SandboxProcess;

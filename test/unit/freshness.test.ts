@@ -12,7 +12,7 @@ import { callControl } from '../../src/sandbox/spawn.ts';
 import { freshest, freshnessOf, isStale, lagSeconds, readHeads } from '../../src/store/freshness.ts';
 import type { StatusEntry } from '../../src/store/status-entries.ts';
 import { headRoutesFor } from '../../src/upstream/routes.ts';
-import { sandboxEnv } from '../support/export-check.ts';
+import { sandboxEnv } from '../support/cli-process.ts';
 import { freePort, silentServer } from '../support/ports.ts';
 
 /** 2026-01-01T00:00:00Z in Unix seconds. */

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { parseManifestBounded } from '../../src/upstream/bounded-parse.ts';
-import { cli, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
 /** A YAML mapping of 100,000 keys (under 1 MiB): the YAML parser takes minutes over it. */

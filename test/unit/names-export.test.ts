@@ -13,7 +13,8 @@ import { DATASETS } from '../../src/catalog/catalog.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 
 const LONG = `${'VeryLong'.repeat(37)}Thing`;
 

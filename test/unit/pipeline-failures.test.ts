@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import type { SandboxEndpoint } from '../../src/sandbox/spawn.ts';
 import { lockDataDir } from '../../src/store/data-lock.ts';
 import { readStatusFile } from '../../src/store/status-file.ts';
-import { compareWithSandbox, killOnStart } from '../support/export-check.ts';
+import { killOnStart } from '../support/cli-process.ts';
+import { compareWithSandbox } from '../support/export-check.ts';
 import {
   CHAIN,
   exportOnce,

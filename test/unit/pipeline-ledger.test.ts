@@ -8,7 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { SandboxProcess } from '../../src/sandbox/spawn.ts';
 import { readStatusFile } from '../../src/store/status-file.ts';
-import { compareWithSandbox, progressOn } from '../support/export-check.ts';
+import { progressOn } from '../support/cli-process.ts';
+import { compareWithSandbox } from '../support/export-check.ts';
 import {
   CHAIN,
   DATASETS,

@@ -19,7 +19,8 @@ import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { indexedBlock } from '../../src/upstream/client.ts';
 import { parseManifest } from '../../src/upstream/manifest.ts';
 import { graphqlError, prunedFloor } from '../../src/upstream/upstream-error.ts';
-import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox } from '../support/export-check.ts';
 
 const CORPUS = resolve(fileURLToPath(new URL('../../..', import.meta.url)), 'shared', 'schemas', 'corpus');
 const GRAPH_NETWORK = join(CORPUS, 'graphprotocol--graph-network-subgraph--graph-network.graphql');

@@ -15,7 +15,8 @@ import type { ProgressSink } from '../../src/export/run-args.ts';
 import { runOnce } from '../../src/pipeline/run.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { compareWithSandbox, killOnStart, progressOn, sandboxEnv } from '../support/export-check.ts';
+import { killOnStart, progressOn, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox } from '../support/export-check.ts';
 import { SHARED_SANDBOX_FLAGS } from '../support/shared-sandbox.ts';
 
 const CHAIN = 56;

@@ -14,7 +14,8 @@ import { loadConfig } from '../../src/config/config.ts';
 import { EXIT_STALE } from '../../src/errors.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox } from '../support/export-check.ts';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/subgraphs/every-type.graphql', import.meta.url));
 /** A schema graph-node cannot lay out: two types of one table. An earlier version added such a subgraph. */

@@ -12,7 +12,8 @@ import { formerTables, tableOf } from '../../src/catalog/names.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { type SandboxProcess, startSandbox } from '../../src/sandbox/spawn.ts';
 import { Warehouse } from '../../src/store/warehouse.ts';
-import { cli, compareWithSandbox, lakeBehindWarehouse, sandboxEnv } from '../support/export-check.ts';
+import { cli, sandboxEnv } from '../support/cli-process.ts';
+import { compareWithSandbox, lakeBehindWarehouse } from '../support/export-check.ts';
 
 const SCHEMA = `
 type NewTTL @entity(immutable: true) { id: ID! ttl: BigInt! timestamp: BigInt! }
