@@ -60,7 +60,7 @@ $(NODE22): tools/node22/package.json tools/node22/package-lock.json
 # would come first on the PATH. The integration tier's files here are those that reach what differs between Node
 # lines: fetch and its failures (faults), the command line's runs, DuckDB's addon, Parquet and the readers (lake,
 # reports); the whole tier on Node 22 is `make test-node22 NODE22_FILES=`.
-NODE22_FILES ?= test/integration/faults.int.test.ts test/integration/lake.int.test.ts test/integration/lake-ddl.int.test.ts test/integration/reports.int.test.ts
+NODE22_FILES ?= test/integration/faults.int.test.ts test/integration/lake.int.test.ts test/integration/lake-ddl.int.test.ts test/integration/reports.int.test.ts test/integration/reports-volume.int.test.ts
 test-node22: $(NODE_MODULES) $(BUNDLE) $(NODE22) ## The unit tier and three integration files on Node.js 22, the older supported LTS line (NODE22_FILES= for the whole integration tier)
 	@$(NODE22) --version >/dev/null
 	PATH=$(CURDIR)/$(NODE22_DIR):$$PATH TEST_TIER=unit $(NODE22) node_modules/vitest/vitest.mjs run
