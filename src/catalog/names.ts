@@ -1,5 +1,5 @@
 /**
- * How a subgraph's GraphQL names become its tables and columns: one rule, owned here (docs/exporting.md, "Names").
+ * How a subgraph's GraphQL names become its tables and columns: one rule, owned here (docs/any-subgraph.md, "Names").
  *
  * 1. The start is graph-node's own SQL name of each type and field (`sqlName`: `ERC20Transfer` → `erc20_transfer`,
  *    `token0Price` → `token_0_price`, `_ActivityHelper` → `activity_helper`). A table is that name with its last word in

@@ -158,7 +158,7 @@ function datasetCount(spec: SubgraphSpec, model: SchemaModel): string {
 function nameLines(changes: readonly NameChange[]): string[] {
   if (!changes.length) return [];
   return [
-    `names changed to keep every table and column apart (docs/exporting.md, Names):`,
+    `names changed to keep every table and column apart (docs/any-subgraph.md, Names):`,
     ...changes.map((c) => `  ${inert(c.what)}: ${c.given}, not ${c.wanted} (${inert(c.why)})`),
   ];
 }
@@ -361,7 +361,7 @@ export const subgraphCommand: CommandBody<Args> = {
         type: 'string',
         array: true,
         describe:
-          'Entity.field=TYPE: a field stored as another SQL type than its default (repeat; e.g. Pool.sqrtPrice=DOUBLE; docs/exporting.md lists them); refresh: replaces the list',
+          'Entity.field=TYPE: a field stored as another SQL type than its default (repeat; e.g. Pool.sqrtPrice=DOUBLE; docs/any-subgraph.md lists them); refresh: replaces the list',
       })
       .option('timeout', { type: 'number', default: 30, describe: 'seconds each request may take' })
       .option('drop', {

@@ -1,5 +1,5 @@
 /**
- * The naming rule of a subgraph's tables and columns (`src/catalog/names.ts`, docs/exporting.md "Names"), rule by rule,
+ * The naming rule of a subgraph's tables and columns (`src/catalog/names.ts`, docs/any-subgraph.md "Names"), rule by rule,
  * on schemas written here. graph-node's own SQL names are checked against the output of the crate graph-node calls
  * (Inflector 0.11.4, compiled and run on the names of test/fixtures/graph-node-snake.tsv); the other names against the
  * rule as the guide writes it. The rows of these schemas, exported through the sandbox, are checked in
