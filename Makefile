@@ -61,7 +61,7 @@ $(NODE22): tools/node22/package.json tools/node22/package-lock.json
 # lines: fetch and its failures (faults), the command line's runs, DuckDB's addon, Parquet and the readers (lake,
 # reports); the whole tier on Node 22 is `make test-node22 NODE22_FILES=`.
 NODE22_FILES ?= test/integration/faults.int.test.ts test/integration/lake.int.test.ts test/integration/lake-ddl.int.test.ts test/integration/reports.int.test.ts test/integration/reports-volume.int.test.ts
-test-node22: $(NODE_MODULES) $(BUNDLE) $(NODE22) ## The unit tier and three integration files on Node.js 22, the older supported LTS line (NODE22_FILES= for the whole integration tier)
+test-node22: $(NODE_MODULES) $(BUNDLE) $(NODE22) ## The unit tier and the integration files of fetch, the lake and the reports (NODE22_FILES) on Node.js 22, the older supported LTS line (NODE22_FILES= for the whole integration tier)
 	@$(NODE22) --version >/dev/null
 	PATH=$(CURDIR)/$(NODE22_DIR):$$PATH TEST_TIER=unit $(NODE22) node_modules/vitest/vitest.mjs run
 	PATH=$(CURDIR)/$(NODE22_DIR):$$PATH TEST_TIER=integration $(NODE22) node_modules/vitest/vitest.mjs run $(NODE22_FILES)
